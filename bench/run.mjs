@@ -1,0 +1,86 @@
+// npm run bench: starts `wrangler dev` with the rate limit raised, drives each scenario with autocannon
+// and prints requests/s and latency next to the trivial health route, measured in the same run.
+//   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 npm run bench
+import { spawn, spawnSync } from "node:child_process";
+import autocannon from "autocannon";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const port = Number(process.env.BENCH_PORT ?? 8788);
+const origin = `http://127.0.0.1:${port}`;
+const auth = { Authorization: "Bearer dev-internal-key" };
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+
+const scenarios = [
+  { name: "GET /rest/v1/health (baseline)", path: "/rest/v1/health" },
+  { name: "GET /rest/v1/client/ (auth + rate limit)", path: "/rest/v1/client/", headers: auth },
+];
+
+function startServer() {
+  const setup = spawnSync("npm", ["run", "db:setup", "--silent"], { env, stdio: "inherit" });
+  if (setup.status !== 0) throw new Error("db:setup failed");
+  const server = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--port",
+      String(port),
+      "--var",
+      "RATE_LIMIT_RPS:1000000",
+      "--var",
+      "RATE_LIMIT_BURST:1000000",
+      "--var",
+      "LOG_REQUESTS:false",
+    ],
+    { env, stdio: ["ignore", "ignore", "inherit"], detached: true },
+  );
+  return server;
+}
+
+async function waitForHealth(deadline = Date.now() + 60_000) {
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${origin}/rest/v1/health`)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error("wrangler dev did not come up within 60 s");
+}
+
+const run = (scenario) =>
+  autocannon({ url: origin + scenario.path, headers: scenario.headers, connections, duration: seconds });
+
+const server = startServer();
+try {
+  await waitForHealth();
+  // Warm up every route once so the first measurement is not paying for compilation.
+  for (const s of scenarios) await fetch(origin + s.path, { headers: s.headers });
+  const rows = [];
+  for (const scenario of scenarios) {
+    const result = await run(scenario);
+    const non2xx = result.non2xx + result.errors;
+    rows.push({
+      scenario: scenario.name,
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non2xx,
+    });
+  }
+  const base = rows[0];
+  console.log(`\n${seconds}s per scenario, ${connections} connections, wrangler dev on this machine\n`);
+  console.table(
+    rows.map((r) => ({
+      scenario: r.scenario,
+      "req/s": Math.round(r.rps),
+      "p50 ms": r.p50,
+      "p99 ms": r.p99,
+      "req/s vs health": (r.rps / base.rps).toFixed(2),
+      "p50 vs health": (r.p50 / Math.max(base.p50, 1)).toFixed(2),
+      "non-2xx": r.non2xx,
+    })),
+  );
+} finally {
+  process.kill(-server.pid, "SIGTERM");
+}

@@ -1,0 +1,29 @@
+// Helpers for the command-line scripts: run SQL on the D1 database through wrangler.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+
+export const sha256Hex = (value) => createHash("sha256").update(value).digest("hex");
+
+/** SQL string literal. */
+export const sqlText = (value) => `'${String(value).replaceAll("'", "''")}'`;
+
+/** Runs SQL against the local database by default, or the deployed one of `env` with `remote`. */
+export function executeSql(sql, { remote = false, env } = {}) {
+  const args = ["wrangler", "d1", "execute", "DB", remote ? "--remote" : "--local", "--command", sql];
+  if (env) args.push("--env", env);
+  return execFileSync("npx", args, {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  }).toString();
+}
+
+/** KEY=value lines of .dev.vars (local development only). */
+export function readDevVars(path = ".dev.vars") {
+  const vars = {};
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*)\s*$/.exec(line);
+    if (match) vars[match[1]] = match[2].replace(/^"(.*)"$/, "$1");
+  }
+  return vars;
+}

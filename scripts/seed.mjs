@@ -1,0 +1,17 @@
+// Seeds local development data: the two dev API clients whose keys live in .dev.vars.
+// Local only: the dev keys must never exist in sandbox or production.
+import { executeSql, readDevVars, sha256Hex, sqlText } from "./d1.mjs";
+
+const vars = readDevVars();
+const clients = [
+  { name: "dev-internal", key: vars.DEV_INTERNAL_KEY, internal: 1, partner: 0 },
+  { name: "dev-partner", key: vars.DEV_PARTNER_KEY, internal: 0, partner: 1 },
+];
+
+const statements = clients.map(
+  (c) =>
+    `INSERT INTO api_clients (name, key_hash, internal, partner) VALUES (${sqlText(c.name)}, ${sqlText(sha256Hex(c.key))}, ${c.internal}, ${c.partner})
+     ON CONFLICT(name) DO UPDATE SET key_hash = excluded.key_hash, internal = excluded.internal, partner = excluded.partner, revoked = 0;`,
+);
+executeSql(statements.join("\n"));
+console.log(`seeded local dev clients: ${clients.map((c) => c.name).join(", ")}`);

@@ -1,0 +1,68 @@
+import { Scalar } from "@scalar/hono-api-reference";
+import { bodyLimit } from "hono/body-limit";
+import { ApiError } from "./lib/errors";
+import { createRouter } from "./lib/openapi";
+import { installZodMessages } from "./lib/validation";
+import { authenticate } from "./middleware/auth";
+import { bracketQuery } from "./middleware/bracketQuery";
+import { onError, onNotFound } from "./middleware/errors";
+import { rateLimit } from "./middleware/rateLimit";
+import { requestContext } from "./middleware/requestContext";
+import { clientRouter } from "./routes/client";
+import { systemRouter } from "./routes/system";
+
+export const BASE_PATH = "/rest/v1";
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+installZodMessages();
+
+/** The resource routers, mounted under the base path behind authentication and rate limiting. */
+const resourceRouters = [clientRouter];
+
+export function createApp() {
+  const app = createRouter();
+  app.onError(onError);
+  app.notFound(onNotFound);
+  app.use("*", requestContext);
+
+  // Public: no key, no rate limit.
+  app.route(BASE_PATH, systemRouter);
+  app.get(`${BASE_PATH}/openapi.json`, (c) => c.json(openApiDocument(app, new URL(c.req.url).origin)));
+  app.get("/docs", Scalar({ url: `${BASE_PATH}/openapi.json`, pageTitle: "Classified Advertisement Management API" }));
+
+  app.use(`${BASE_PATH}/*`, authenticate, rateLimit, bracketQuery);
+  app.use(
+    `${BASE_PATH}/*`,
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError(413, ["body: must not exceed 1 MiB"]);
+      },
+    }),
+  );
+  for (const router of resourceRouters) app.route(BASE_PATH, router);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "The API key of the client: `Authorization: Bearer <key>`",
+  });
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;
+
+export function openApiDocument(app: App, origin: string) {
+  return app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Classified Advertisement Management API",
+      version: "1.0.0",
+      description:
+        "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`.",
+    },
+    servers: [{ url: origin }],
+  });
+}
+
+export const app = createApp();

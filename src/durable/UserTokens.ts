@@ -1,0 +1,85 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { randomToken, sha256Hex, timingSafeEqualText } from "../lib/crypto";
+
+export type TokenKind = "login" | "activation";
+
+export type IssueResult = { issued: true; token: string; expiresAt: number } | { issued: false; reason: "limited" };
+
+export type RedeemResult = { ok: true } | { ok: false; reason: "invalid" | "revoked" | "used" | "expired" };
+
+/** A cap on generations of a token kind within a rolling window. */
+export interface GenerationLimit {
+  max: number;
+  windowMs: number;
+}
+
+/**
+ * Login-link and activation-token state of one user (one object per user id). Everything is in the
+ * object's SQLite storage, so eviction loses nothing, and the object handles one call at a time, so
+ * "newest token wins" and "a link works once" hold under any concurrency. Only SHA-256 hashes of tokens
+ * are kept. Callers pass `now` (ms) so the clock is explicit and testable.
+ */
+export class UserTokens extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS tokens (
+      kind TEXT NOT NULL, token_hash TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+      state TEXT NOT NULL DEFAULT 'valid')`);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS generations (kind TEXT NOT NULL, at INTEGER NOT NULL)");
+  }
+
+  /** A new token of `kind`; every earlier token of that kind is revoked. Refused when over `limit`. */
+  async issue(kind: TokenKind, ttlMs: number, now: number, limit?: GenerationLimit): Promise<IssueResult> {
+    if (limit) {
+      this.sql.exec("DELETE FROM generations WHERE kind = ? AND at <= ?", kind, now - limit.windowMs);
+      const row = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM generations WHERE kind = ?", kind).one();
+      if (row.n >= limit.max) return { issued: false, reason: "limited" };
+      this.sql.exec("INSERT INTO generations (kind, at) VALUES (?, ?)", kind, now);
+    }
+    const token = randomToken(32);
+    const expiresAt = now + ttlMs;
+    this.sql.exec("UPDATE tokens SET state = 'revoked' WHERE kind = ? AND state = 'valid'", kind);
+    this.sql.exec(
+      "INSERT INTO tokens (kind, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)",
+      kind,
+      await sha256Hex(token),
+      now,
+      expiresAt,
+    );
+    return { issued: true, token, expiresAt };
+  }
+
+  /** Uses a token once: the first valid use succeeds, every later one is refused. */
+  async redeem(kind: TokenKind, token: string, now: number): Promise<RedeemResult> {
+    const hash = await sha256Hex(token);
+    const rows = this.sql
+      .exec<{ rowid: number; token_hash: string; expires_at: number; state: string }>(
+        "SELECT rowid, token_hash, expires_at, state FROM tokens WHERE kind = ?",
+        kind,
+      )
+      .toArray();
+    const match = rows.find((row) => timingSafeEqualText(row.token_hash, hash));
+    if (!match) return { ok: false, reason: "invalid" };
+    if (match.state === "revoked") return { ok: false, reason: "revoked" };
+    if (match.state === "used") return { ok: false, reason: "used" };
+    if (match.expires_at <= now) return { ok: false, reason: "expired" };
+    this.sql.exec("UPDATE tokens SET state = 'used' WHERE rowid = ?", match.rowid);
+    return { ok: true };
+  }
+
+  /** Housekeeping: forgets tokens and generation records that can no longer matter. */
+  purge(now: number, keepMs: number): void {
+    this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now - keepMs);
+    this.sql.exec("DELETE FROM generations WHERE at <= ?", now - keepMs);
+  }
+
+  /** Removes everything (user deleted or anonymised). */
+  clear(): void {
+    this.sql.exec("DELETE FROM tokens");
+    this.sql.exec("DELETE FROM generations");
+  }
+}

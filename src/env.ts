@@ -1,0 +1,34 @@
+import type { RateLimiter } from "./durable/RateLimiter";
+import type { UserTokens } from "./durable/UserTokens";
+
+/** Bindings and vars of wrangler.toml; secrets come from `.dev.vars` locally and `wrangler secret put` elsewhere. */
+export interface Env {
+  DB: D1Database;
+  MEDIA: R2Bucket;
+  JOBS: Queue<unknown>;
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  USER_TOKENS: DurableObjectNamespace<UserTokens>;
+  ENVIRONMENT: "development" | "sandbox" | "production";
+  RATE_LIMIT_RPS: string;
+  RATE_LIMIT_BURST: string;
+  WEBSITE_URL: string;
+  LOG_REQUESTS: string;
+  TOKEN_ENCRYPTION_KEY?: string;
+}
+
+/** The API client making the call, resolved from its key by the auth middleware. */
+export interface ApiClient {
+  id: number;
+  name: string;
+  internal: boolean;
+  partner: boolean;
+  rate: number | null;
+  burst: number | null;
+}
+
+export interface AppVariables {
+  requestId: string;
+  client: ApiClient;
+}
+
+export type AppEnv = { Bindings: Env; Variables: AppVariables };

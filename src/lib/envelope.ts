@@ -1,0 +1,43 @@
+/** The spec's response envelope. Every answer of the API, success or failure, has this shape. */
+export interface Envelope<T> {
+  result: boolean;
+  errors: string[];
+  data: T;
+}
+
+export interface ListEnvelope<T> extends Envelope<T[]> {
+  fromCache: boolean;
+  totalItems: number;
+  totalInSet: number;
+  page: number;
+  itemsPerPage: number;
+  speed: number;
+}
+
+export const ok = <T>(data: T): Envelope<T> => ({ result: true, errors: [], data });
+
+export const failure = (errors: string[], data: unknown = []): Envelope<unknown> => ({
+  result: false,
+  errors,
+  data,
+});
+
+export interface Page<T> {
+  items: T[];
+  totalItems: number;
+  page: number;
+  itemsPerPage: number;
+}
+
+/** One place that turns a page of results into the list envelope; `startedAt` is the request start (ms). */
+export const list = <T>(page: Page<T>, startedAt: number, fromCache = false): ListEnvelope<T> => ({
+  result: true,
+  errors: [],
+  data: page.items,
+  fromCache,
+  totalItems: page.totalItems,
+  totalInSet: page.items.length,
+  page: page.page,
+  itemsPerPage: page.itemsPerPage,
+  speed: Math.max(0, (Date.now() - startedAt) / 1000),
+});

@@ -1,0 +1,21 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * A failure the client should see: HTTP status plus the envelope's `errors`.
+ * Thrown anywhere (services, middleware) and rendered by the central error handler.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly messages: string[],
+    readonly data: unknown = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(messages.join("; "));
+  }
+}
+
+export const badRequest = (...messages: string[]) => new ApiError(400, messages);
+export const notFound = (what: string) => new ApiError(404, [`${what} not found`]);
+export const forbidden = (message: string) => new ApiError(403, [message]);
+export const conflict = (message: string) => new ApiError(409, [message]);

@@ -1,0 +1,41 @@
+/** Rendering of instants in the spec's format, in Europe/Amsterdam time. Storage is always UTC ISO-8601. */
+export const UNSET_DATETIME = "0000-00-00 00:00:00";
+export const TIME_ZONE = "Europe/Amsterdam";
+
+const amsterdam = new Intl.DateTimeFormat("en-GB", {
+  timeZone: TIME_ZONE,
+  year: "numeric",
+  month: "2-digit",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+});
+
+/** Wall-clock parts of an instant in Amsterdam. */
+export function amsterdamParts(instant: Date) {
+  const parts: Record<string, string> = {};
+  for (const p of amsterdam.formatToParts(instant)) parts[p.type] = p.value;
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour),
+    minute: Number(parts.minute),
+    second: Number(parts.second),
+  };
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
+/** `YYYY-MM-DD hh:mm:ss` in Amsterdam time; null/undefined render as the spec's unset value. */
+export function formatDateTime(value: string | Date | null | undefined): string {
+  if (value === null || value === undefined || value === "") return UNSET_DATETIME;
+  const instant = typeof value === "string" ? new Date(value) : value;
+  if (Number.isNaN(instant.getTime())) return UNSET_DATETIME;
+  const p = amsterdamParts(instant);
+  return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)} ${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}`;
+}
+
+export const nowIso = () => new Date().toISOString();

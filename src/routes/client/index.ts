@@ -1,0 +1,37 @@
+import { z } from "@hono/zod-openapi";
+import { ok } from "../../lib/envelope";
+import { apiRoute, createRouter, envelope } from "../../lib/openapi";
+
+const Client = z
+  .object({
+    clientId: z.number().int(),
+    name: z.string(),
+    internal: z.boolean(),
+    partner: z.boolean(),
+    rate: z.number().openapi({ description: "requests per second" }),
+    burst: z.number().int(),
+  })
+  .openapi("Client");
+
+const getClient = apiRoute({
+  method: "get",
+  path: "/client",
+  tags: ["Client"],
+  summary: "The calling API client and its rate limit",
+  response: envelope(Client),
+});
+
+export const clientRouter = createRouter().openapi(getClient, (c) => {
+  const client = c.get("client");
+  return c.json(
+    ok({
+      clientId: client.id,
+      name: client.name,
+      internal: client.internal,
+      partner: client.partner,
+      rate: client.rate ?? Number(c.env.RATE_LIMIT_RPS),
+      burst: client.burst ?? Number(c.env.RATE_LIMIT_BURST),
+    }),
+    200,
+  );
+});

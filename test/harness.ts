@@ -1,0 +1,68 @@
+import { createExecutionContext, env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { getDb } from "../src/db/client";
+import { createApiClient, type NewClient } from "../src/services/clients";
+
+export const BASE = "http://api.test/rest/v1";
+
+let clientSeq = 0;
+
+/** A fresh API client with its own key (and so its own rate-limit bucket). */
+export async function newClient(options: Partial<NewClient> = {}) {
+  clientSeq += 1;
+  return createApiClient(getDb(env.DB), {
+    name: `test-${Date.now()}-${clientSeq}-${Math.random().toString(36).slice(2)}`,
+    // Tests are not about the rate limit unless they say so.
+    rate: 1000,
+    burst: 1000,
+    ...options,
+  });
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+export interface Answer<T = any> {
+  status: number;
+  headers: Headers;
+  body: { result: boolean; errors: string[]; data: T; [extra: string]: unknown };
+}
+
+/** Calls the Worker exactly as a client would, and reads the envelope. */
+export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.Authorization = `Bearer ${options.key}`;
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const url = path.startsWith("http") ? path : `${BASE}${path}`;
+  const response = await exports.default.fetch(new Request(url, { method, headers, body }));
+  const text = await response.text();
+  let parsed: Answer<T>["body"];
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+/** Asserts the spec's envelope and returns it. */
+export function expectEnvelope(answer: Answer, status: number, result = status === 200) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+  expect(answer.body.result).toBe(result);
+  expect(Array.isArray(answer.body.errors)).toBe(true);
+  expect(answer.body).toHaveProperty("data");
+  if (!result) expect(answer.body.errors.length).toBeGreaterThan(0);
+  return answer.body;
+}
+
+/** For tests that call a purpose-built app directly rather than the Worker. */
+export const executionContext = () => createExecutionContext();

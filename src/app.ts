@@ -8,8 +8,15 @@ import { bracketQuery } from "./middleware/bracketQuery";
 import { onError, onNotFound } from "./middleware/errors";
 import { rateLimit } from "./middleware/rateLimit";
 import { requestContext } from "./middleware/requestContext";
+import { activationRouter } from "./routes/activation";
 import { clientRouter } from "./routes/client";
+import { contactsRouter } from "./routes/contacts";
+import { foldersRouter } from "./routes/folders";
+import { loginLinksRouter } from "./routes/loginLinks";
 import { systemRouter } from "./routes/system";
+import { userAdSettingsRouter } from "./routes/userAdSettings";
+import { userSettingsRouter } from "./routes/userSettings";
+import { usersRouter } from "./routes/users";
 
 export const BASE_PATH = "/rest/v1";
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -17,7 +24,16 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 installZodMessages();
 
 /** The resource routers, mounted under the base path behind authentication and rate limiting. */
-const resourceRouters = [clientRouter];
+const resourceRouters = [
+  clientRouter,
+  usersRouter,
+  contactsRouter,
+  foldersRouter,
+  userSettingsRouter,
+  userAdSettingsRouter,
+  activationRouter,
+  loginLinksRouter,
+];
 
 export function createApp() {
   const app = createRouter();

@@ -66,3 +66,38 @@ export function expectEnvelope(answer: Answer, status: number, result = status =
 
 /** For tests that call a purpose-built app directly rather than the Worker. */
 export const executionContext = () => createExecutionContext();
+
+/** A valid user body; tests override what they are about. */
+export const userBody = (overrides: Record<string, unknown> = {}) => ({
+  externalUserId: 1001,
+  companyName: "Garage De Vries",
+  firstName: "Jan",
+  lastName: "de Vries",
+  address: "Dorpsstraat",
+  houseNumber: "12a",
+  postalCode: "1234ab",
+  city: "Utrecht",
+  county: "UT",
+  email: "jan@garagedevries.nl",
+  phone: "030-1234567",
+  ...overrides,
+});
+
+export const contactBody = (userId: number, overrides: Record<string, unknown> = {}) => ({
+  userId,
+  name: "Showroom Noord",
+  address: "Industrieweg",
+  houseNumber: "7",
+  postalCode: "9711 AA",
+  city: "Groningen",
+  county: "GR",
+  phone: "050-7654321",
+  ...overrides,
+});
+
+/** Creates a user through the API and returns the answer's data. */
+export async function createUser(key: string, overrides: Record<string, unknown> = {}) {
+  const answer = await call("POST", "/users/", { key, body: userBody(overrides) });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data;
+}

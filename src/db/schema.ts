@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Instants are stored as UTC ISO-8601 text; rendering to Amsterdam time happens at the edge of the API. */
 const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
@@ -16,4 +16,147 @@ export const apiClients = sqliteTable("api_clients", {
   burst: integer("burst"),
   revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
   createdAt: createdAt(),
+});
+
+const updatedAt = () => text("updated_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** The API client that created the user; null when created manually. */
+    clientId: integer("client_id").references(() => apiClients.id),
+    externalUserId: integer("external_user_id"),
+    companyName: text("company_name"),
+    gender: text("gender"),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    dateOfBirth: text("date_of_birth"),
+    address: text("address"),
+    houseNumber: text("house_number"),
+    postalCode: text("postal_code"),
+    city: text("city"),
+    county: text("county").notNull().default(""),
+    country: text("country").notNull().default("NL"),
+    email: text("email").notNull(),
+    website: text("website"),
+    phone: text("phone"),
+    fax: text("fax"),
+    cellular: text("cellular"),
+    subscriptionStock: integer("subscription_stock", { mode: "boolean" }).notNull().default(false),
+    subscriptionShop: integer("subscription_shop", { mode: "boolean" }).notNull().default(false),
+    /** Set when the user was deleted: anonymised rows stay for the ads and transactions that refer to them. */
+    deletedAt: text("deleted_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("users_client_idx").on(t.clientId, t.id)],
+);
+
+export const contacts = sqliteTable(
+  "contacts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    address: text("address").notNull(),
+    houseNumber: text("house_number").notNull(),
+    postalCode: text("postal_code"),
+    city: text("city").notNull(),
+    county: text("county").notNull().default(""),
+    phone: text("phone").notNull(),
+    website: text("website"),
+    chathandle: text("chathandle"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("contacts_user_idx").on(t.userId, t.id)],
+);
+
+export const folders = sqliteTable(
+  "folders",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    description: text("description").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("folders_user_idx").on(t.userId, t.id)],
+);
+
+export const userSettings = sqliteTable("user_settings", {
+  userId: integer("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  mainUserId: integer("main_user_id").references(() => users.id, { onDelete: "set null" }),
+  walletUserId: integer("wallet_user_id").references(() => users.id, { onDelete: "set null" }),
+  maxContacts: integer("max_contacts").notNull().default(25),
+  status: text("status", { enum: ["active", "locked"] })
+    .notNull()
+    .default("locked"),
+  type: text("type", { enum: ["supply", "demand"] })
+    .notNull()
+    .default("supply"),
+  allowbids: integer("allowbids", { mode: "boolean" }).notNull().default(true),
+  showcontact: integer("showcontact", { mode: "boolean" }).notNull().default(true),
+  itemsPerPage: integer("items_per_page").notNull().default(25),
+  maxImages: integer("max_images").notNull().default(24),
+  groupId: integer("group_id"),
+  categoryId: integer("category_id"),
+  /** JSON list of {key, value} defaults. */
+  attributes: text("attributes", { mode: "json" }).$type<{ key: string; value: string }[]>().notNull().default([]),
+  budgetNotifyLimit: integer("budget_notify_limit").notNull().default(0),
+  updatedAt: updatedAt(),
+});
+
+export const userAdSettings = sqliteTable(
+  "user_ad_settings",
+  {
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: ["portal_a", "portal_b", "website"] }).notNull(),
+    header: text("header").notNull(),
+    footer: text("footer").notNull(),
+    allowContactByEmail: integer("allow_contact_by_email", { mode: "boolean" }).notNull().default(true),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.portal] })],
+);
+
+/**
+ * Advertisements. Only the columns the account rules need (owner, contact, folder, status, provider)
+ * are used so far; the ads resource fills in the rest.
+ */
+export const ads = sqliteTable(
+  "ads",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id),
+    contactId: integer("contact_id").references(() => contacts.id, { onDelete: "set null" }),
+    folderId: integer("folder_id").references(() => folders.id, { onDelete: "set null" }),
+    status: text("status", { enum: ["concept", "active", "archive"] })
+      .notNull()
+      .default("active"),
+    title: text("title").notNull(),
+    /** Alternative seller data (JSON): personal data, cleared when the user is anonymised. */
+    provider: text("provider", { mode: "json" }).$type<Record<string, string>>(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("ads_user_idx").on(t.userId, t.status),
+    index("ads_contact_idx").on(t.contactId),
+    index("ads_folder_idx").on(t.folderId),
+  ],
+);
+
+/** Revision counters behind the response cache: a write bumps its scopes, so cached answers go stale at once. */
+export const cacheRevisions = sqliteTable("cache_revisions", {
+  scope: text("scope").primaryKey(),
+  revision: integer("revision").notNull().default(0),
 });

@@ -83,3 +83,7 @@ export class UserTokens extends DurableObject<Env> {
     this.sql.exec("DELETE FROM generations");
   }
 }
+
+/** The object holding one user's tokens. */
+export const userTokens = (ns: DurableObjectNamespace<UserTokens>, userId: number) =>
+  ns.get(ns.idFromName(`user:${userId}`));

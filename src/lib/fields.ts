@@ -37,3 +37,6 @@ export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =
     page: queryInt(1).optional().default(1),
     itemsPerPage: queryInt(1, maxItemsPerPage).optional().default(defaultItemsPerPage),
   });
+
+/** An id in the path, e.g. `/users/{userId}`. */
+export const pathId = (name: string) => queryInt().openapi({ param: { name, in: "path" } });

@@ -36,9 +36,11 @@ export function installZodMessages(): void {
           if (issue.format === "url") return "must be a valid URL";
           return "has an invalid format";
         case "invalid_value":
-          return `must be one of: ${issue.values.map((v) => String(v)).join(", ")}`;
+          return `must be one of: ${issue.values.map((v) => (v === "" ? '""' : String(v))).join(", ")}`;
         case "invalid_union":
           return "has an invalid value";
+        case "unrecognized_keys":
+          return "unknown field";
         case "not_multiple_of":
           return `must be a multiple of ${issue.divisor}`;
         default:
@@ -54,7 +56,7 @@ export function issueMessages(error: z.ZodError, root = "body"): string[] {
   for (const issue of error.issues) {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) messages.push(`${path ? `${path}.` : ""}${key}: unknown field`);
+      for (const key of issue.keys) messages.push(`${path ? `${path}.` : ""}${key}: ${issue.message}`);
       continue;
     }
     messages.push(`${path || root}: ${issue.message}`);

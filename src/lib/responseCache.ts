@@ -1,0 +1,44 @@
+import type { Context } from "hono";
+import { getDb } from "../db/client";
+import type { AppEnv } from "../env";
+import { readRevisions } from "../services/cache";
+
+/** How long an answer may be served from the Workers Cache API when a client asks with `useCache=1`. */
+export const CACHE_TTL_SECONDS = 30;
+
+/**
+ * Serves a GET answer from the Workers Cache API when `useCache` is set. The key holds the client (so a
+ * tenant never sees another's answer), the revisions of the scopes the answer depends on, and the
+ * request's path and query without `useCache`.
+ */
+export async function withCache<T extends object>(
+  c: Context<AppEnv>,
+  useCache: boolean | undefined,
+  scopes: string[],
+  compute: () => Promise<T>,
+): Promise<T> {
+  const startedAt = Date.now();
+  if (!useCache) return compute();
+  const url = new URL(c.req.url);
+  url.searchParams.delete("useCache");
+  url.searchParams.sort();
+  const revisions = await readRevisions(getDb(c.env.DB), scopes);
+  const key = new Request(
+    `https://response-cache.internal/${c.get("client").id}/${encodeURIComponent(revisions)}${url.pathname.replace(/\/$/, "")}?${url.searchParams}`,
+  );
+  const cache = caches.default;
+  const hit = await cache.match(key);
+  if (hit) {
+    const body = (await hit.json()) as T & { fromCache?: boolean; speed?: number };
+    // List envelopes say where the answer came from and how long it took.
+    if ("fromCache" in body) body.fromCache = true;
+    if ("speed" in body) body.speed = (Date.now() - startedAt) / 1000;
+    return body;
+  }
+  const body = await compute();
+  const stored = new Response(JSON.stringify(body), {
+    headers: { "Content-Type": "application/json", "Cache-Control": `max-age=${CACHE_TTL_SECONDS}` },
+  });
+  c.executionCtx.waitUntil(cache.put(key, stored));
+  return body;
+}

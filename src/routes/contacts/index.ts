@@ -1,0 +1,72 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { list, ok } from "../../lib/envelope";
+import { pathId } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { userScope } from "../../services/cache";
+import { createContact, deleteContact, listContacts, updateContact } from "../../services/contacts";
+import { serviceContext } from "../context";
+import { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas";
+
+const tags = ["Contacts"];
+const userIdParam = pathId("userId");
+const contactIdParam = pathId("contactId");
+
+const listRoute = apiRoute({
+  method: "get",
+  path: "/contacts/{userId}",
+  tags,
+  summary: "The user's contacts",
+  request: { params: z.object({ userId: userIdParam }), query: ContactsQuery },
+  response: listEnvelope(Contact),
+});
+
+const getRoute = apiRoute({
+  method: "get",
+  path: "/contacts/{userId}/{contactId}",
+  tags,
+  summary: "One contact, as a list of one",
+  request: { params: z.object({ userId: userIdParam, contactId: contactIdParam }), query: ContactsQuery },
+  response: listEnvelope(Contact),
+});
+
+const writeRoute = <S extends z.ZodType>(method: "post" | "put" | "delete", body: S, summary: string) =>
+  apiRoute({
+    method,
+    path: "/contacts",
+    tags,
+    summary,
+    request: { body: jsonBody(body) },
+    response: envelope(z.array(Contact)),
+  });
+
+type ContactsParams = { userId: number; contactId?: number };
+
+const answerContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.infer<typeof ContactsQuery>) => {
+  const { db, scope } = serviceContext(c);
+  const startedAt = Date.now();
+  return withCache(c, query.useCache, [userScope(params.userId)], async () =>
+    list(await listContacts(db, scope, { ...params, ...query }), startedAt),
+  );
+};
+
+export const contactsRouter = createRouter()
+  .openapi(listRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(getRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(writeRoute("post", CreateContact, "Add a contact; answers all the user's contacts"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await createContact(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(writeRoute("put", UpdateContact, "Change a contact; answers all the user's contacts"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await updateContact(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(
+    writeRoute("delete", DeleteContact, "Remove a contact no active ad uses; answers the remaining contacts"),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await deleteContact(db, scope, c.req.valid("json"))), 200);
+    },
+  );

@@ -1,0 +1,92 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { list, ok } from "../../lib/envelope";
+import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { userScope } from "../../services/cache";
+import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/folders";
+import { serviceContext } from "../context";
+
+const tags = ["Folders"];
+
+const Folder = z
+  .object({
+    userId: z.number().int(),
+    folderId: z.number().int(),
+    description: z.string(),
+    total: z.number().int().optional().openapi({ description: "Number of ads in the folder; with `total=true`" }),
+  })
+  .openapi("Folder");
+
+const description = upTo(255).min(1, { error: "must be 1-255 characters" });
+const CreateFolder = z.object({ userId: id(), description }).openapi("CreateFolder");
+const UpdateFolder = z.object({ userId: id(), folderId: id(), description }).openapi("UpdateFolder");
+const DeleteFolder = z.object({ userId: id(), folderId: id() }).openapi("DeleteFolder");
+
+const FoldersQuery = pagingQuery(100).extend({
+  total: queryBool()
+    .optional()
+    .default(false)
+    .openapi({ description: "false (default): one complete list; true: paged, with the number of ads per folder" }),
+});
+const userIdParam = pathId("userId");
+const folderIdParam = pathId("folderId");
+
+const listRoute = apiRoute({
+  method: "get",
+  path: "/folders/{userId}",
+  tags,
+  summary: "The user's folders",
+  request: { params: z.object({ userId: userIdParam }), query: FoldersQuery },
+  response: listEnvelope(Folder),
+});
+const getRoute = apiRoute({
+  method: "get",
+  path: "/folders/{userId}/{folderId}",
+  tags,
+  summary: "One folder, as a list of one",
+  request: { params: z.object({ userId: userIdParam, folderId: folderIdParam }), query: FoldersQuery },
+  response: listEnvelope(Folder),
+});
+const writeRoute = <S extends z.ZodType>(method: "post" | "put" | "delete", body: S, summary: string) =>
+  apiRoute({
+    method,
+    path: "/folders",
+    tags,
+    summary,
+    request: { body: jsonBody(body) },
+    response: envelope(z.array(Folder)),
+  });
+
+const answerFolders = (
+  c: Context<AppEnv>,
+  params: { userId: number; folderId?: number },
+  query: z.infer<typeof FoldersQuery>,
+) => {
+  const { db, scope } = serviceContext(c);
+  const startedAt = Date.now();
+  return withCache(c, query.useCache, [userScope(params.userId)], async () =>
+    list(await listFolders(db, scope, { ...params, ...query }), startedAt),
+  );
+};
+
+export const foldersRouter = createRouter()
+  .openapi(listRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(getRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(writeRoute("post", CreateFolder, "Create a folder; answers an array with the created folder"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await createFolder(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(writeRoute("put", UpdateFolder, "Rename a folder; answers the user's folders"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await updateFolder(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(
+    writeRoute("delete", DeleteFolder, "Remove a folder (its ads stay); answers the remaining folders"),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await deleteFolder(db, scope, c.req.valid("json"))), 200);
+    },
+  );

@@ -1,0 +1,107 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { ok } from "../../lib/envelope";
+import { id, pathId, queryBool, upTo } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { userScope } from "../../services/cache";
+import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/userAdSettings";
+import { serviceContext } from "../context";
+
+const tags = ["User ad settings"];
+const PORTALS = ["portal_a", "portal_b", "website"] as const;
+const html = () =>
+  upTo(16384).openapi({
+    description: "Max 16,384 characters; HTML limited to p, b, strong, u, ul, li, br (sanitised)",
+  });
+
+const UserAdSetting = z
+  .object({
+    portal: z.enum(PORTALS),
+    header: html(),
+    footer: html(),
+    allowContactByEmail: z.boolean().optional().openapi({ description: "Default true" }),
+  })
+  .openapi("UserAdSetting");
+
+const UserAdSettingsInput = z
+  .object({
+    userId: id(),
+    settings: z
+      .array(UserAdSetting)
+      .min(1)
+      .max(PORTALS.length)
+      .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
+        error: "each portal may appear once",
+      }),
+  })
+  .openapi("UserAdSettingsInput");
+
+const UserAdSettings = z
+  .object({
+    userId: z.number().int(),
+    settings: z.array(UserAdSetting.required()),
+  })
+  .openapi("UserAdSettings");
+
+const Query = z.object({ useCache: queryBool().optional() });
+
+const answer = (
+  c: Context<AppEnv>,
+  userId: number,
+  portal: UserAdPortal | undefined,
+  useCache: boolean | undefined,
+) => {
+  const { db, scope } = serviceContext(c);
+  return withCache(c, useCache, [userScope(userId)], async () =>
+    ok(await getUserAdSettings(db, scope, userId, portal)),
+  );
+};
+
+export const userAdSettingsRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/user/adsettings/{userId}",
+      tags,
+      summary: "The user's ad settings for every portal",
+      request: { params: z.object({ userId: pathId("userId") }), query: Query },
+      response: envelope(UserAdSettings),
+    }),
+    async (c) => c.json(await answer(c, c.req.valid("param").userId, undefined, c.req.valid("query").useCache), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/user/adsettings/{userId}/{portal}",
+      tags,
+      summary: "The user's ad settings for one portal",
+      request: {
+        params: z.object({
+          userId: pathId("userId"),
+          portal: z.enum(PORTALS).openapi({ param: { name: "portal", in: "path" } }),
+        }),
+        query: Query,
+      },
+      response: envelope(UserAdSettings),
+    }),
+    async (c) => {
+      const { userId, portal } = c.req.valid("param");
+      return c.json(await answer(c, userId, portal, c.req.valid("query").useCache), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/user/adsettings",
+      tags,
+      summary: "Create or replace the ad settings of the given portals",
+      request: { body: jsonBody(UserAdSettingsInput) },
+      response: envelope(UserAdSettings),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await replaceUserAdSettings(db, scope, c.req.valid("json"))), 200);
+    },
+  );

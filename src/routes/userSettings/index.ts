@@ -1,0 +1,83 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { ok } from "../../lib/envelope";
+import { badRequest } from "../../lib/errors";
+import { pathId } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { userScope } from "../../services/cache";
+import { getSettings, patchSettings, replaceSettings } from "../../services/userSettings";
+import { serviceContext } from "../context";
+import { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas";
+
+const tags = ["User settings"];
+const response = envelope(UserSettings);
+
+const answerSettings = async (c: Context<AppEnv>, userId: number | undefined, useCache: boolean | undefined) => {
+  if (userId === undefined) throw badRequest("userId: is required (path /user/settings/<userId> or query ?userId=)");
+  const { db, scope } = serviceContext(c);
+  return withCache(c, useCache, [userScope(userId)], async () => ok(await getSettings(db, scope, userId)));
+};
+
+/** The spec shows these calls under both /user/settings/ and /usersettings/. */
+function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
+  return createRouter()
+    .openapi(
+      apiRoute({
+        method: "get",
+        path: `${prefix}/{userId}`,
+        tags,
+        summary: "The user's settings",
+        request: { params: z.object({ userId: pathId("userId") }), query: SettingsQuery.omit({ userId: true }) },
+        response,
+      }),
+      async (c) => c.json(await answerSettings(c, c.req.valid("param").userId, c.req.valid("query").useCache), 200),
+    )
+    .openapi(
+      apiRoute({
+        method: "get",
+        path: prefix,
+        tags,
+        summary: "The settings of the user given by `?userId=`",
+        request: { query: SettingsQuery },
+        response,
+      }),
+      async (c) => {
+        const query = c.req.valid("query");
+        return c.json(await answerSettings(c, query.userId, query.useCache), 200);
+      },
+    )
+    .openapi(
+      apiRoute({
+        method: "post",
+        path: prefix,
+        tags,
+        summary: "Create or replace the settings; fields not given return to their defaults",
+        request: { body: jsonBody(SettingsInput) },
+        response,
+      }),
+      async (c) => {
+        const { db, scope } = serviceContext(c);
+        return c.json(ok(await replaceSettings(db, scope, c.req.valid("json"))), 200);
+      },
+    )
+    .openapi(
+      apiRoute({
+        method: "patch",
+        path: prefix,
+        tags,
+        summary: "Change showcontact, attributes or budgetNotifyLimit; answers the complete settings",
+        request: { body: jsonBody(SettingsPatch) },
+        response,
+      }),
+      async (c) => {
+        const { db, scope } = serviceContext(c);
+        return c.json(ok(await patchSettings(db, scope, c.req.valid("json"))), 200);
+      },
+    );
+}
+
+export const userSettingsRouter = createRouter()
+  .route("/", settingsRoutes("/user/settings"))
+  .route("/", settingsRoutes("/usersettings"));

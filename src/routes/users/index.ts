@@ -1,0 +1,107 @@
+import { z } from "@hono/zod-openapi";
+import { list, ok } from "../../lib/envelope";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { USERS_SCOPE, userScope } from "../../services/cache";
+import { issueActivation } from "../../services/tokens";
+import { createUser, deleteUser, getUser, listUsers, updateUser } from "../../services/users";
+import { serviceContext } from "../context";
+import { CreatedUser, CreateUser, DeleteUser, UpdateUser, User, UserIdParam, UsersQuery } from "./schemas";
+
+const tags = ["Users"];
+
+const listRoute = apiRoute({
+  method: "get",
+  path: "/users",
+  tags,
+  summary: "List the users of the client (all users for internal clients)",
+  request: { query: UsersQuery },
+  response: listEnvelope(User),
+});
+
+const getRoute = apiRoute({
+  method: "get",
+  path: "/users/{userId}",
+  tags,
+  summary: "One user, as a list of one",
+  request: { params: UserIdParam, query: UsersQuery },
+  response: listEnvelope(User),
+});
+
+const createRoute = apiRoute({
+  method: "post",
+  path: "/users",
+  tags,
+  summary: "Create a user; it is locked until activated with the returned token",
+  request: { body: jsonBody(CreateUser) },
+  response: envelope(CreatedUser),
+});
+
+const updateRoute = apiRoute({
+  method: "put",
+  path: "/users",
+  tags,
+  summary: "Update a user; answers the updated user",
+  request: { body: jsonBody(UpdateUser) },
+  response: envelope(User),
+});
+
+const deleteByPathRoute = apiRoute({
+  method: "delete",
+  path: "/users/{userId}",
+  tags,
+  summary: "Delete a user: removed completely without ads, anonymised irreversibly with ads",
+  request: { params: UserIdParam },
+  response: envelope(z.literal(false)),
+});
+
+const deleteByBodyRoute = apiRoute({
+  method: "delete",
+  path: "/users",
+  tags,
+  summary: "Delete a user given in the body",
+  request: { body: jsonBody(DeleteUser) },
+  response: envelope(z.literal(false)),
+});
+
+export const usersRouter = createRouter()
+  .openapi(listRoute, async (c) => {
+    const query = c.req.valid("query");
+    const { db, scope } = serviceContext(c);
+    const startedAt = Date.now();
+    const body = await withCache(c, query.useCache, [USERS_SCOPE], async () =>
+      list(await listUsers(db, scope, query), startedAt),
+    );
+    return c.json(body, 200);
+  })
+  .openapi(getRoute, async (c) => {
+    const { userId } = c.req.valid("param");
+    const { useCache } = c.req.valid("query");
+    const { db, scope } = serviceContext(c);
+    const startedAt = Date.now();
+    const body = await withCache(c, useCache, [userScope(userId)], async () =>
+      list({ items: [await getUser(db, scope, userId)], totalItems: 1, page: 1, itemsPerPage: 1 }, startedAt),
+    );
+    return c.json(body, 200);
+  })
+  .openapi(createRoute, async (c) => {
+    const { db, scope } = serviceContext(c);
+    const user = await createUser(db, scope, c.req.valid("json"));
+    const { userId: _id, ...activation } = await issueActivation(c.env.USER_TOKENS, user.userId, Date.now(), false);
+    return c.json(ok({ ...user, activation }), 200);
+  })
+  .openapi(updateRoute, async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await updateUser(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(deleteByPathRoute, async (c) => {
+    const { db, scope } = serviceContext(c);
+    await deleteUser(db, c.env.USER_TOKENS, scope, c.req.valid("param").userId);
+    return c.json(ok(false as const), 200);
+  })
+  .openapi(deleteByBodyRoute, async (c) => {
+    const { db, scope } = serviceContext(c);
+    const { userId, ip } = c.req.valid("json");
+    await deleteUser(db, c.env.USER_TOKENS, scope, userId, ip);
+    return c.json(ok(false as const), 200);
+  });

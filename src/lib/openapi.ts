@@ -13,6 +13,9 @@ export const ErrorEnvelope = z
   })
   .openapi("ErrorEnvelope");
 
+/** `data` of answers that carry nothing: always `[]`. */
+export const EmptyData = z.array(z.unknown()).max(0).openapi({ description: "always an empty array" });
+
 export const envelope = <T extends z.ZodType>(data: T) =>
   z.object({ result: z.boolean(), errors: z.array(z.string()), data });
 

@@ -41,6 +41,10 @@ describe("contacts", () => {
     const one = await call("GET", `/contacts/${user.userId}/${contactId}`, { key });
     expect(one.body.data.map((c: { contactId: number }) => c.contactId)).toEqual([contactId]);
     expectEnvelope(await call("GET", `/contacts/${user.userId}/999999`, { key }), 404);
+    for (const bad of ["itemsPerPage=0", "itemsPerPage=101", "page=0"]) {
+      expectEnvelope(await call("GET", `/contacts/${user.userId}?${bad}`, { key }), 400);
+      expectEnvelope(await call("GET", `/folders/${user.userId}?total=1&${bad}`, { key }), 400);
+    }
 
     const updated = await call("PUT", "/contacts/", {
       key,

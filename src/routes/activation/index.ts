@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
 import { activate, generateActivation } from "../../services/tokens";
 import { serviceContext } from "../context";
 
@@ -22,12 +22,12 @@ export const activationRouter = createRouter()
       summary: "Activate (unlock) a user with its activation token",
       description: "An invalid, revoked, used or expired token answers 400 `invalid activationtoken or token expired`.",
       request: { body: jsonBody(Activate) },
-      response: envelope(z.array(z.never())),
+      response: envelope(EmptyData),
     }),
     async (c) => {
       const { db, scope } = serviceContext(c);
       await activate(db, c.env.USER_TOKENS, scope, c.req.valid("json"));
-      return c.json(ok([] as never[]), 200);
+      return c.json(ok([]), 200);
     },
   )
   .openapi(

@@ -126,23 +126,25 @@ function checkedPostalCode(county: string, postalCode: string | null | undefined
 export async function createContact(db: Db, scope: Scope, input: ContactInput): Promise<ContactView[]> {
   await requireUser(db, scope, input.userId);
   const postalCode = checkedPostalCode(input.county, input.postalCode);
-  const [settings, [existing]] = await Promise.all([
-    db
-      .select({ maxContacts: userSettings.maxContacts })
-      .from(userSettings)
-      .where(eq(userSettings.userId, input.userId))
-      .get(),
-    db.select({ n: count() }).from(contacts).where(eq(contacts.userId, input.userId)),
-  ]);
+  const settings = await db
+    .select({ maxContacts: userSettings.maxContacts })
+    .from(userSettings)
+    .where(eq(userSettings.userId, input.userId))
+    .get();
   const maxContacts = settings?.maxContacts ?? 25;
-  if ((existing?.n ?? 0) >= maxContacts) {
-    throw new ApiError(409, [`contacts: the user may have at most ${maxContacts} contacts (maxContacts)`]);
-  }
   const { userId, ...fields } = input;
-  await db.batch([
-    db.insert(contacts).values({ ...fields, userId, postalCode }),
-    bumpRevisions(db, userWriteScopes(userId)),
-  ]);
+  try {
+    // The trigger contacts_max_per_user refuses the insert past maxContacts, even under concurrent creates.
+    await db.batch([
+      db.insert(contacts).values({ ...fields, userId, postalCode }),
+      bumpRevisions(db, userWriteScopes(userId)),
+    ]);
+  } catch (error) {
+    if (String((error as Error)?.message ?? error).includes("maxContacts reached")) {
+      throw new ApiError(409, [`contacts: the user may have at most ${maxContacts} contacts (maxContacts)`]);
+    }
+    throw error;
+  }
   return allContacts(db, userId);
 }
 

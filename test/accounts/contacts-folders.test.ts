@@ -93,6 +93,22 @@ describe("contacts", () => {
     expect(refused.body.errors).toEqual(["contacts: the user may have at most 1 contacts (maxContacts)"]);
   });
 
+  it("never passes maxContacts under concurrent creates", async () => {
+    const user = await createUser(key);
+    await call("POST", "/user/settings/", { key: internalKey, body: { userId: user.userId, maxContacts: 3 } });
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call("POST", "/contacts/", { key, body: contactBody(user.userId, { name: `Contact ${i}` }) }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(5);
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM contacts WHERE user_id = ?")
+      .bind(user.userId)
+      .first<{ n: number }>();
+    expect(stored?.n).toBe(3);
+  });
+
   it("marks a contact active when an active ad uses it, and refuses to remove it", async () => {
     const user = await createUser(key);
     const contactId = (await call("POST", "/contacts/", { key, body: contactBody(user.userId) })).body.data[0]

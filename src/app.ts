@@ -9,10 +9,14 @@ import { onError, onNotFound } from "./middleware/errors";
 import { rateLimit } from "./middleware/rateLimit";
 import { requestContext } from "./middleware/requestContext";
 import { activationRouter } from "./routes/activation";
+import { adSettingsRouter } from "./routes/adSettings";
+import { adsRouter } from "./routes/ads";
+import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
 import { contactsRouter } from "./routes/contacts";
 import { foldersRouter } from "./routes/folders";
 import { loginLinksRouter } from "./routes/loginLinks";
+import { manufacturersRouter } from "./routes/manufacturers";
 import { systemRouter } from "./routes/system";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
@@ -33,6 +37,10 @@ const resourceRouters = [
   userAdSettingsRouter,
   activationRouter,
   loginLinksRouter,
+  adsRouter,
+  adSettingsRouter,
+  catalogueRouter,
+  manufacturersRouter,
 ];
 
 export function createApp() {

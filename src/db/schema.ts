@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Instants are stored as UTC ISO-8601 text; rendering to Amsterdam time happens at the edge of the API. */
 const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
@@ -126,10 +126,92 @@ export const userAdSettings = sqliteTable(
   (t) => [primaryKey({ columns: [t.userId, t.portal] })],
 );
 
-/**
- * Advertisements. Only the columns the account rules need (owner, contact, folder, status, provider)
- * are used so far; the ads resource fills in the rest.
- */
+export const PRICE_MODELS = ["fixed", "bidding", "see description", "reserved"] as const;
+export const REMOVED_PRICE_MODELS = ["to be discussed", "by request", "trade", "buy it now"] as const;
+export const AD_PORTALS = ["portal_a", "portal_b"] as const;
+export const PUBLISH_PORTALS = ["portal_a", "portal_b", "website"] as const;
+export const CATALOGUE_PORTALS = ["portal_a", "portal_b", "portal_own"] as const;
+
+export const groups = sqliteTable("groups", {
+  id: integer("id").primaryKey(),
+  descriptionNl: text("description_nl").notNull(),
+  descriptionEn: text("description_en").notNull(),
+  /** Automotive groups allow misc.licensePlate. */
+  automotive: integer("automotive", { mode: "boolean" }).notNull().default(false),
+});
+
+export const categories = sqliteTable("categories", {
+  id: integer("id").primaryKey(),
+  groupId: integer("group_id")
+    .notNull()
+    .references(() => groups.id),
+  descriptionNl: text("description_nl").notNull(),
+  descriptionEn: text("description_en").notNull(),
+});
+
+export const attributeDefinitions = sqliteTable(
+  "attribute_definitions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    categoryId: integer("category_id")
+      .notNull()
+      .references(() => categories.id),
+    portal: text("portal", { enum: CATALOGUE_PORTALS }).notNull(),
+    key: text("key").notNull(),
+    labelNl: text("label_nl").notNull(),
+    labelEn: text("label_en").notNull(),
+    /** Allowed options; empty for free text. */
+    values: text("values", { mode: "json" }).$type<string[]>().notNull().default([]),
+    type: text("type", { enum: ["DOUBLE", "LIST", "NUMBER", "STRING", "TEXT"] }).notNull(),
+    sort: integer("sort").notNull().default(0),
+    minimum: integer("minimum"),
+    maximum: integer("maximum"),
+    unit: text("unit").notNull().default(""),
+    mandatory: integer("mandatory", { mode: "boolean" }).notNull().default(false),
+    writable: integer("writable", { mode: "boolean" }).notNull().default(true),
+    updatable: integer("updatable", { mode: "boolean" }).notNull().default(true),
+    searchable: integer("searchable", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [uniqueIndex("attribute_definitions_key").on(t.categoryId, t.portal, t.key)],
+);
+
+export const categoryPrices = sqliteTable(
+  "category_prices",
+  {
+    categoryId: integer("category_id")
+      .notNull()
+      .references(() => categories.id),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    action: text("action", {
+      enum: ["plaatsen", "omhoogplaatsen", "blikvanger", "dagtopper", "topadvertentie"],
+    }).notNull(),
+    priceInternal: integer("price_internal").notNull(),
+    priceExternal: integer("price_external").notNull(),
+    priceTotal: integer("price_total").notNull(),
+    priceNative: integer("price_native").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.categoryId, t.portal, t.action] })],
+);
+
+export const manufacturers = sqliteTable(
+  "manufacturers",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    groupId: integer("group_id").references(() => groups.id),
+    categoryId: integer("category_id").references(() => categories.id),
+    brands: text("brands", { mode: "json" }).$type<string[]>().notNull().default([]),
+    tradename: text("tradename").notNull(),
+    address: text("address").notNull(),
+    email: text("email").notNull(),
+    description: text("description").notNull().default(""),
+    createdAt: createdAt(),
+  },
+  (t) => [index("manufacturers_user_idx").on(t.userId)],
+);
+
 export const ads = sqliteTable(
   "ads",
   {
@@ -142,9 +224,24 @@ export const ads = sqliteTable(
     status: text("status", { enum: ["concept", "active", "archive"] })
       .notNull()
       .default("active"),
+    externalAdId: integer("external_ad_id"),
+    type: text("type", { enum: ["supply", "demand"] })
+      .notNull()
+      .default("supply"),
     title: text("title").notNull(),
+    imagetext: text("imagetext"),
+    description: text("description").notNull().default(""),
+    categoryId: integer("category_id").references(() => categories.id),
+    url: text("url"),
+    priceModel: text("price_model").notNull().default("see description"),
+    price: integer("price"),
+    minimumBid: integer("minimum_bid"),
+    shippingCosts: integer("shipping_costs"),
+    retail: integer("retail"),
+    licensePlate: text("license_plate"),
     /** Alternative seller data (JSON): personal data, cleared when the user is anonymised. */
     provider: text("provider", { mode: "json" }).$type<Record<string, string>>(),
+    manufacturerId: integer("manufacturer_id").references(() => manufacturers.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -152,7 +249,85 @@ export const ads = sqliteTable(
     index("ads_user_idx").on(t.userId, t.status),
     index("ads_contact_idx").on(t.contactId),
     index("ads_folder_idx").on(t.folderId),
+    index("ads_category_idx").on(t.categoryId),
+    index("ads_created_idx").on(t.createdAt),
   ],
+);
+
+/** Attribute values of an ad per portal; a multi-value key has one row per value. */
+export const adAttributes = sqliteTable(
+  "ad_attributes",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    locale: text("locale").notNull().default("nl_NL"),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+    /** The value as a number when it is one, for range search. */
+    valueNumber: real("value_number"),
+    seq: integer("seq").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.adId, t.portal, t.seq] }),
+    index("ad_attributes_search").on(t.portal, t.key, t.value),
+    index("ad_attributes_range").on(t.portal, t.key, t.valueNumber),
+  ],
+);
+
+export const adSettings = sqliteTable(
+  "ad_settings",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    showcontact: integer("showcontact", { mode: "boolean" }).notNull().default(true),
+    autoreplace: integer("autoreplace", { mode: "boolean" }).notNull().default(false),
+    video: text("video"),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal] })],
+);
+
+/** Publication state of an ad per portal (the spec's publish status object); written by publishing. */
+export const adPublications = sqliteTable(
+  "ad_publications",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    pending: integer("pending", { mode: "boolean" }).notNull().default(false),
+    pendingDate: text("pending_date"),
+    processing: integer("processing", { mode: "boolean" }).notNull().default(false),
+    processingDate: text("processing_date"),
+    error: integer("error", { mode: "boolean" }).notNull().default(false),
+    errorReason: text("error_reason"),
+    active: integer("active", { mode: "boolean" }).notNull().default(false),
+    online: integer("online", { mode: "boolean" }).notNull().default(false),
+    startDate: text("start_date"),
+    closeDate: text("close_date"),
+    remoteAdId: integer("remote_ad_id").notNull().default(0),
+    clientResult: integer("client_result", { mode: "boolean" }).notNull().default(false),
+    queueResult: integer("queue_result", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal] }), index("ad_publications_active").on(t.portal, t.active)],
+);
+
+/** Updates asked for (manufacturer batch with publish, image autoupdate) that publishing turns into queued jobs. */
+export const adUpdateRequests = sqliteTable(
+  "ad_update_requests",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    reason: text("reason").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("ad_update_requests_ad").on(t.adId)],
 );
 
 /** Revision counters behind the response cache: a write bumps its scopes, so cached answers go stale at once. */

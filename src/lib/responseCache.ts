@@ -2,12 +2,13 @@ import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { readRevisions } from "../services/cache";
+import { sha256Hex } from "./crypto";
 
 /** How long an answer may be served from the Workers Cache API when a client asks with `useCache=1`. */
 export const CACHE_TTL_SECONDS = 30;
 
 /**
- * Serves a GET answer from the Workers Cache API when `useCache` is set. The key holds the client (so a
+ * Serves a lookup's answer from the Workers Cache API when `useCache` is set. The key holds the client (so a
  * tenant never sees another's answer), the revisions of the scopes the answer depends on, and the
  * request's path and query without `useCache`.
  */
@@ -16,11 +17,14 @@ export async function withCache<T extends object>(
   useCache: boolean | undefined,
   scopes: string[],
   compute: () => Promise<T>,
+  /** For POST lookups: the validated body, which then belongs to the key. */
+  requestBody?: unknown,
 ): Promise<T> {
   const startedAt = Date.now();
   if (!useCache) return compute();
   const url = new URL(c.req.url);
   url.searchParams.delete("useCache");
+  if (requestBody !== undefined) url.searchParams.set("body", await sha256Hex(JSON.stringify(requestBody)));
   url.searchParams.sort();
   const revisions = await readRevisions(getDb(c.env.DB), scopes);
   const key = new Request(

@@ -1,6 +1,7 @@
-import { inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
+import { inList } from "../db/inList";
 import { cacheRevisions } from "../db/schema";
 
 /**
@@ -8,6 +9,8 @@ import { cacheRevisions } from "../db/schema";
  * depends on; every write bumps its scopes in the same batch as the write, so the next read misses.
  */
 export const USERS_SCOPE = "users";
+/** The catalogue changes only with migrations; its revision is never bumped (answers live 30 s at most). */
+export const CATALOGUE_SCOPE = "catalogue";
 export const userScope = (userId: number) => `user:${userId}`;
 
 /** The scopes a write below a user touches: the user's own and the user list (which embeds contacts). */
@@ -21,7 +24,7 @@ export function bumpRevisions(db: Db, scopes: string[]): BatchItem<"sqlite"> {
 }
 
 export async function readRevisions(db: Db, scopes: string[]): Promise<string> {
-  const rows = await db.select().from(cacheRevisions).where(inArray(cacheRevisions.scope, scopes));
+  const rows = await db.select().from(cacheRevisions).where(inList(cacheRevisions.scope, scopes));
   const byScope = new Map(rows.map((r) => [r.scope, r.revision]));
   return scopes.map((scope) => `${scope}=${byScope.get(scope) ?? 0}`).join(",");
 }

@@ -1,5 +1,6 @@
-import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, count, eq, isNotNull } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/inList";
 import { ads, contacts, userSettings } from "../db/schema";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../lib/dutch";
 import type { Page } from "../lib/envelope";
@@ -55,7 +56,7 @@ async function activeContactIds(db: Db, userIds: number[]): Promise<Set<number>>
   const rows = await db
     .selectDistinct({ contactId: ads.contactId })
     .from(ads)
-    .where(and(inArray(ads.userId, userIds), eq(ads.status, "active"), isNotNull(ads.contactId)));
+    .where(and(inList(ads.userId, userIds), eq(ads.status, "active"), isNotNull(ads.contactId)));
   return new Set(rows.map((r) => r.contactId as number));
 }
 
@@ -66,7 +67,7 @@ export async function contactsSummaries(db: Db, userIds: number[]): Promise<Map<
   );
   if (userIds.length === 0) return summaries;
   const [rows, active] = await Promise.all([
-    db.select().from(contacts).where(inArray(contacts.userId, userIds)).orderBy(asc(contacts.id)),
+    db.select().from(contacts).where(inList(contacts.userId, userIds)).orderBy(asc(contacts.id)),
     activeContactIds(db, userIds),
   ]);
   for (const row of rows) {

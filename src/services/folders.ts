@@ -1,5 +1,6 @@
-import { and, asc, count, eq, inArray } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/inList";
 import { ads, folders } from "../db/schema";
 import type { Page } from "../lib/envelope";
 import { ApiError } from "../lib/errors";
@@ -60,7 +61,7 @@ export async function listFolders(
           .select({ folderId: ads.folderId, n: count() })
           .from(ads)
           .where(
-            inArray(
+            inList(
               ads.folderId,
               rows.map((r) => r.id),
             ),

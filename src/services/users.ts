@@ -1,5 +1,6 @@
-import { and, asc, count, eq, inArray } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/inList";
 import { ads, contacts, folders, userAdSettings, userSettings, users } from "../db/schema";
 import { type UserTokens, userTokens } from "../durable/UserTokens";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../lib/dutch";
@@ -244,6 +245,6 @@ export async function visibleUserIds(db: Db, scope: Scope, ids: number[]): Promi
   const rows = await db
     .select({ id: users.id })
     .from(users)
-    .where(and(inArray(users.id, ids), visibleUsers(scope)));
+    .where(and(inList(users.id, ids), visibleUsers(scope)));
   return new Set(rows.map((r) => r.id));
 }

@@ -1,0 +1,8 @@
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+
+/**
+ * `column IN (…)` with the whole list bound as one JSON parameter, so a list of any length stays under
+ * D1's limit of 100 bound parameters per statement.
+ */
+export const inList = (column: AnyColumn, values: readonly (number | string)[]): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;

@@ -1,0 +1,69 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { ok } from "../../lib/envelope";
+import { badRequest } from "../../lib/errors";
+import { id, pathId, queryInt } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { getAdSettings, replaceAdSettings } from "../../services/ads";
+import { AdSetting, AdSettingInput } from "../ads/schemas";
+import { serviceContext } from "../context";
+
+const tags = ["Ad settings"];
+const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");
+const AdSettingsInput = z
+  .object({
+    adId: id(),
+    settings: z
+      .array(AdSettingInput)
+      .min(1)
+      .max(2)
+      .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
+        error: "each portal may appear once",
+      }),
+  })
+  .openapi("AdSettingsInput");
+
+const answer = async (c: Context<AppEnv>, adId: number | undefined) => {
+  if (adId === undefined) throw badRequest("adId: is required (path /adsettings/<adId> or query ?adId=)");
+  const { db, scope } = serviceContext(c);
+  return ok(await getAdSettings(db, scope, adId));
+};
+
+export const adSettingsRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/adsettings/{adId}",
+      tags,
+      summary: "The ad's settings per portal",
+      request: { params: z.object({ adId: pathId("adId") }) },
+      response: envelope(AdSettings),
+    }),
+    async (c) => c.json(await answer(c, c.req.valid("param").adId), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/adsettings",
+      tags,
+      summary: "The settings of the ad given by `?adId=`",
+      request: { query: z.object({ adId: queryInt().optional() }) },
+      response: envelope(AdSettings),
+    }),
+    async (c) => c.json(await answer(c, c.req.valid("query").adId), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/adsettings",
+      tags,
+      summary: "Create or replace the ad's settings of the given portals",
+      request: { body: jsonBody(AdSettingsInput) },
+      response: envelope(AdSettings),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await replaceAdSettings(db, scope, c.req.valid("json"))), 200);
+    },
+  );

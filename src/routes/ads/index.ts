@@ -1,0 +1,137 @@
+import { z } from "@hono/zod-openapi";
+import { list, ok } from "../../lib/envelope";
+import { pathId } from "../../lib/fields";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { searchAds } from "../../services/adSearch";
+import {
+  ADS_SCOPE,
+  createAd,
+  deleteAd,
+  deleteAdsBatch,
+  patchAdsBatch,
+  setAdStatus,
+  updateAd,
+} from "../../services/ads";
+import { serviceContext } from "../context";
+import {
+  Ad,
+  AdsQuery,
+  BatchItemResult,
+  CreateAd,
+  DeleteAdsBatch,
+  PatchAd,
+  PatchAdsBatch,
+  SimpleAd,
+  UpdateAd,
+} from "./schemas";
+
+const tags = ["Ads"];
+
+export const adsRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/ads",
+      tags,
+      summary: "Search ads",
+      description:
+        "Bracket notation for arrays and objects: `order[0][field]=price&order[0][descending]=true`, `adId[]=1&adId[]=2` or `adId=1,2`, `searchattributes[0][portal]=portal_a&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000`.",
+      request: { query: AdsQuery },
+      response: listEnvelope(z.union([Ad, SimpleAd])),
+    }),
+    async (c) => {
+      const query = c.req.valid("query");
+      const { db, scope } = serviceContext(c);
+      const startedAt = Date.now();
+      return c.json(
+        await withCache(c, query.useCache, [ADS_SCOPE], async () => list(await searchAds(db, scope, query), startedAt)),
+        200,
+      );
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/ads",
+      tags,
+      summary: "Create an ad; answers the created ad",
+      request: { body: jsonBody(CreateAd) },
+      response: envelope(Ad),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await createAd(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/ads",
+      tags,
+      summary: "Update an ad; attribute sets and settings are replaced per portal given; answers the ad",
+      request: { body: jsonBody(UpdateAd) },
+      response: envelope(Ad),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await updateAd(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "patch",
+      path: "/ads",
+      tags,
+      summary: "Change an ad's status (archiving does not unpublish); answers the ad",
+      request: { body: jsonBody(PatchAd) },
+      response: envelope(Ad),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await setAdStatus(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "patch",
+      path: "/ads/batch",
+      tags,
+      summary: "Change the status of several ads; answers a result per ad (a bad id fails only its own item)",
+      request: { body: jsonBody(PatchAdsBatch) },
+      response: envelope(z.array(BatchItemResult)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await patchAdsBatch(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/ads/batch",
+      tags,
+      summary: "Remove several ads (not unpublished); answers a result per ad",
+      request: { body: jsonBody(DeleteAdsBatch) },
+      response: envelope(z.array(BatchItemResult)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await deleteAdsBatch(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/ads/{adId}",
+      tags,
+      summary: "Remove an ad; it is not unpublished from any portal",
+      request: { params: z.object({ adId: pathId("adId") }) },
+      response: envelope(EmptyData),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      await deleteAd(db, scope, c.req.valid("param").adId);
+      return c.json(ok([]), 200);
+    },
+  );

@@ -1,0 +1,352 @@
+import { z } from "@hono/zod-openapi";
+import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
+import { countyField } from "../../lib/dutch";
+import { id, queryBool, queryInt, text, upTo } from "../../lib/fields";
+
+const cents = () => z.number().int().min(0).max(1_000_000_000);
+
+export const AttributeValue = z
+  .object({
+    key: z.string().min(1).max(100),
+    value: z.union([z.string().max(4096), z.number()]),
+  })
+  .openapi("AttributeValue");
+
+export const AdAttributesInput = z
+  .object({
+    portal: z.enum(AD_PORTALS),
+    locale: z.literal("nl_NL").default("nl_NL"),
+    values: z.array(AttributeValue).max(200),
+  })
+  .openapi("AdAttributesInput");
+
+/** Price object; the removed models are refused with a message that names them. */
+export const PriceInput = z
+  .object({
+    model: z.string().openapi({ enum: [...PRICE_MODELS], description: "fixed, bidding, see description, reserved" }),
+    price: cents().optional().openapi({ description: "Cents; required for fixed and bidding" }),
+    minimumBid: cents().optional().openapi({ description: "Cents; required for bidding" }),
+    shippingCosts: cents().optional(),
+    retail: cents().optional().openapi({ description: "Returned as retailPrice" }),
+  })
+  .superRefine((price, ctx) => {
+    if ((REMOVED_PRICE_MODELS as readonly string[]).includes(price.model)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["model"],
+        message: `the price model "${price.model}" has been removed; use one of: ${PRICE_MODELS.join(", ")}`,
+      });
+    } else if (!(PRICE_MODELS as readonly string[]).includes(price.model)) {
+      ctx.addIssue({ code: "custom", path: ["model"], message: `must be one of: ${PRICE_MODELS.join(", ")}` });
+    }
+    if ((price.model === "fixed" || price.model === "bidding") && price.price === undefined) {
+      ctx.addIssue({ code: "custom", path: ["price"], message: `is required for model ${price.model}` });
+    }
+    if (price.model === "bidding" && price.minimumBid === undefined) {
+      ctx.addIssue({ code: "custom", path: ["minimumBid"], message: "is required for model bidding" });
+    }
+  })
+  .openapi("PriceInput");
+
+const MP4_URL = /^(https?:\/\/)?[^\s/]+\.[^\s/]+\/\S*\.mp4(\?\S*)?$/i;
+
+export const AdSettingInput = z
+  .object({
+    portal: z.enum(AD_PORTALS),
+    showcontact: z.boolean().optional(),
+    autoreplace: z
+      .boolean()
+      .optional()
+      .openapi({ description: "Re-publish at the end of the listing period; default false" }),
+    video: z.string().max(1024).regex(MP4_URL, { error: "must be the URL of an mp4 video" }).nullable().optional(),
+  })
+  .openapi("AdSettingInput");
+
+const adSettingsList = z
+  .array(AdSettingInput)
+  .max(AD_PORTALS.length)
+  .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, { error: "each portal may appear once" });
+
+const attributesList = z
+  .array(AdAttributesInput)
+  .max(AD_PORTALS.length)
+  .refine((list) => new Set(list.map((a) => a.portal)).size === list.length, { error: "each portal may appear once" });
+
+export const Provider = z
+  .object({
+    name: text(2, 255).optional(),
+    address: text(2, 255).optional(),
+    houseNumber: upTo(20).optional(),
+    postalCode: upTo(10).optional(),
+    city: text(2, 255).optional(),
+    county: countyField().optional(),
+    country: z
+      .string()
+      .regex(/^([A-Z]{2})?$/, { error: "must be a two-letter country code, or empty" })
+      .optional(),
+    phone: text(5, 50).optional(),
+  })
+  .openapi("Provider");
+
+const Misc = z
+  .object({ licensePlate: upTo(8).nullable().optional().openapi({ description: "Automotive categories only" }) })
+  .openapi("Misc");
+
+const adFields = {
+  contactId: id().nullable().optional(),
+  folderId: id().nullable().optional(),
+  status: z.enum(["concept", "active", "archive"]).optional(),
+  type: z.enum(["supply", "demand"]).optional(),
+  title: text(5, 60),
+  imagetext: upTo(18).nullable().optional(),
+  description: text(5, 65536).openapi({ description: "HTML limited to b, strong, u, ul, li, br (sanitised)" }),
+  attributes: attributesList,
+  url: upTo(1024).nullable().optional(),
+  price: PriceInput,
+  settings: adSettingsList.optional(),
+  misc: Misc.optional(),
+  provider: Provider.nullable().optional(),
+};
+
+export const CreateAd = z
+  .object({
+    userId: id(),
+    externalAdId: z.number().int().optional().openapi({ description: "Required for partner clients" }),
+    categoryId: id(),
+    ...adFields,
+    attributes: adFields.attributes.default([]),
+  })
+  .openapi("CreateAd");
+
+export const UpdateAd = z
+  .object({
+    adId: id(),
+    ...adFields,
+    title: adFields.title.optional(),
+    description: adFields.description.optional(),
+    attributes: adFields.attributes.optional(),
+    price: adFields.price.optional(),
+  })
+  .openapi("UpdateAd");
+
+export const AdStatus = z.enum(["concept", "active", "archive"]);
+export const PatchAd = z.object({ adId: id(), status: AdStatus }).openapi("PatchAd");
+
+const adIdList = z.array(id()).min(1).max(100);
+export const PatchAdsBatch = z
+  .object({
+    userId: id().optional().openapi({ description: "When given, every ad must belong to this user" }),
+    adId: adIdList,
+    status: AdStatus,
+  })
+  .openapi("PatchAdsBatch");
+export const DeleteAdsBatch = z
+  .object({
+    userId: id().optional().openapi({ description: "When given, every ad must belong to this user" }),
+    adId: adIdList,
+  })
+  .openapi("DeleteAdsBatch");
+
+export const BatchItemResult = z
+  .object({ adId: z.number().int(), result: z.boolean(), errors: z.array(z.string()) })
+  .openapi("AdBatchItemResult");
+
+export type CreateAdInput = z.infer<typeof CreateAd>;
+export type UpdateAdInput = z.infer<typeof UpdateAd>;
+
+// ---- search (GET /ads/) ----
+
+export const ORDER_FIELDS = [
+  "price",
+  "closeDate",
+  "closeDatePortalA",
+  "closeDatePortalB",
+  "closeDateMeta",
+  "created",
+  "updated",
+  "title",
+] as const;
+
+const numeric = () =>
+  z.union([
+    z.number(),
+    z
+      .string()
+      .regex(/^-?\d+(\.\d+)?$/, { error: "must be a number" })
+      .transform(Number),
+  ]);
+
+export const SearchAttribute = z
+  .object({
+    portal: z.enum(AD_PORTALS),
+    locale: z.literal("nl_NL").default("nl_NL"),
+    key: z.string().min(1).max(100),
+    value_equals: z.union([z.string(), z.number()]).optional(),
+    value_equals_list: z
+      .array(z.union([z.string(), z.number()]))
+      .min(1)
+      .max(50)
+      .optional(),
+    value_lessequal: numeric().optional(),
+    value_greaterequal: numeric().optional(),
+  })
+  .refine(
+    (a) =>
+      a.value_equals !== undefined ||
+      a.value_equals_list !== undefined ||
+      a.value_lessequal !== undefined ||
+      a.value_greaterequal !== undefined,
+    { error: "one of value_equals, value_equals_list, value_lessequal or value_greaterequal is required" },
+  );
+
+const idList = z
+  .union([
+    z.string().regex(/^\d+(,\d+)*$/, { error: "must be an id, an array of ids or comma-separated ids" }),
+    z.array(z.string().regex(/^\d+$/, { error: "must be an id" })).max(500),
+  ])
+  .transform((v) => (Array.isArray(v) ? v : v.split(",")).map(Number))
+  .openapi({ description: "One id, an array (adId[]=1&adId[]=2) or comma-separated ids" });
+
+export const AdsQuery = z
+  .object({
+    useCache: queryBool().optional(),
+    page: queryInt(1).optional().default(1),
+    itemsPerPage: queryInt(1, 500).optional().openapi({ description: "Default 25; max 25, or 500 with simple" }),
+    simple: queryBool().optional().default(false),
+    order: z
+      .array(z.object({ field: z.enum(ORDER_FIELDS), descending: queryBool().optional().default(false) }))
+      .max(5)
+      .optional()
+      .openapi({ description: "order[<n>][field] and order[<n>][descending]; default created ascending" }),
+    adId: idList.optional(),
+    userId: queryInt().optional(),
+    folderId: queryInt().optional(),
+    status: AdStatus.optional(),
+    type: z.enum(["supply", "demand"]).optional(),
+    title: z.string().max(60).optional().openapi({ description: "Part of the title" }),
+    description: z.string().max(200).optional().openapi({ description: "Part of the description" }),
+    groupId: queryInt().optional(),
+    groupDescription: z.string().max(100).optional().openapi({ description: "Part of the group description" }),
+    categoryId: queryInt().optional(),
+    categoryDescription: z.string().max(100).optional().openapi({ description: "Part of the category description" }),
+    searchkeyword: z.string().min(1).max(200).optional().openapi({ description: "Words in title or description" }),
+    searchportal: z
+      .string()
+      .regex(/^!?(portal_a|portal_b|website|meta)$/, {
+        error: "must be portal_a, portal_b, website or meta, optionally prefixed with !",
+      })
+      .optional()
+      .openapi({
+        description: "Only ads active on the portal; `!` inverts; `meta` (internal clients) means any portal",
+      }),
+    searchattributes: z
+      .array(SearchAttribute)
+      .max(10)
+      .optional()
+      .openapi({ description: "searchattributes[<n>][key]=… ; categoryId required" }),
+    searchmanufacturer: queryBool().optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.itemsPerPage !== undefined && !q.simple && q.itemsPerPage > 25) {
+      ctx.addIssue({ code: "custom", path: ["itemsPerPage"], message: "must be at most 25 (500 with simple=true)" });
+    }
+    if (q.searchattributes && q.categoryId === undefined) {
+      ctx.addIssue({ code: "custom", path: ["categoryId"], message: "is required with searchattributes" });
+    }
+  });
+
+export type AdsQueryInput = z.infer<typeof AdsQuery>;
+
+// ---- responses ----
+
+const PublishStatus = z
+  .object({
+    pending: z.boolean(),
+    pendingDate: z.string(),
+    processing: z.boolean(),
+    processingDate: z.string(),
+    error: z.boolean(),
+    active: z.boolean(),
+    online: z.boolean(),
+    startDate: z.string(),
+    closeDate: z.string(),
+    remoteAdId: z.number().int(),
+    clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+    queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+  })
+  .openapi("PublishStatus");
+
+export const PortalStatus = z
+  .object({
+    portal: z.enum(["portal_a", "portal_b", "website"]),
+    publish: PublishStatus,
+    features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
+  })
+  .openapi("PortalStatus");
+
+const ActionPrice = z.object({
+  action: z.string(),
+  priceInternal: z.number().int(),
+  priceExternal: z.number().int(),
+  priceTotal: z.number().int(),
+  priceNative: z.number().int(),
+});
+
+export const AdSetting = z
+  .object({
+    portal: z.enum(AD_PORTALS),
+    showcontact: z.boolean(),
+    autoreplace: z.boolean(),
+    video: z.string().nullable(),
+  })
+  .openapi("AdSetting");
+
+const simpleAdShape = {
+  adId: z.number().int(),
+  created: z.string(),
+  updated: z.string(),
+  userId: z.number().int(),
+  contactId: z.number().int().nullable(),
+  folderId: z.number().int().nullable(),
+  status: AdStatus,
+  externalAdId: z.number().int().nullable(),
+  type: z.enum(["supply", "demand"]),
+  title: z.string(),
+  imagetext: z.string().nullable(),
+  groupId: z.number().int().nullable(),
+  groupDescription: z.string().nullable(),
+  categoryId: z.number().int().nullable(),
+  categoryDescription: z.string().nullable(),
+  url: z.string().nullable(),
+  price: z.object({
+    model: z.string(),
+    price: z.number().int().nullable(),
+    minimumBid: z.number().int().nullable(),
+    shippingCosts: z.number().int().nullable(),
+    retailPrice: z.number().int().nullable(),
+  }),
+  prices: z.object({ portal_a: z.array(ActionPrice), portal_b: z.array(ActionPrice) }),
+  images: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
+  portals: z.array(PortalStatus),
+  misc: z.object({ licensePlate: z.string().nullable() }),
+  manufacturerId: z.number().int().nullable(),
+};
+
+export const SimpleAd = z.object(simpleAdShape).openapi("SimpleAd");
+
+export const Ad = z
+  .object({
+    ...simpleAdShape,
+    description: z.string(),
+    attributes: z.array(
+      z.object({
+        portal: z.string(),
+        locale: z.string(),
+        attributes: z.array(z.object({ key: z.string(), value: z.union([z.string(), z.number()]), label: z.string() })),
+      }),
+    ),
+    settings: z.array(AdSetting),
+    contact: z.union([z.literal(false), z.record(z.string(), z.unknown())]),
+    provider: z.record(z.string(), z.string()).nullable(),
+  })
+  .openapi("Ad");

@@ -1,0 +1,140 @@
+import { z } from "@hono/zod-openapi";
+import { list } from "../../lib/envelope";
+import { id } from "../../lib/fields";
+import { apiRoute, createRouter, jsonBody, listEnvelope } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { ADS_SCOPE } from "../../services/ads";
+import { CATALOGUE_SCOPE } from "../../services/cache";
+import { LOCALES } from "../../services/catalogue";
+import { listAttributes, listGroups } from "../../services/catalogueQueries";
+import { serviceContext } from "../context";
+
+const tags = ["Catalogue"];
+const locales = z
+  .array(z.enum(LOCALES))
+  .max(LOCALES.length)
+  .optional()
+  .openapi({ description: "Default: every locale (groups), nl_NL (attributes)" });
+const paging = (max: number) => ({
+  page: z.number().int().min(1).default(1),
+  itemsPerPage: z.number().int().min(1).max(max).default(25),
+});
+
+const GroupsRequest = z
+  .object({
+    useCache: z.boolean().optional(),
+    groupId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all groups" }),
+    userId: id().optional().openapi({ description: "Only the groups of this user's ads" }),
+    status: z
+      .enum(["concept", "active", "archive"])
+      .optional()
+      .openapi({ description: "With userId: the ads' status; default active" }),
+    availability: z.boolean().optional().openapi({ description: "Adds per-portal availability" }),
+    locale: locales,
+    total: z.boolean().optional().openapi({ description: "Adds `total`: the number of the user's ads in the group" }),
+    ...paging(100),
+  })
+  .openapi("GroupsRequest");
+
+const Group = z
+  .object({
+    groupId: z.number().int(),
+    descriptions: z.array(z.object({ locale: z.string(), description: z.string() })),
+    availability: z.object({ portal_a: z.boolean(), portal_b: z.boolean(), website: z.boolean() }).optional(),
+    total: z.number().int().optional(),
+  })
+  .openapi("Group");
+
+const AttributesRequest = z
+  .object({
+    useCache: z.boolean().optional(),
+    categoryId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all categories" }),
+    locale: locales,
+    userId: id().optional(),
+    ...paging(500),
+  })
+  .openapi("AttributesRequest");
+
+const AttributeDefinition = z
+  .object({
+    key: z.string(),
+    label: z.string(),
+    values: z
+      .union([z.array(z.string()), z.literal("")])
+      .openapi({ description: "Allowed options, or an empty string for free text" }),
+    type: z.enum(["DOUBLE", "LIST", "NUMBER", "STRING", "TEXT"]),
+    sort: z.number().int(),
+    minimum: z.number().int().nullable(),
+    maximum: z.number().int().nullable(),
+    unit: z.string(),
+    mandatory: z.boolean(),
+    writable: z.boolean(),
+    updatable: z.boolean(),
+    searchable: z.boolean(),
+  })
+  .openapi("AttributeDefinition");
+
+const CatalogueEntry = z
+  .object({
+    categoryId: z.number().int(),
+    attributes: z.array(
+      z.object({
+        portal: z.enum(["portal_a", "portal_b", "portal_own"]),
+        locale: z.string(),
+        attributes: z.array(AttributeDefinition),
+      }),
+    ),
+  })
+  .openapi("CatalogueEntry");
+
+export const catalogueRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/groups",
+      tags,
+      summary: "Groups (main categories) with their descriptions",
+      request: { body: jsonBody(GroupsRequest) },
+      response: listEnvelope(Group),
+    }),
+    async (c) => {
+      const { useCache, ...query } = c.req.valid("json");
+      const { db, scope } = serviceContext(c);
+      const startedAt = Date.now();
+      return c.json(
+        await withCache(
+          c,
+          useCache,
+          [CATALOGUE_SCOPE, ...(query.userId ? [ADS_SCOPE] : [])],
+          async () => list(await listGroups(db, scope, query), startedAt),
+          query,
+        ),
+        200,
+      );
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/attributes",
+      tags,
+      summary: "Attribute definitions per category, portal and locale",
+      request: { body: jsonBody(AttributesRequest) },
+      response: listEnvelope(CatalogueEntry),
+    }),
+    async (c) => {
+      const { useCache, ...query } = c.req.valid("json");
+      const { db, scope } = serviceContext(c);
+      const startedAt = Date.now();
+      return c.json(
+        await withCache(
+          c,
+          useCache,
+          [CATALOGUE_SCOPE],
+          async () => list(await listAttributes(db, scope, query), startedAt),
+          query,
+        ),
+        200,
+      );
+    },
+  );

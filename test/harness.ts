@@ -101,3 +101,32 @@ export async function createUser(key: string, overrides: Record<string, unknown>
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body.data;
 }
+
+/** Category 9301 (Banken, group 93 Huis en Inrichting): free to place, condition mandatory on the portals. */
+export const SOFA_CATEGORY = 9301;
+/** Category 9101 (Personenauto's, automotive group 91). */
+export const CAR_CATEGORY = 9101;
+
+export const adBody = (userId: number, overrides: Record<string, unknown> = {}) => ({
+  userId,
+  externalAdId: 501,
+  categoryId: SOFA_CATEGORY,
+  title: "Leren bank, drie zits",
+  description: "Mooie <b>leren</b> bank in goede staat.",
+  price: { model: "fixed", price: 25000 },
+  ...overrides,
+});
+
+/** Creates an ad through the API and returns the answer's data. */
+export async function createAd(key: string, userId: number, overrides: Record<string, unknown> = {}) {
+  const answer = await call("POST", "/ads/", { key, body: adBody(userId, overrides) });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data;
+}
+
+/** The product-safety attributes portal_a asks of business sellers. */
+export const GPSR_VALUES = [
+  { key: "manufacturerTradename", value: "Meubelfabriek B.V." },
+  { key: "manufacturerAddress", value: "Fabrieksweg 1, 1234 AB Utrecht" },
+  { key: "manufacturerEmail", value: "veiligheid@meubelfabriek.nl" },
+];

@@ -36,8 +36,8 @@ export async function loadCatalogue(db: Db): Promise<Catalogue> {
   ]);
   const definitions = new Map<number, Map<CataloguePortal, AttributeDefinition[]>>();
   for (const row of definitionRows) {
-    let byPortal = definitions.get(row.categoryId);
-    if (!byPortal) definitions.set(row.categoryId, (byPortal = new Map()));
+    const byPortal = definitions.get(row.categoryId) ?? new Map<CataloguePortal, AttributeDefinition[]>();
+    definitions.set(row.categoryId, byPortal);
     const list = byPortal.get(row.portal) ?? [];
     list.push(row);
     byPortal.set(row.portal, list);

@@ -1,0 +1,330 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../src/db/client";
+import { searchAds } from "../../src/services/adSearch";
+import { loadCatalogue } from "../../src/services/catalogue";
+import { CAR_CATEGORY, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
+
+let key: string;
+let internalKey: string;
+let clientId: number;
+let userId: number;
+const ids = { sofa: 0, golf: 0, yaris: 0, table: 0, lamp: 0 };
+
+const car = (brand: string, mileage: number, options: string[]) => ({
+  categoryId: CAR_CATEGORY,
+  attributes: [
+    {
+      portal: "portal_a",
+      values: [
+        { key: "brand", value: brand },
+        { key: "model", value: "Basis" },
+        { key: "mileage", value: mileage },
+        { key: "year", value: 2015 },
+        { key: "fuel", value: "benzine" },
+        ...options.map((value) => ({ key: "options", value })),
+      ],
+    },
+  ],
+});
+
+/** The known data set: five ads of one user, created in this order. */
+beforeAll(async () => {
+  const partner = await newClient({ partner: true });
+  key = partner.key;
+  clientId = partner.client.id;
+  internalKey = (await newClient({ internal: true })).key;
+  userId = (await createUser(key)).userId;
+  const folderId = (await call("POST", "/folders/", { key, body: { userId, description: "Auto's" } })).body.data[0]
+    .folderId;
+  ids.sofa = (
+    await createAd(key, userId, {
+      title: "Leren bank cognac",
+      description: "Zeer comfortabele bank",
+      price: { model: "fixed", price: 30000 },
+    })
+  ).adId;
+  ids.golf = (
+    await createAd(key, userId, {
+      title: "Volkswagen Golf",
+      description: "Zuinige auto met trekhaak",
+      price: { model: "fixed", price: 900000 },
+      folderId,
+      ...car("Volkswagen", 85000, ["airco", "trekhaak"]),
+    })
+  ).adId;
+  ids.yaris = (
+    await createAd(key, userId, {
+      title: "Toyota Yaris hybride",
+      description: "Weinig kilometers",
+      price: { model: "fixed", price: 1200000 },
+      folderId,
+      type: "demand",
+      ...car("Toyota", 40000, ["airco"]),
+    })
+  ).adId;
+  ids.table = (
+    await createAd(key, userId, {
+      title: "Eiken eettafel",
+      description: "Massief eiken tafel",
+      categoryId: 9302,
+      price: { model: "see description" },
+      status: "archive",
+    })
+  ).adId;
+  ids.lamp = (
+    await createAd(key, userId, {
+      title: "Design lamp",
+      description: "Lamp met dimmer",
+      categoryId: 9305,
+      price: { model: "fixed", price: 5000 },
+    })
+  ).adId;
+  const stamp = (ad: number, created: string, updated: string) =>
+    env.DB.prepare("UPDATE ads SET created_at = ?, updated_at = ? WHERE id = ?").bind(created, updated, ad).run();
+  await stamp(ids.sofa, "2026-01-01T10:00:00.000Z", "2026-03-05T10:00:00.000Z");
+  await stamp(ids.golf, "2026-01-02T10:00:00.000Z", "2026-03-01T10:00:00.000Z");
+  await stamp(ids.yaris, "2026-01-03T10:00:00.000Z", "2026-03-04T10:00:00.000Z");
+  await stamp(ids.table, "2026-01-04T10:00:00.000Z", "2026-03-02T10:00:00.000Z");
+  await stamp(ids.lamp, "2026-01-05T10:00:00.000Z", "2026-03-03T10:00:00.000Z");
+  const publish = (ad: number, portal: string, active: number, closeDate: string) =>
+    env.DB.prepare("INSERT INTO ad_publications (ad_id, portal, active, online, close_date) VALUES (?, ?, ?, ?, ?)")
+      .bind(ad, portal, active, active, closeDate)
+      .run();
+  await publish(ids.golf, "portal_a", 1, "2026-06-10T00:00:00.000Z");
+  await publish(ids.yaris, "portal_a", 1, "2026-06-01T00:00:00.000Z");
+  await publish(ids.yaris, "portal_b", 1, "2026-07-01T00:00:00.000Z");
+  await publish(ids.sofa, "portal_b", 1, "2026-05-01T00:00:00.000Z");
+  await publish(ids.lamp, "website", 1, "2026-08-01T00:00:00.000Z");
+  await publish(ids.table, "portal_a", 0, "2026-04-01T00:00:00.000Z");
+});
+
+const search = async (query: string, client = key) => {
+  const answer = await call("GET", `/ads/?userId=${userId}&${query}`, { key: client });
+  expectEnvelope(answer, 200);
+  return answer.body;
+};
+const found = async (query: string, client = key) =>
+  (await search(query, client)).data.map((ad: { adId: number }) => ad.adId);
+const named = (...names: string[]) => names.map((n) => ids[n as keyof typeof ids]);
+
+describe("GET /ads/ search", () => {
+  it("orders by created ascending by default, and pages", async () => {
+    expect(await found("")).toEqual(named("sofa", "golf", "yaris", "table", "lamp"));
+    const page = await search("itemsPerPage=2&page=2");
+    expect(page).toMatchObject({ totalItems: 5, totalInSet: 2, page: 2, itemsPerPage: 2 });
+    expect(page.data.map((ad: { adId: number }) => ad.adId)).toEqual(named("yaris", "table"));
+  });
+
+  it.each([
+    ["price", false, ["lamp", "sofa", "golf", "yaris"]],
+    ["price", true, ["yaris", "golf", "sofa", "lamp"]],
+    ["created", true, ["lamp", "table", "yaris", "golf", "sofa"]],
+    ["updated", false, ["golf", "table", "lamp", "yaris", "sofa"]],
+    ["title", false, ["lamp", "table", "sofa", "yaris", "golf"]],
+    ["closeDatePortalA", false, ["table", "yaris", "golf"]],
+    ["closeDatePortalB", true, ["yaris", "sofa"]],
+    ["closeDate", false, ["table", "sofa", "yaris", "golf", "lamp"]],
+    ["closeDateMeta", false, ["lamp"]],
+  ])("orders by %s (descending %s)", async (field, descending, expected) => {
+    const order = await found(`order[0][field]=${field}&order[0][descending]=${descending}`);
+    // Ads without a value for the field sort first ascending (SQLite NULLs first); compare the ones with a value.
+    expect(order.filter((id: number) => named(...expected).includes(id))).toEqual(named(...expected));
+  });
+
+  it("takes adId as one id, an array or a comma list", async () => {
+    expect(await found(`adId=${ids.golf}`)).toEqual(named("golf"));
+    expect(await found(`adId[]=${ids.lamp}&adId[]=${ids.sofa}`)).toEqual(named("sofa", "lamp"));
+    expect(await found(`adId=${ids.lamp},${ids.golf}`)).toEqual(named("golf", "lamp"));
+    expectEnvelope(await call("GET", "/ads/?adId=1;2", { key }), 400);
+  });
+
+  it("filters by the searchable fields", async () => {
+    expect(await found("status=archive")).toEqual(named("table"));
+    expect(await found("type=demand")).toEqual(named("yaris"));
+    expect(await found(`folderId=${(await search(`adId=${ids.golf}`)).data[0].folderId}`)).toEqual(
+      named("golf", "yaris"),
+    );
+    expect(await found(`categoryId=${CAR_CATEGORY}`)).toEqual(named("golf", "yaris"));
+    expect(await found("groupId=93")).toEqual(named("sofa", "table", "lamp"));
+    expect(await found("categoryDescription=verlicht")).toEqual(named("lamp"));
+    expect(await found("groupDescription=Auto")).toEqual(named("golf", "yaris"));
+    expect(await found("title=bank")).toEqual(named("sofa"));
+    expect(await found("description=eiken")).toEqual(named("table"));
+    expect(await found("title=100%25")).toEqual([]);
+  });
+
+  it("searches keywords in title and description, as prefixes, and misses cleanly", async () => {
+    expect(await found("searchkeyword=trekhaak")).toEqual(named("golf"));
+    expect(await found("searchkeyword=TOYOTA")).toEqual(named("yaris"));
+    expect(await found("searchkeyword=comfort")).toEqual(named("sofa"));
+    expect(await found("searchkeyword=eiken%20tafel")).toEqual(named("table"));
+    expect(await found("searchkeyword=fiets")).toEqual([]);
+    expect(await found("searchkeyword=%22bank%20OR%20lamp%22")).toEqual([]);
+    expect(await found("searchkeyword=NEAR(bank)")).toEqual([]);
+  });
+
+  it("finds ads active on a portal, and inverts with !", async () => {
+    expect(await found("searchportal=portal_a")).toEqual(named("golf", "yaris"));
+    expect(await found("searchportal=portal_b")).toEqual(named("sofa", "yaris"));
+    expect(await found("searchportal=website")).toEqual(named("lamp"));
+    expect(await found("searchportal=!portal_a")).toEqual(named("sofa", "table", "lamp"));
+    const meta = await call("GET", `/ads/?userId=${userId}&searchportal=meta`, { key });
+    expectEnvelope(meta, 403);
+    expect(await found("searchportal=meta", internalKey)).toEqual(named("sofa", "golf", "yaris", "lamp"));
+    expect(await found("searchportal=!meta", internalKey)).toEqual(named("table"));
+    expectEnvelope(await call("GET", "/ads/?searchportal=elsewhere", { key }), 400);
+  });
+
+  it("searches attributes: equals, lists of a multi-value key, and ranges", async () => {
+    const attr = (i: number, k: string, v: string) =>
+      `searchattributes[${i}][portal]=portal_a&searchattributes[${i}][locale]=nl_NL&searchattributes[${i}][key]=${k}&${v}`;
+    const base = `categoryId=${CAR_CATEGORY}`;
+    expect(await found(`${base}&${attr(0, "brand", "searchattributes[0][value_equals]=Toyota")}`)).toEqual(
+      named("yaris"),
+    );
+    expect(await found(`${base}&${attr(0, "options", "searchattributes[0][value_equals_list][]=trekhaak")}`)).toEqual(
+      named("golf"),
+    );
+    expect(
+      await found(
+        `${base}&${attr(0, "options", "searchattributes[0][value_equals_list][]=airco&searchattributes[0][value_equals_list][]=navigatie")}`,
+      ),
+    ).toEqual(named("golf", "yaris"));
+    expect(await found(`${base}&${attr(0, "mileage", "searchattributes[0][value_lessequal]=50000")}`)).toEqual(
+      named("yaris"),
+    );
+    expect(await found(`${base}&${attr(0, "mileage", "searchattributes[0][value_greaterequal]=50000")}`)).toEqual(
+      named("golf"),
+    );
+    expect(
+      await found(
+        `${base}&${attr(0, "mileage", "searchattributes[0][value_greaterequal]=30000&searchattributes[0][value_lessequal]=90000")}`,
+      ),
+    ).toEqual(named("golf", "yaris"));
+    expect(
+      await found(
+        `${base}&${attr(0, "mileage", "searchattributes[0][value_greaterequal]=30000")}&${attr(1, "brand", "searchattributes[1][value_equals]=Volkswagen")}`,
+      ),
+    ).toEqual(named("golf"));
+
+    const withoutCategory = await call("GET", `/ads/?${attr(0, "brand", "searchattributes[0][value_equals]=Toyota")}`, {
+      key,
+    });
+    expectEnvelope(withoutCategory, 400);
+    expect(withoutCategory.body.errors).toEqual(["categoryId: is required with searchattributes"]);
+    const withoutValue = await call("GET", `/ads/?${base}&${attr(0, "brand", "x=1")}`, { key });
+    expectEnvelope(withoutValue, 400);
+  });
+
+  it("searches by manufacturer presence in categories with product-safety attributes", async () => {
+    const manufacturer = await call("POST", "/manufacturers/", {
+      key,
+      body: {
+        userId,
+        manufacturerTradename: "Lampen BV",
+        manufacturerAddress: "Lichtweg 1, Eindhoven",
+        manufacturerEmail: "info@lampen.nl",
+        categoryId: 9305,
+      },
+    });
+    await call("POST", "/manufacturers/batch/", {
+      key,
+      body: { manufacturerId: manufacturer.body.data.manufacturerId, userId },
+    });
+    expect(await found("searchmanufacturer=true")).toEqual(named("lamp"));
+    // Cars carry no product-safety attributes, so they take part in neither.
+    expect(await found("searchmanufacturer=false")).toEqual(named("sofa", "table"));
+  });
+
+  it("bounds paging: 1-25 full, 1-500 simple", async () => {
+    for (const bad of ["itemsPerPage=0", "itemsPerPage=26", "simple=true&itemsPerPage=501", "page=0"]) {
+      const answer = await call("GET", `/ads/?${bad}`, { key });
+      expectEnvelope(answer, 400);
+    }
+    expect((await call("GET", "/ads/?itemsPerPage=25", { key })).status).toBe(200);
+    const simple = await search("simple=1&itemsPerPage=500");
+    expect(simple.itemsPerPage).toBe(500);
+    expect(simple.data[0]).not.toHaveProperty("attributes");
+    expect(simple.data[0]).not.toHaveProperty("contact");
+    expect(simple.data[0]).not.toHaveProperty("settings");
+    expect(simple.data[0]).toHaveProperty("images", false);
+    expect(simple.data[0]).toHaveProperty("portals");
+  });
+
+  it("serves from the cache until an ad changes", async () => {
+    const first = await search("useCache=1&status=active");
+    expect(first.fromCache).toBe(false);
+    expect((await search("useCache=1&status=active")).fromCache).toBe(true);
+    await call("PATCH", "/ads/", { key, body: { adId: ids.lamp, status: "active" } });
+    expect((await search("useCache=1&status=active")).fromCache).toBe(false);
+  });
+
+  it("costs at most 3 D1 round trips for a full page of 25 ads, whatever the page holds", async () => {
+    for (let i = 0; i < 22; i += 1) {
+      await createAd(key, userId, {
+        title: `Extra advertentie ${i}`,
+        ...car("Audi", 1000 * i, ["airco", "navigatie"]),
+      });
+    }
+    let roundTrips = 0;
+    const counting = new Proxy(env.DB, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property === "batch") {
+          return (...args: unknown[]) => {
+            roundTrips += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        if (property === "prepare") {
+          return (query: string) => {
+            const statement = target.prepare(query);
+            return new Proxy(statement, {
+              get(s, p) {
+                const member = Reflect.get(s, p);
+                if (typeof member !== "function") return member;
+                if (["all", "run", "first", "raw"].includes(String(p))) {
+                  return (...args: unknown[]) => {
+                    roundTrips += 1;
+                    return member.apply(s, args);
+                  };
+                }
+                // bind() returns a new statement: keep counting on it.
+                return (...args: unknown[]) => {
+                  const result = member.apply(s, args);
+                  return result === s ? s : result;
+                };
+              },
+            });
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const db = getDb(counting as D1Database);
+    const page = await searchAds(
+      db,
+      { clientId, internal: false, partner: true },
+      {
+        page: 1,
+        itemsPerPage: 25,
+        simple: false,
+        userId,
+      },
+    );
+    expect(page.items).toHaveLength(25);
+    // Count and page, then the details of all 25; a third only when the catalogue is not cached yet.
+    expect(roundTrips).toBeGreaterThanOrEqual(2);
+    expect(roundTrips).toBeLessThanOrEqual(3);
+    // With the catalogue already cached in the isolate, two.
+    await loadCatalogue(db);
+    roundTrips = 0;
+    await searchAds(
+      db,
+      { clientId, internal: false, partner: true },
+      { page: 1, itemsPerPage: 25, simple: false, userId },
+    );
+    expect(roundTrips).toBe(2);
+  });
+});

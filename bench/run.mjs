@@ -14,11 +14,18 @@ const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
 const scenarios = [
   { name: "GET /rest/v1/health (baseline)", path: "/rest/v1/health" },
   { name: "GET /rest/v1/client/ (auth + rate limit)", path: "/rest/v1/client/", headers: auth },
+  { name: "GET /ads/ 25 full ads of 20,000", path: "/rest/v1/ads/?itemsPerPage=25&page=40", headers: auth },
+  { name: "GET /ads/ keyword search", path: "/rest/v1/ads/?searchkeyword=fiets&itemsPerPage=25", headers: auth },
 ];
 
 function startServer() {
   const setup = spawnSync("npm", ["run", "db:setup", "--silent"], { env, stdio: "inherit" });
   if (setup.status !== 0) throw new Error("db:setup failed");
+  const seed = spawnSync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--file", "bench/seed-ads.sql"], {
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (seed.status !== 0) throw new Error("seeding the benchmark ads failed");
   const server = spawn(
     "npx",
     [

@@ -1,4 +1,5 @@
 import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
 import { ads, categories, groups, users } from "../db/schema";
@@ -106,21 +107,18 @@ export async function searchAds(db: Db, scope: Scope, q: AdsQueryInput): Promise
     const expression = ORDER_EXPRESSIONS[field] as SQL;
     return descending ? desc(expression) : asc(expression);
   });
+  // Categories and groups are joined only for the filters that read them: the count is the costly part.
+  const needsCatalogue = q.groupId !== undefined || Boolean(q.groupDescription) || Boolean(q.categoryDescription);
+  const withJoins = <T extends SQLiteSelect>(query: T): T => {
+    query.innerJoin(users, eq(users.id, ads.userId));
+    if (needsCatalogue) {
+      query.leftJoin(categories, eq(categories.id, ads.categoryId)).leftJoin(groups, eq(groups.id, categories.groupId));
+    }
+    return query.where(where);
+  };
   const [[total], rows] = await db.batch([
-    db
-      .select({ n: count() })
-      .from(ads)
-      .innerJoin(users, eq(users.id, ads.userId))
-      .leftJoin(categories, eq(categories.id, ads.categoryId))
-      .leftJoin(groups, eq(groups.id, categories.groupId))
-      .where(where),
-    db
-      .select(getTableColumns(ads))
-      .from(ads)
-      .innerJoin(users, eq(users.id, ads.userId))
-      .leftJoin(categories, eq(categories.id, ads.categoryId))
-      .leftJoin(groups, eq(groups.id, categories.groupId))
-      .where(where)
+    withJoins(db.select({ n: count() }).from(ads).$dynamic()),
+    withJoins(db.select(getTableColumns(ads)).from(ads).$dynamic())
       .orderBy(...order, asc(ads.id))
       .limit(itemsPerPage)
       .offset((q.page - 1) * itemsPerPage),

@@ -2,21 +2,9 @@
 // (groups, categories, attribute definitions per portal, action prices). Edit the data here and run
 // `node scripts/catalogue.mjs`, then add a new migration for changes after deployment.
 import { writeFileSync } from "node:fs";
+import attributeValues from "../src/db/attributeValues.json" with { type: "json" };
 
-const CONDITIONS = [
-  "beschreven",
-  "gebruikt",
-  "gedragen",
-  "gelezen",
-  "gereviseerd",
-  "gestempeld",
-  "nieuw",
-  "nieuw in verpakking",
-  "onbeschreven",
-  "postfris",
-  "zo goed als nieuw",
-];
-const DELIVERIES = ["ophalen", "ophalen of verzenden", "verzenden"];
+const { condition: CONDITIONS, delivery: DELIVERIES } = attributeValues;
 const CAR_BRANDS = [
   "Audi",
   "BMW",

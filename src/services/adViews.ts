@@ -4,12 +4,12 @@ import { inList } from "../db/inList";
 import { adAttributes, adPublications, adSettings, type ads, contacts, PUBLISH_PORTALS } from "../db/schema";
 import { formatDateTime } from "../lib/time";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "./catalogue";
+import { contactFields } from "./contacts";
 
 export type AdRow = typeof ads.$inferSelect;
 type AttributeRow = typeof adAttributes.$inferSelect;
 type SettingRow = typeof adSettings.$inferSelect;
 type PublicationRow = typeof adPublications.$inferSelect;
-type ContactRow = typeof contacts.$inferSelect;
 
 export function publishStatus(portal: (typeof PUBLISH_PORTALS)[number], row: PublicationRow | undefined) {
   const status = {
@@ -62,20 +62,6 @@ function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   }));
 }
 
-const contactView = (row: ContactRow) => ({
-  contactId: row.id,
-  name: row.name,
-  address: row.address,
-  houseNumber: row.houseNumber,
-  postalCode: row.postalCode,
-  city: row.city,
-  county: row.county,
-  country: row.county ? "NL" : "",
-  phone: row.phone,
-  website: row.website,
-  chathandle: row.chathandle,
-});
-
 function baseView(catalogue: Catalogue, ad: AdRow, publications: PublicationRow[]) {
   const category = ad.categoryId === null ? undefined : catalogue.categories.get(ad.categoryId);
   const group = category ? catalogue.groups.get(category.groupId) : undefined;
@@ -117,7 +103,7 @@ export type AdView = SimpleAdView & {
   description: string;
   attributes: ReturnType<typeof attributesView>;
   settings: { portal: "portal_a" | "portal_b"; showcontact: boolean; autoreplace: boolean; video: string | null }[];
-  contact: ReturnType<typeof contactView> | false;
+  contact: ReturnType<typeof contactFields> | false;
   provider: Record<string, string> | null;
 };
 
@@ -160,7 +146,7 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
       description: ad.description,
       attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
       settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),
-      contact: contact ? contactView(contact) : false,
+      contact: contact ? contactFields(contact) : false,
       provider: ad.provider ?? null,
     };
   });

@@ -33,10 +33,9 @@ export interface ContactsSummary {
   contacts: ContactView[];
 }
 
-export const toContactView = (row: ContactRow, activeIds: Set<number>): ContactView => ({
-  userId: row.userId,
+/** The contact's own fields, as shown on its own and inside an ad. */
+export const contactFields = (row: ContactRow) => ({
   contactId: row.id,
-  active: activeIds.has(row.id),
   name: row.name,
   address: row.address,
   houseNumber: row.houseNumber,
@@ -48,6 +47,12 @@ export const toContactView = (row: ContactRow, activeIds: Set<number>): ContactV
   phone: row.phone,
   website: row.website,
   chathandle: row.chathandle,
+});
+
+export const toContactView = (row: ContactRow, activeIds: Set<number>): ContactView => ({
+  userId: row.userId,
+  active: activeIds.has(row.id),
+  ...contactFields(row),
 });
 
 /** Ids of the given users' contacts that an active ad uses. */

@@ -1,20 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import attributeValues from "../../db/attributeValues.json";
 import { id, queryBool, queryInt } from "../../lib/fields";
 
-export const CONDITIONS = [
-  "beschreven",
-  "gebruikt",
-  "gedragen",
-  "gelezen",
-  "gereviseerd",
-  "gestempeld",
-  "nieuw",
-  "nieuw in verpakking",
-  "onbeschreven",
-  "postfris",
-  "zo goed als nieuw",
-] as const;
-export const DELIVERIES = ["ophalen", "ophalen of verzenden", "verzenden"] as const;
+/** The allowed values of `condition` and `delivery`, shared with the catalogue (scripts/catalogue.mjs). */
+const [firstCondition, ...otherConditions] = attributeValues.condition;
+const [firstDelivery, ...otherDeliveries] = attributeValues.delivery;
+export const CONDITIONS = [firstCondition as string, ...otherConditions] as const;
+export const DELIVERIES = [firstDelivery as string, ...otherDeliveries] as const;
 export const BUDGET_NOTIFY_LIMITS = [0, 500, 1000, 2500, 5000, 10000, 15000, 20000] as const;
 
 const AttributeDefault = z.discriminatedUnion("key", [

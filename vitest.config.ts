@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { imageOrigin, TEST_IMAGE_MAX_BYTES } from "./test/fixtures/imageOrigin";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -10,10 +11,14 @@ export default defineConfig(async () => {
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
+          outboundService: imageOrigin,
           bindings: {
             TEST_MIGRATIONS: migrations,
             LOG_REQUESTS: "false",
             TOKEN_ENCRYPTION_KEY: "dGVzdC1vbmx5LXRva2VuLWVuY3J5cHRpb24ta2V5LTMy",
+            MEDIA_BASE_URL: "http://api.test/media/",
+            MEDIA_ORIGIN: "http://images.test/media-origin/",
+            IMAGE_MAX_BYTES: String(TEST_IMAGE_MAX_BYTES),
           },
         },
       }),

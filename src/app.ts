@@ -15,8 +15,10 @@ import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
 import { contactsRouter } from "./routes/contacts";
 import { foldersRouter } from "./routes/folders";
+import { imagesRouter } from "./routes/images";
 import { loginLinksRouter } from "./routes/loginLinks";
 import { manufacturersRouter } from "./routes/manufacturers";
+import { mediaRouter } from "./routes/media";
 import { systemRouter } from "./routes/system";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
@@ -41,6 +43,7 @@ const resourceRouters = [
   adSettingsRouter,
   catalogueRouter,
   manufacturersRouter,
+  imagesRouter,
 ];
 
 export function createApp() {
@@ -52,6 +55,7 @@ export function createApp() {
   // Public: no key, no rate limit.
   app.route(BASE_PATH, systemRouter);
   app.get(`${BASE_PATH}/openapi.json`, (c) => c.json(openApiDocument(app, new URL(c.req.url).origin)));
+  app.route("/", mediaRouter);
   app.get("/docs", Scalar({ url: `${BASE_PATH}/openapi.json`, pageTitle: "Classified Advertisement Management API" }));
 
   app.use(`${BASE_PATH}/*`, authenticate, rateLimit, bracketQuery);

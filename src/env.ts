@@ -1,11 +1,13 @@
 import type { RateLimiter } from "./durable/RateLimiter";
 import type { UserTokens } from "./durable/UserTokens";
+import type { Job } from "./jobs/types";
 
 /** Bindings and vars of wrangler.toml; secrets come from `.dev.vars` locally and `wrangler secret put` elsewhere. */
 export interface Env {
   DB: D1Database;
   MEDIA: R2Bucket;
-  JOBS: Queue<unknown>;
+  JOBS: Queue<Job>;
+  IMAGES: ImagesBinding;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   USER_TOKENS: DurableObjectNamespace<UserTokens>;
   ENVIRONMENT: "development" | "sandbox" | "production";
@@ -13,6 +15,11 @@ export interface Env {
   RATE_LIMIT_BURST: string;
   WEBSITE_URL: string;
   LOG_REQUESTS: string;
+  /** Public base of image URLs: the Worker's own /media/ route. */
+  MEDIA_BASE_URL: string;
+  /** Where image `path`s are fetched from (Workers have no server file system). */
+  MEDIA_ORIGIN: string;
+  IMAGE_MAX_BYTES: string;
   TOKEN_ENCRYPTION_KEY?: string;
 }
 

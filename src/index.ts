@@ -1,21 +1,25 @@
 import { app } from "./app";
 import type { Env } from "./env";
+import { handleJobs } from "./jobs/consumer";
+import type { Job } from "./jobs/types";
+import { configureMedia } from "./lib/media";
 
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";
 
 export default {
-  fetch: app.fetch,
-
-  async queue(batch: MessageBatch<unknown>, _env: Env): Promise<void> {
-    // Job handlers arrive with the images and publishing work; until then a job is acknowledged and logged.
-    for (const message of batch.messages) {
-      console.log(JSON.stringify({ level: "info", msg: "job received", queue: batch.queue, id: message.id }));
-      message.ack();
-    }
+  fetch(request, env, ctx) {
+    configureMedia(env);
+    return app.fetch(request, env, ctx);
   },
 
-  async scheduled(controller: ScheduledController, _env: Env): Promise<void> {
+  async queue(batch, env) {
+    configureMedia(env);
+    await handleJobs(batch, env);
+  },
+
+  async scheduled(controller, _env) {
+    // Scheduled work (tasks, autoreplace, housekeeping) arrives with the scheduled-work issue.
     console.log(JSON.stringify({ level: "info", msg: "cron", cron: controller.cron, at: controller.scheduledTime }));
   },
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<Env, Job>;

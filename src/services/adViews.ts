@@ -5,6 +5,7 @@ import { adAttributes, adPublications, adSettings, type ads, contacts, PUBLISH_P
 import { formatDateTime } from "../lib/time";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "./catalogue";
 import { contactFields } from "./contacts";
+import { type ImageView, imagesByAd, imagesQuery, toImageView } from "./images";
 
 export type AdRow = typeof ads.$inferSelect;
 type AttributeRow = typeof adAttributes.$inferSelect;
@@ -62,7 +63,15 @@ function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   }));
 }
 
-function baseView(catalogue: Catalogue, ad: AdRow, publications: PublicationRow[]) {
+type ImageEntry = { row: Parameters<typeof toImageView>[0]; counter: number };
+
+/** `images` of an ad: the list, or false when it has none; `simple` shows the primary image only. */
+const imagesOf = (entries: ImageEntry[] | undefined, simple: boolean) => {
+  if (!entries?.length) return false as const;
+  return (simple ? entries.slice(0, 1) : entries).map(({ row, counter }) => toImageView(row, counter));
+};
+
+function baseView(catalogue: Catalogue, ad: AdRow, publications: PublicationRow[], images: ImageView[] | false) {
   const category = ad.categoryId === null ? undefined : catalogue.categories.get(ad.categoryId);
   const group = category ? catalogue.groups.get(category.groupId) : undefined;
   return {
@@ -90,8 +99,7 @@ function baseView(catalogue: Catalogue, ad: AdRow, publications: PublicationRow[
       retailPrice: ad.retail,
     },
     prices: pricesOf(catalogue, ad.categoryId),
-    // Images arrive with the images resource; until an ad has one the spec's value is false.
-    images: false as const,
+    images,
     portals: portalsOf(publications),
     misc: { licensePlate: ad.licensePlate },
     manufacturerId: ad.manufacturerId,
@@ -122,19 +130,23 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   if (simple) {
-    const publications = groupBy(await db.select().from(adPublications).where(inList(adPublications.adId, ids)));
-    return rows.map((ad) => baseView(catalogue, ad, publications.get(ad.id) ?? []));
+    const [publicationRows, imageRows] = await db.batch([
+      db.select().from(adPublications).where(inList(adPublications.adId, ids)),
+      imagesQuery(db, ids),
+    ]);
+    const publications = groupBy(publicationRows);
+    const images = imagesByAd(imageRows);
+    return rows.map((ad) => baseView(catalogue, ad, publications.get(ad.id) ?? [], imagesOf(images.get(ad.id), true)));
   }
   const contactIds = [...new Set(rows.map((r) => r.contactId).filter((v): v is number => v !== null))];
-  const [attributeRows, settingRows, publicationRows, contactRows] = await db.batch([
+  const [attributeRows, settingRows, publicationRows, contactRows, imageRows] = await db.batch([
     db.select().from(adAttributes).where(inList(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
     db.select().from(adSettings).where(inList(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
     db.select().from(adPublications).where(inList(adPublications.adId, ids)),
-    db
-      .select()
-      .from(contacts)
-      .where(inList(contacts.id, contactIds.length > 0 ? contactIds : [0])),
+    db.select().from(contacts).where(inList(contacts.id, contactIds)),
+    imagesQuery(db, ids),
   ]);
+  const images = imagesByAd(imageRows);
   const attributes = groupBy(attributeRows);
   const settings = groupBy(settingRows as (SettingRow & { adId: number })[]);
   const publications = groupBy(publicationRows);
@@ -142,7 +154,7 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
   return rows.map((ad) => {
     const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);
     return {
-      ...baseView(catalogue, ad, publications.get(ad.id) ?? []),
+      ...baseView(catalogue, ad, publications.get(ad.id) ?? [], imagesOf(images.get(ad.id), false)),
       description: ad.description,
       attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
       settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),

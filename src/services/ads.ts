@@ -11,6 +11,7 @@ import { type AttributeRowInput, checkAttributes } from "./adAttributes";
 import { type AdRow, type AdView, adViews } from "./adViews";
 import { bumpRevisions, USERS_SCOPE, userScope } from "./cache";
 import { type Catalogue, loadCatalogue } from "./catalogue";
+import { deleteObjects, imageObjectsOf } from "./images";
 import { requireUser, type Scope, visibleUsers } from "./scope";
 
 export const ADS_SCOPE = "ads";
@@ -210,10 +211,12 @@ export async function setAdStatus(
   return getAd(db, scope, ad.id);
 }
 
-/** Removes the ad and what hangs below it; a listing on a portal stays (unpublish first). */
-export async function deleteAd(db: Db, scope: Scope, adId: number): Promise<void> {
+/** Removes the ad, what hangs below it and its image files; a listing on a portal stays (unpublish first). */
+export async function deleteAd(db: Db, storage: R2Bucket, scope: Scope, adId: number): Promise<void> {
   const ad = await requireAd(db, scope, adId);
+  const objects = await imageObjectsOf(db, [ad.id]);
   await db.batch([db.delete(ads).where(eq(ads.id, ad.id)), bumpRevisions(db, adWriteScopes(ad.userId))]);
+  await deleteObjects(storage, objects);
 }
 
 export interface BatchItemResult {
@@ -267,11 +270,16 @@ export async function patchAdsBatch(
 
 export async function deleteAdsBatch(
   db: Db,
+  storage: R2Bucket,
   scope: Scope,
   input: { userId?: number | undefined; adId: number[] },
 ): Promise<BatchItemResult[]> {
   const batch = await resolveBatch(db, scope, input);
   if (batch.ok.length > 0) {
+    const objects = await imageObjectsOf(
+      db,
+      batch.ok.map((a) => a.id),
+    );
     await db.batch([
       db.delete(ads).where(
         inList(
@@ -281,6 +289,7 @@ export async function deleteAdsBatch(
       ),
       bumpRevisions(db, batch.scopes),
     ]);
+    await deleteObjects(storage, objects);
   }
   return batch.results();
 }

@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
 import { cacheRevisions } from "../db/schema";
@@ -16,7 +15,7 @@ export const userScope = (userId: number) => `user:${userId}`;
 /** The scopes a write below a user touches: the user's own and the user list (which embeds contacts). */
 export const userWriteScopes = (userId: number) => [userScope(userId), USERS_SCOPE];
 
-export function bumpRevisions(db: Db, scopes: string[]): BatchItem<"sqlite"> {
+export function bumpRevisions(db: Db, scopes: string[]) {
   return db
     .insert(cacheRevisions)
     .values(scopes.map((scope) => ({ scope, revision: 1 })))

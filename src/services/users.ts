@@ -1,7 +1,7 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
-import { ads, contacts, folders, userAdSettings, userSettings, users } from "../db/schema";
+import { adImages, ads, contacts, folders, userAdSettings, userSettings, users } from "../db/schema";
 import { type UserTokens, userTokens } from "../durable/UserTokens";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../lib/dutch";
 import type { Page } from "../lib/envelope";
@@ -10,6 +10,7 @@ import { formatDateTime, nowIso } from "../lib/time";
 import type { UserInput, UserPatch } from "../routes/users/schemas";
 import { bumpRevisions, userWriteScopes } from "./cache";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
+import { deleteObjects } from "./images";
 import { requireInternal, requireUser, type Scope, type UserRow, visibleUsers } from "./scope";
 
 export interface UserView {
@@ -171,6 +172,7 @@ const logDeletion = (userId: number, outcome: string, ip: string | undefined) =>
 export async function deleteUser(
   db: Db,
   tokens: DurableObjectNamespace<UserTokens>,
+  storage: R2Bucket,
   scope: Scope,
   userId: number,
   ip?: string,
@@ -191,6 +193,11 @@ export async function deleteUser(
     return "deleted";
   }
   const now = nowIso();
+  const userAds = db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId));
+  const objects = await db
+    .select({ originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
+    .from(adImages)
+    .where(inArray(adImages.adId, userAds));
   await db.batch([
     db
       .update(users)
@@ -231,10 +238,13 @@ export async function deleteUser(
       })
       .where(eq(contacts.userId, userId)),
     db.update(ads).set({ provider: null }).where(eq(ads.userId, userId)),
+    // Pictures can show people and places: they go too.
+    db.delete(adImages).where(inArray(adImages.adId, userAds)),
     db.delete(userAdSettings).where(eq(userAdSettings.userId, userId)),
     db.delete(folders).where(eq(folders.userId, userId)),
     bump,
   ]);
+  await deleteObjects(storage, objects);
   logDeletion(userId, "anonymised", ip);
   return "anonymised";
 }

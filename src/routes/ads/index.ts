@@ -117,7 +117,7 @@ export const adsRouter = createRouter()
     }),
     async (c) => {
       const { db, scope } = serviceContext(c);
-      return c.json(ok(await deleteAdsBatch(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await deleteAdsBatch(db, c.env.MEDIA, scope, c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -131,7 +131,7 @@ export const adsRouter = createRouter()
     }),
     async (c) => {
       const { db, scope } = serviceContext(c);
-      await deleteAd(db, scope, c.req.valid("param").adId);
+      await deleteAd(db, c.env.MEDIA, scope, c.req.valid("param").adId);
       return c.json(ok([]), 200);
     },
   );

@@ -1,0 +1,70 @@
+/**
+ * Public URLs of stored images. The base is a deployment constant (var MEDIA_BASE_URL), read from the
+ * environment by each entry point (fetch, queue, scheduled) before any work is done.
+ */
+let mediaBase = "/media/";
+
+export function configureMedia(env: { MEDIA_BASE_URL?: string }): void {
+  if (env.MEDIA_BASE_URL) mediaBase = env.MEDIA_BASE_URL.endsWith("/") ? env.MEDIA_BASE_URL : `${env.MEDIA_BASE_URL}/`;
+}
+
+export const mediaUrl = (key: string) => `${mediaBase}${key}`;
+
+/** Magic numbers of the image formats the service accepts. */
+export function sniffImageType(bytes: Uint8Array): "image/jpeg" | "image/png" | "image/gif" | "image/webp" | null {
+  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (
+    starts(0x52, 0x49, 0x46, 0x46) &&
+    bytes[8] === 0x57 &&
+    bytes[9] === 0x45 &&
+    bytes[10] === 0x42 &&
+    bytes[11] === 0x50
+  ) {
+    return "image/webp";
+  }
+  return null;
+}
+
+export const EXTENSIONS = {
+  "image/jpeg": "jpg",
+  "image/png": "png",
+  "image/gif": "gif",
+  "image/webp": "webp",
+} as const;
+
+/**
+ * Hosts an image download may not reach outside local development: loopback, private, link-local and
+ * unique-local addresses given literally, and localhost names. (Workers cannot resolve a name first;
+ * the platform itself refuses connections to its internal network.)
+ */
+export function isPrivateHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal"))
+    return true;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 10 ||
+      a === 127 ||
+      a === 0 ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 169 && b === 254) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
+  }
+  if (host.includes(":"))
+    return (
+      host === "::1" ||
+      host === "::" ||
+      host.startsWith("fc") ||
+      host.startsWith("fd") ||
+      host.startsWith("fe80") ||
+      host.startsWith("::ffff:")
+    );
+  return false;
+}

@@ -1,0 +1,283 @@
+import { z } from "@hono/zod-openapi";
+import { imagesTransformer } from "../../jobs/imageJob";
+import { ok } from "../../lib/envelope";
+import { badRequest } from "../../lib/errors";
+import { id, pathId } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import {
+  deleteAllImages,
+  deleteImages,
+  deleteImagesOfAds,
+  getImages,
+  imageStatus,
+  queueImages,
+  rotateImages,
+  shiftImage,
+  switchImages,
+} from "../../services/images";
+import { serviceContext } from "../context";
+
+const tags = ["Images"];
+
+export const Image = z
+  .object({
+    counter: z.number().int().openapi({ description: "Position, from 1" }),
+    image: z.object({ url: z.string() }),
+    thumbnail: z.object({ url: z.string() }),
+  })
+  .openapi("Image");
+const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
+
+const ImageSource = z
+  .object({
+    url: z
+      .url({ protocol: /^https?$/, error: "must be an http or https URL" })
+      .max(2048)
+      .optional(),
+    path: z
+      .string()
+      .min(1)
+      .max(1024)
+      .refine((p) => !p.split("/").includes(".."), { error: "must not contain .." })
+      .optional()
+      .openapi({ description: "Resolved against the configured media origin (MEDIA_ORIGIN)" }),
+  })
+  .refine((s) => (s.url === undefined) !== (s.path === undefined), { error: "give either url or path" });
+
+const ImagesRequest = z
+  .object({
+    adId: id().optional().openapi({ description: "Must match the path when given" }),
+    images: z
+      .array(z.object({ image: ImageSource }))
+      .min(1)
+      .max(100),
+    autoupdate: z.boolean().default(true).openapi({ description: "Push the new images to the portals the ad is on" }),
+  })
+  .openapi("ImagesRequest");
+
+const counters = (min: number, max: number) => z.array(z.number().int().min(1)).min(min).max(max);
+const adIdParam = z.object({ adId: pathId("adId") });
+
+const ImageStatus = z
+  .object({
+    jobId: z.number().int(),
+    adId: z.number().int(),
+    images: z
+      .array(z.object({ URL: z.string(), path: z.string() }))
+      .openapi({ description: "The image source; one is empty" }),
+    created: z.string(),
+    processing: z.boolean(),
+    done: z.boolean(),
+    result: z.boolean(),
+    reason: z.string().openapi({ description: "Why a done job failed; empty otherwise" }),
+  })
+  .openapi("ImageStatus");
+
+const ImageStatusRequest = z
+  .object({
+    userId: id(),
+    adId: z
+      .union([id(), z.array(id()).max(1000)])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
+  })
+  .openapi("ImageStatusRequest");
+
+const queueRoute = (method: "post" | "put", summary: string) =>
+  apiRoute({
+    method,
+    path: "/images/{adId}",
+    tags,
+    summary,
+    description: "Each image becomes a job (see /imagestatus/); the answer shows the images stored so far.",
+    request: { params: adIdParam, body: jsonBody(ImagesRequest) },
+    response: envelope(AdImages),
+  });
+
+export const imagesRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/images/{adId}",
+      tags,
+      summary: "The ad's images in order",
+      request: { params: adIdParam },
+      response: envelope(AdImages),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await getImages(db, scope, c.req.valid("param").adId)), 200);
+    },
+  )
+  .openapi(queueRoute("post", "Replace all images of the ad with the given ones"), async (c) => {
+    const { adId } = c.req.valid("param");
+    const body = c.req.valid("json");
+    if (body.adId !== undefined && body.adId !== adId)
+      throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace: true })), 200);
+  })
+  .openapi(queueRoute("put", "Add images after the ad's current ones"), async (c) => {
+    const { adId } = c.req.valid("param");
+    const body = c.req.valid("json");
+    if (body.adId !== undefined && body.adId !== adId)
+      throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace: false })), 200);
+  })
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/images/batch",
+      tags,
+      summary: "Remove all images of several ads of a user",
+      request: {
+        body: jsonBody(z.object({ userId: id(), adId: z.array(id()).min(1).max(100) }).openapi("DeleteImagesBatch")),
+      },
+      response: envelope(z.literal(false)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      await deleteImagesOfAds(db, c.env.MEDIA, scope, c.req.valid("json"));
+      return c.json(ok(false as const), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/images/{adId}",
+      tags,
+      summary: "Remove all images of the ad",
+      request: { params: adIdParam },
+      response: envelope(z.literal(false)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      await deleteAllImages(db, c.env.MEDIA, scope, c.req.valid("param").adId);
+      return c.json(ok(false as const), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/images",
+      tags,
+      summary: "Remove the given images; the rest are numbered again from 1",
+      request: { body: jsonBody(z.object({ adId: id(), images: counters(1, 100) }).openapi("DeleteImages")) },
+      response: envelope(AdImages),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await deleteImages(db, c.env.MEDIA, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imageswitch",
+      tags,
+      summary: "Swap the positions of two images",
+      request: {
+        body: jsonBody(
+          z
+            .object({ adId: id(), images: z.tuple([z.number().int().min(1), z.number().int().min(1)]) })
+            .openapi("SwitchImages"),
+        ),
+      },
+      response: envelope(z.array(Image)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await switchImages(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imageshift",
+      tags,
+      summary: "Move the image at the first counter to the position of the second",
+      request: {
+        body: jsonBody(
+          z
+            .object({ adId: id(), images: z.tuple([z.number().int().min(1), z.number().int().min(1)]) })
+            .openapi("ShiftImage"),
+        ),
+      },
+      response: envelope(z.array(Image)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await shiftImage(db, scope, c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagerotate",
+      tags,
+      summary: "Rotate images clockwise by 90, 180 or 270 degrees (original and thumbnail)",
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              adId: id(),
+              images: counters(1, 100),
+              rotate: z.union([z.literal(90), z.literal(180), z.literal(270)]),
+            })
+            .openapi("RotateImages"),
+        ),
+      },
+      response: envelope(z.array(Image)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(
+        ok(await rotateImages(db, c.env.MEDIA, imagesTransformer(c.env.IMAGES), scope, c.req.valid("json"))),
+        200,
+      );
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/imagestatus/{userId}",
+      tags,
+      summary: "Image jobs of the user",
+      request: { params: z.object({ userId: pathId("userId") }) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await imageStatus(db, scope, c.req.valid("param"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/imagestatus/{userId}/{adId}",
+      tags,
+      summary: "Image jobs of one ad",
+      request: { params: z.object({ userId: pathId("userId"), adId: pathId("adId") }) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      const { userId, adId } = c.req.valid("param");
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await imageStatus(db, scope, { userId, adId: [adId] })), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagestatus",
+      tags,
+      summary: "Image jobs of the user's given ads",
+      request: { body: jsonBody(ImageStatusRequest) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await imageStatus(db, scope, c.req.valid("json"))), 200);
+    },
+  );

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
 import { imagesTransformer } from "../../jobs/imageJob";
 import { ok } from "../../lib/envelope";
 import { badRequest } from "../../lib/errors";
@@ -94,6 +96,14 @@ const queueRoute = (method: "post" | "put", summary: string) =>
     response: envelope(AdImages),
   });
 
+/** POST and PUT /images/<adId>: the body's adId, when given, must name the same ad as the path. */
+function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequest>, replace: boolean) {
+  if (body.adId !== undefined && body.adId !== adId)
+    throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
+  const { db, scope } = serviceContext(c);
+  return queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace });
+}
+
 export const imagesRouter = createRouter()
   .openapi(
     apiRoute({
@@ -109,22 +119,12 @@ export const imagesRouter = createRouter()
       return c.json(ok(await getImages(db, scope, c.req.valid("param").adId)), 200);
     },
   )
-  .openapi(queueRoute("post", "Replace all images of the ad with the given ones"), async (c) => {
-    const { adId } = c.req.valid("param");
-    const body = c.req.valid("json");
-    if (body.adId !== undefined && body.adId !== adId)
-      throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace: true })), 200);
-  })
-  .openapi(queueRoute("put", "Add images after the ad's current ones"), async (c) => {
-    const { adId } = c.req.valid("param");
-    const body = c.req.valid("json");
-    if (body.adId !== undefined && body.adId !== adId)
-      throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace: false })), 200);
-  })
+  .openapi(queueRoute("post", "Replace all images of the ad with the given ones"), async (c) =>
+    c.json(ok(await queue(c, c.req.valid("param").adId, c.req.valid("json"), true)), 200),
+  )
+  .openapi(queueRoute("put", "Add images after the ad's current ones"), async (c) =>
+    c.json(ok(await queue(c, c.req.valid("param").adId, c.req.valid("json"), false)), 200),
+  )
   .openapi(
     apiRoute({
       method: "delete",

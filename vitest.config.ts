@@ -15,7 +15,7 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             LOG_REQUESTS: "false",
-            TOKEN_ENCRYPTION_KEY: "dGVzdC1vbmx5LXRva2VuLWVuY3J5cHRpb24ta2V5LTMy",
+            TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
             MEDIA_BASE_URL: "http://api.test/media/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",
             IMAGE_MAX_BYTES: String(TEST_IMAGE_MAX_BYTES),

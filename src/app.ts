@@ -14,15 +14,20 @@ import { adsRouter } from "./routes/ads";
 import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
 import { contactsRouter } from "./routes/contacts";
+import { featuresRouter } from "./routes/features";
 import { foldersRouter } from "./routes/folders";
 import { imagesRouter } from "./routes/images";
 import { loginLinksRouter } from "./routes/loginLinks";
 import { manufacturersRouter } from "./routes/manufacturers";
 import { mediaRouter } from "./routes/media";
+import { oauthPublicRouter, oauthRouter } from "./routes/oauth";
+import { publishRouter } from "./routes/publish";
+import { statusRouter } from "./routes/status";
 import { systemRouter } from "./routes/system";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
+import { walletRouter } from "./routes/wallet";
 
 export const BASE_PATH = "/rest/v1";
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,6 +49,11 @@ const resourceRouters = [
   catalogueRouter,
   manufacturersRouter,
   imagesRouter,
+  oauthRouter,
+  publishRouter,
+  statusRouter,
+  featuresRouter,
+  walletRouter,
 ];
 
 export function createApp() {
@@ -56,6 +66,7 @@ export function createApp() {
   app.route(BASE_PATH, systemRouter);
   app.get(`${BASE_PATH}/openapi.json`, (c) => c.json(openApiDocument(app, new URL(c.req.url).origin)));
   app.route("/", mediaRouter);
+  app.route("/", oauthPublicRouter);
   app.get("/docs", Scalar({ url: `${BASE_PATH}/openapi.json`, pageTitle: "Classified Advertisement Management API" }));
 
   app.use(`${BASE_PATH}/*`, authenticate, rateLimit, bracketQuery);

@@ -1,6 +1,7 @@
 import type { RateLimiter } from "./durable/RateLimiter";
 import type { UserTokens } from "./durable/UserTokens";
 import type { Job } from "./jobs/types";
+import type { MarketplaceSimulator } from "./portals/simulator";
 
 /** Bindings and vars of wrangler.toml; secrets come from `.dev.vars` locally and `wrangler secret put` elsewhere. */
 export interface Env {
@@ -10,6 +11,7 @@ export interface Env {
   IMAGES: ImagesBinding;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   USER_TOKENS: DurableObjectNamespace<UserTokens>;
+  MARKETPLACE_SIMULATOR: DurableObjectNamespace<MarketplaceSimulator>;
   ENVIRONMENT: "development" | "sandbox" | "production";
   RATE_LIMIT_RPS: string;
   RATE_LIMIT_BURST: string;
@@ -20,6 +22,9 @@ export interface Env {
   /** Where image `path`s are fetched from (Workers have no server file system). */
   MEDIA_ORIGIN: string;
   IMAGE_MAX_BYTES: string;
+  /** "simulator" for the bundled marketplace simulator, or the marketplace API's base URL. */
+  PORTAL_A_API: string;
+  PORTAL_B_API: string;
   TOKEN_ENCRYPTION_KEY?: string;
 }
 

@@ -6,6 +6,7 @@ import { configureMedia } from "./lib/media";
 
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";
+export { MarketplaceSimulator } from "./portals/simulator";
 
 export default {
   fetch(request, env, ctx) {

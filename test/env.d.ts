@@ -7,6 +7,6 @@ declare namespace Cloudflare {
   }
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "RateLimiter" | "UserTokens";
+    durableNamespaces: "RateLimiter" | "UserTokens" | "MarketplaceSimulator";
   }
 }

@@ -130,3 +130,41 @@ export const GPSR_VALUES = [
   { key: "manufacturerAddress", value: "Fabrieksweg 1, 1234 AB Utrecht" },
   { key: "manufacturerEmail", value: "veiligheid@meubelfabriek.nl" },
 ];
+
+/** Polls `check` until it returns a value other than undefined (queue work runs beside the tests). */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what = "the condition",
+  tries = 150,
+): Promise<T> {
+  for (let i = 0; i < tries; i += 1) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Activates a user with the token of its creation. */
+export async function activate(key: string, user: { userId: number; activation: { activationtoken: string } }) {
+  const answer = await call("POST", "/user/activate/", {
+    key,
+    body: { userId: user.userId, activationtoken: user.activation.activationtoken },
+  });
+  expect(answer.status).toBe(200);
+}
+
+/** Connects a user to a marketplace through the simulator's OAuth flow, as a browser and a client would. */
+export async function connectPortal(key: string, userId: number, portal: "portal_a" | "portal_b") {
+  const started = await call("POST", `/oauth/${userId}/${portal}/`, { key });
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  const approval = await exports.default.fetch(new Request(started.body.data.redirect, { redirect: "manual" }));
+  expect(approval.status).toBe(302);
+  const callback = new URL(approval.headers.get("Location") as string);
+  const done = await call("PUT", `/oauth/${userId}/${portal}/`, {
+    key,
+    body: { code: callback.searchParams.get("code"), state: callback.searchParams.get("state") },
+  });
+  expect(done.status, JSON.stringify(done.body)).toBe(200);
+  return done.body.data;
+}

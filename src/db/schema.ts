@@ -380,3 +380,127 @@ export const imageJobs = sqliteTable(
   },
   (t) => [index("image_jobs_ad").on(t.adId, t.done), index("image_jobs_user").on(t.userId, t.adId)],
 );
+
+/** A user's OAuth connection to a marketplace. Tokens are AES-GCM encrypted (TOKEN_ENCRYPTION_KEY). */
+export const portalConnections = sqliteTable(
+  "portal_connections",
+  {
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    status: integer("status", { mode: "boolean" }).notNull().default(false),
+    externalUserId: integer("external_user_id"),
+    accessToken: text("access_token"),
+    accessTokenExpire: text("access_token_expire"),
+    refreshToken: text("refresh_token"),
+    email: text("email").notNull().default(""),
+    scope: text("scope", { mode: "json" }).$type<string[]>().notNull().default([]),
+    /** The `state` of the authorization in progress, and when it stops being accepted. */
+    oauthState: text("oauth_state"),
+    oauthStateExpire: text("oauth_state_expire"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.portal] })],
+);
+
+/** Append-only wallet ledger in cents; a balance is the sum of a payer's entries. */
+export const walletEntries = sqliteTable(
+  "wallet_entries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id),
+    amount: integer("amount").notNull(),
+    kind: text("kind", { enum: ["credit", "debit", "charge", "refund"] }).notNull(),
+    description: text("description").notNull(),
+    adId: integer("ad_id"),
+    portal: text("portal"),
+    queueItemId: integer("queue_item_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("wallet_entries_user").on(t.userId),
+    uniqueIndex("wallet_entries_refund_once").on(t.queueItemId, t.kind),
+  ],
+);
+
+/** A queued publish, update, unpublish or feature job for one ad on one portal. */
+export const queueItems = sqliteTable(
+  "queue_items",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    userId: integer("user_id").notNull(),
+    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    action: text("action", { enum: ["publish", "update", "unpublish", "feature"] }).notNull(),
+    feature: text("feature"),
+    images: integer("images", { mode: "boolean" }).notNull().default(true),
+    status: text("status", { enum: ["pending", "processing", "done", "error", "cancelled"] })
+      .notNull()
+      .default("pending"),
+    reason: text("reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("queue_items_ad").on(t.adId, t.portal, t.status)],
+);
+
+/** Paid features of a published ad per portal. */
+export const adFeatures = sqliteTable(
+  "ad_features",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    feature: text("feature").notNull(),
+    pending: integer("pending", { mode: "boolean" }).notNull().default(false),
+    pendingDate: text("pending_date"),
+    error: integer("error", { mode: "boolean" }).notNull().default(false),
+    active: integer("active", { mode: "boolean" }).notNull().default(false),
+    startDate: text("start_date"),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal, t.feature] })],
+);
+
+/** Bids on listings, pulled from the marketplaces. */
+export const bids = sqliteTable(
+  "bids",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    remoteBidId: integer("remote_bid_id").notNull(),
+    amount: integer("amount").notNull(),
+    name: text("name").notNull(),
+    message: text("message").notNull().default(""),
+    isRead: integer("is_read", { mode: "boolean" }).notNull().default(false),
+    placedAt: text("placed_at").notNull(),
+  },
+  (t) => [uniqueIndex("bids_remote").on(t.portal, t.remoteBidId), index("bids_ad").on(t.adId)],
+);
+
+/** Daily statistics of a listing, pulled from the marketplaces. */
+export const adStatistics = sqliteTable(
+  "ad_statistics",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    date: text("date").notNull(),
+    views: integer("views").notNull().default(0),
+    asqs: integer("asqs").notNull().default(0),
+    bids: integer("bids").notNull().default(0),
+    url: integer("url").notNull().default(0),
+    phone: integer("phone").notNull().default(0),
+    favorites: integer("favorites").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal, t.date] })],
+);

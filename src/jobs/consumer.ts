@@ -2,7 +2,9 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
 import type { Env } from "../env";
+import { failItem } from "../services/publishing";
 import { runImageJob } from "./imageJob";
+import { runPublishItem } from "./publishJob";
 import type { Job } from "./types";
 
 /** Seconds before the next try of a job that failed transiently: 2, 4, 8, … up to 5 minutes. */
@@ -12,6 +14,8 @@ async function runJob(env: Env, job: Job): Promise<void> {
   switch (job.kind) {
     case "image":
       return runImageJob(env, job.jobId);
+    case "publish":
+      return runPublishItem(env, job.itemId);
   }
 }
 
@@ -23,6 +27,9 @@ async function giveUp(env: Env, job: Job): Promise<void> {
         .update(imageJobs)
         .set({ processing: false, done: true, result: false, reason: "failed after repeated attempts" })
         .where(eq(imageJobs.id, job.jobId));
+      return;
+    case "publish":
+      await failItem(getDb(env.DB), job.itemId, "the portal kept failing; gave up after repeated attempts");
   }
 }
 

@@ -1,46 +1,18 @@
 import { asc } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
-import { adAttributes, adPublications, adSettings, type ads, contacts, PUBLISH_PORTALS } from "../db/schema";
+import { adAttributes, adFeatures, adPublications, adSettings, type ads, contacts } from "../db/schema";
 import { formatDateTime } from "../lib/time";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "./catalogue";
 import { contactFields } from "./contacts";
 import { type ImageView, imagesByAd, imagesQuery, toImageView } from "./images";
+import { portalStatuses } from "./portalStatus";
 
 export type AdRow = typeof ads.$inferSelect;
 type AttributeRow = typeof adAttributes.$inferSelect;
 type SettingRow = typeof adSettings.$inferSelect;
 type PublicationRow = typeof adPublications.$inferSelect;
-
-export function publishStatus(portal: (typeof PUBLISH_PORTALS)[number], row: PublicationRow | undefined) {
-  const status = {
-    pending: row?.pending ?? false,
-    pendingDate: formatDateTime(row?.pendingDate),
-    processing: row?.processing ?? false,
-    processingDate: formatDateTime(row?.processingDate),
-    error: row?.error ?? false,
-    active: row?.active ?? false,
-    online: row?.online ?? false,
-    startDate: formatDateTime(row?.startDate),
-    closeDate: formatDateTime(row?.closeDate),
-    remoteAdId: row?.remoteAdId ?? 0,
-  };
-  // The website is the platform's own portal: no client or queue result of a marketplace.
-  return portal === "website"
-    ? status
-    : { ...status, clientResult: row?.clientResult ?? false, queueResult: row?.queueResult ?? false };
-}
-
-/** The `portals` list of an ad: one status object per portal, unset flags false. */
-export const portalsOf = (rows: PublicationRow[]) =>
-  PUBLISH_PORTALS.map((portal) => ({
-    portal,
-    publish: publishStatus(
-      portal,
-      rows.find((r) => r.portal === portal),
-    ),
-    features: false as const,
-  }));
+type FeatureRow = typeof adFeatures.$inferSelect;
 
 function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   const byPortal = new Map<string, AttributeRow[]>();
@@ -71,7 +43,13 @@ const imagesOf = (entries: ImageEntry[] | undefined, simple: boolean) => {
   return (simple ? entries.slice(0, 1) : entries).map(({ row, counter }) => toImageView(row, counter));
 };
 
-function baseView(catalogue: Catalogue, ad: AdRow, publications: PublicationRow[], images: ImageView[] | false) {
+function baseView(
+  catalogue: Catalogue,
+  ad: AdRow,
+  publications: PublicationRow[],
+  features: FeatureRow[],
+  images: ImageView[] | false,
+) {
   const category = ad.categoryId === null ? undefined : catalogue.categories.get(ad.categoryId);
   const group = category ? catalogue.groups.get(category.groupId) : undefined;
   return {
@@ -100,7 +78,7 @@ function baseView(catalogue: Catalogue, ad: AdRow, publications: PublicationRow[
     },
     prices: pricesOf(catalogue, ad.categoryId),
     images,
-    portals: portalsOf(publications),
+    portals: portalStatuses(publications, features),
     misc: { licensePlate: ad.licensePlate },
     manufacturerId: ad.manufacturerId,
   };
@@ -130,23 +108,35 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   if (simple) {
-    const [publicationRows, imageRows] = await db.batch([
+    const [publicationRows, featureRows, imageRows] = await db.batch([
       db.select().from(adPublications).where(inList(adPublications.adId, ids)),
+      db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
       imagesQuery(db, ids),
     ]);
     const publications = groupBy(publicationRows);
+    const features = groupBy(featureRows);
     const images = imagesByAd(imageRows);
-    return rows.map((ad) => baseView(catalogue, ad, publications.get(ad.id) ?? [], imagesOf(images.get(ad.id), true)));
+    return rows.map((ad) =>
+      baseView(
+        catalogue,
+        ad,
+        publications.get(ad.id) ?? [],
+        features.get(ad.id) ?? [],
+        imagesOf(images.get(ad.id), true),
+      ),
+    );
   }
   const contactIds = [...new Set(rows.map((r) => r.contactId).filter((v): v is number => v !== null))];
-  const [attributeRows, settingRows, publicationRows, contactRows, imageRows] = await db.batch([
+  const [attributeRows, settingRows, publicationRows, contactRows, imageRows, featureRows] = await db.batch([
     db.select().from(adAttributes).where(inList(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
     db.select().from(adSettings).where(inList(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
     db.select().from(adPublications).where(inList(adPublications.adId, ids)),
     db.select().from(contacts).where(inList(contacts.id, contactIds)),
     imagesQuery(db, ids),
+    db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
   ]);
   const images = imagesByAd(imageRows);
+  const features = groupBy(featureRows);
   const attributes = groupBy(attributeRows);
   const settings = groupBy(settingRows as (SettingRow & { adId: number })[]);
   const publications = groupBy(publicationRows);
@@ -154,7 +144,13 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
   return rows.map((ad) => {
     const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);
     return {
-      ...baseView(catalogue, ad, publications.get(ad.id) ?? [], imagesOf(images.get(ad.id), false)),
+      ...baseView(
+        catalogue,
+        ad,
+        publications.get(ad.id) ?? [],
+        features.get(ad.id) ?? [],
+        imagesOf(images.get(ad.id), false),
+      ),
       description: ad.description,
       attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
       settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),

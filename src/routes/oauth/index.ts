@@ -1,0 +1,133 @@
+import { z } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import type { AppEnv } from "../../env";
+import { ok } from "../../lib/envelope";
+import { ApiError } from "../../lib/errors";
+import { pathId, queryBool } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { type MarketplacePortal, PortalGateway } from "../../portals/gateway";
+import { userScope } from "../../services/cache";
+import { completeConnection, disconnect, getConnection, startConnection } from "../../services/portalConnections";
+import { serviceContext } from "../context";
+
+const tags = ["Portal connection"];
+const PORTALS = ["portal_a", "portal_b"] as const;
+const params = z.object({
+  userId: pathId("userId"),
+  portal: z.enum(PORTALS).openapi({ param: { name: "portal", in: "path" } }),
+});
+
+const Connection = z
+  .object({
+    userId: z.number().int(),
+    portal: z.enum(PORTALS),
+    status: z.boolean().openapi({ description: "connected" }),
+    externalUserId: z.number().int(),
+    accessToken: z.string().openapi({ description: "Masked: the token itself is never shown" }),
+    accessTokenExpire: z.string().openapi({ description: "Empty when none" }),
+    refreshToken: z.string().openapi({ description: "Masked" }),
+    email: z.string(),
+    scope: z.array(z.string()),
+  })
+  .openapi("PortalConnection");
+
+const publicOrigin = (url: string) => new URL(url).origin;
+
+export const oauthRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/oauth/{userId}/{portal}",
+      tags,
+      summary: "Whether the user is connected to the portal",
+      request: { params, query: z.object({ useCache: queryBool().optional() }) },
+      response: envelope(Connection),
+    }),
+    async (c) => {
+      const { userId, portal } = c.req.valid("param");
+      const { db, scope } = serviceContext(c);
+      return c.json(
+        await withCache(c, c.req.valid("query").useCache, [userScope(userId)], async () =>
+          ok(await getConnection(db, scope, userId, portal)),
+        ),
+        200,
+      );
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/oauth/{userId}/{portal}",
+      tags,
+      summary: "Start connecting: answers the URL to send the user to; earlier tokens are revoked",
+      request: { params },
+      response: envelope(z.object({ redirect: z.string() })),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(
+        ok(await startConnection(db, c.env, scope, { ...c.req.valid("param"), publicOrigin: publicOrigin(c.req.url) })),
+        200,
+      );
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/oauth/{userId}/{portal}",
+      tags,
+      summary: "Finish connecting with the code (and state) the portal returned",
+      request: {
+        params,
+        body: jsonBody(
+          z
+            .object({ code: z.string().min(1).max(512), state: z.string().max(512).optional() })
+            .openapi("CompleteConnection"),
+        ),
+      },
+      response: envelope(Connection),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      const input = { ...c.req.valid("param"), ...c.req.valid("json"), publicOrigin: publicOrigin(c.req.url) };
+      return c.json(ok(await completeConnection(db, c.env, scope, input)), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/oauth/{userId}/{portal}",
+      tags,
+      summary: "Disconnect: the tokens are revoked",
+      request: { params },
+      response: envelope(Connection),
+    }),
+    async (c) => {
+      const { userId, portal } = c.req.valid("param");
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await disconnect(db, c.env, scope, userId, portal)), 200);
+    },
+  );
+
+const isPortal = (value: string): value is MarketplacePortal => (PORTALS as readonly string[]).includes(value);
+
+/**
+ * Public (keyless) routes of the OAuth flow: the page the portal sends the user back to, which shows
+ * the code and state to hand to PUT /oauth/<userId>/<portal>/, and the bundled simulator's own pages.
+ */
+export const oauthPublicRouter = new Hono<AppEnv>()
+  .get("/oauth/callback/:portal", (c) =>
+    c.json(ok({ portal: c.req.param("portal"), code: c.req.query("code") ?? "", state: c.req.query("state") ?? "" })),
+  )
+  .all("/simulator/:portal/*", async (c) => {
+    const portal = c.req.param("portal");
+    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator)
+      throw new ApiError(404, ["no simulator for this portal"]);
+    const url = new URL(c.req.url);
+    const forwarded = new Request(
+      `https://simulator.internal${url.pathname.replace(/^\/simulator/, "")}${url.search}`,
+      c.req.raw,
+    );
+    return c.env.MARKETPLACE_SIMULATOR.get(c.env.MARKETPLACE_SIMULATOR.idFromName(portal)).fetch(forwarded);
+  });

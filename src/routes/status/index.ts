@@ -1,0 +1,82 @@
+import { z } from "@hono/zod-openapi";
+import { list, ok } from "../../lib/envelope";
+import { id, pathId } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { adStatuses, statusTotals } from "../../services/status";
+import { PortalStatus } from "../ads/schemas";
+import { serviceContext } from "../context";
+
+const tags = ["Status"];
+const AdStatus = z.object({ adId: z.number().int(), portals: z.array(PortalStatus) }).openapi("AdPublishStatus");
+
+const StatusRequest = z
+  .object({
+    userId: id(),
+    adId: z.union([id(), z.array(id()).max(1000)]).transform((v) => (Array.isArray(v) ? v : [v])),
+    force: z.boolean().default(false).openapi({ description: "Ask the portals for the live state first (slower)" }),
+    page: z.number().int().min(1).default(1),
+    itemsPerPage: z.number().int().min(1).max(1000).default(1000),
+  })
+  .openapi("StatusRequest");
+
+export const statusRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/status/totals/{userId}",
+      tags,
+      summary: "The number of the user's ads per ad status",
+      request: { params: z.object({ userId: pathId("userId") }) },
+      response: envelope(
+        z.object({
+          userId: z.number().int(),
+          active: z.number().int(),
+          concept: z.number().int(),
+          archive: z.number().int(),
+          total: z.number().int(),
+        }),
+      ),
+    }),
+    async (c) => {
+      const { db, scope } = serviceContext(c);
+      return c.json(ok(await statusTotals(db, scope, c.req.valid("param").userId)), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/status/{userId}/{adId}",
+      tags,
+      summary: "Publication status of an ad on every portal",
+      request: { params: z.object({ userId: pathId("userId"), adId: pathId("adId") }) },
+      response: listEnvelope(AdStatus),
+    }),
+    async (c) => {
+      const { userId, adId } = c.req.valid("param");
+      const { db, scope } = serviceContext(c);
+      const startedAt = Date.now();
+      return c.json(
+        list(
+          await adStatuses(db, c.env, scope, { userId, adIds: [adId], force: false, page: 1, itemsPerPage: 1 }),
+          startedAt,
+        ),
+        200,
+      );
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/status",
+      tags,
+      summary: "Publication status of several ads",
+      request: { body: jsonBody(StatusRequest) },
+      response: listEnvelope(AdStatus),
+    }),
+    async (c) => {
+      const { adId, ...body } = c.req.valid("json");
+      const { db, scope } = serviceContext(c);
+      const startedAt = Date.now();
+      return c.json(list(await adStatuses(db, c.env, scope, { ...body, adIds: adId }), startedAt), 200);
+    },
+  );

@@ -1,0 +1,182 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { portalConnections } from "../db/schema";
+import type { Env } from "../env";
+import { randomToken } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
+import { mask, open, seal } from "../lib/secretBox";
+import { formatDateTime, nowIso } from "../lib/time";
+import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../portals/gateway";
+import { requireUser, type Scope } from "./scope";
+
+const STATE_TTL_MS = 10 * 60 * 1000;
+type ConnectionRow = typeof portalConnections.$inferSelect;
+
+/** The spec's portal connection; token fields exist but never show a token. */
+export const connectionView = (userId: number, portal: MarketplacePortal, row: ConnectionRow | undefined) => ({
+  userId,
+  portal,
+  status: row?.status ?? false,
+  externalUserId: row?.externalUserId ?? 0,
+  accessToken: mask(Boolean(row?.accessToken)),
+  accessTokenExpire: row?.accessTokenExpire ? formatDateTime(row.accessTokenExpire) : "",
+  refreshToken: mask(Boolean(row?.refreshToken)),
+  email: row?.email ?? "",
+  scope: row?.scope ?? [],
+});
+
+async function loadConnection(db: Db, userId: number, portal: MarketplacePortal) {
+  return db
+    .select()
+    .from(portalConnections)
+    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)))
+    .get();
+}
+
+export async function getConnection(db: Db, scope: Scope, userId: number, portal: MarketplacePortal) {
+  await requireUser(db, scope, userId);
+  return connectionView(userId, portal, await loadConnection(db, userId, portal));
+}
+
+const callbackUrl = (publicOrigin: string, portal: MarketplacePortal) => `${publicOrigin}/oauth/callback/${portal}`;
+
+const cleared = {
+  status: false,
+  externalUserId: null,
+  accessToken: null,
+  accessTokenExpire: null,
+  refreshToken: null,
+  email: "",
+  scope: [],
+};
+
+/** POST: starts the authorization; every earlier token of the user on the portal is revoked. */
+export async function startConnection(
+  db: Db,
+  env: Env,
+  scope: Scope,
+  input: { userId: number; portal: MarketplacePortal; publicOrigin: string },
+) {
+  await requireUser(db, scope, input.userId);
+  const state = randomToken(16);
+  const values = {
+    ...cleared,
+    oauthState: state,
+    oauthStateExpire: new Date(Date.now() + STATE_TTL_MS).toISOString(),
+    updatedAt: nowIso(),
+  };
+  await db
+    .insert(portalConnections)
+    .values({ userId: input.userId, portal: input.portal, ...values })
+    .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values });
+  const gateway = new PortalGateway(env, input.portal);
+  return {
+    redirect: gateway.authorizeUrl(input.publicOrigin, {
+      state,
+      redirectUri: callbackUrl(input.publicOrigin, input.portal),
+    }),
+  };
+}
+
+async function storeTokens(db: Db, env: Env, userId: number, portal: MarketplacePortal, tokens: TokenSet) {
+  const values = {
+    status: true,
+    externalUserId: tokens.account.id,
+    accessToken: await seal(tokens.accessToken, env.TOKEN_ENCRYPTION_KEY),
+    accessTokenExpire: tokens.expiresAt.toISOString(),
+    refreshToken: await seal(tokens.refreshToken, env.TOKEN_ENCRYPTION_KEY),
+    email: tokens.account.email,
+    scope: tokens.scope,
+    oauthState: null,
+    oauthStateExpire: null,
+    updatedAt: nowIso(),
+  };
+  return db
+    .insert(portalConnections)
+    .values({ userId, portal, ...values })
+    .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values })
+    .returning()
+    .get();
+}
+
+/** PUT: exchanges the authorization code for tokens; a wrong state or code is refused. */
+export async function completeConnection(
+  db: Db,
+  env: Env,
+  scope: Scope,
+  input: { userId: number; portal: MarketplacePortal; code: string; state?: string | undefined; publicOrigin: string },
+) {
+  await requireUser(db, scope, input.userId);
+  const current = await loadConnection(db, input.userId, input.portal);
+  if (!current?.oauthState || !current.oauthStateExpire || current.oauthStateExpire < nowIso()) {
+    throw new ApiError(409, ["portal: no authorization in progress; start one with POST /oauth/<userId>/<portal>/"]);
+  }
+  if (input.state !== undefined && input.state !== current.oauthState)
+    throw new ApiError(400, ["state: does not match the authorization"]);
+  try {
+    const tokens = await new PortalGateway(env, input.portal).exchangeCode(
+      input.code,
+      callbackUrl(input.publicOrigin, input.portal),
+    );
+    return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
+  } catch (error) {
+    if (error instanceof PortalError && error.kind !== "transient")
+      throw new ApiError(400, ["code: refused by the portal"]);
+    throw error;
+  }
+}
+
+/** DELETE: revokes the tokens at the portal (best effort) and forgets them. */
+export async function disconnect(db: Db, env: Env, scope: Scope, userId: number, portal: MarketplacePortal) {
+  await requireUser(db, scope, userId);
+  const current = await loadConnection(db, userId, portal);
+  if (current?.refreshToken) {
+    await new PortalGateway(env, portal)
+      .revoke(await open(current.refreshToken, env.TOKEN_ENCRYPTION_KEY))
+      .catch(() => undefined);
+  }
+  const values = { ...cleared, oauthState: null, oauthStateExpire: null, updatedAt: nowIso() };
+  await db
+    .update(portalConnections)
+    .set(values)
+    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)));
+  return connectionView(userId, portal, undefined);
+}
+
+export async function isConnected(db: Db, userId: number, portal: MarketplacePortal): Promise<boolean> {
+  return (await loadConnection(db, userId, portal))?.status ?? false;
+}
+
+/**
+ * Runs a marketplace call with the user's access token: refreshed first when it has expired, and once
+ * more when the portal does not accept it.
+ */
+export async function withAccessToken<T>(
+  db: Db,
+  env: Env,
+  userId: number,
+  portal: MarketplacePortal,
+  call: (gateway: PortalGateway, token: string) => Promise<T>,
+): Promise<T> {
+  const gateway = new PortalGateway(env, portal);
+  const current = await loadConnection(db, userId, portal);
+  if (!current?.status || !current.accessToken || !current.refreshToken) {
+    throw new PortalError("refused", "user is not connected to the portal");
+  }
+  const refresh = async (row: ConnectionRow) => {
+    const tokens = await gateway.refresh(await open(row.refreshToken as string, env.TOKEN_ENCRYPTION_KEY));
+    await storeTokens(db, env, userId, portal, tokens);
+    return tokens.accessToken;
+  };
+  let token =
+    current.accessTokenExpire && current.accessTokenExpire > nowIso()
+      ? await open(current.accessToken, env.TOKEN_ENCRYPTION_KEY)
+      : await refresh(current);
+  try {
+    return await call(gateway, token);
+  } catch (error) {
+    if (!(error instanceof PortalError) || error.kind !== "unauthorized") throw error;
+    token = await refresh((await loadConnection(db, userId, portal)) as ConnectionRow);
+    return call(gateway, token);
+  }
+}

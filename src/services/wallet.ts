@@ -1,0 +1,96 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { userSettings, walletEntries } from "../db/schema";
+import { formatDateTime } from "../lib/time";
+import { requireInternal, requireUser, type Scope } from "./scope";
+
+/** Whose wallet pays for a user's actions: its walletUserId when set, otherwise the user itself. */
+export async function payerOf(db: Db, userId: number): Promise<number> {
+  const row = await db
+    .select({ walletUserId: userSettings.walletUserId })
+    .from(userSettings)
+    .where(eq(userSettings.userId, userId))
+    .get();
+  return row?.walletUserId ?? userId;
+}
+
+export const balanceQuery = (db: Db, userId: number) =>
+  db
+    .select({ balance: sql<number>`coalesce(sum(${walletEntries.amount}), 0)` })
+    .from(walletEntries)
+    .where(eq(walletEntries.userId, userId));
+
+export async function balanceOf(db: Db, userId: number): Promise<number> {
+  return (await balanceQuery(db, userId).get())?.balance ?? 0;
+}
+
+const entryView = (row: typeof walletEntries.$inferSelect) => ({
+  entryId: row.id,
+  amount: row.amount,
+  kind: row.kind,
+  description: row.description,
+  adId: row.adId,
+  portal: row.portal,
+  created: formatDateTime(row.createdAt),
+});
+
+export async function getWallet(db: Db, scope: Scope, userId: number) {
+  await requireUser(db, scope, userId);
+  const [[balance], entries] = await db.batch([
+    balanceQuery(db, userId),
+    db.select().from(walletEntries).where(eq(walletEntries.userId, userId)).orderBy(desc(walletEntries.id)).limit(100),
+  ]);
+  return { userId, balance: balance?.balance ?? 0, entries: entries.map(entryView) };
+}
+
+/** POST /wallet/ (internal clients): a positive amount credits, a negative one debits. */
+export async function adjustWallet(
+  db: Db,
+  scope: Scope,
+  input: { userId: number; amount: number; description: string },
+) {
+  requireInternal(scope, "wallet");
+  await requireUser(db, scope, input.userId);
+  await db.insert(walletEntries).values({
+    userId: input.userId,
+    amount: input.amount,
+    kind: input.amount >= 0 ? "credit" : "debit",
+    description: input.description,
+  });
+  return getWallet(db, scope, input.userId);
+}
+
+/**
+ * A charge for a queue item, written only when the payer's balance covers it: one statement, so two
+ * concurrent charges cannot both spend the same money. Returns whether it was written.
+ */
+export function chargeStatement(
+  db: Db,
+  charge: { payerId: number; amount: number; description: string; adId: number; portal: string; queueItemId: unknown },
+) {
+  return sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
+    SELECT ${charge.payerId}, ${-charge.amount}, 'charge', ${charge.description}, ${charge.adId}, ${charge.portal}, ${charge.queueItemId}
+    WHERE (SELECT coalesce(sum(amount), 0) FROM wallet_entries WHERE user_id = ${charge.payerId}) >= ${charge.amount}`;
+}
+
+/** Gives back the charge of a queue item the portal refused; the ledger's unique key makes it happen once. */
+export async function refundQueueItem(db: Db, queueItemId: number, reason: string): Promise<void> {
+  const charge = await db
+    .select()
+    .from(walletEntries)
+    .where(and(eq(walletEntries.queueItemId, queueItemId), eq(walletEntries.kind, "charge")))
+    .get();
+  if (!charge) return;
+  await db
+    .insert(walletEntries)
+    .values({
+      userId: charge.userId,
+      amount: -charge.amount,
+      kind: "refund",
+      description: `refund: ${reason}`,
+      adId: charge.adId,
+      portal: charge.portal,
+      queueItemId,
+    })
+    .onConflictDoNothing();
+}

@@ -1,0 +1,268 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  activate,
+  call,
+  connectPortal,
+  createAd,
+  createUser,
+  eventually,
+  expectEnvelope,
+  GPSR_VALUES,
+  newClient,
+} from "../harness";
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  key = (await newClient({ partner: true })).key;
+  internalKey = (await newClient({ internal: true })).key;
+});
+
+/** An active user connected to portal_a, with money in the wallet. */
+async function seller(credit = 10_000, overrides: Record<string, unknown> = {}) {
+  const user = await createUser(key, { companyName: null, ...overrides });
+  await activate(key, user);
+  await connectPortal(key, user.userId, "portal_a");
+  if (credit)
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: user.userId, amount: credit, description: "opwaardering" },
+    });
+  return user.userId as number;
+}
+
+const status = async (userId: number, adId: number, portal = "portal_a") => {
+  const answer = await call("GET", `/status/${userId}/${adId}`, { key });
+  return answer.body.data[0].portals.find((p: { portal: string }) => p.portal === portal).publish;
+};
+const settledStatus = (userId: number, adId: number, portal = "portal_a") =>
+  eventually(async () => {
+    const publish = await status(userId, adId, portal);
+    return publish.pending || publish.processing ? undefined : publish;
+  }, `ad ${adId} on ${portal}`);
+const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
+
+describe("portal connection", () => {
+  it("connects through the redirect, shows masked tokens, and disconnects", async () => {
+    const user = await createUser(key);
+    const before = await call("GET", `/oauth/${user.userId}/portal_a/`, { key });
+    expect(before.body.data).toMatchObject({ status: false, accessToken: "", scope: [] });
+    const connection = await connectPortal(key, user.userId, "portal_a");
+    expect(connection).toMatchObject({
+      userId: user.userId,
+      portal: "portal_a",
+      status: true,
+      accessToken: "********",
+      refreshToken: "********",
+    });
+    expect(connection.externalUserId).toBeGreaterThan(0);
+    expect(connection.scope).toContain("listings");
+    const stored = await env.DB.prepare("SELECT access_token FROM portal_connections WHERE user_id = ?")
+      .bind(user.userId)
+      .first<{ access_token: string }>();
+    expect(stored?.access_token).toMatch(/^v1\./);
+
+    const gone = await call("DELETE", `/oauth/${user.userId}/portal_a/`, { key });
+    expectEnvelope(gone, 200);
+    expect(gone.body.data).toMatchObject({ status: false, accessToken: "", refreshToken: "", scope: [] });
+  });
+
+  it("refuses a wrong state or code", async () => {
+    const user = await createUser(key);
+    const started = await call("POST", `/oauth/${user.userId}/portal_b/`, { key });
+    const wrongState = await call("PUT", `/oauth/${user.userId}/portal_b/`, {
+      key,
+      body: { code: "x", state: "not-the-state" },
+    });
+    expectEnvelope(wrongState, 400);
+    expect(wrongState.body.errors).toEqual(["state: does not match the authorization"]);
+    const state = new URL(started.body.data.redirect).searchParams.get("state");
+    const wrongCode = await call("PUT", `/oauth/${user.userId}/portal_b/`, { key, body: { code: "made-up", state } });
+    expectEnvelope(wrongCode, 400);
+    expect(wrongCode.body.errors).toEqual(["code: refused by the portal"]);
+  });
+});
+
+describe("publishing", () => {
+  it("queues, publishes through the simulator, charges once and shows the status", async () => {
+    const userId = await seller();
+    const ad = await createAd(key, userId, { categoryId: 9204, title: "Brommer Vespa" });
+    const cost = ad.prices.portal_a[0].priceTotal;
+    expect(cost).toBeGreaterThan(0);
+    const queued = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
+    expectEnvelope(queued, 200);
+    expect(queued.body.data).toEqual([]);
+    expect(await balance(userId)).toBe(10_000 - cost);
+
+    const publish = await settledStatus(userId, ad.adId);
+    expect(publish).toMatchObject({ active: true, online: true, error: false, clientResult: true, queueResult: true });
+    expect(publish.remoteAdId).toBeGreaterThan(0);
+    expect(publish.closeDate).not.toBe("0000-00-00 00:00:00");
+
+    // Publishing again updates, free of charge.
+    expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
+    await settledStatus(userId, ad.adId);
+    expect(await balance(userId)).toBe(10_000 - cost);
+
+    const listed = await call("GET", `/ads/?adId=${ad.adId}`, { key });
+    expect(listed.body.data[0].portals[0].publish.remoteAdId).toBe(publish.remoteAdId);
+
+    expectEnvelope(
+      await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }),
+      200,
+    );
+    const after = await settledStatus(userId, ad.adId);
+    expect(after).toMatchObject({ active: false, online: false });
+  });
+
+  it("publishes to the website without a connection", async () => {
+    const user = await createUser(key, { externalUserId: 3 });
+    await activate(key, user);
+    const ad = await createAd(key, user.userId);
+    expectEnvelope(
+      await call("POST", "/publish/", { key, body: { userId: user.userId, adId: ad.adId, portal: "website" } }),
+      200,
+    );
+    const publish = await settledStatus(user.userId, ad.adId, "website");
+    expect(publish).toMatchObject({ active: true, online: true, remoteAdId: ad.adId });
+    expect(publish).not.toHaveProperty("clientResult");
+  });
+
+  it("refuses with the spec's text form before queueing", async () => {
+    const locked = await createUser(key, { externalUserId: 5 });
+    const lockedAd = await createAd(key, locked.userId);
+    const lockedAnswer = await call("POST", "/publish/", {
+      key,
+      body: { userId: locked.userId, adId: lockedAd.adId, portal: "website" },
+    });
+    expectEnvelope(lockedAnswer, 409);
+    expect(lockedAnswer.body.errors).toEqual([`portal: website - adId: ${lockedAd.adId} - user is locked`]);
+
+    const unconnected = await createUser(key, { externalUserId: 6 });
+    await activate(key, unconnected);
+    const unconnectedAd = await createAd(key, unconnected.userId);
+    const notConnected = await call("POST", "/publish/", {
+      key,
+      body: { userId: unconnected.userId, adId: unconnectedAd.adId, portal: "portal_b" },
+    });
+    expect(notConnected.body.errors).toEqual([
+      `portal: portal_b - adId: ${unconnectedAd.adId} - user is not connected to the portal`,
+    ]);
+
+    const userId = await seller(0);
+    const missing = await call("POST", "/publish/", { key, body: { userId, adId: 99999999, portal: "portal_a" } });
+    expectEnvelope(missing, 404);
+    expect(missing.body.errors).toEqual(["portal: portal_a - adId: 99999999 - advertisement not found"]);
+
+    const archived = await createAd(key, userId, { status: "archive" });
+    expect(
+      (await call("POST", "/publish/", { key, body: { userId, adId: archived.adId, portal: "portal_a" } })).body.errors,
+    ).toEqual([`portal: portal_a - adId: ${archived.adId} - advertisement is archived`]);
+
+    const paid = await createAd(key, userId, { categoryId: 9204 });
+    expect(
+      (await call("POST", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } })).body.errors,
+    ).toEqual([`portal: portal_a - adId: ${paid.adId} - insufficient means`]);
+
+    const notPublished = await call("PUT", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
+    expect(notPublished.body.errors).toEqual([
+      `portal: portal_a - adId: ${paid.adId} - this advertisement is not published`,
+    ]);
+
+    const business = await seller(0, { companyName: "Handel BV", externalUserId: 7 });
+    const sofa = await createAd(key, business);
+    const gpsr = await call("POST", "/publish/", {
+      key,
+      body: { userId: business, adId: sofa.adId, portal: "portal_a" },
+    });
+    expect(gpsr.body.errors).toEqual([
+      `portal: portal_a - adId: ${sofa.adId} - manufacturer data is missing (manufacturerTradename, manufacturerAddress, manufacturerEmail)`,
+    ]);
+    const withGpsr = await createAd(key, business, {
+      attributes: [{ portal: "portal_a", values: [{ key: "condition", value: "nieuw" }, ...GPSR_VALUES] }],
+    });
+    expectEnvelope(
+      await call("POST", "/publish/", { key, body: { userId: business, adId: withGpsr.adId, portal: "portal_a" } }),
+      200,
+    );
+
+    const queued = await env.DB.prepare(
+      "SELECT count(*) AS n FROM queue_items WHERE ad_id IN (?, ?, ?, ?) AND status != 'cancelled'",
+    )
+      .bind(lockedAd.adId, unconnectedAd.adId, archived.adId, paid.adId)
+      .first<{ n: number }>();
+    expect(queued?.n).toBe(0);
+  });
+
+  it("refuses at the portal with a reason and refunds; retries transient failures", async () => {
+    const userId = await seller();
+    const rejected = await createAd(key, userId, { categoryId: 9204, title: "Verboden [reject] brommer" });
+    const flaky = await createAd(key, userId, { categoryId: 9204, title: "Wankele [flaky] brommer" });
+    const answer = await call("POST", "/publish/batch", {
+      key,
+      body: { userId, adId: [rejected.adId, flaky.adId], portal: "portal_a" },
+    });
+    expectEnvelope(answer, 200);
+    expect(answer.body.data).toEqual([
+      { adId: rejected.adId, result: true, errors: [] },
+      { adId: flaky.adId, result: true, errors: [] },
+    ]);
+    const refusedStatus = await settledStatus(userId, rejected.adId);
+    expect(refusedStatus).toMatchObject({ error: true, active: false });
+    const item = await env.DB.prepare("SELECT status, reason FROM queue_items WHERE ad_id = ?")
+      .bind(rejected.adId)
+      .first();
+    expect(item).toEqual({ status: "error", reason: "rejected by portal" });
+    const flakyStatus = await eventually(
+      async () => {
+        const publish = await status(userId, flaky.adId);
+        return publish.active ? publish : undefined;
+      },
+      "the flaky listing after retries",
+      300,
+    );
+    expect(flakyStatus.remoteAdId).toBeGreaterThan(0);
+    const cost = rejected.prices.portal_a[0].priceTotal;
+    expect(await balance(userId)).toBe(10_000 - cost);
+  }, 60_000);
+
+  it("cancels a pending item: nothing is published and nothing charged", async () => {
+    const userId = await seller();
+    const ad = await createAd(key, userId, { categoryId: 9204 });
+    // Queue directly (no message), as if the consumer had not reached it yet.
+    await env.DB.prepare(
+      "INSERT INTO queue_items (ad_id, user_id, portal, action) VALUES (?, ?, 'portal_a', 'publish')",
+    )
+      .bind(ad.adId, userId)
+      .run();
+    const cancelled = await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
+    expectEnvelope(cancelled, 200);
+    const item = await env.DB.prepare("SELECT status FROM queue_items WHERE ad_id = ?").bind(ad.adId).first();
+    expect(item).toEqual({ status: "cancelled" });
+    expect(await balance(userId)).toBe(10_000);
+    expect((await status(userId, ad.adId)).active).toBe(false);
+  });
+});
+
+describe("wallet", () => {
+  it("credits and debits for internal clients only", async () => {
+    const user = await createUser(key, { externalUserId: 12 });
+    const refused = await call("POST", "/wallet/", {
+      key,
+      body: { userId: user.userId, amount: 100, description: "x" },
+    });
+    expectEnvelope(refused, 403);
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: user.userId, amount: 500, description: "storting" },
+    });
+    const debited = await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: user.userId, amount: -200, description: "correctie" },
+    });
+    expect(debited.body.data).toMatchObject({ userId: user.userId, balance: 300 });
+    expect(debited.body.data.entries.map((e: { kind: string }) => e.kind)).toEqual(["debit", "credit"]);
+  });
+});

@@ -52,11 +52,13 @@ CREATE TABLE `portal_connections` (
 	`scope` text DEFAULT '[]' NOT NULL,
 	`oauth_state` text,
 	`oauth_state_expire` text,
+	`market_data_pulled_at` text,
 	`updated_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) NOT NULL,
 	PRIMARY KEY(`user_id`, `portal`),
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
+CREATE INDEX `portal_connections_pull` ON `portal_connections` (`status`,`market_data_pulled_at`);--> statement-breakpoint
 CREATE TABLE `queue_items` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`ad_id` integer NOT NULL,

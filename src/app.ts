@@ -11,6 +11,7 @@ import { requestContext } from "./middleware/requestContext";
 import { activationRouter } from "./routes/activation";
 import { adSettingsRouter } from "./routes/adSettings";
 import { adsRouter } from "./routes/ads";
+import { bidsRouter } from "./routes/bids";
 import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
 import { contactsRouter } from "./routes/contacts";
@@ -22,6 +23,7 @@ import { manufacturersRouter } from "./routes/manufacturers";
 import { mediaRouter } from "./routes/media";
 import { oauthPublicRouter, oauthRouter } from "./routes/oauth";
 import { publishRouter } from "./routes/publish";
+import { statisticsRouter } from "./routes/statistics";
 import { statusRouter } from "./routes/status";
 import { systemRouter } from "./routes/system";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
@@ -54,6 +56,8 @@ const resourceRouters = [
   statusRouter,
   featuresRouter,
   walletRouter,
+  bidsRouter,
+  statisticsRouter,
 ];
 
 export function createApp() {

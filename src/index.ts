@@ -1,4 +1,5 @@
 import { app } from "./app";
+import { runScheduled } from "./cron";
 import type { Env } from "./env";
 import { handleJobs } from "./jobs/consumer";
 import type { Job } from "./jobs/types";
@@ -19,8 +20,8 @@ export default {
     await handleJobs(batch, env);
   },
 
-  async scheduled(controller, _env) {
-    // Scheduled work (tasks, autoreplace, housekeeping) arrives with the scheduled-work issue.
-    console.log(JSON.stringify({ level: "info", msg: "cron", cron: controller.cron, at: controller.scheduledTime }));
+  async scheduled(controller, env) {
+    configureMedia(env);
+    await runScheduled(env, controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env, Job>;

@@ -399,9 +399,14 @@ export const portalConnections = sqliteTable(
     /** The `state` of the authorization in progress, and when it stops being accepted. */
     oauthState: text("oauth_state"),
     oauthStateExpire: text("oauth_state_expire"),
+    /** When bids and statistics were last pulled; the cron takes the longest-waiting first. */
+    marketDataPulledAt: text("market_data_pulled_at"),
     updatedAt: updatedAt(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.portal] })],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.portal] }),
+    index("portal_connections_pull").on(t.status, t.marketDataPulledAt),
+  ],
 );
 
 /** Append-only wallet ledger in cents; a balance is the sum of a payer's entries. */

@@ -7,6 +7,7 @@ import { EXTENSIONS, isPrivateHost, sniffImageType } from "../lib/media";
 import { adWriteScopes } from "../services/ads";
 import { bumpRevisions } from "../services/cache";
 import { deleteObjects, type ImageTransformer } from "../services/images";
+import { flushUpdateRequests } from "../services/publishing";
 
 const DOWNLOAD_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 3;
@@ -171,6 +172,7 @@ export async function runImageJob(env: Env, jobId: number): Promise<void> {
       asStatement(env.DB, bumpRevisions(db, adWriteScopes(job.userId))),
     ]);
     if (!inserted?.meta.changes) await deleteObjects(env.MEDIA, [stored]);
+    else if (job.autoupdate) await flushUpdateRequests(db, env);
   } catch (error) {
     if (stored) await deleteObjects(env.MEDIA, [stored]);
     const reason =

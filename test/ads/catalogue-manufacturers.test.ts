@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAd, createUser, expectEnvelope, newClient, SOFA_CATEGORY } from "../harness";
+import { call, createAd, createUser, eventually, expectEnvelope, newClient, SOFA_CATEGORY } from "../harness";
 
 let key: string;
 let userId: number;
@@ -229,10 +229,14 @@ describe("manufacturers", () => {
       [otherSofa.adId]: manufacturerId,
       [table.adId]: null,
     });
-    const requests = await env.DB.prepare("SELECT ad_id, portal, reason FROM ad_update_requests WHERE ad_id IN (?, ?)")
-      .bind(sofa.adId, otherSofa.adId)
-      .all();
-    expect(requests.results).toEqual([{ ad_id: sofa.adId, portal: "portal_a", reason: "manufacturer" }]);
+    // The published ad's update is queued (the unpublished one has nothing to update).
+    const updates = await eventually(async () => {
+      const rows = await env.DB.prepare("SELECT ad_id, portal, action FROM queue_items WHERE ad_id IN (?, ?)")
+        .bind(sofa.adId, otherSofa.adId)
+        .all();
+      return rows.results.length > 0 ? rows.results : undefined;
+    }, "the queued update");
+    expect(updates).toEqual([{ ad_id: sofa.adId, portal: "portal_a", action: "update" }]);
 
     const explicit = await call("POST", "/manufacturers/batch/", {
       key,

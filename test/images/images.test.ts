@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runImageJob } from "../../src/jobs/imageJob";
 import { isPrivateHost } from "../../src/lib/media";
-import { call, createAd, createUser, expectEnvelope, newClient } from "../harness";
+import { call, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -296,12 +296,16 @@ describe("reordering, rotation and removal", () => {
     await settled(adId);
     await call("PUT", `/images/${adId}`, { key, body: { images: [source("green.png")] } });
     await settled(adId);
-    const requests = await env.DB.prepare("SELECT portal, reason FROM ad_update_requests WHERE ad_id = ?")
-      .bind(adId)
-      .all();
-    expect(requests.results).toEqual([
-      { portal: "portal_b", reason: "images" },
-      { portal: "portal_b", reason: "images" },
+    // Each change became a queued update of the listing (the switch, then the autoupdated addition).
+    const updates = await eventually(async () => {
+      const rows = await env.DB.prepare("SELECT portal, action FROM queue_items WHERE ad_id = ? AND action = 'update'")
+        .bind(adId)
+        .all();
+      return rows.results.length >= 2 ? rows.results : undefined;
+    }, "the queued updates");
+    expect(updates).toEqual([
+      { portal: "portal_b", action: "update" },
+      { portal: "portal_b", action: "update" },
     ]);
   });
 

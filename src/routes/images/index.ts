@@ -6,6 +6,7 @@ import { ok } from "../../lib/envelope";
 import { badRequest } from "../../lib/errors";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { flushRequestedUpdates } from "../../middleware/flushUpdates";
 import {
   deleteAllImages,
   deleteImages,
@@ -104,7 +105,10 @@ function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequ
   return queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace });
 }
 
-export const imagesRouter = createRouter()
+const router = createRouter();
+router.use("/image*", flushRequestedUpdates);
+
+export const imagesRouter = router
   .openapi(
     apiRoute({
       method: "get",

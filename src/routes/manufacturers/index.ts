@@ -3,6 +3,7 @@ import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
+import { flushRequestedUpdates } from "../../middleware/flushUpdates";
 import { ADS_SCOPE } from "../../services/ads";
 import { builtInAssistant } from "../../services/manufacturerDirectory";
 import {
@@ -82,7 +83,10 @@ const AttachManufacturer = z
   })
   .openapi("AttachManufacturer");
 
-export const manufacturersRouter = createRouter()
+const router = createRouter();
+router.use("/manufacturers/batch", flushRequestedUpdates);
+
+export const manufacturersRouter = router
   .openapi(
     apiRoute({
       method: "get",

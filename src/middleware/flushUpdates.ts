@@ -1,0 +1,18 @@
+import type { MiddlewareHandler } from "hono";
+import { getDb } from "../db/client";
+import type { AppEnv } from "../env";
+import { flushUpdateRequests } from "../services/publishing";
+
+/**
+ * After a successful write that may have asked for ad updates (image changes, manufacturer batches),
+ * turn those requests into queued updates in the background; the cron does the same as a safety net.
+ */
+export const flushRequestedUpdates: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  if (c.req.method === "GET" || c.res.status !== 200) return;
+  c.executionCtx.waitUntil(
+    flushUpdateRequests(getDb(c.env.DB), c.env).catch((error) =>
+      console.error(JSON.stringify({ level: "error", msg: "queueing requested updates failed", error: String(error) })),
+    ),
+  );
+};

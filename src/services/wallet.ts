@@ -60,19 +60,6 @@ export async function adjustWallet(
   return getWallet(db, scope, input.userId);
 }
 
-/**
- * A charge for a queue item, written only when the payer's balance covers it: one statement, so two
- * concurrent charges cannot both spend the same money. Returns whether it was written.
- */
-export function chargeStatement(
-  db: Db,
-  charge: { payerId: number; amount: number; description: string; adId: number; portal: string; queueItemId: unknown },
-) {
-  return sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
-    SELECT ${charge.payerId}, ${-charge.amount}, 'charge', ${charge.description}, ${charge.adId}, ${charge.portal}, ${charge.queueItemId}
-    WHERE (SELECT coalesce(sum(amount), 0) FROM wallet_entries WHERE user_id = ${charge.payerId}) >= ${charge.amount}`;
-}
-
 /** Gives back the charge of a queue item the portal refused; the ledger's unique key makes it happen once. */
 export async function refundQueueItem(db: Db, queueItemId: number, reason: string): Promise<void> {
   const charge = await db

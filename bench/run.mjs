@@ -55,6 +55,48 @@ async function waitForHealth(deadline = Date.now() + 60_000) {
   throw new Error("wrangler dev did not come up within 60 s");
 }
 
+const api = async (method, path, body) => {
+  const response = await fetch(`${origin}/rest/v1${path}`, {
+    method,
+    headers: { ...auth, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!json.result) throw new Error(`${method} ${path}: ${JSON.stringify(json.errors)}`);
+  return json.data;
+};
+
+/** POST /publish/batch of 1,000 ads to portal_a (the simulator); time until every one is active. */
+async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1000)) {
+  const user = await api("POST", "/users/", { externalUserId: Date.now(), lastName: "Bench", email: "publish@example.nl", phone: "0201234567" });
+  await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+  const { redirect } = await api("POST", `/oauth/${user.userId}/portal_a/`);
+  const approval = await fetch(redirect, { redirect: "manual" });
+  const callback = new URL(approval.headers.get("Location"));
+  await api("PUT", `/oauth/${user.userId}/portal_a/`, { code: callback.searchParams.get("code"), state: callback.searchParams.get("state") });
+  const adIds = [];
+  for (let i = 0; i < count; i += 20) {
+    const created = await Promise.all(
+      Array.from({ length: Math.min(20, count - i) }, (_, j) =>
+        api("POST", "/ads/", { userId: user.userId, categoryId: 9301, title: `Publicatie ${i + j}`, description: "Bank voor de benchmark", price: { model: "fixed", price: 1000 } }),
+      ),
+    );
+    adIds.push(...created.map((ad) => ad.adId));
+  }
+  const started = Date.now();
+  await api("POST", "/publish/batch", { userId: user.userId, adId: adIds, portal: "portal_a" });
+  const queuedAfter = (Date.now() - started) / 1000;
+  for (;;) {
+    const statuses = await api("POST", "/status/", { userId: user.userId, adId: adIds, itemsPerPage: 1000 });
+    const active = statuses.filter((s) => s.portals[0].publish.active).length;
+    if (active === adIds.length) break;
+    if (Date.now() - started > 600_000) throw new Error(`only ${active} of ${adIds.length} active after 10 minutes`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const seconds = (Date.now() - started) / 1000;
+  return { ads: adIds.length, queuedAfter, seconds, adsPerSecond: adIds.length / seconds };
+}
+
 const run = (scenario) =>
   autocannon({ url: origin + scenario.path, headers: scenario.headers, connections, duration: seconds });
 
@@ -87,6 +129,12 @@ try {
       "p50 vs health": (r.p50 / Math.max(base.p50, 1)).toFixed(2),
       "non-2xx": r.non2xx,
     })),
+  );
+  const publish = await publishScenario();
+  console.log(
+    `\nPOST /publish/batch of ${publish.ads} ads to portal_a (simulator): answered in ${publish.queuedAfter.toFixed(1)} s, ` +
+      `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
+      `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
   );
 } finally {
   process.kill(-server.pid, "SIGTERM");

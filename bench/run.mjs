@@ -68,17 +68,31 @@ const api = async (method, path, body) => {
 
 /** POST /publish/batch of 1,000 ads to portal_a (the simulator); time until every one is active. */
 async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1000)) {
-  const user = await api("POST", "/users/", { externalUserId: Date.now(), lastName: "Bench", email: "publish@example.nl", phone: "0201234567" });
+  const user = await api("POST", "/users/", {
+    externalUserId: Date.now(),
+    lastName: "Bench",
+    email: "publish@example.nl",
+    phone: "0201234567",
+  });
   await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
   const { redirect } = await api("POST", `/oauth/${user.userId}/portal_a/`);
   const approval = await fetch(redirect, { redirect: "manual" });
   const callback = new URL(approval.headers.get("Location"));
-  await api("PUT", `/oauth/${user.userId}/portal_a/`, { code: callback.searchParams.get("code"), state: callback.searchParams.get("state") });
+  await api("PUT", `/oauth/${user.userId}/portal_a/`, {
+    code: callback.searchParams.get("code"),
+    state: callback.searchParams.get("state"),
+  });
   const adIds = [];
   for (let i = 0; i < count; i += 20) {
     const created = await Promise.all(
       Array.from({ length: Math.min(20, count - i) }, (_, j) =>
-        api("POST", "/ads/", { userId: user.userId, categoryId: 9301, title: `Publicatie ${i + j}`, description: "Bank voor de benchmark", price: { model: "fixed", price: 1000 } }),
+        api("POST", "/ads/", {
+          userId: user.userId,
+          categoryId: 9301,
+          title: `Publicatie ${i + j}`,
+          description: "Bank voor de benchmark",
+          price: { model: "fixed", price: 1000 },
+        }),
       ),
     );
     adIds.push(...created.map((ad) => ad.adId));

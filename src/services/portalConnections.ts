@@ -58,6 +58,7 @@ export async function startConnection(
   input: { userId: number; portal: MarketplacePortal; publicOrigin: string },
 ) {
   await requireUser(db, scope, input.userId);
+  await revokeAtPortal(env, input.portal, await loadConnection(db, input.userId, input.portal));
   const state = randomToken(16);
   const values = {
     ...cleared,
@@ -123,6 +124,14 @@ export async function completeConnection(
     if (error instanceof PortalError && error.kind !== "transient")
       throw new ApiError(400, ["code: refused by the portal"]);
     throw error;
+  }
+}
+
+/** Best effort: the portal forgets the user's tokens (ours are cleared whatever it answers). */
+async function revokeAtPortal(env: Env, portal: MarketplacePortal, current: ConnectionRow | undefined) {
+  const gateway = new PortalGateway(env, portal);
+  for (const sealed of [current?.accessToken, current?.refreshToken]) {
+    if (sealed) await gateway.revoke(await open(sealed, env.TOKEN_ENCRYPTION_KEY)).catch(() => undefined);
   }
 }
 

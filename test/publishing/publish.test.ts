@@ -64,6 +64,15 @@ describe("portal connection", () => {
       .first<{ access_token: string }>();
     expect(stored?.access_token).toMatch(/^v1\./);
 
+    // Starting again revokes what there was.
+    const restarted = await call("POST", `/oauth/${user.userId}/portal_a/`, { key });
+    expect(restarted.body.data.redirect).toMatch(/^http:\/\/api\.test\/simulator\/portal_a\/oauth\/authorize\?/);
+    expect((await call("GET", `/oauth/${user.userId}/portal_a/`, { key })).body.data).toMatchObject({
+      status: false,
+      accessToken: "",
+    });
+    await connectPortal(key, user.userId, "portal_a");
+
     const gone = await call("DELETE", `/oauth/${user.userId}/portal_a/`, { key });
     expectEnvelope(gone, 200);
     expect(gone.body.data).toMatchObject({ status: false, accessToken: "", refreshToken: "", scope: [] });

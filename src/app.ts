@@ -26,6 +26,7 @@ import { publishRouter } from "./routes/publish";
 import { statisticsRouter } from "./routes/statistics";
 import { statusRouter } from "./routes/status";
 import { systemRouter } from "./routes/system";
+import { tasksRouter } from "./routes/tasks";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
@@ -58,6 +59,7 @@ const resourceRouters = [
   walletRouter,
   bidsRouter,
   statisticsRouter,
+  tasksRouter,
 ];
 
 export function createApp() {

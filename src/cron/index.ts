@@ -1,24 +1,38 @@
 import { getDb } from "../db/client";
 import type { Env } from "../env";
 import { pullMarketData } from "../services/marketData";
-import { flushUpdateRequests } from "../services/publishing";
+import { logSender, sendNotifications } from "../services/notifications";
+import { expireStaleItems, flushUpdateRequests, replaceExpiredListings } from "../services/publishing";
+import { runDueTasks } from "./tasks";
 
 /**
- * The minute's scheduled work, each part bounded (what is left continues next minute), with one
- * summary line in the log.
+ * The minute's scheduled work: due tasks, autoreplace, requested updates, stale queue items, bids and
+ * statistics, notices. Each part is bounded (what is left continues next minute); one summary line is
+ * logged. (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
  */
-export async function runScheduled(env: Env, scheduledTime: number): Promise<Record<string, unknown>> {
+export async function runScheduled(env: Env, scheduledTime: number) {
   const db = getDb(env.DB);
+  const now = new Date(scheduledTime);
   const startedAt = Date.now();
+  const taskRuns = await runDueTasks(db, env, now);
+  const autoreplace = await replaceExpiredListings(db, env, now);
   const updatesQueued = await flushUpdateRequests(db, env, 200);
-  const market = await pullMarketData(db, env, new Date(scheduledTime), 50);
+  // Queue items carry the database's own clock, so their age is measured against the wall clock.
+  const staleItems = await expireStaleItems(db, new Date());
+  const market = await pullMarketData(db, env, now, 50);
+  const notices = await sendNotifications(db, logSender);
   const summary = {
     level: "info",
     msg: "scheduled work",
-    at: new Date(scheduledTime).toISOString(),
+    at: now.toISOString(),
+    taskRuns: taskRuns.length,
+    featuresQueued: taskRuns.reduce((n, r) => n + r.queued, 0),
+    autoreplaced: autoreplace.replaced,
     updatesQueued,
+    staleItems,
     marketDataConnections: market.connections,
     newBids: market.bids,
+    notices,
     durationMs: Date.now() - startedAt,
   };
   console.log(JSON.stringify(summary));

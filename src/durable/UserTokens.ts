@@ -4,6 +4,9 @@ import { randomToken, sha256Hex, timingSafeEqualText } from "../lib/crypto";
 
 export type TokenKind = "login" | "activation";
 
+/** How long an expired token is remembered before the alarm drops it. */
+export const KEEP_EXPIRED_MS = 24 * 60 * 60 * 1000;
+
 export type IssueResult = { issued: true; token: string; expiresAt: number } | { issued: false; reason: "limited" };
 
 export type RedeemResult = { ok: true } | { ok: false; reason: "invalid" | "revoked" | "used" | "expired" };
@@ -50,7 +53,17 @@ export class UserTokens extends DurableObject<Env> {
       now,
       expiresAt,
     );
+    // Expired tokens are kept a day (so a late use hears "expired"), then the alarm drops them.
+    const purgeAt = expiresAt + KEEP_EXPIRED_MS;
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > purgeAt) await this.ctx.storage.setAlarm(purgeAt);
     return { issued: true, token, expiresAt };
+  }
+
+  override async alarm(): Promise<void> {
+    this.purge(Date.now(), KEEP_EXPIRED_MS);
+    const next = this.sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM tokens").one().at;
+    if (next !== null) await this.ctx.storage.setAlarm(Math.max(Date.now() + 60_000, next + KEEP_EXPIRED_MS));
   }
 
   /** Uses a token once: the first valid use succeeds, every later one is refused. */

@@ -107,7 +107,8 @@ async function marketplaceCall(
   const db = getDb(env.DB);
   const portal = item.portal as MarketplacePortal;
   const listing: Listing = {
-    externalRef: `ad-${ad.id}`,
+    // One listing per placement: a retried item finds its own listing, a new placement makes a new one.
+    externalRef: `ad-${ad.id}-${item.id}`,
     title: ad.title,
     description: ad.description,
     price: ad.price,

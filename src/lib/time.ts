@@ -39,3 +39,28 @@ export function formatDateTime(value: string | Date | null | undefined): string 
 }
 
 export const nowIso = () => new Date().toISOString();
+
+const WEEKDAY_NAMES = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"] as const;
+
+/** The Amsterdam calendar date (yyyy-mm-dd) and weekday of an instant. */
+export function amsterdamDay(instant: Date) {
+  const p = amsterdamParts(instant);
+  const date = `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}`;
+  return { date, weekday: WEEKDAY_NAMES[new Date(`${date}T12:00:00Z`).getUTCDay()] as string };
+}
+
+/**
+ * The instant at which Amsterdam clocks show `hh:mm` on `date`. Amsterdam is UTC+1 or UTC+2: on the
+ * autumn day a time that occurs twice answers its first occurrence; on the spring day a time in the
+ * skipped hour answers the instant it would have had before the change (02:30 → 03:30 summer time).
+ */
+export function amsterdamToUtc(date: string, hh: number, mm: number): Date {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
+  const wall = Date.UTC(y, m - 1, d, hh, mm);
+  for (const offsetHours of [2, 1]) {
+    const candidate = new Date(wall - offsetHours * 3_600_000);
+    const p = amsterdamParts(candidate);
+    if (p.hour === hh && p.minute === mm && p.day === d) return candidate;
+  }
+  return new Date(wall - 3_600_000);
+}

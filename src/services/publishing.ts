@@ -1,10 +1,11 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
 import {
   adAttributes,
   adFeatures,
   adPublications,
+  adSettings,
   ads,
   adUpdateRequests,
   queueItems,
@@ -22,7 +23,7 @@ import { GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "./catalogue";
 import { type FeatureName, featurePrice, placingPrice } from "./features";
 import { isConnected } from "./portalConnections";
 import { requireUser, type Scope, type UserRow } from "./scope";
-import { payerOf, refundQueueItem } from "./wallet";
+import { noteBudgetCrossing, payerOf, refundQueueItem } from "./wallet";
 
 export type PublishPortal = MarketplacePortal | "website";
 export type PublishMode = "publish" | "update" | "unpublish";
@@ -83,6 +84,7 @@ async function recordItem(
     await db.update(queueItems).set({ status: "cancelled", reason: "insufficient means" }).where(eq(queueItems.id, id));
     return null;
   }
+  if (charged && charge) await noteBudgetCrossing(db, charge.payerId, charge.amount);
   const now = nowIso();
   if (item.action === "feature") {
     await db
@@ -308,27 +310,35 @@ export async function requestFeature(
   await requireUser(db, scope, ad.userId).catch(() => {
     throw new ApiError(404, [refusal(input.portal, input.adId, "advertisement not found")]);
   });
+  const { outcome } = await queueFeature(db, env, ad, input.portal, input.feature);
+  return outcome;
+}
+
+/** Queues a paid feature for an ad (the features endpoint and scheduled tasks share it); answers what it cost. */
+export async function queueFeature(
+  db: Db,
+  env: Env,
+  ad: AdRow,
+  portal: MarketplacePortal,
+  feature: FeatureName,
+): Promise<{ outcome: Outcome; cost: number }> {
   const publication = await db
     .select()
     .from(adPublications)
-    .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, input.portal)))
+    .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal)))
     .get();
-  if (!publication?.active) return refused(input.portal, ad.id, "this advertisement is not published");
-  const price = featurePrice(await loadCatalogue(db), ad.categoryId, input.portal, input.feature);
-  if (!price) return refused(input.portal, ad.id, "feature not available");
+  if (!publication?.active) return { outcome: refused(portal, ad.id, "this advertisement is not published"), cost: 0 };
+  const price = featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature);
+  if (!price) return { outcome: refused(portal, ad.id, "feature not available"), cost: 0 };
   const id = await recordItem(
     env,
     db,
-    { adId: ad.id, userId: ad.userId, portal: input.portal, action: "feature", feature: input.feature, images: false },
-    {
-      payerId: await payerOf(db, ad.userId),
-      amount: price.total,
-      description: `${input.feature} ${input.portal} adId ${ad.id}`,
-    },
+    { adId: ad.id, userId: ad.userId, portal, action: "feature", feature, images: false },
+    { payerId: await payerOf(db, ad.userId), amount: price.total, description: `${feature} ${portal} adId ${ad.id}` },
   );
-  if (id === null) return refused(input.portal, ad.id, "insufficient means");
+  if (id === null) return { outcome: refused(portal, ad.id, "insufficient means"), cost: 0 };
   await sendJobs(env, db, [id]);
-  return ok(ad.id);
+  return { outcome: ok(ad.id), cost: price.total };
 }
 
 /**
@@ -367,4 +377,74 @@ export async function flushUpdateRequests(db: Db, env: Env, limit = 100): Promis
   );
   await sendJobs(env, db, queued);
   return queued.length;
+}
+
+/**
+ * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a
+ * new listing, paid like a first placement. At most `limit` per call; the rest follow next minute.
+ */
+export async function replaceExpiredListings(db: Db, env: Env, now: Date, limit = 50) {
+  const expired = await db
+    .select({
+      adId: adPublications.adId,
+      portal: adPublications.portal,
+      userId: ads.userId,
+      categoryId: ads.categoryId,
+    })
+    .from(adPublications)
+    .innerJoin(
+      adSettings,
+      and(eq(adSettings.adId, adPublications.adId), sql`${adSettings.portal} = ${adPublications.portal}`),
+    )
+    .innerJoin(ads, eq(ads.id, adPublications.adId))
+    .where(
+      and(
+        eq(adSettings.autoreplace, true),
+        eq(adPublications.active, true),
+        eq(adPublications.pending, false),
+        eq(ads.status, "active"),
+        lte(adPublications.closeDate, now.toISOString()),
+      ),
+    )
+    .limit(limit);
+  const catalogue = await loadCatalogue(db);
+  const queued: number[] = [];
+  let refused = 0;
+  for (const listing of expired) {
+    // The old listing has ended: the next placement is a new one.
+    await db
+      .update(adPublications)
+      .set({ active: false, online: false, remoteAdId: 0 })
+      .where(and(eq(adPublications.adId, listing.adId), eq(adPublications.portal, listing.portal)));
+    const id = await recordItem(
+      env,
+      db,
+      { adId: listing.adId, userId: listing.userId, portal: listing.portal, action: "publish", images: true },
+      {
+        payerId: await payerOf(db, listing.userId),
+        amount: placingPrice(catalogue, listing.categoryId, listing.portal),
+        description: `autoreplace ${listing.portal} adId ${listing.adId}`,
+      },
+    );
+    if (id) queued.push(id);
+    else refused += 1;
+  }
+  await sendJobs(env, db, queued);
+  return { replaced: queued.length, refused };
+}
+
+/** Items with no progress for a day are given up: marked failed with the reason and refunded. */
+export async function expireStaleItems(db: Db, now: Date, limit = 100): Promise<number> {
+  const stale = await db
+    .select({ id: queueItems.id })
+    .from(queueItems)
+    .where(
+      and(
+        inArray(queueItems.status, ["pending", "processing"]),
+        lte(queueItems.updatedAt, new Date(now.getTime() - 86_400_000).toISOString()),
+      ),
+    )
+    .limit(limit);
+  for (const item of stale) await failItem(db, item.id, "expired: no progress for 24 hours");
+  return stale.length;
 }

@@ -1,6 +1,6 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { userSettings, walletEntries } from "../db/schema";
+import { notifications, userSettings, walletEntries } from "../db/schema";
 import { formatDateTime } from "../lib/time";
 import { requireInternal, requireUser, type Scope } from "./scope";
 
@@ -80,4 +80,24 @@ export async function refundQueueItem(db: Db, queueItemId: number, reason: strin
       queueItemId,
     })
     .onConflictDoNothing();
+}
+
+/**
+ * After a charge: when it took the payer's balance from at or above `budgetNotifyLimit` to below it,
+ * one notice is written to the outbox (and logged). Below the limit already, no new notice.
+ */
+export async function noteBudgetCrossing(db: Db, payerId: number, charged: number): Promise<void> {
+  const [settings, after] = await Promise.all([
+    db
+      .select({ limit: userSettings.budgetNotifyLimit })
+      .from(userSettings)
+      .where(eq(userSettings.userId, payerId))
+      .get(),
+    balanceOf(db, payerId),
+  ]);
+  const limit = settings?.limit ?? 0;
+  if (limit <= 0 || after >= limit || after + charged < limit) return;
+  const message = `balance ${after} cents is below the notification limit of ${limit} cents`;
+  await db.insert(notifications).values({ userId: payerId, kind: "budget", message });
+  console.log(JSON.stringify({ level: "info", msg: "budget notice", userId: payerId, balance: after, limit }));
 }

@@ -1,0 +1,154 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { WEEKDAYS } from "../../db/schema";
+import type { AppEnv } from "../../env";
+import { list, ok } from "../../lib/envelope";
+import { id, pagingQuery, pathId, queryInt } from "../../lib/fields";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { withCache } from "../../lib/responseCache";
+import { userScope } from "../../services/cache";
+import { FEATURE_NAMES } from "../../services/features";
+import { createTask, deleteTask, listTasks, updateTask } from "../../services/tasks";
+import { serviceContext } from "../context";
+
+const tags = ["Tasks"];
+const portal = z.enum(["portal_a", "portal_b"]);
+const time = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time hh:mm (00:00-23:59)" });
+const dayOfWeek = z
+  .array(z.enum(WEEKDAYS))
+  .max(7)
+  .refine((days) => new Set(days).size === days.length, { error: "each day may appear once" })
+  .nullable()
+  .openapi({ description: "monday..sunday; omitted or empty: every day" });
+const feature = z.enum(["upcall", ...FEATURE_NAMES]).openapi({ description: "Default upcall (= omhoogplaatsen)" });
+const adIds = z
+  .array(id())
+  .max(1000)
+  .openapi({ description: "Empty or omitted: every active ad of the user published on the portal" });
+
+const Task = z
+  .object({
+    taskId: z.number().int(),
+    userId: z.number().int(),
+    portal,
+    adId: z.array(z.number().int()),
+    time: z.string(),
+    dayOfWeek: z.array(z.string()),
+    feature: z.string(),
+    enabled: z.boolean(),
+    runs: z
+      .array(
+        z.object({
+          due: z.string(),
+          ads: z.number().int(),
+          queued: z.number().int(),
+          skipped: z.array(z.object({ adId: z.number().int(), reason: z.string() })),
+          cost: z.number().int(),
+        }),
+      )
+      .optional()
+      .openapi({ description: "With a taskId: the 20 latest runs" }),
+  })
+  .openapi("Task");
+
+const CreateTask = z
+  .object({
+    userId: id(),
+    portal,
+    time,
+    dayOfWeek: dayOfWeek.optional(),
+    adId: adIds.optional(),
+    feature: feature.optional(),
+    enabled: z.boolean(),
+  })
+  .openapi("CreateTask");
+const UpdateTask = z
+  .object({
+    taskId: id(),
+    userId: id(),
+    time: time.optional(),
+    dayOfWeek: dayOfWeek.optional(),
+    adId: adIds.optional(),
+    feature: feature.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .openapi("UpdateTask");
+const DeleteTask = z.object({ taskId: id(), userId: id(), portal }).openapi("DeleteTask");
+
+const TasksQuery = pagingQuery(100);
+type Params = { userId: number; portal?: z.infer<typeof portal>; taskId?: number };
+
+const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQuery>) => {
+  const { db, scope } = serviceContext(c);
+  const startedAt = Date.now();
+  return withCache(c, query.useCache, [userScope(params.userId)], async () =>
+    list(await listTasks(db, scope, { ...params, ...query }), startedAt),
+  );
+};
+
+const getRoute = (path: string, params: z.ZodObject, summary: string) =>
+  apiRoute({
+    method: "get",
+    path,
+    tags,
+    summary,
+    request: { params, query: TasksQuery },
+    response: listEnvelope(Task),
+  });
+const portalParam = portal.openapi({ param: { name: "portal", in: "path" } });
+const writeRoute = <S extends z.ZodType>(method: "post" | "put" | "delete", body: S, summary: string) =>
+  apiRoute({
+    method,
+    path: "/tasks",
+    tags,
+    summary,
+    request: { body: jsonBody(body) },
+    response: envelope(z.array(Task)),
+  });
+
+export const tasksRouter = createRouter()
+  .openapi(getRoute("/tasks/{userId}", z.object({ userId: pathId("userId") }), "The user's tasks"), async (c) =>
+    c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
+  )
+  .openapi(
+    getRoute(
+      "/tasks/{userId}/{portal}",
+      z.object({ userId: pathId("userId"), portal: portalParam }),
+      "The user's tasks on a portal",
+    ),
+    async (c) => c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
+  )
+  .openapi(
+    getRoute(
+      "/tasks/{userId}/{portal}/{taskId}",
+      z.object({ userId: pathId("userId"), portal: portalParam, taskId: pathId("taskId") }),
+      "One task with its recent runs",
+    ),
+    async (c) => c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/tasks",
+      tags,
+      summary: "The tasks of the user given by `?userId=`",
+      request: { query: TasksQuery.extend({ userId: queryInt() }) },
+      response: listEnvelope(Task),
+    }),
+    async (c) => {
+      const { userId, ...query } = c.req.valid("query");
+      return c.json(await answer(c, { userId }, query), 200);
+    },
+  )
+  .openapi(writeRoute("post", CreateTask, "Create a task; answers the user's tasks"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await createTask(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(writeRoute("put", UpdateTask, "Change a task; answers the user's tasks"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await updateTask(db, scope, c.req.valid("json"))), 200);
+  })
+  .openapi(writeRoute("delete", DeleteTask, "Remove a task; answers the remaining tasks"), async (c) => {
+    const { db, scope } = serviceContext(c);
+    return c.json(ok(await deleteTask(db, scope, c.req.valid("json"))), 200);
+  });

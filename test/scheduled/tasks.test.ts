@@ -1,0 +1,365 @@
+import { createScheduledController, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { userTokens } from "../../src/durable/UserTokens";
+import worker from "../../src/index";
+import { activate, call, connectPortal, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  key = (await newClient({ partner: true })).key;
+  internalKey = (await newClient({ internal: true })).key;
+});
+
+/** Runs the Worker's scheduled handler as the cron would, at a fixed instant. */
+const cronAt = (iso: string) =>
+  worker.scheduled(createScheduledController({ scheduledTime: new Date(iso), cron: "* * * * *" }), env);
+
+/** A connected seller with `count` ads active on portal_a. */
+async function sellerWithAds(count: number, credit = 100_000) {
+  const user = await createUser(key, { companyName: null });
+  await activate(key, user);
+  await connectPortal(key, user.userId, "portal_a");
+  if (credit)
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: user.userId, amount: credit, description: "opwaardering" },
+    });
+  const adIds: number[] = [];
+  for (let i = 0; i < count; i += 1) adIds.push((await createAd(key, user.userId, { title: `Te bumpen ${i}` })).adId);
+  if (count) {
+    await call("POST", "/publish/batch", { key, body: { userId: user.userId, adId: adIds, portal: "portal_a" } });
+    await eventually(async () => {
+      const answer = await call("POST", "/status/", { key, body: { userId: user.userId, adId: adIds } });
+      return answer.body.data.every(
+        (s: { portals: { publish: { active: boolean } }[] }) => s.portals[0]?.publish.active,
+      )
+        ? true
+        : undefined;
+    }, "the ads to be published");
+  }
+  return { userId: user.userId as number, adIds };
+}
+
+async function task(userId: number, body: Record<string, unknown>) {
+  const answer = await call("POST", "/tasks/", { key, body: { userId, portal: "portal_a", enabled: true, ...body } });
+  expectEnvelope(answer, 200);
+  return answer.body.data[answer.body.data.length - 1] as { taskId: number };
+}
+
+const runs = async (userId: number, taskId: number) =>
+  (await call("GET", `/tasks/${userId}/portal_a/${taskId}`, { key })).body.data[0].runs as {
+    due: string;
+    ads: number;
+    queued: number;
+    skipped: { adId: number; reason: string }[];
+    cost: number;
+  }[];
+
+describe("tasks resource", () => {
+  it("creates, lists, changes and removes tasks", async () => {
+    const { userId } = await sellerWithAds(0, 0);
+    const created = await call("POST", "/tasks/", {
+      key,
+      body: { userId, portal: "portal_a", time: "09:30", dayOfWeek: ["monday", "friday"], enabled: true },
+    });
+    expectEnvelope(created, 200);
+    expect(created.body.data).toEqual([
+      {
+        taskId: expect.any(Number),
+        userId,
+        portal: "portal_a",
+        adId: [],
+        time: "09:30",
+        dayOfWeek: ["monday", "friday"],
+        feature: "upcall",
+        enabled: true,
+      },
+    ]);
+    const taskId = created.body.data[0].taskId;
+    await call("POST", "/tasks/", {
+      key,
+      body: { userId, portal: "portal_b", time: "18:00", enabled: false, feature: "dagtopper" },
+    });
+
+    expect((await call("GET", `/tasks/${userId}/`, { key })).body).toMatchObject({ totalItems: 2, totalInSet: 2 });
+    expect((await call("GET", `/tasks/?userId=${userId}&itemsPerPage=1&page=2`, { key })).body).toMatchObject({
+      totalItems: 2,
+      totalInSet: 1,
+      page: 2,
+    });
+    expect(
+      (await call("GET", `/tasks/${userId}/portal_b`, { key })).body.data.map((t: { time: string }) => t.time),
+    ).toEqual(["18:00"]);
+    const one = await call("GET", `/tasks/${userId}/portal_a/${taskId}`, { key });
+    expect(one.body.data[0]).toMatchObject({ taskId, runs: [] });
+    expectEnvelope(await call("GET", `/tasks/${userId}/portal_a/99999999`, { key }), 404);
+    expectEnvelope(await call("GET", `/tasks/${userId}?itemsPerPage=101`, { key }), 400);
+
+    const changed = await call("PUT", "/tasks/", {
+      key,
+      body: { taskId, userId, time: "10:15", dayOfWeek: null, enabled: false },
+    });
+    expect(changed.body.data[0]).toMatchObject({ time: "10:15", dayOfWeek: [], enabled: false });
+    const removed = await call("DELETE", "/tasks/", { key, body: { taskId, userId, portal: "portal_a" } });
+    expect(removed.body.data.map((t: { portal: string }) => t.portal)).toEqual(["portal_b"]);
+    expectEnvelope(await call("DELETE", "/tasks/", { key, body: { taskId, userId, portal: "portal_a" } }), 404);
+  });
+
+  it.each([
+    [{ time: "24:00" }, "time: must be a time hh:mm (00:00-23:59)"],
+    [{ time: "9:30" }, "time: must be a time hh:mm (00:00-23:59)"],
+    [
+      { dayOfWeek: ["funday"] },
+      "dayOfWeek.0: must be one of: monday, tuesday, wednesday, thursday, friday, saturday, sunday",
+    ],
+    [{ dayOfWeek: ["monday", "monday"] }, "dayOfWeek: each day may appear once"],
+    [{ portal: "website" }, "portal: must be one of: portal_a, portal_b"],
+    [{ enabled: undefined }, "enabled: is required"],
+    [{ feature: "confetti" }, "feature: must be one of: upcall, omhoogplaatsen"],
+    [{ adId: [99999999] }, "adId: ad 99999999 not found for user"],
+  ])("refuses %j", async (overrides, message) => {
+    const { userId } = await sellerWithAds(0, 0);
+    const answer = await call("POST", "/tasks/", {
+      key,
+      body: { userId, portal: "portal_a", time: "09:30", enabled: true, ...overrides },
+    });
+    expectEnvelope(answer, 400);
+    expect(
+      answer.body.errors.some((e: string) => e.startsWith(message)),
+      JSON.stringify(answer.body.errors),
+    ).toBe(true);
+  });
+
+  it("keeps tasks to their client", async () => {
+    const { userId } = await sellerWithAds(0, 0);
+    const { taskId } = await task(userId, { time: "07:00" });
+    const { key: otherKey } = await newClient({ partner: true });
+    const calls: [string, string, unknown?][] = [
+      ["GET", `/tasks/${userId}`],
+      ["GET", `/tasks/${userId}/portal_a/${taskId}`],
+      ["GET", `/tasks/?userId=${userId}`],
+      ["POST", "/tasks/", { userId, portal: "portal_a", time: "08:00", enabled: true }],
+      ["PUT", "/tasks/", { taskId, userId, time: "08:00" }],
+      ["DELETE", "/tasks/", { taskId, userId, portal: "portal_a" }],
+    ];
+    for (const [method, path, body] of calls)
+      expect((await call(method, path, { key: otherKey, body })).status, `${method} ${path}`).toBe(404);
+  });
+
+  it("never answers a 5xx to random bodies", async () => {
+    const { userId } = await sellerWithAds(0, 0);
+    const fields = fc.constantFrom("userId", "taskId", "portal", "time", "dayOfWeek", "adId", "feature", "enabled");
+    const body = fc.oneof(
+      fc.jsonValue(),
+      fc.dictionary(
+        fields,
+        fc.oneof(fc.jsonValue(), fc.constant(userId), fc.constant("10:00"), fc.constant(["monday"])),
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("POST", "PUT", "DELETE"), body, async (method, payload) => {
+        const answer = await call(method, "/tasks/", { key, body: payload });
+        expect(answer.status).toBeLessThan(500);
+        expect(typeof answer.body.result).toBe("boolean");
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe("the task runner", () => {
+  // 2026-12-01 is a Tuesday; 10:00 in Amsterdam (winter time) is 09:00 UTC.
+  const DUE = "2026-12-01T09:00:00.000Z";
+
+  it("runs a task due now once, however often the cron fires in that minute, and records the run", async () => {
+    const { userId, adIds } = await sellerWithAds(2);
+    const { taskId } = await task(userId, { time: "10:00" });
+    await cronAt(DUE);
+    await cronAt(DUE);
+    await cronAt("2026-12-01T09:00:30.000Z");
+    const history = await runs(userId, taskId);
+    expect(history).toHaveLength(1);
+    expect(history[0]).toMatchObject({ due: "2026-12-01 10:00:00", ads: 2, queued: 2, skipped: [] });
+    expect(history[0]?.cost).toBeGreaterThan(0);
+    // The bump-up shows in the ads' feature status once the queue has done it.
+    await eventually(async () => {
+      const answer = await call("GET", `/status/${userId}/${adIds[0]}`, { key });
+      const features = answer.body.data[0].portals[0].features;
+      return Array.isArray(features) &&
+        features.some((f: { feature: string; active: boolean }) => f.feature === "omhoogplaatsen" && f.active)
+        ? true
+        : undefined;
+    }, "the bump-up to be active");
+  });
+
+  it("leaves alone tasks of another minute, another weekday, and disabled ones", async () => {
+    const { userId } = await sellerWithAds(1);
+    const otherMinute = await task(userId, { time: "10:01" });
+    const otherDay = await task(userId, { time: "10:00", dayOfWeek: ["sunday"] });
+    const sameDay = await task(userId, { time: "10:00", dayOfWeek: ["tuesday"] });
+    const disabled = await task(userId, { time: "10:00", enabled: false });
+    await cronAt(DUE);
+    expect(await runs(userId, otherMinute.taskId)).toHaveLength(0);
+    expect(await runs(userId, otherDay.taskId)).toHaveLength(0);
+    expect(await runs(userId, disabled.taskId)).toHaveLength(0);
+    expect(await runs(userId, sameDay.taskId)).toHaveLength(1);
+  });
+
+  it("catches up when the cron is 5 minutes late, not when it is 20 minutes late", async () => {
+    const { userId } = await sellerWithAds(1);
+    const late = await task(userId, { time: "11:00" });
+    const tooLate = await task(userId, { time: "12:00" });
+    await cronAt("2026-12-01T10:05:00.000Z");
+    await cronAt("2026-12-01T11:20:00.000Z");
+    expect(await runs(userId, late.taskId)).toHaveLength(1);
+    expect(await runs(userId, tooLate.taskId)).toHaveLength(0);
+  });
+
+  it("follows Amsterdam time over the daylight-saving changes", async () => {
+    const { userId } = await sellerWithAds(1);
+    // 2027-03-28: clocks go from 02:00 to 03:00. 02:30 does not exist and runs at 03:30 summer time (01:30 UTC).
+    const gap = await task(userId, { time: "02:30" });
+    const after = await task(userId, { time: "03:15" });
+    await cronAt("2027-03-28T00:30:00.000Z");
+    expect(await runs(userId, gap.taskId)).toHaveLength(0);
+    await cronAt("2027-03-28T01:15:00.000Z");
+    expect(await runs(userId, after.taskId)).toHaveLength(1);
+    await cronAt("2027-03-28T01:30:00.000Z");
+    expect(await runs(userId, gap.taskId)).toHaveLength(1);
+
+    // 2027-10-31: clocks go from 03:00 back to 02:00. 02:30 happens twice and runs once, the first time.
+    const twice = await task(userId, { time: "02:30" });
+    await cronAt("2027-10-31T00:30:00.000Z");
+    await cronAt("2027-10-31T01:30:00.000Z");
+    const history = await runs(userId, twice.taskId);
+    expect(history.filter((r) => r.due.startsWith("2027-10-31"))).toEqual([
+      expect.objectContaining({ due: "2027-10-31 02:30:00" }),
+    ]);
+  });
+
+  it("targets every active ad published on the portal when no ads are given", async () => {
+    const { userId, adIds } = await sellerWithAds(2);
+    await createAd(key, userId, { title: "Niet gepubliceerd" });
+    await call("PATCH", "/ads/", { key, body: { adId: adIds[1], status: "archive" } });
+    const all = await task(userId, { time: "13:00" });
+    await cronAt("2026-12-01T12:00:00.000Z");
+    expect((await runs(userId, all.taskId))[0]).toMatchObject({ ads: 1, queued: 1 });
+  });
+
+  it("records insufficient means as skipped", async () => {
+    const { userId, adIds } = await sellerWithAds(1);
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: {
+        userId,
+        amount: -(await call("GET", `/wallet/${userId}`, { key })).body.data.balance,
+        description: "leeg",
+      },
+    });
+    const poor = await task(userId, { time: "14:00", adId: adIds });
+    await cronAt("2026-12-01T13:00:00.000Z");
+    expect((await runs(userId, poor.taskId))[0]).toMatchObject({
+      ads: 1,
+      queued: 0,
+      cost: 0,
+      skipped: [{ adId: adIds[0], reason: "insufficient means" }],
+    });
+  });
+});
+
+describe("autoreplace, budget notices and housekeeping", () => {
+  it("places a listing again when it reaches its close date, if the ad asks for it", async () => {
+    const { userId, adIds } = await sellerWithAds(2);
+    const [replaced, kept] = adIds as [number, number];
+    await call("POST", "/adsettings/", {
+      key,
+      body: { adId: replaced, settings: [{ portal: "portal_a", autoreplace: true }] },
+    });
+    const before = (await call("GET", `/status/${userId}/${replaced}`, { key })).body.data[0].portals[0].publish;
+    await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id IN (?, ?)")
+      .bind(replaced, kept)
+      .run();
+    await cronAt(new Date().toISOString());
+    const after = await eventually(async () => {
+      const publish = (await call("GET", `/status/${userId}/${replaced}`, { key })).body.data[0].portals[0].publish;
+      return publish.active && publish.remoteAdId !== before.remoteAdId ? publish : undefined;
+    }, "the listing to be placed again");
+    expect(after.closeDate > "2026-11").toBe(true);
+    const untouched = (await call("GET", `/status/${userId}/${kept}`, { key })).body.data[0].portals[0].publish;
+    expect(untouched.closeDate).toBe("2026-01-01 01:00:00");
+  });
+
+  it("writes one budget notice per crossing of the limit, and the cron hands it over", async () => {
+    const { userId, adIds } = await sellerWithAds(1, 0);
+    await call("PATCH", "/user/settings/", { key, body: { userId, budgetNotifyLimit: 1000 } });
+    await call("POST", "/wallet/", { key: internalKey, body: { userId, amount: 1200, description: "storting" } });
+    for (let i = 0; i < 3; i += 1) {
+      expectEnvelope(
+        await call("POST", "/features/", {
+          key,
+          body: { adId: adIds[0], portal: "portal_a", feature: "omhoogplaatsen" },
+        }),
+        200,
+      );
+    }
+    const notices = await env.DB.prepare("SELECT message, sent_at FROM notifications WHERE user_id = ?")
+      .bind(userId)
+      .all<{ message: string; sent_at: string | null }>();
+    expect(notices.results).toHaveLength(1);
+    expect(notices.results[0]?.message).toMatch(/below the notification limit of 1000 cents/);
+    await cronAt(new Date().toISOString());
+    const sent = await env.DB.prepare("SELECT sent_at FROM notifications WHERE user_id = ?")
+      .bind(userId)
+      .first<{ sent_at: string | null }>();
+    expect(sent?.sent_at).not.toBeNull();
+    // Back above the limit and down again: a new crossing, a new notice.
+    await call("POST", "/wallet/", { key: internalKey, body: { userId, amount: 1000, description: "storting" } });
+    for (let i = 0; i < 6; i += 1)
+      await call("POST", "/features/", {
+        key,
+        body: { adId: adIds[0], portal: "portal_a", feature: "omhoogplaatsen" },
+      });
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE user_id = ?")
+      .bind(userId)
+      .first<{ n: number }>();
+    expect(count?.n).toBe(2);
+  });
+
+  it("gives up queue items without progress for a day, and refunds them", async () => {
+    const { userId, adIds } = await sellerWithAds(1, 0);
+    await env.DB.prepare(
+      "INSERT INTO queue_items (ad_id, user_id, portal, action, status, updated_at) VALUES (?, ?, 'portal_b', 'publish', 'pending', '2026-01-01T00:00:00.000Z')",
+    )
+      .bind(adIds[0], userId)
+      .run();
+    await cronAt(new Date().toISOString());
+    const item = await env.DB.prepare("SELECT status, reason FROM queue_items WHERE ad_id = ? AND portal = 'portal_b'")
+      .bind(adIds[0])
+      .first();
+    expect(item).toEqual({ status: "error", reason: "expired: no progress for 24 hours" });
+  });
+
+  it("drops expired login links and activation tokens with the tokens object's alarm", async () => {
+    const stub = userTokens(env.USER_TOKENS, 737373);
+    const longAgo = Date.now() - 3 * 86_400_000;
+    await stub.issue("login", 600_000, longAgo);
+    await stub.issue("activation", 600_000, longAgo);
+    const stored = () =>
+      runInDurableObject(
+        stub,
+        async (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM tokens").one().n,
+      );
+    // The alarm was set for a moment already past: it fires at once, or here.
+    await runDurableObjectAlarm(stub);
+    expect(await eventually(async () => ((await stored()) === 0 ? 0 : undefined), "the alarm to purge")).toBe(0);
+    // A fresh token is kept, and its purge is scheduled.
+    await stub.issue("login", 600_000, Date.now());
+    expect(await stored()).toBe(1);
+    expect(await runInDurableObject(stub, async (_instance, state) => state.storage.getAlarm())).toBeGreaterThan(
+      Date.now() + 86_000_000,
+    );
+  });
+});

@@ -168,3 +168,21 @@ export async function connectPortal(key: string, userId: number, portal: "portal
   expect(done.status, JSON.stringify(done.body)).toBe(200);
   return done.body.data;
 }
+
+/** An active user, connected to portal_a, with `credit` cents in the wallet (credited by an internal client). */
+export async function connectedSeller(
+  key: string,
+  internalKey: string,
+  credit = 0,
+  overrides: Record<string, unknown> = {},
+) {
+  const user = await createUser(key, { companyName: null, ...overrides });
+  await activate(key, user);
+  await connectPortal(key, user.userId, "portal_a");
+  if (credit)
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: user.userId, amount: credit, description: "opwaardering" },
+    });
+  return user.userId as number;
+}

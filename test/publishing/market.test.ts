@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { runPublishItem } from "../../src/jobs/publishJob";
 import type { Job } from "../../src/jobs/types";
-import { activate, call, connectPortal, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
+import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -20,17 +20,7 @@ beforeAll(async () => {
   internalKey = (await newClient({ internal: true })).key;
 });
 
-async function seller(credit: number) {
-  const user = await createUser(key, { companyName: null });
-  await activate(key, user);
-  await connectPortal(key, user.userId, "portal_a");
-  if (credit)
-    await call("POST", "/wallet/", {
-      key: internalKey,
-      body: { userId: user.userId, amount: credit, description: "opwaardering" },
-    });
-  return user.userId as number;
-}
+const seller = (credit: number) => connectedSeller(key, internalKey, credit);
 
 const publishStatus = async (userId: number, adIds: number[]) => {
   const answer = await call("POST", "/status/", { key, body: { userId, adId: adIds } });

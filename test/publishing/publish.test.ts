@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   activate,
   call,
+  connectedSeller,
   connectPortal,
   createAd,
   createUser,
@@ -20,18 +21,8 @@ beforeAll(async () => {
   internalKey = (await newClient({ internal: true })).key;
 });
 
-/** An active user connected to portal_a, with money in the wallet. */
-async function seller(credit = 10_000, overrides: Record<string, unknown> = {}) {
-  const user = await createUser(key, { companyName: null, ...overrides });
-  await activate(key, user);
-  await connectPortal(key, user.userId, "portal_a");
-  if (credit)
-    await call("POST", "/wallet/", {
-      key: internalKey,
-      body: { userId: user.userId, amount: credit, description: "opwaardering" },
-    });
-  return user.userId as number;
-}
+const seller = (credit = 10_000, overrides: Record<string, unknown> = {}) =>
+  connectedSeller(key, internalKey, credit, overrides);
 
 const status = async (userId: number, adId: number, portal = "portal_a") => {
   const answer = await call("GET", `/status/${userId}/${adId}`, { key });

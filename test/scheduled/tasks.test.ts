@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
 import worker from "../../src/index";
-import { activate, call, connectPortal, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
+import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -19,20 +19,13 @@ const cronAt = (iso: string) =>
 
 /** A connected seller with `count` ads active on portal_a. */
 async function sellerWithAds(count: number, credit = 100_000) {
-  const user = await createUser(key, { companyName: null });
-  await activate(key, user);
-  await connectPortal(key, user.userId, "portal_a");
-  if (credit)
-    await call("POST", "/wallet/", {
-      key: internalKey,
-      body: { userId: user.userId, amount: credit, description: "opwaardering" },
-    });
+  const userId = await connectedSeller(key, internalKey, credit);
   const adIds: number[] = [];
-  for (let i = 0; i < count; i += 1) adIds.push((await createAd(key, user.userId, { title: `Te bumpen ${i}` })).adId);
+  for (let i = 0; i < count; i += 1) adIds.push((await createAd(key, userId, { title: `Te bumpen ${i}` })).adId);
   if (count) {
-    await call("POST", "/publish/batch", { key, body: { userId: user.userId, adId: adIds, portal: "portal_a" } });
+    await call("POST", "/publish/batch", { key, body: { userId, adId: adIds, portal: "portal_a" } });
     await eventually(async () => {
-      const answer = await call("POST", "/status/", { key, body: { userId: user.userId, adId: adIds } });
+      const answer = await call("POST", "/status/", { key, body: { userId, adId: adIds } });
       return answer.body.data.every(
         (s: { portals: { publish: { active: boolean } }[] }) => s.portals[0]?.publish.active,
       )
@@ -40,7 +33,7 @@ async function sellerWithAds(count: number, credit = 100_000) {
         : undefined;
     }, "the ads to be published");
   }
-  return { userId: user.userId as number, adIds };
+  return { userId, adIds };
 }
 
 async function task(userId: number, body: Record<string, unknown>) {

@@ -189,3 +189,9 @@ export async function withAccessToken<T>(
     return call(gateway, token);
   }
 }
+
+/** Revokes (best effort) every marketplace connection of a user; the caller deletes the rows. */
+export async function revokeAllConnections(db: Db, env: Env, userId: number): Promise<void> {
+  const rows = await db.select().from(portalConnections).where(eq(portalConnections.userId, userId));
+  for (const row of rows) await revokeAtPortal(env, row.portal, row);
+}

@@ -1,8 +1,21 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
-import { adImages, ads, contacts, folders, userAdSettings, userSettings, users } from "../db/schema";
-import { type UserTokens, userTokens } from "../durable/UserTokens";
+import {
+  adImages,
+  ads,
+  contacts,
+  folders,
+  notifications,
+  portalConnections,
+  tasks,
+  userAdSettings,
+  userSettings,
+  users,
+  walletEntries,
+} from "../db/schema";
+import { userTokens } from "../durable/UserTokens";
+import type { Env } from "../env";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../lib/dutch";
 import type { Page } from "../lib/envelope";
 import { badRequest } from "../lib/errors";
@@ -11,6 +24,7 @@ import type { UserInput, UserPatch } from "../routes/users/schemas";
 import { bumpRevisions, userWriteScopes } from "./cache";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
 import { deleteObjects } from "./images";
+import { revokeAllConnections } from "./portalConnections";
 import { requireInternal, requireUser, type Scope, type UserRow, visibleUsers } from "./scope";
 
 export interface UserView {
@@ -164,25 +178,28 @@ const logDeletion = (userId: number, outcome: string, ip: string | undefined) =>
   console.log(JSON.stringify({ level: "info", msg: "user deleted", userId, outcome, ip: ip ?? null }));
 
 /**
- * Deletes a user. Without ads the user goes with everything below it; with ads (or, once they exist,
- * transactions) every personal field of the user, its contacts and its ads' provider data is
- * overwritten and the user disappears from the API. Irreversible either way; login links and
- * activation tokens are dropped too.
+ * Deletes a user. Without ads or wallet transactions the user goes with everything below it; with
+ * them, every personal field of the user, its contacts and its ads' provider data is
+ * overwritten and the user disappears from the API. Irreversible either way; login links, activation
+ * tokens and marketplace connections (revoked at the portal) are dropped too.
  */
 export async function deleteUser(
   db: Db,
-  tokens: DurableObjectNamespace<UserTokens>,
-  storage: R2Bucket,
+  env: Env,
   scope: Scope,
   userId: number,
   ip?: string,
 ): Promise<"deleted" | "anonymised"> {
   await requireUser(db, scope, userId);
   // Tokens first: a user whose rows are gone must not keep a working login link.
-  await userTokens(tokens, userId).clear();
-  const hasAds = await db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1).get();
+  await userTokens(env.USER_TOKENS, userId).clear();
+  await revokeAllConnections(db, env, userId);
+  const [adRows, entryRows] = await db.batch([
+    db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
+    db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
+  ]);
   const bump = bumpRevisions(db, userWriteScopes(userId));
-  if (!hasAds) {
+  if (adRows.length === 0 && entryRows.length === 0) {
     await db.batch([
       db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
       db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
@@ -242,9 +259,13 @@ export async function deleteUser(
     db.delete(adImages).where(inArray(adImages.adId, userAds)),
     db.delete(userAdSettings).where(eq(userAdSettings.userId, userId)),
     db.delete(folders).where(eq(folders.userId, userId)),
+    // Portal connections hold tokens and the marketplace account's e-mail; tasks and notices go too.
+    db.delete(portalConnections).where(eq(portalConnections.userId, userId)),
+    db.delete(tasks).where(eq(tasks.userId, userId)),
+    db.delete(notifications).where(eq(notifications.userId, userId)),
     bump,
   ]);
-  await deleteObjects(storage, objects);
+  await deleteObjects(env.MEDIA, objects);
   logDeletion(userId, "anonymised", ip);
   return "anonymised";
 }

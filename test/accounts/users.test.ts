@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createUser, expectEnvelope, newClient, userBody } from "../harness";
+import { call, connectPortal, createUser, expectEnvelope, newClient, userBody } from "../harness";
 
 let internalKey: string;
 let partnerKey: string;
@@ -165,6 +165,17 @@ describe("GET /users/", () => {
 });
 
 describe("DELETE /users/", () => {
+  it("anonymises a user with wallet transactions but no ads, keeping the ledger", async () => {
+    const user = await createUser(partnerKey, { lastName: "Grootboek-Uniek", email: "grootboek@example.nl" });
+    await call("POST", "/wallet/", { key: internalKey, body: { userId: user.userId, amount: 500, description: "storting" } });
+    expectEnvelope(await call("DELETE", `/users/${user.userId}`, { key: partnerKey }), 200);
+    const row = await env.DB.prepare("SELECT last_name, email, deleted_at FROM users WHERE id = ?").bind(user.userId).first<{ last_name: string; email: string; deleted_at: string }>();
+    expect(row).toMatchObject({ last_name: "anonymised", email: `anonymised-${user.userId}@invalid` });
+    expect(row?.deleted_at).toBeTruthy();
+    const ledger = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ?").bind(user.userId).first<{ n: number }>();
+    expect(ledger?.n).toBe(1);
+  });
+
   it("removes a user without ads completely, with everything below it", async () => {
     const user = await createUser(partnerKey);
     await call("POST", "/folders/", { key: partnerKey, body: { userId: user.userId, description: "Stock" } });
@@ -213,6 +224,9 @@ describe("DELETE /users/", () => {
       .bind(user.userId, contactId, JSON.stringify({ name: "Provider Uniek", phone: "0612121212" }))
       .run();
 
+    const connection = await connectPortal(partnerKey, user.userId, "portal_a");
+    await call("POST", "/tasks/", { key: partnerKey, body: { userId: user.userId, portal: "portal_a", time: "09:00", enabled: true } });
+
     const answer = await call("DELETE", "/users/", { key: partnerKey, body: { userId: user.userId, ip: "192.0.2.1" } });
     expectEnvelope(answer, 200);
     expect(answer.body.data).toBe(false);
@@ -220,7 +234,7 @@ describe("DELETE /users/", () => {
 
     const dump = JSON.stringify(
       await Promise.all(
-        ["users", "contacts", "ads", "folders", "user_settings", "user_ad_settings"].map(
+        ["users", "contacts", "ads", "folders", "user_settings", "user_ad_settings", "portal_connections", "tasks", "notifications"].map(
           async (table) => (await env.DB.prepare(`SELECT * FROM ${table}`).all()).results,
         ),
       ),
@@ -242,9 +256,12 @@ describe("DELETE /users/", () => {
       "@uniek",
       "Provider Uniek",
       "0612121212",
+      connection.email,
     ]) {
       expect(dump).not.toContain(personal);
     }
+    const connections = await env.DB.prepare("SELECT count(*) AS n FROM portal_connections WHERE user_id = ?").bind(user.userId).first<{ n: number }>();
+    expect(connections?.n).toBe(0);
     // The ad stays, for its history.
     const ad = await env.DB.prepare("SELECT user_id FROM ads WHERE user_id = ?").bind(user.userId).first();
     expect(ad).not.toBeNull();

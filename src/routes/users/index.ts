@@ -96,12 +96,12 @@ export const usersRouter = createRouter()
   })
   .openapi(deleteByPathRoute, async (c) => {
     const { db, scope } = serviceContext(c);
-    await deleteUser(db, c.env.USER_TOKENS, c.env.MEDIA, scope, c.req.valid("param").userId);
+    await deleteUser(db, c.env, scope, c.req.valid("param").userId);
     return c.json(ok(false as const), 200);
   })
   .openapi(deleteByBodyRoute, async (c) => {
     const { db, scope } = serviceContext(c);
     const { userId, ip } = c.req.valid("json");
-    await deleteUser(db, c.env.USER_TOKENS, c.env.MEDIA, scope, userId, ip);
+    await deleteUser(db, c.env, scope, userId, ip);
     return c.json(ok(false as const), 200);
   });

@@ -167,12 +167,19 @@ describe("GET /users/", () => {
 describe("DELETE /users/", () => {
   it("anonymises a user with wallet transactions but no ads, keeping the ledger", async () => {
     const user = await createUser(partnerKey, { lastName: "Grootboek-Uniek", email: "grootboek@example.nl" });
-    await call("POST", "/wallet/", { key: internalKey, body: { userId: user.userId, amount: 500, description: "storting" } });
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: user.userId, amount: 500, description: "storting" },
+    });
     expectEnvelope(await call("DELETE", `/users/${user.userId}`, { key: partnerKey }), 200);
-    const row = await env.DB.prepare("SELECT last_name, email, deleted_at FROM users WHERE id = ?").bind(user.userId).first<{ last_name: string; email: string; deleted_at: string }>();
+    const row = await env.DB.prepare("SELECT last_name, email, deleted_at FROM users WHERE id = ?")
+      .bind(user.userId)
+      .first<{ last_name: string; email: string; deleted_at: string }>();
     expect(row).toMatchObject({ last_name: "anonymised", email: `anonymised-${user.userId}@invalid` });
     expect(row?.deleted_at).toBeTruthy();
-    const ledger = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ?").bind(user.userId).first<{ n: number }>();
+    const ledger = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ?")
+      .bind(user.userId)
+      .first<{ n: number }>();
     expect(ledger?.n).toBe(1);
   });
 
@@ -225,7 +232,10 @@ describe("DELETE /users/", () => {
       .run();
 
     const connection = await connectPortal(partnerKey, user.userId, "portal_a");
-    await call("POST", "/tasks/", { key: partnerKey, body: { userId: user.userId, portal: "portal_a", time: "09:00", enabled: true } });
+    await call("POST", "/tasks/", {
+      key: partnerKey,
+      body: { userId: user.userId, portal: "portal_a", time: "09:00", enabled: true },
+    });
 
     const answer = await call("DELETE", "/users/", { key: partnerKey, body: { userId: user.userId, ip: "192.0.2.1" } });
     expectEnvelope(answer, 200);
@@ -234,9 +244,17 @@ describe("DELETE /users/", () => {
 
     const dump = JSON.stringify(
       await Promise.all(
-        ["users", "contacts", "ads", "folders", "user_settings", "user_ad_settings", "portal_connections", "tasks", "notifications"].map(
-          async (table) => (await env.DB.prepare(`SELECT * FROM ${table}`).all()).results,
-        ),
+        [
+          "users",
+          "contacts",
+          "ads",
+          "folders",
+          "user_settings",
+          "user_ad_settings",
+          "portal_connections",
+          "tasks",
+          "notifications",
+        ].map(async (table) => (await env.DB.prepare(`SELECT * FROM ${table}`).all()).results),
       ),
     );
     for (const personal of [
@@ -260,7 +278,9 @@ describe("DELETE /users/", () => {
     ]) {
       expect(dump).not.toContain(personal);
     }
-    const connections = await env.DB.prepare("SELECT count(*) AS n FROM portal_connections WHERE user_id = ?").bind(user.userId).first<{ n: number }>();
+    const connections = await env.DB.prepare("SELECT count(*) AS n FROM portal_connections WHERE user_id = ?")
+      .bind(user.userId)
+      .first<{ n: number }>();
     expect(connections?.n).toBe(0);
     // The ad stays, for its history.
     const ad = await env.DB.prepare("SELECT user_id FROM ads WHERE user_id = ?").bind(user.userId).first();

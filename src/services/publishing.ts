@@ -236,8 +236,11 @@ export async function requestPublishing(
           .update(adPublications)
           .set({ pending: false })
           .where(and(eq(adPublications.adId, adId), eq(adPublications.portal, portal)));
-        outcomes.push(ok(adId));
-        continue;
+        // A first publication that never happened needs nothing more; a listing that is live still goes down.
+        if (!isPublished) {
+          outcomes.push(ok(adId));
+          continue;
+        }
       }
       if (!isPublished) {
         outcomes.push(refused(portal, adId, "this advertisement is not published"));

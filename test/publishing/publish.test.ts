@@ -246,6 +246,51 @@ describe("publishing", () => {
   });
 });
 
+describe("batchall and batchauto", () => {
+  it("publishes every active ad to every portal (meta, internal clients), updates them all, and takes them all down", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000);
+    const first = await createAd(key, userId);
+    const second = await createAd(key, userId);
+    await createAd(key, userId, { status: "archive" });
+
+    const refused = await call("POST", "/publish/batchall", { key, body: { userId, portal: "meta" } });
+    expectEnvelope(refused, 403);
+
+    const all = await call("POST", "/publish/batchall", { key: internalKey, body: { userId, portal: "meta" } });
+    expect(all.status).toBe(200);
+    // portal_a and website take both ads; portal_b is not connected.
+    expect(all.body.data.filter((o: { result: boolean }) => o.result)).toHaveLength(4);
+    expect(all.body.errors).toEqual([
+      `portal: portal_b - adId: ${first.adId} - user is not connected to the portal`,
+      `portal: portal_b - adId: ${second.adId} - user is not connected to the portal`,
+    ]);
+    for (const ad of [first, second]) {
+      await settledStatus(userId, ad.adId, "portal_a");
+      expect((await settledStatus(userId, ad.adId, "website")).active).toBe(true);
+    }
+
+    const auto = await call("PUT", "/publish/batchauto", { key: internalKey, body: { userId, portal: "portal_a" } });
+    expectEnvelope(auto, 200);
+    expect(auto.body.data).toEqual([
+      { adId: first.adId, result: true, errors: [] },
+      { adId: second.adId, result: true, errors: [] },
+    ]);
+    const updates = await env.DB.prepare(
+      "SELECT count(*) AS n FROM queue_items WHERE ad_id IN (?, ?) AND action = 'update'",
+    )
+      .bind(first.adId, second.adId)
+      .first<{ n: number }>();
+    expect(updates?.n).toBe(2);
+
+    const down = await call("DELETE", "/publish/batchall", { key: internalKey, body: { userId, portal: "meta" } });
+    expectEnvelope(down, 200);
+    for (const ad of [first, second]) {
+      expect((await settledStatus(userId, ad.adId, "website")).active).toBe(false);
+      expect((await settledStatus(userId, ad.adId, "portal_a")).active).toBe(false);
+    }
+  }, 60_000);
+});
+
 describe("wallet", () => {
   it("credits and debits for internal clients only", async () => {
     const user = await createUser(key, { externalUserId: 12 });

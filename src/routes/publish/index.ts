@@ -81,50 +81,44 @@ for (const method of ["post", "put", "delete"] as const) {
     },
   );
 }
-router
-  .openapi(
+const BATCHALL = [
+  ["post", "publish", "Publish all the user's active ads to portal_a, portal_b and the website (portal meta)"],
+  ["delete", "unpublish", "Unpublish all the user's ads from every portal (portal meta)"],
+] as const;
+for (const [method, mode, summary] of BATCHALL) {
+  router.openapi(
     apiRoute({
-      method: "post",
+      method,
       path: "/publish/batchall",
       tags,
-      summary: "Publish all the user's active ads to portal_a, portal_b and the website (portal meta)",
+      summary,
       request: { body: jsonBody(All) },
       response: batchResponse,
     }),
-    async (c) => c.json(await acrossPortals(c, "publish", c.req.valid("json")), 200),
-  )
-  .openapi(
-    apiRoute({
-      method: "delete",
-      path: "/publish/batchall",
-      tags,
-      summary: "Unpublish all the user's ads from every portal (portal meta)",
-      request: { body: jsonBody(All) },
-      response: batchResponse,
-    }),
-    async (c) => c.json(await acrossPortals(c, "unpublish", c.req.valid("json")), 200),
-  )
-  .openapi(
-    apiRoute({
-      method: "put",
-      path: "/publish/batchauto",
-      tags,
-      summary: "Update all the user's active ads published on the portal",
-      request: { body: jsonBody(Auto) },
-      response: batchResponse,
-    }),
-    async (c) => {
-      const body = c.req.valid("json");
-      const result = await batch(c, "update", {
-        userId: body.userId,
-        portal: body.portal,
-        images: body.images,
-        adIds: "allActive",
-        mode: "update",
-      });
-      return c.json(withoutUnpublished(result.data), 200);
-    },
+    async (c) => c.json(await acrossPortals(c, mode, c.req.valid("json")), 200),
   );
+}
+router.openapi(
+  apiRoute({
+    method: "put",
+    path: "/publish/batchauto",
+    tags,
+    summary: "Update all the user's active ads published on the portal",
+    request: { body: jsonBody(Auto) },
+    response: batchResponse,
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const result = await batch(c, "update", {
+      userId: body.userId,
+      portal: body.portal,
+      images: body.images,
+      adIds: "allActive",
+      mode: "update",
+    });
+    return c.json(withoutUnpublished(result.data), 200);
+  },
+);
 
 /** batchall: portal `meta` means every portal, for internal clients only. */
 async function acrossPortals(c: Context<AppEnv>, mode: "publish" | "unpublish", body: z.infer<typeof All>) {

@@ -16,6 +16,4 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (...messages: string[]) => new ApiError(400, messages);
-export const notFound = (what: string) => new ApiError(404, [`${what} not found`]);
 export const forbidden = (message: string) => new ApiError(403, [message]);
-export const conflict = (message: string) => new ApiError(409, [message]);

@@ -74,10 +74,3 @@ export function validationHook(
     throw new ApiError(400, issueMessages(result.error, root));
   }
 }
-
-/** Parses a value with a schema outside a route (services, query objects), throwing the same 400. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, root = "body"): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ApiError(400, issueMessages(parsed.error, root));
-  return parsed.data;
-}

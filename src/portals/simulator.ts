@@ -35,7 +35,7 @@ export class MarketplaceSimulator extends DurableObject<Env> {
     return this.app.fetch(request);
   }
 
-  /** Test hook: moves the simulator's clock for token expiry (tokens issued before `now` expire). */
+  /** Simulator control: ends every access token now, so clients must refresh (used to exercise token refresh). */
   expireTokens(): void {
     this.sql.exec("UPDATE tokens SET expires = 0 WHERE kind = 'access'");
   }

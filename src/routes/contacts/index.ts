@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { userScope } from "../../services/cache";
 import { createContact, deleteContact, listContacts, updateContact } from "../../services/contacts";
@@ -32,15 +32,7 @@ const getRoute = apiRoute({
   response: listEnvelope(Contact),
 });
 
-const writeRoute = <S extends z.ZodType>(method: "post" | "put" | "delete", body: S, summary: string) =>
-  apiRoute({
-    method,
-    path: "/contacts",
-    tags,
-    summary,
-    request: { body: jsonBody(body) },
-    response: envelope(z.array(Contact)),
-  });
+const writeRoute = bodyRoutes("/contacts", tags, envelope(z.array(Contact)));
 
 type ContactsParams = { userId: number; contactId?: number };
 

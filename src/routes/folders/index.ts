@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { userScope } from "../../services/cache";
 import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/folders";
@@ -50,15 +50,7 @@ const getRoute = apiRoute({
   request: { params: z.object({ userId: userIdParam, folderId: folderIdParam }), query: FoldersQuery },
   response: listEnvelope(Folder),
 });
-const writeRoute = <S extends z.ZodType>(method: "post" | "put" | "delete", body: S, summary: string) =>
-  apiRoute({
-    method,
-    path: "/folders",
-    tags,
-    summary,
-    request: { body: jsonBody(body) },
-    response: envelope(z.array(Folder)),
-  });
+const writeRoute = bodyRoutes("/folders", tags, envelope(z.array(Folder)));
 
 const answerFolders = (
   c: Context<AppEnv>,

@@ -4,7 +4,7 @@ import { WEEKDAYS } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { userScope } from "../../services/cache";
 import { FEATURE_NAMES } from "../../services/features";
@@ -96,15 +96,7 @@ const getRoute = (path: string, params: z.ZodObject, summary: string) =>
     response: listEnvelope(Task),
   });
 const portalParam = portal.openapi({ param: { name: "portal", in: "path" } });
-const writeRoute = <S extends z.ZodType>(method: "post" | "put" | "delete", body: S, summary: string) =>
-  apiRoute({
-    method,
-    path: "/tasks",
-    tags,
-    summary,
-    request: { body: jsonBody(body) },
-    response: envelope(z.array(Task)),
-  });
+const writeRoute = bodyRoutes("/tasks", tags, envelope(z.array(Task)));
 
 export const tasksRouter = createRouter()
   .openapi(getRoute("/tasks/{userId}", z.object({ userId: pathId("userId") }), "The user's tasks"), async (c) =>

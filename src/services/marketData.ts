@@ -1,4 +1,5 @@
 import { and, asc, between, eq, inArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../db/schema";
@@ -41,28 +42,25 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
           and(eq(adPublications.portal, portal), eq(ads.userId, userId), inList(adPublications.remoteAdId, remoteIds)),
         );
       const adOf = new Map(owned.map((o) => [o.remoteAdId, o.adId]));
-      for (const bid of remoteBids) {
+      // New bids and the day rows go in one batch: one round trip per connection.
+      const bidInserts = remoteBids.flatMap((bid) => {
         const adId = adOf.get(bid.remoteAdId);
-        if (!adId) continue;
-        const inserted = await db
-          .insert(bids)
-          .values({
-            adId,
-            portal: portal as MarketplacePortal,
-            remoteBidId: bid.bidId,
-            amount: bid.amount,
-            name: bid.name,
-            message: bid.message,
-            placedAt: bid.placedAt,
-          })
-          .onConflictDoNothing()
-          .returning({ id: bids.id });
-        bidCount += inserted.length;
-      }
-      for (const { date, rows } of daily) {
-        for (const row of rows) {
+        if (!adId) return [];
+        const values = {
+          adId,
+          portal: portal as MarketplacePortal,
+          remoteBidId: bid.bidId,
+          amount: bid.amount,
+          name: bid.name,
+          message: bid.message,
+          placedAt: bid.placedAt,
+        };
+        return [db.insert(bids).values(values).onConflictDoNothing().returning({ id: bids.id })];
+      });
+      const statisticUpserts = daily.flatMap(({ date, rows }) =>
+        rows.flatMap((row) => {
           const adId = adOf.get(row.remoteAdId);
-          if (!adId) continue;
+          if (!adId) return [];
           const values = {
             views: row.views,
             asqs: row.asqs,
@@ -71,12 +69,18 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
             phone: row.phone,
             favorites: row.favorites,
           };
-          await db
-            .insert(adStatistics)
-            .values({ adId, portal: portal as MarketplacePortal, date, ...values })
-            .onConflictDoUpdate({ target: [adStatistics.adId, adStatistics.portal, adStatistics.date], set: values });
-        }
-      }
+          return [
+            db
+              .insert(adStatistics)
+              .values({ adId, portal: portal as MarketplacePortal, date, ...values })
+              .onConflictDoUpdate({ target: [adStatistics.adId, adStatistics.portal, adStatistics.date], set: values }),
+          ];
+        }),
+      );
+      const statements = [...bidInserts, ...statisticUpserts];
+      if (statements.length === 0) return;
+      const results = await db.batch(statements as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+      for (const inserted of results.slice(0, bidInserts.length)) bidCount += (inserted as unknown[]).length;
     }).catch((error) =>
       console.error(
         JSON.stringify({ level: "warn", msg: "market data pull failed", userId, portal, error: String(error) }),

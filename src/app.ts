@@ -1,11 +1,12 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "./lib/errors";
-import { createRouter } from "./lib/openapi";
+import { BASE_PATH, createRouter } from "./lib/openapi";
 import { installZodMessages } from "./lib/validation";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
 import { onError, onNotFound } from "./middleware/errors";
+import { idempotency } from "./middleware/idempotency";
 import { rateLimit } from "./middleware/rateLimit";
 import { requestContext } from "./middleware/requestContext";
 import { activationRouter } from "./routes/activation";
@@ -18,6 +19,7 @@ import { contactsRouter } from "./routes/contacts";
 import { featuresRouter } from "./routes/features";
 import { foldersRouter } from "./routes/folders";
 import { imagesRouter } from "./routes/images";
+import { jobsRouter } from "./routes/jobs";
 import { loginLinksRouter } from "./routes/loginLinks";
 import { manufacturersRouter } from "./routes/manufacturers";
 import { mediaRouter } from "./routes/media";
@@ -32,7 +34,6 @@ import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
 import { walletRouter } from "./routes/wallet";
 
-export const BASE_PATH = "/rest/v1";
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 installZodMessages();
@@ -55,6 +56,7 @@ const resourceRouters = [
   oauthRouter,
   publishRouter,
   statusRouter,
+  jobsRouter,
   featuresRouter,
   walletRouter,
   bidsRouter,
@@ -85,6 +87,7 @@ export function createApp() {
       },
     }),
   );
+  app.use(`${BASE_PATH}/*`, idempotency);
   for (const router of resourceRouters) app.route(BASE_PATH, router);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

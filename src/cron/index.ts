@@ -1,8 +1,14 @@
 import { getDb } from "../db/client";
 import type { Env } from "../env";
+import { purgeExpiredKeys } from "../services/idempotency";
 import { pullMarketData } from "../services/marketData";
 import { logSender, sendNotifications } from "../services/notifications";
-import { expireStaleItems, flushUpdateRequests, replaceExpiredListings } from "../services/publishing";
+import {
+  expireStaleItems,
+  flushUpdateRequests,
+  replaceExpiredListings,
+  resendStalledItems,
+} from "../services/publishing";
 import { runDueTasks } from "./tasks";
 
 /**
@@ -18,9 +24,11 @@ export async function runScheduled(env: Env, scheduledTime: number) {
   const autoreplace = await replaceExpiredListings(db, env, now);
   const updatesQueued = await flushUpdateRequests(db, env, 200);
   // Queue items carry the database's own clock, so their age is measured against the wall clock.
+  const resentItems = await resendStalledItems(db, env, new Date());
   const staleItems = await expireStaleItems(db, new Date());
   const market = await pullMarketData(db, env, now, 50);
   const notices = await sendNotifications(db, logSender);
+  const idempotencyKeysPurged = await purgeExpiredKeys(db, new Date());
   const summary = {
     level: "info",
     msg: "scheduled work",
@@ -29,10 +37,12 @@ export async function runScheduled(env: Env, scheduledTime: number) {
     featuresQueued: taskRuns.reduce((n, r) => n + r.queued, 0),
     autoreplaced: autoreplace.replaced,
     updatesQueued,
+    resentItems,
     staleItems,
     marketDataConnections: market.connections,
     newBids: market.bids,
     notices,
+    idempotencyKeysPurged,
     durationMs: Date.now() - startedAt,
   };
   console.log(JSON.stringify(summary));

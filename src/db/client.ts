@@ -1,4 +1,7 @@
+import { is, type Query, SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle } from "drizzle-orm/d1";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof createDb>;
@@ -14,4 +17,21 @@ export function getDb(d1: D1Database): Db {
     cache.set(d1, db);
   }
   return db;
+}
+
+/** `db.batch` for a list of statements built at run time (D1 wants at least one; none is a no-op). */
+export async function batchAll(db: Db, statements: BatchItem<"sqlite">[]): Promise<unknown[]> {
+  const [first, ...rest] = statements;
+  return first ? db.batch([first, ...rest]) : [];
+}
+
+const dialect = new SQLiteAsyncDialect();
+
+/**
+ * A statement for `D1Database.batch` from Drizzle's sql template or a Drizzle query. Drizzle's own
+ * batch cannot take raw SQL with parameters, so batches of conditional SQL go to D1 directly.
+ */
+export function d1Statement(d1: D1Database, query: SQL | { toSQL(): Query }): D1PreparedStatement {
+  const { sql, params } = is(query, SQL) ? dialect.sqlToQuery(query) : query.toSQL();
+  return d1.prepare(sql).bind(...params);
 }

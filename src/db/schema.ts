@@ -311,6 +311,8 @@ export const adPublications = sqliteTable(
     remoteAdId: integer("remote_ad_id").notNull().default(0),
     clientResult: integer("client_result", { mode: "boolean" }).notNull().default(false),
     queueResult: integer("queue_result", { mode: "boolean" }).notNull().default(false),
+    /** The latest queue item of this publication (the job a client can follow). */
+    queueItemId: integer("queue_item_id"),
   },
   (t) => [primaryKey({ columns: [t.adId, t.portal] }), index("ad_publications_active").on(t.portal, t.active)],
 );
@@ -431,6 +433,9 @@ export const walletEntries = sqliteTable(
   ],
 );
 
+/** The states of a queue item in which it still has work to do: at most one such item per intent. */
+export const OPEN_ITEM_STATES = ["pending", "processing"] as const;
+
 /** A queued publish, update, unpublish or feature job for one ad on one portal. */
 export const queueItems = sqliteTable(
   "queue_items",
@@ -447,11 +452,36 @@ export const queueItems = sqliteTable(
     status: text("status", { enum: ["pending", "processing", "done", "error", "cancelled"] })
       .notNull()
       .default("pending"),
+    /** The last error: the portal's or our reason for a failure, or the transient error before a retry. */
     reason: text("reason"),
+    /** Which write made the item: lets one D1 batch tell its own insert from an open item already there. */
+    nonce: text("nonce"),
+    /** The placement's stable reference at the marketplace (a retried or redelivered job reuses it). */
+    externalRef: text("external_ref"),
+    /** What the item was charged, in cents (0 when free). */
+    cost: integer("cost").notNull().default(0),
+    payerId: integer("payer_id"),
+    attempts: integer("attempts").notNull().default(0),
+    /** When the item is next expected to be worked on; the cron re-sends a pending item well past it. */
+    retryAt: text("retry_at"),
+    /** An update asked for while this update was being sent: it is sent once more with the newest content. */
+    rerun: integer("rerun", { mode: "boolean" }).notNull().default(false),
+    /** The failed item this one retries (POST /jobs/<id>/retry). */
+    retryOf: integer("retry_of"),
+    /** The request that queued the item, for log correlation. */
+    requestId: text("request_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("queue_items_ad").on(t.adId, t.portal, t.status)],
+  (t) => [
+    index("queue_items_ad").on(t.adId, t.portal, t.status),
+    index("queue_items_user").on(t.userId, t.id),
+    index("queue_items_waiting").on(t.status, t.retryAt),
+    // One open intent per ad, portal and kind, whatever the timing of the calls that ask for it.
+    uniqueIndex("queue_items_open_intent")
+      .on(t.adId, t.portal, t.action, sql`coalesce(${t.feature}, '')`)
+      .where(sql`${t.status} IN ('pending', 'processing')`),
+  ],
 );
 
 /** Paid features of a published ad per portal. */
@@ -569,4 +599,25 @@ export const notifications = sqliteTable(
     sentAt: text("sent_at"),
   },
   (t) => [index("notifications_unsent").on(t.sentAt)],
+);
+
+/**
+ * Idempotency keys (the IETF httpapi draft): the first answer to a write with a key, replayed for the
+ * same key and request within 24 hours.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    clientId: integer("client_id").notNull(),
+    key: text("key").notNull(),
+    /** SHA-256 of method, path, query and body: the same key with another request is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    /** Set while the first request runs; a request that died leaves a lock that lapses at this instant. */
+    lockedUntil: text("locked_until"),
+    status: integer("status"),
+    headers: text("headers", { mode: "json" }).$type<Record<string, string>>(),
+    body: text("body"),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.key] }), index("idempotency_keys_expiry").on(t.expiresAt)],
 );

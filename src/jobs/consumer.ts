@@ -1,21 +1,20 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
-import { imageJobs } from "../db/schema";
+import { imageJobs, queueItems } from "../db/schema";
 import type { Env } from "../env";
-import { failItem } from "../services/publishing";
+import { nowIso } from "../lib/time";
+import { applyEvent, type QueueItem } from "../services/publishing";
+import { backoffSeconds } from "./backoff";
 import { runImageJob } from "./imageJob";
 import { runPublishItem } from "./publishJob";
 import type { Job } from "./types";
-
-/** Seconds before the next try of a job that failed transiently: 2, 4, 8, … up to 5 minutes. */
-export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(1, attempts));
 
 async function runJob(env: Env, job: Job): Promise<void> {
   switch (job.kind) {
     case "image":
       return runImageJob(env, job.jobId);
     case "publish":
-      return runPublishItem(env, job.itemId);
+      return runPublishItem(env, job.itemId, job.requestId);
   }
 }
 
@@ -28,8 +27,17 @@ async function giveUp(env: Env, job: Job): Promise<void> {
         .set({ processing: false, done: true, result: false, reason: "failed after repeated attempts" })
         .where(eq(imageJobs.id, job.jobId));
       return;
-    case "publish":
-      await failItem(getDb(env.DB), job.itemId, "the portal kept failing; gave up after repeated attempts");
+    case "publish": {
+      const db = getDb(env.DB);
+      const item: QueueItem | undefined = await db.select().from(queueItems).where(eq(queueItems.id, job.itemId)).get();
+      if (item)
+        await applyEvent(db, item, "failed", {
+          now: nowIso(),
+          reason: item.reason
+            ? `the portal kept failing (${item.reason}); gave up after repeated attempts`
+            : "the portal kept failing; gave up after repeated attempts",
+        });
+    }
   }
 }
 

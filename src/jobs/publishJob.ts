@@ -1,31 +1,38 @@
-import { and, eq, gt, inArray } from "drizzle-orm";
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { getDb } from "../db/client";
-import { adFeatures, adPublications, ads, queueItems } from "../db/schema";
+import { adPublications, ads, queueItems } from "../db/schema";
 import type { Env } from "../env";
 import { nowIso } from "../lib/time";
 import { type Listing, type MarketplacePortal, PortalError } from "../portals/gateway";
-import { ADS_SCOPE } from "../services/ads";
-import { bumpRevisions } from "../services/cache";
 import { listImages } from "../services/images";
 import { withAccessToken } from "../services/portalConnections";
-import { failItem } from "../services/publishing";
+import { applyEvent, type ListingOutcome, type QueueItem, sendItems, transition } from "../services/publishing";
+import { backoffSeconds } from "./backoff";
 
 const WEBSITE_LISTING_DAYS = 30;
 
 /**
- * One publish, update, unpublish or feature item. At-least-once safe: the row is read again and a
- * finished, cancelled or superseded item is skipped; charges were made when it was queued and are
- * given back only through the ledger's once-per-item refund. A refusal marks the item failed; a
- * transient failure is thrown so the queue retries it with backoff.
+ * One publish, update, unpublish or feature item. At-least-once safe: the item is claimed (pending →
+ * processing) before any work, so a duplicate or redelivered message finds it taken or finished and
+ * does nothing; a placement carries a stable reference the marketplace knows it by, so even a claim
+ * lost to a crash cannot make a second listing. A refusal ends the item in `error` with the reason; a
+ * transient failure puts it back to pending and is thrown so the queue retries it with backoff.
  */
-export async function runPublishItem(env: Env, itemId: number): Promise<void> {
+export async function runPublishItem(env: Env, itemId: number, requestId?: string): Promise<void> {
   const db = getDb(env.DB);
   const item = await db.select().from(queueItems).where(eq(queueItems.id, itemId)).get();
-  if (!item || item.status === "done" || item.status === "cancelled" || item.status === "error") return;
+  if (item?.status !== "pending") return;
 
-  if (item.action === "update") {
-    // A newer queued change of the same ad on the same portal makes this update pointless.
-    const newer = await db
+  const now = nowIso();
+  const [claimed, ...rest] = await db.batch([
+    ...transition(db, item, "started", { now }),
+    db.select().from(ads).where(eq(ads.id, item.adId)),
+    db
+      .select()
+      .from(adPublications)
+      .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal))),
+    // A newer update or unpublish of the same listing makes an update pointless.
+    db
       .select({ id: queueItems.id })
       .from(queueItems)
       .where(
@@ -36,58 +43,39 @@ export async function runPublishItem(env: Env, itemId: number): Promise<void> {
           inArray(queueItems.action, ["update", "unpublish"]),
           inArray(queueItems.status, ["pending", "processing"]),
         ),
-      )
-      .get();
-    if (newer) {
-      await db
-        .update(queueItems)
-        .set({ status: "cancelled", reason: "superseded", updatedAt: nowIso() })
-        .where(eq(queueItems.id, item.id));
-      return;
-    }
+      ),
+  ]);
+  const running = claimed[0];
+  if (!running) return; // another delivery claimed it first
+  const [ad] = rest.at(-3) as (typeof ads.$inferSelect)[];
+  const [publication] = rest.at(-2) as (typeof adPublications.$inferSelect)[];
+  const newer = rest.at(-1) as { id: number }[];
+  if (!ad) return;
+  if (item.action === "update" && newer.length > 0) {
+    await applyEvent(db, running, "cancelled", { now: nowIso(), reason: "superseded" });
+    return;
   }
 
-  const now = nowIso();
-  await db.batch([
-    db.update(queueItems).set({ status: "processing", updatedAt: now }).where(eq(queueItems.id, item.id)),
-    db
-      .update(adPublications)
-      .set({ processing: true, processingDate: now })
-      .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal))),
-  ]);
-
-  const ad = await db.select().from(ads).where(eq(ads.id, item.adId)).get();
-  if (!ad) return;
-  const publication = await db
-    .select()
-    .from(adPublications)
-    .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal)))
-    .get();
-
+  let outcome: ListingOutcome;
   try {
-    const outcome =
+    outcome =
       item.portal === "website"
         ? websiteOutcome(item.action, ad.id)
-        : await marketplaceCall(env, item, ad, publication?.remoteAdId ?? 0);
-    await finish(env, item, outcome);
+        : await marketplaceCall(env, running, ad, publication?.remoteAdId ?? 0);
   } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof PortalError && error.kind === "refused") {
-      await failItem(db, item.id, error.message);
+      await applyEvent(db, running, "failed", { now: nowIso(), reason });
       return;
     }
-    await db.update(queueItems).set({ status: "pending", updatedAt: nowIso() }).where(eq(queueItems.id, item.id));
+    const retryAt = new Date(Date.now() + backoffSeconds(running.attempts) * 1000).toISOString();
+    await applyEvent(db, running, "retrying", { now: nowIso(), reason, retryAt });
     throw error;
   }
+  await finish(env, running, outcome, requestId);
 }
 
-interface Outcome {
-  remoteAdId?: number;
-  online?: boolean;
-  startDate?: string | null;
-  closeDate?: string | null;
-}
-
-function websiteOutcome(action: string, adId: number): Outcome {
+function websiteOutcome(action: string, adId: number): ListingOutcome {
   if (action === "unpublish") return { online: false };
   const start = new Date();
   return {
@@ -100,79 +88,76 @@ function websiteOutcome(action: string, adId: number): Outcome {
 
 async function marketplaceCall(
   env: Env,
-  item: typeof queueItems.$inferSelect,
+  item: QueueItem,
   ad: typeof ads.$inferSelect,
   remoteAdId: number,
-): Promise<Outcome> {
+): Promise<ListingOutcome> {
   const db = getDb(env.DB);
   const portal = item.portal as MarketplacePortal;
-  const listing: Listing = {
-    // One listing per placement: a retried item finds its own listing, a new placement makes a new one.
-    externalRef: `ad-${ad.id}-${item.id}`,
+  const externalRef = item.externalRef ?? `ad-${ad.id}-${item.id}`;
+  const listing = async (): Promise<Listing> => ({
+    externalRef,
     title: ad.title,
     description: ad.description,
     price: ad.price,
     images: item.images ? (await listImages(db, ad.id)).map((i) => i.image.url) : [],
-  };
+  });
   return withAccessToken(db, env, item.userId, portal, async (gateway, token) => {
     switch (item.action) {
-      case "publish":
+      case "publish": {
+        // A placement is always a new listing; an earlier attempt of this one may have made it already.
+        if (item.attempts > 1 || item.retryOf) {
+          const existing = await gateway.findListing(token, externalRef);
+          if (existing?.online) return existing;
+        }
+        return gateway.createListing(token, await listing());
+      }
       case "update":
-        return remoteAdId ? gateway.updateListing(token, remoteAdId, listing) : gateway.createListing(token, listing);
+        if (!remoteAdId) throw new PortalError("refused", "this advertisement is not published");
+        return gateway.updateListing(token, remoteAdId, await listing());
       case "unpublish":
         if (remoteAdId) await gateway.deleteListing(token, remoteAdId);
         return { online: false };
       case "feature":
         if (!remoteAdId) throw new PortalError("refused", "this advertisement is not published");
-        await gateway.buyFeature(token, remoteAdId, item.feature ?? "");
+        // The item's reference makes a repeated purchase of this feature a no-op at the marketplace.
+        await gateway.buyFeature(token, remoteAdId, item.feature ?? "", externalRef);
         return {};
     }
   });
 }
 
-async function finish(env: Env, item: typeof queueItems.$inferSelect, outcome: Outcome): Promise<void> {
+/**
+ * Success. An update asked for again while this one was being sent (`rerun`) goes out once more, with
+ * the ad as it is now: the item is re-opened in the same batch and its message sent again.
+ */
+async function finish(env: Env, item: QueueItem, outcome: ListingOutcome, requestId?: string): Promise<void> {
   const db = getDb(env.DB);
   const now = nowIso();
-  const done = db
-    .update(queueItems)
-    .set({ status: "done", reason: null, updatedAt: now })
-    .where(eq(queueItems.id, item.id));
-  const bump = bumpRevisions(db, [ADS_SCOPE]);
-  if (item.action === "feature") {
-    await db.batch([
-      done,
-      db
-        .update(adFeatures)
-        .set({ pending: false, error: false, active: true, startDate: now })
-        .where(
-          and(
-            eq(adFeatures.adId, item.adId),
-            eq(adFeatures.portal, item.portal as MarketplacePortal),
-            eq(adFeatures.feature, item.feature ?? ""),
-          ),
-        ),
-      bump,
-    ]);
+  const succeeded = transition(db, item, "succeeded", { now, outcome });
+  if (item.action !== "update") {
+    await db.batch(succeeded);
     return;
   }
-  const unpublished = item.action === "unpublish";
-  await db.batch([
-    done,
+  const [, ...results] = await db.batch([
+    ...succeeded,
+    db
+      .update(queueItems)
+      .set({ status: "pending", rerun: false, retryAt: now })
+      .where(and(eq(queueItems.id, item.id), eq(queueItems.status, "done"), eq(queueItems.rerun, true)))
+      .returning({ id: queueItems.id }),
     db
       .update(adPublications)
-      .set({
-        pending: false,
-        processing: false,
-        error: false,
-        errorReason: null,
-        active: !unpublished,
-        online: outcome.online ?? !unpublished,
-        clientResult: true,
-        ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
-        ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
-        ...(outcome.closeDate ? { closeDate: outcome.closeDate } : {}),
-      })
-      .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal))),
-    bump,
+      .set({ pending: true, pendingDate: now })
+      .where(
+        and(
+          eq(adPublications.adId, item.adId),
+          eq(adPublications.portal, item.portal),
+          eq(adPublications.queueItemId, item.id),
+          sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${item.id} AND ${queueItems.status} = 'pending')`,
+        ),
+      ),
   ]);
+  const reopened = results.at(-2) as { id: number }[];
+  if (reopened.length > 0) await sendItems(env, [{ itemId: item.id, requestId }]);
 }

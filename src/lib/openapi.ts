@@ -2,6 +2,12 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi
 import type { AppEnv } from "../env";
 import { validationHook } from "./validation";
 
+/** Where the API lives; resources answer under it. */
+export const BASE_PATH = "/rest/v1";
+
+/** The path of a job, as the Location header of a call that queued it names it. */
+export const jobPath = (queueItemId: number) => `${BASE_PATH}/jobs/${queueItemId}`;
+
 /** Every router of the API is made here, so all share the validation hook and optional trailing slash. */
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook, strict: false });
 
@@ -42,11 +48,32 @@ const commonErrors = {
   401: errorResponse("Missing, unknown or revoked API key"),
   403: errorResponse("A field or call reserved for internal clients"),
   404: errorResponse("Unknown resource, or a resource of another client"),
-  409: errorResponse("The resource is in a conflicting state"),
+  409: errorResponse(
+    "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running",
+  ),
   413: errorResponse("Request body over 1 MiB"),
   429: errorResponse("Rate limit exceeded; see Retry-After"),
   500: errorResponse("Unexpected failure (`internal error`), logged with the request id"),
 } as const;
+
+/** Idempotency on writes: the header, and what a write can answer because of it. */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header" as const,
+  required: false,
+  description:
+    "Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409.",
+  schema: { type: "string" as const, minLength: 1, maxLength: 255 },
+};
+const writeErrors = {
+  422: errorResponse("The Idempotency-Key was used with a different request"),
+} as const;
+const REPLAYED_HEADER = {
+  "Idempotent-Replayed": {
+    description: "`true` when this answer is the replay of the first answer for the Idempotency-Key",
+    schema: { type: "string" as const },
+  },
+};
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -61,7 +88,14 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   response: D;
   /** Public routes (health, docs) carry no bearer requirement. */
   public?: boolean;
+  /** Headers of the 200 answer particular to this operation (e.g. Location). */
+  headers?: Record<string, { description: string; schema: { type: "string" } }>;
 }
+
+/** The Location header of calls that queue work: the job to follow. */
+export const LOCATION_OF_JOB = {
+  Location: { description: "The queued job: GET it to follow the work", schema: { type: "string" as const } },
+};
 
 /**
  * An operation of the API: the 200 envelope plus the shared error answers and bearer security,
@@ -73,6 +107,8 @@ export function apiRoute<
   D extends z.ZodType,
   R extends RouteConfig["request"] = undefined,
 >(options: ApiRouteOptions<M, P, R, D>) {
+  const write = options.method !== "get";
+  const headers = write ? { ...REPLAYED_HEADER, ...options.headers } : options.headers;
   return createRoute({
     method: options.method,
     path: options.path,
@@ -81,9 +117,15 @@ export function apiRoute<
     description: options.description,
     request: options.request as R,
     security: options.public ? [] : [{ bearerAuth: [] }],
+    ...(write && !options.public ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
     responses: {
-      200: { description: "Success", content: { "application/json": { schema: options.response } } },
+      200: {
+        description: "Success",
+        ...(headers ? { headers } : {}),
+        content: { "application/json": { schema: options.response } },
+      },
       ...commonErrors,
+      ...(write ? writeErrors : {}),
     },
   });
 }

@@ -27,6 +27,14 @@ export interface ListingState {
   closeDate: string | null;
 }
 
+/** A listing as the marketplace API answers it (dates in epoch milliseconds). */
+interface RawListing {
+  remoteAdId: number;
+  online: boolean;
+  startDate?: number | null;
+  closeDate?: number | null;
+}
+
 export interface Listing {
   externalRef: string;
   title: string;
@@ -149,12 +157,7 @@ export class PortalGateway {
     await this.send("oauth/revoke", { method: "POST", body: { token } });
   }
 
-  private listingState(raw: {
-    remoteAdId: number;
-    online: boolean;
-    startDate?: number | null;
-    closeDate?: number | null;
-  }): ListingState {
+  private listingState(raw: RawListing): ListingState {
     const iso = (v: number | null | undefined) => (v ? new Date(v).toISOString() : null);
     return {
       remoteAdId: raw.remoteAdId,
@@ -180,8 +183,19 @@ export class PortalGateway {
     return this.listingState(await this.send(`listings/${remoteAdId}`, { token }));
   }
 
-  async buyFeature(token: string, remoteAdId: number, feature: string): Promise<void> {
-    await this.send(`listings/${remoteAdId}/features`, { method: "POST", token, body: { feature } });
+  /** The listing the marketplace holds under our reference, if any (idempotent creates look first). */
+  async findListing(token: string, externalRef: string): Promise<ListingState | null> {
+    const found = await this.send<{ listings: RawListing[] }>(
+      `listings?externalRef=${encodeURIComponent(externalRef)}`,
+      { token },
+    );
+    const [first] = found.listings;
+    return first ? this.listingState(first) : null;
+  }
+
+  /** `reference` makes the purchase idempotent: the marketplace applies one purchase per reference. */
+  async buyFeature(token: string, remoteAdId: number, feature: string, reference: string): Promise<void> {
+    await this.send(`listings/${remoteAdId}/features`, { method: "POST", token, body: { feature, reference } });
   }
 
   async bids(token: string): Promise<RemoteBid[]> {

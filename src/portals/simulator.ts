@@ -27,7 +27,17 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS listings (id INTEGER PRIMARY KEY AUTOINCREMENT, account INTEGER, external_ref TEXT,
         title TEXT, price INTEGER, online INTEGER, start INTEGER, close INTEGER);
       CREATE TABLE IF NOT EXISTS attempts (ref TEXT PRIMARY KEY, n INTEGER);
-      CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER);`);
+      CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);`);
+    // Objects made before references existed get the column; one purchase per reference.
+    if (
+      !this.sql
+        .exec("PRAGMA table_info(features)")
+        .toArray()
+        .some((c) => c.name === "reference")
+    )
+      this.sql.exec("ALTER TABLE features ADD COLUMN reference TEXT");
+    this.sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference)");
+    this.sql.exec("CREATE INDEX IF NOT EXISTS listings_ref ON listings (external_ref, account)");
     this.routes();
   }
 
@@ -38,6 +48,38 @@ export class MarketplaceSimulator extends DurableObject<Env> {
   /** Simulator control: ends every access token now, so clients must refresh (used to exercise token refresh). */
   expireTokens(): void {
     this.sql.exec("UPDATE tokens SET expires = 0 WHERE kind = 'access'");
+  }
+
+  /**
+   * Simulator control: what one account holds, for tests and the benchmark to count what reached the
+   * marketplace (listings, live ones, references held by more than one listing, feature purchases).
+   */
+  accountSummary(account: number) {
+    const one = (query: string) => this.sql.exec<{ n: number }>(query, account).one().n;
+    return {
+      listings: one("SELECT count(*) AS n FROM listings WHERE account = ?"),
+      online: one("SELECT count(*) AS n FROM listings WHERE account = ? AND online = 1"),
+      duplicateRefs: one(
+        "SELECT count(*) AS n FROM (SELECT external_ref FROM listings WHERE account = ? GROUP BY external_ref HAVING count(*) > 1)",
+      ),
+      features: one("SELECT count(*) AS n FROM features f JOIN listings l ON l.id = f.listing WHERE l.account = ?"),
+    };
+  }
+
+  /** Simulator control: the listings of one account with what they hold. */
+  listingsOf(account: number) {
+    return this.sql
+      .exec<{ id: number; external_ref: string; title: string; online: number }>(
+        "SELECT id, external_ref, title, online FROM listings WHERE account = ? ORDER BY id",
+        account,
+      )
+      .toArray()
+      .map((row) => ({
+        remoteAdId: row.id,
+        externalRef: row.external_ref,
+        title: row.title,
+        online: row.online === 1,
+      }));
   }
 
   private account(request: Request): number | null {
@@ -168,6 +210,20 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       const id = this.sql.exec<{ id: number }>("SELECT last_insert_rowid() AS id").one().id;
       return c.json(this.listingView(id), 201);
     });
+    // Control route for scripts (the benchmark): the account summary, as `accountSummary`.
+    app.get("/control/accounts/:account", (c) => c.json(this.accountSummary(Number(c.req.param("account")))));
+    app.get("/listings", (c) => {
+      const account = this.account(c.req.raw);
+      if (account === null) return c.json({ error: "invalid_token" }, 401);
+      const ids = this.sql
+        .exec<{ id: number }>(
+          "SELECT id FROM listings WHERE external_ref = ? AND account = ?",
+          c.req.query("externalRef") ?? "",
+          account,
+        )
+        .toArray();
+      return c.json({ listings: ids.map(({ id }) => this.listingView(id)) });
+    });
     app.put("/listings/:id", async (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
@@ -204,12 +260,18 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const id = Number(c.req.param("id"));
-      const body = (await c.req.json()) as { feature: string };
+      const body = (await c.req.json()) as { feature: string; reference?: string };
       const online = this.sql
         .exec<{ online: number }>("SELECT online FROM listings WHERE id = ? AND account = ?", id, account)
         .toArray()[0];
       if (!online?.online) return c.json({ error: "listing is not online" }, 422);
-      this.sql.exec("INSERT INTO features VALUES (?, ?, ?)", id, body.feature, Date.now());
+      this.sql.exec(
+        "INSERT OR IGNORE INTO features (listing, feature, at, reference) VALUES (?, ?, ?, ?)",
+        id,
+        body.feature,
+        Date.now(),
+        body.reference ?? null,
+      );
       return c.json({ remoteAdId: id, feature: body.feature, active: true });
     });
     // Bids: every online listing with a price has one bid per started day, at 90% of the asking price.

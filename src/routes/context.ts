@@ -1,7 +1,13 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
+import type { ServiceContext } from "../services/context";
 import { scopeOf } from "../services/scope";
 
-/** What every handler hands to the services: the database and the caller's scope. */
-export const serviceContext = (c: Context<AppEnv>) => ({ db: getDb(c.env.DB), scope: scopeOf(c.get("client")) });
+/** What every handler hands to the services: the database, the bindings, the caller's scope and the request id. */
+export const serviceContext = (c: Context<AppEnv>): ServiceContext => ({
+  db: getDb(c.env.DB),
+  env: c.env,
+  scope: scopeOf(c.get("client")),
+  requestId: c.get("requestId"),
+});

@@ -14,6 +14,8 @@ export function publishStatus(portal: (typeof PUBLISH_PORTALS)[number], row: Pub
     startDate: formatDateTime(row?.startDate),
     closeDate: formatDateTime(row?.closeDate),
     remoteAdId: row?.remoteAdId ?? 0,
+    errorReason: row?.errorReason ?? null,
+    queueItemId: row?.queueItemId ?? null,
   };
   // The website is the platform's own portal: no client or queue result of a marketplace.
   return portal === "website"

@@ -119,6 +119,8 @@ describe("POST /ads/", () => {
         startDate: "0000-00-00 00:00:00",
         closeDate: "0000-00-00 00:00:00",
         remoteAdId: 0,
+        errorReason: null,
+        queueItemId: null,
         clientResult: false,
         queueResult: false,
       },

@@ -206,8 +206,8 @@ describe("publishing", () => {
     });
     expectEnvelope(answer, 200);
     expect(answer.body.data).toEqual([
-      { adId: rejected.adId, result: true, errors: [] },
-      { adId: flaky.adId, result: true, errors: [] },
+      { adId: rejected.adId, result: true, errors: [], queueItemId: expect.any(Number) },
+      { adId: flaky.adId, result: true, errors: [], queueItemId: expect.any(Number) },
     ]);
     const refusedStatus = await settledStatus(userId, rejected.adId);
     expect(refusedStatus).toMatchObject({ error: true, active: false });
@@ -272,8 +272,8 @@ describe("batchall and batchauto", () => {
     const auto = await call("PUT", "/publish/batchauto", { key: internalKey, body: { userId, portal: "portal_a" } });
     expectEnvelope(auto, 200);
     expect(auto.body.data).toEqual([
-      { adId: first.adId, result: true, errors: [] },
-      { adId: second.adId, result: true, errors: [] },
+      { adId: first.adId, result: true, errors: [], queueItemId: expect.any(Number) },
+      { adId: second.adId, result: true, errors: [], queueItemId: expect.any(Number) },
     ]);
     const updates = await env.DB.prepare(
       "SELECT count(*) AS n FROM queue_items WHERE ad_id IN (?, ?) AND action = 'update'",

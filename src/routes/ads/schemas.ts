@@ -271,6 +271,15 @@ const PublishStatus = z
     startDate: z.string(),
     closeDate: z.string(),
     remoteAdId: z.number().int(),
+    errorReason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
+    queueItemId: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
     clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
     queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
   })

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { ApiError } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
+import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
 import { featureOffers } from "../../services/featureOffers";
 import { FEATURE_NAMES } from "../../services/features";
 import { requestFeature } from "../../services/publishing";
@@ -60,7 +60,7 @@ export const featuresRouter = createRouter()
       tags,
       summary: "Buy a feature for an ad published on the portal (queued, paid when queued)",
       description:
-        "Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`.",
+        "Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`. A repeated call while the feature's job is open answers as the first did, without a second charge.",
       request: {
         body: jsonBody(
           z
@@ -69,11 +69,12 @@ export const featuresRouter = createRouter()
         ),
       },
       response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      const outcome = await requestFeature(db, c.env, scope, c.req.valid("json"));
+      const outcome = await requestFeature(serviceContext(c), c.req.valid("json"));
       if (!outcome.result) throw new ApiError(409, outcome.errors);
+      if (outcome.queueItemId) c.header("Location", jobPath(outcome.queueItemId));
       return c.json(ok([]), 200);
     },
   );

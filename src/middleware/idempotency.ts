@@ -1,0 +1,57 @@
+import type { MiddlewareHandler } from "hono";
+import { getDb } from "../db/client";
+import type { AppEnv } from "../env";
+import { sha256Hex } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
+import { claimKey, releaseKey, storeAnswer } from "../services/idempotency";
+
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** Headers of the first answer that a replay repeats. */
+const REPLAYED_HEADERS = ["content-type", "location"];
+
+/**
+ * `Idempotency-Key` (IETF httpapi draft, as Stripe has it) on every write: per client, the first answer
+ * (status, body, Content-Type and Location) is kept 24 hours and replayed with `Idempotent-Replayed:
+ * true`; the same key with another request answers 422, and while the first is still running 409. An
+ * answer of 500 or more is not kept: the key is freed so that the client can try again.
+ */
+export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined || !WRITES.has(c.req.method)) return next();
+  if (key.trim().length === 0 || key.length > 255)
+    throw new ApiError(400, ["Idempotency-Key: must be 1-255 characters, not only spaces"]);
+
+  const url = new URL(c.req.url);
+  const path = url.pathname.replace(/\/+$/, "");
+  const fingerprint = await sha256Hex(`${c.req.method} ${path}${url.search}\n${await c.req.text()}`);
+  const db = getDb(c.env.DB);
+  const clientId = c.get("client").id;
+  const claim = await claimKey(db, clientId, key, fingerprint, new Date());
+  switch (claim.kind) {
+    case "mismatch":
+      throw new ApiError(422, ["Idempotency-Key: was used with a different request"]);
+    case "running":
+      throw new ApiError(409, ["Idempotency-Key: a request with this key is still running"], [], {
+        "Retry-After": "1",
+      });
+    case "replay":
+      return new Response(claim.answer.body, {
+        status: claim.answer.status,
+        headers: { ...claim.answer.headers, "Idempotent-Replayed": "true" },
+      });
+    case "claimed":
+      break;
+  }
+
+  await next();
+  if (c.res.status >= 500) {
+    await releaseKey(db, clientId, key);
+    return;
+  }
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = c.res.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  await storeAnswer(db, clientId, key, { status: c.res.status, headers, body: await c.res.clone().text() });
+};

@@ -1,0 +1,39 @@
+import { z } from "@hono/zod-openapi";
+import { id } from "../../lib/fields";
+import { BatchItemResult } from "../ads/schemas";
+
+export const PublishPortal = z.enum(["portal_a", "portal_b", "website"]);
+const images = z.boolean().default(true).openapi({ description: "Submit the images too (default true)" });
+
+export const PublishAd = z.object({ userId: id(), adId: id(), portal: PublishPortal, images }).openapi("PublishAd");
+export const PublishAds = z
+  .object({ userId: id(), adId: z.array(id()).min(1).max(1000), portal: PublishPortal, images })
+  .openapi("PublishAds");
+export const PublishEverywhere = z
+  .object({
+    userId: id(),
+    portal: z.literal("meta").openapi({ description: "meta: every portal the ad can go to" }),
+    images,
+    adId: z.unknown().optional(),
+  })
+  .openapi("PublishEverywhere");
+export const UpdatePublishedAds = z
+  .object({
+    userId: id(),
+    portal: PublishPortal,
+    images,
+    adId: z.unknown().optional().openapi({ description: "Ignored" }),
+  })
+  .openapi("UpdatePublishedAds");
+
+export const PublishResult = BatchItemResult.extend({
+  queueItemId: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: "The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused" }),
+}).openapi("PublishResult");
+
+export const PublishResults = z
+  .object({ result: z.boolean(), errors: z.array(z.string()), data: z.array(PublishResult) })
+  .openapi("PublishResults");

@@ -1,0 +1,20 @@
+/** Publishing: queue items with exactly-once effects, their state machine, crash recovery and the jobs view. */
+export { type Intent, queueIntents, sendItems } from "./intents";
+export { getJob, JOB_KINDS, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
+export {
+  applyEvent,
+  type ItemEvent,
+  type ItemKind,
+  type ListingOutcome,
+  type QueueItem,
+  transition,
+} from "./lifecycle";
+export { expireStaleItems, resendStalledItems } from "./recovery";
+export {
+  flushUpdateRequests,
+  queueFeature,
+  replaceExpiredListings,
+  requestFeature,
+  requestPublishing,
+} from "./requests";
+export { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";

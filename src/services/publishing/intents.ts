@@ -1,0 +1,159 @@
+import { type SQL, sql } from "drizzle-orm";
+import { type Db, d1Statement } from "../../db/client";
+import type { Env } from "../../env";
+import { randomToken } from "../../lib/crypto";
+import { nowIso } from "../../lib/time";
+import { adWriteScopes } from "../ads";
+import { bumpRevisions } from "../cache";
+import { noteBudgetCrossing } from "../wallet";
+import type { ItemKind } from "./lifecycle";
+import type { PublishPortal } from "./types";
+
+/** Something to do for one ad on one portal, and what it costs whom. */
+export interface Intent {
+  adId: number;
+  userId: number;
+  portal: PublishPortal;
+  action: ItemKind;
+  feature?: string | null;
+  images: boolean;
+  /** Cents; 0 when free. */
+  cost: number;
+  payerId: number;
+  /** The ledger's text for the charge. */
+  description: string;
+  /** A retried placement keeps the reference of the one it retries. */
+  externalRef?: string;
+  retryOf?: number;
+}
+
+/** Per intent: the open item that carries it (`created` when this call made it), or null when it could not be paid. */
+export type QueuedIntent = { itemId: number; created: boolean } | null;
+
+/** Intents written per D1 batch; each batch is a handful of statements whatever its size (the rows travel as JSON). */
+const CHUNK = 100;
+
+/**
+ * Queues intents with exactly-once effects. Per chunk, one D1 batch (one transaction) inserts an item
+ * for every intent that has no open item yet and that its payer's balance covers (in the order given),
+ * charges it, sets its publication or feature flags, and reads back the open item of every intent; a
+ * concurrent or repeated call finds the open item (the unique index `queue_items_open_intent` makes a
+ * second one impossible) and is answered with it, without a second charge. Messages go out per chunk
+ * as soon as its rows are written; a lost message is re-sent by the cron.
+ */
+export async function queueIntents(db: Db, env: Env, intents: Intent[], requestId?: string): Promise<QueuedIntent[]> {
+  const results: QueuedIntent[] = [];
+  for (let i = 0; i < intents.length; i += CHUNK) {
+    const chunk = intents.slice(i, i + CHUNK);
+    const queued = await writeChunk(db, env.DB, chunk, requestId);
+    results.push(...queued);
+    const created = queued.filter((q): q is { itemId: number; created: true } => q?.created === true);
+    await sendItems(
+      env,
+      created.map((q) => ({ itemId: q.itemId, requestId })),
+    );
+    await noteCharges(db, chunk, queued);
+  }
+  return results;
+}
+
+async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: string): Promise<QueuedIntent[]> {
+  const rows = JSON.stringify(
+    chunk.map((intent) => ({
+      adId: intent.adId,
+      userId: intent.userId,
+      portal: intent.portal,
+      action: intent.action,
+      feature: intent.feature ?? null,
+      images: intent.images ? 1 : 0,
+      cost: intent.cost,
+      payerId: intent.payerId,
+      description: intent.description,
+      externalRef: intent.externalRef ?? null,
+      retryOf: intent.retryOf ?? null,
+    })),
+  );
+  const nonce = randomToken(12);
+  const now = nowIso();
+  const intentsTable = sql`(SELECT CAST(j.key AS INTEGER) AS idx,
+      json_extract(j.value, '$.adId') AS ad_id, json_extract(j.value, '$.userId') AS user_id,
+      json_extract(j.value, '$.portal') AS portal, json_extract(j.value, '$.action') AS action,
+      json_extract(j.value, '$.feature') AS feature, json_extract(j.value, '$.images') AS images,
+      json_extract(j.value, '$.cost') AS cost, json_extract(j.value, '$.payerId') AS payer_id,
+      json_extract(j.value, '$.description') AS description, json_extract(j.value, '$.externalRef') AS external_ref,
+      json_extract(j.value, '$.retryOf') AS retry_of
+    FROM json_each(${rows}) j)`;
+  const sameIntent = (alias: string) =>
+    sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
+      AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
+  const userIds = [...new Set(chunk.map((intent) => intent.userId))];
+  const statement = (query: SQL) => d1Statement(d1, query);
+  const [, , , , , outcome] = await d1.batch<{ idx: number; id: number | null; created: number | null }>([
+    // Items for intents with no open item that their payer can afford, paid in the order given.
+    statement(sql`INSERT OR IGNORE INTO queue_items
+        (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
+      SELECT ad_id, user_id, portal, action, feature, images, ${nonce},
+        coalesce(external_ref, 'ad-' || ad_id || '-' || portal || '-' || ${nonce}), cost, payer_id, ${now}, retry_of, ${requestId ?? null}
+      FROM (
+        SELECT i.*, sum(i.cost) OVER (PARTITION BY i.payer_id ORDER BY i.idx) AS running
+        FROM ${intentsTable} i
+        WHERE NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameIntent("i")})
+      ) c
+      WHERE c.cost = 0 OR c.running <= (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = c.payer_id)
+      ORDER BY c.idx`),
+    // Their charges, in the same transaction: never a charge without an item, nor an item unpaid.
+    statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
+      SELECT q.payer_id, -q.cost, 'charge', i.description, q.ad_id, q.portal, q.id
+      FROM queue_items q JOIN ${intentsTable} i
+        ON i.ad_id = q.ad_id AND i.portal = q.portal AND i.action = q.action AND coalesce(i.feature, '') = coalesce(q.feature, '')
+      WHERE q.nonce = ${nonce} AND q.cost > 0`),
+    // Event `queued` of the state machine: the publication (or feature) follows its new item.
+    statement(sql`INSERT INTO ad_publications (ad_id, portal, pending, pending_date, processing, error, error_reason, queue_result, queue_item_id)
+      SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE nonce = ${nonce} AND action != 'feature'
+      ON CONFLICT (ad_id, portal) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, processing = 0,
+        error = 0, error_reason = NULL, queue_result = 1, queue_item_id = excluded.queue_item_id`),
+    statement(sql`INSERT INTO ad_features (ad_id, portal, feature, pending, pending_date, error)
+      SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
+      ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
+    // An update asked for while the same update is being sent: that one goes out once more, with what is new.
+    statement(sql`UPDATE queue_items AS o SET rerun = 1
+      WHERE o.status = 'processing' AND o.action = 'update'
+        AND EXISTS (SELECT 1 FROM ${intentsTable} i WHERE i.action = 'update' AND i.ad_id = o.ad_id AND i.portal = o.portal)`),
+    statement(sql`SELECT i.idx, o.id, o.nonce = ${nonce} AS created
+      FROM ${intentsTable} i LEFT JOIN queue_items o ON ${sameIntent("i")}
+      ORDER BY i.idx`),
+    d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteScopes))),
+  ]);
+  return (outcome?.results ?? []).map((row) =>
+    row.id === null ? null : { itemId: row.id, created: row.created === 1 },
+  );
+}
+
+/** Sends the messages of new items; a failure is logged and left to the cron, which re-sends open items. */
+export async function sendItems(env: Env, messages: { itemId: number; requestId?: string }[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 100) {
+    const chunk = messages.slice(i, i + 100);
+    try {
+      await env.JOBS.sendBatch(chunk.map((message) => ({ body: { kind: "publish" as const, ...message } })));
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "queue send failed; the cron re-sends these items",
+          itemIds: chunk.map((message) => message.itemId),
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    }
+  }
+}
+
+/** After charges: the budget notice of each payer whose balance dropped (one query per payer charged). */
+async function noteCharges(db: Db, chunk: Intent[], queued: QueuedIntent[]): Promise<void> {
+  const charged = new Map<number, number>();
+  chunk.forEach((intent, i) => {
+    if (queued[i]?.created && intent.cost > 0)
+      charged.set(intent.payerId, (charged.get(intent.payerId) ?? 0) + intent.cost);
+  });
+  for (const [payerId, amount] of charged) await noteBudgetCrossing(db, payerId, amount);
+}

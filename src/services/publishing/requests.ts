@@ -1,0 +1,311 @@
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
+import { batchAll, type Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import {
+  adAttributes,
+  adPublications,
+  adSettings,
+  ads,
+  adUpdateRequests,
+  queueItems,
+  userSettings,
+} from "../../db/schema";
+import type { Env } from "../../env";
+import { ApiError } from "../../lib/errors";
+import { nowIso } from "../../lib/time";
+import type { MarketplacePortal } from "../../portals/gateway";
+import type { AdRow } from "../adViews";
+import { GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue";
+import type { ServiceContext } from "../context";
+import { type FeatureName, featurePrice, placingPrice } from "../features";
+import { isConnected } from "../portalConnections";
+import { requireUser, type UserRow } from "../scope";
+import { payerOf } from "../wallet";
+import { type Intent, type QueuedIntent, queueIntents } from "./intents";
+import { type QueueItem, transition } from "./lifecycle";
+import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
+
+/** Whether the ad answers the product-safety rule of portal_a for a business seller. */
+async function meetsGpsr(db: Db, user: UserRow, ad: AdRow): Promise<boolean> {
+  if (!user.companyName || ad.manufacturerId !== null) return true;
+  const catalogue = await loadCatalogue(db);
+  if (ad.categoryId === null || !hasGpsrAttributes(catalogue, ad.categoryId)) return true;
+  const keys = await db
+    .select({ key: adAttributes.key })
+    .from(adAttributes)
+    .where(
+      and(eq(adAttributes.adId, ad.id), eq(adAttributes.portal, "portal_a"), inArray(adAttributes.key, [...GPSR_KEYS])),
+    );
+  return GPSR_KEYS.every((k) => keys.some((row) => row.key === k));
+}
+
+/** The outcome of an intent once queued: its item, or the refusal of a payer who cannot pay. */
+const queuedOutcome = (portal: string, adId: number, queued: QueuedIntent): Outcome =>
+  queued ? accepted(adId, queued.itemId) : refused(portal, adId, "insufficient means");
+
+/**
+ * POST/PUT/DELETE /publish/ and the batch forms. Every ad gets an outcome; what can go is queued
+ * exactly once (see `queueIntents`) and, for a placement, paid for when it is queued. Unpublishing
+ * an ad whose placement or update has not started cancels that item and refunds it.
+ */
+export async function requestPublishing(
+  ctx: ServiceContext,
+  input: {
+    userId: number;
+    adIds: number[] | "all" | "allActive";
+    portal: PublishPortal;
+    images: boolean;
+    mode: PublishMode;
+  },
+): Promise<Outcome[]> {
+  const { db, env } = ctx;
+  const user = await requireUser(db, ctx.scope, input.userId);
+  const { portal, mode } = input;
+  const adRows = await db
+    .select()
+    .from(ads)
+    .where(
+      and(
+        eq(ads.userId, user.id),
+        Array.isArray(input.adIds)
+          ? inList(ads.id, input.adIds)
+          : input.adIds === "allActive"
+            ? eq(ads.status, "active")
+            : undefined,
+      ),
+    );
+  const byId = new Map(adRows.map((ad) => [ad.id, ad]));
+  const adIds = Array.isArray(input.adIds) ? [...new Set(input.adIds)] : adRows.map((ad) => ad.id);
+  const [settings, publications, pendingItems, connected, catalogue, payerId] = await Promise.all([
+    db.select({ status: userSettings.status }).from(userSettings).where(eq(userSettings.userId, user.id)).get(),
+    db
+      .select()
+      .from(adPublications)
+      .where(and(inList(adPublications.adId, adIds), eq(adPublications.portal, portal))),
+    mode === "unpublish"
+      ? db
+          .select()
+          .from(queueItems)
+          .where(and(inList(queueItems.adId, adIds), eq(queueItems.portal, portal), eq(queueItems.status, "pending")))
+      : Promise.resolve([] as QueueItem[]),
+    portal === "website" ? Promise.resolve(true) : isConnected(db, user.id, portal),
+    loadCatalogue(db),
+    payerOf(db, user.id),
+  ]);
+  const published = new Map(publications.map((p) => [p.adId, p]));
+  const outcomes: (Outcome | Intent)[] = [];
+  const cancellations: typeof pendingItems = [];
+  const now = nowIso();
+
+  for (const adId of adIds) {
+    const ad = byId.get(adId);
+    if (!ad) {
+      outcomes.push(refused(portal, adId, "advertisement not found"));
+      continue;
+    }
+    const isPublished = published.get(adId)?.active ?? false;
+    const base = { adId, userId: user.id, portal, payerId, cost: 0, description: "", images: false };
+    if (mode === "unpublish") {
+      // Not started yet: taken out of the queue and its charge given back.
+      const waiting = pendingItems.filter((item) => item.adId === adId && item.action !== "unpublish");
+      cancellations.push(...waiting);
+      // A placement that never happened needs nothing more; a listing that is live still goes down.
+      if (!isPublished && waiting.length > 0) outcomes.push(accepted(adId, waiting[0]?.id));
+      else if (!isPublished) outcomes.push(refused(portal, adId, "this advertisement is not published"));
+      else if (!connected) outcomes.push(refused(portal, adId, "user is not connected to the portal"));
+      else outcomes.push({ ...base, action: "unpublish" });
+      continue;
+    }
+    if (settings?.status === "locked") {
+      outcomes.push(refused(portal, adId, "user is locked"));
+      continue;
+    }
+    if (!connected) {
+      outcomes.push(refused(portal, adId, "user is not connected to the portal"));
+      continue;
+    }
+    if (ad.status === "archive") {
+      outcomes.push(refused(portal, adId, "advertisement is archived"));
+      continue;
+    }
+    if (mode === "update" && !isPublished) {
+      outcomes.push(refused(portal, adId, "this advertisement is not published"));
+      continue;
+    }
+    if (portal === "portal_a" && !(await meetsGpsr(db, user, ad))) {
+      outcomes.push(
+        refused(
+          portal,
+          adId,
+          "manufacturer data is missing (manufacturerTradename, manufacturerAddress, manufacturerEmail)",
+        ),
+      );
+      continue;
+    }
+    // Publishing a published ad updates it, free of charge.
+    const action = isPublished ? "update" : "publish";
+    outcomes.push({
+      ...base,
+      action,
+      images: input.images,
+      cost: action === "publish" ? placingPrice(catalogue, ad.categoryId, portal) : 0,
+      description: `plaatsen ${portal} adId ${adId}`,
+    });
+  }
+
+  await batchAll(
+    db,
+    cancellations.flatMap((item) => transition(db, item, "cancelled", { now, reason: "removed before processing" })),
+  );
+  const intents = outcomes.filter((o): o is Intent => "action" in o);
+  const queued = await queueIntents(db, env, intents, ctx.requestId);
+  const byIntent = new Map(intents.map((intent, i) => [intent, queued[i] ?? null]));
+  return outcomes.map((o) => ("action" in o ? queuedOutcome(portal, o.adId, byIntent.get(o) ?? null) : o));
+}
+
+/** POST /features/: a feature for an ad published on the portal, paid when queued. */
+export async function requestFeature(
+  ctx: ServiceContext,
+  input: { adId: number; portal: MarketplacePortal; feature: FeatureName },
+): Promise<Outcome> {
+  const { db } = ctx;
+  const notFound = () => new ApiError(404, [refusal(input.portal, input.adId, "advertisement not found")]);
+  const ad = await db.select().from(ads).where(eq(ads.id, input.adId)).get();
+  if (!ad) throw notFound();
+  await requireUser(db, ctx.scope, ad.userId).catch(() => {
+    throw notFound();
+  });
+  const { outcome } = await queueFeature(db, ctx.env, ad, input.portal, input.feature, ctx.requestId);
+  return outcome;
+}
+
+/** Queues a paid feature for an ad (the features endpoint and scheduled tasks share it); answers what it cost. */
+export async function queueFeature(
+  db: Db,
+  env: Env,
+  ad: AdRow,
+  portal: MarketplacePortal,
+  feature: FeatureName,
+  requestId?: string,
+): Promise<{ outcome: Outcome; cost: number }> {
+  const publication = await db
+    .select()
+    .from(adPublications)
+    .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal)))
+    .get();
+  if (!publication?.active) return { outcome: refused(portal, ad.id, "this advertisement is not published"), cost: 0 };
+  const price = featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature);
+  if (!price) return { outcome: refused(portal, ad.id, "feature not available"), cost: 0 };
+  const [queued] = await queueIntents(
+    db,
+    env,
+    [
+      {
+        adId: ad.id,
+        userId: ad.userId,
+        portal,
+        action: "feature",
+        feature,
+        images: false,
+        cost: price.total,
+        payerId: await payerOf(db, ad.userId),
+        description: `${feature} ${portal} adId ${ad.id}`,
+      },
+    ],
+    requestId,
+  );
+  const outcome = queuedOutcome(portal, ad.id, queued ?? null);
+  return { outcome, cost: queued?.created ? price.total : 0 };
+}
+
+/**
+ * The outbox of updates asked for by image changes and manufacturer batches (ad_update_requests):
+ * each (ad, portal) still active there gets one queued update; the requests are then removed.
+ */
+export async function flushUpdateRequests(db: Db, env: Env, limit = 100): Promise<number> {
+  const requests = await db.select().from(adUpdateRequests).orderBy(adUpdateRequests.id).limit(limit);
+  if (requests.length === 0) return 0;
+  const adIds = [...new Set(requests.map((r) => r.adId))];
+  const active = await db
+    .select({ adId: adPublications.adId, portal: adPublications.portal, userId: ads.userId })
+    .from(adPublications)
+    .innerJoin(ads, eq(ads.id, adPublications.adId))
+    .where(and(inList(adPublications.adId, adIds), eq(adPublications.active, true)));
+  const key = (p: { adId: number; portal: string }) => `${p.adId}:${p.portal}`;
+  const wanted = new Set(requests.map(key));
+  const intents: Intent[] = active
+    .filter((publication) => wanted.has(key(publication)))
+    .map((publication) => ({
+      ...publication,
+      action: "update",
+      images: true,
+      cost: 0,
+      payerId: publication.userId,
+      description: "",
+    }));
+  const queued = await queueIntents(db, env, intents);
+  await db.delete(adUpdateRequests).where(
+    inList(
+      adUpdateRequests.id,
+      requests.map((r) => r.id),
+    ),
+  );
+  return queued.filter((q) => q?.created).length;
+}
+
+/**
+ * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a
+ * new listing, paid like a first placement. At most `limit` per call; the rest follow next minute.
+ */
+export async function replaceExpiredListings(db: Db, env: Env, now: Date, limit = 50) {
+  const expired = await db
+    .select({
+      adId: adPublications.adId,
+      portal: adPublications.portal,
+      userId: ads.userId,
+      categoryId: ads.categoryId,
+    })
+    .from(adPublications)
+    .innerJoin(
+      adSettings,
+      and(eq(adSettings.adId, adPublications.adId), sql`${adSettings.portal} = ${adPublications.portal}`),
+    )
+    .innerJoin(ads, eq(ads.id, adPublications.adId))
+    .where(
+      and(
+        eq(adSettings.autoreplace, true),
+        eq(adPublications.active, true),
+        eq(adPublications.pending, false),
+        eq(ads.status, "active"),
+        lte(adPublications.closeDate, now.toISOString()),
+      ),
+    )
+    .limit(limit);
+  if (expired.length === 0) return { replaced: 0, refused: 0 };
+  const catalogue = await loadCatalogue(db);
+  // The old listings have ended: the next placement is a new one.
+  await batchAll(
+    db,
+    expired.map((listing) =>
+      db
+        .update(adPublications)
+        .set({ active: false, online: false, remoteAdId: 0 })
+        .where(and(eq(adPublications.adId, listing.adId), eq(adPublications.portal, listing.portal))),
+    ),
+  );
+  const intents: Intent[] = [];
+  for (const listing of expired)
+    intents.push({
+      adId: listing.adId,
+      userId: listing.userId,
+      portal: listing.portal,
+      action: "publish",
+      images: true,
+      cost: placingPrice(catalogue, listing.categoryId, listing.portal),
+      payerId: await payerOf(db, listing.userId),
+      description: `autoreplace ${listing.portal} adId ${listing.adId}`,
+    });
+  const queued = await queueIntents(db, env, intents);
+  const replaced = queued.filter((q) => q !== null).length;
+  return { replaced, refused: queued.length - replaced };
+}

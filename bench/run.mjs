@@ -88,7 +88,8 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
       Array.from({ length: Math.min(20, count - i) }, (_, j) =>
         api("POST", "/ads/", {
           userId: user.userId,
-          categoryId: 9301,
+          // Brommers: placing one on portal_a costs money, so the ledger shows one charge per ad.
+          categoryId: 9204,
           title: `Publicatie ${i + j}`,
           description: "Bank voor de benchmark",
           price: { model: "fixed", price: 1000 },
@@ -97,6 +98,10 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
     );
     adIds.push(...created.map((ad) => ad.adId));
   }
+  const [ad] = await api("GET", `/ads/?adId=${adIds[0]}`);
+  const price = ad.prices.portal_a[0].priceTotal;
+  const credit = price * adIds.length * 2;
+  await api("POST", "/wallet/", { userId: user.userId, amount: credit, description: "benchmark" });
   const started = Date.now();
   await api("POST", "/publish/batch", { userId: user.userId, adId: adIds, portal: "portal_a" });
   const queuedAfter = (Date.now() - started) / 1000;
@@ -108,7 +113,14 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
     await new Promise((r) => setTimeout(r, 500));
   }
   const seconds = (Date.now() - started) / 1000;
-  return { ads: adIds.length, queuedAfter, seconds, adsPerSecond: adIds.length / seconds };
+  // What it cost and what reached the marketplace: one charge and one live listing per ad.
+  const wallet = await api("GET", `/wallet/${user.userId}`);
+  const charges = (credit - wallet.balance) / price;
+  const connection = await api("GET", `/oauth/${user.userId}/portal_a/`);
+  const marketplace = await (
+    await fetch(`${origin}/simulator/portal_a/control/accounts/${connection.externalUserId}`)
+  ).json();
+  return { ads: adIds.length, queuedAfter, seconds, adsPerSecond: adIds.length / seconds, charges, marketplace };
 }
 
 const run = (scenario) =>
@@ -149,6 +161,10 @@ try {
     `\nPOST /publish/batch of ${publish.ads} ads to portal_a (simulator): answered in ${publish.queuedAfter.toFixed(1)} s, ` +
       `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
       `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
+  );
+  console.log(
+    `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
+      `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
   );
 } finally {
   process.kill(-server.pid, "SIGTERM");

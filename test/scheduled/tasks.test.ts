@@ -289,15 +289,23 @@ describe("autoreplace, budget notices and housekeeping", () => {
     const { userId, adIds } = await sellerWithAds(1, 0);
     await call("PATCH", "/user/settings/", { key, body: { userId, budgetNotifyLimit: 1000 } });
     await call("POST", "/wallet/", { key: internalKey, body: { userId, amount: 1200, description: "storting" } });
-    for (let i = 0; i < 3; i += 1) {
-      expectEnvelope(
-        await call("POST", "/features/", {
-          key,
-          body: { adId: adIds[0], portal: "portal_a", feature: "omhoogplaatsen" },
-        }),
-        200,
-      );
-    }
+    // One purchase at a time: a second call while the first is open would be the same purchase.
+    const buy = async () => {
+      const answer = await call("POST", "/features/", {
+        key,
+        body: { adId: adIds[0], portal: "portal_a", feature: "omhoogplaatsen" },
+      });
+      await eventually(async () => {
+        const open = await env.DB.prepare(
+          "SELECT count(*) AS n FROM queue_items WHERE ad_id = ? AND status IN ('pending', 'processing')",
+        )
+          .bind(adIds[0])
+          .first<{ n: number }>();
+        return open?.n === 0 ? true : undefined;
+      }, "the feature job to finish");
+      return answer;
+    };
+    for (let i = 0; i < 3; i += 1) expectEnvelope(await buy(), 200);
     const notices = await env.DB.prepare("SELECT message, sent_at FROM notifications WHERE user_id = ?")
       .bind(userId)
       .all<{ message: string; sent_at: string | null }>();
@@ -310,11 +318,7 @@ describe("autoreplace, budget notices and housekeeping", () => {
     expect(sent?.sent_at).not.toBeNull();
     // Back above the limit and down again: a new crossing, a new notice.
     await call("POST", "/wallet/", { key: internalKey, body: { userId, amount: 1000, description: "storting" } });
-    for (let i = 0; i < 6; i += 1)
-      await call("POST", "/features/", {
-        key,
-        body: { adId: adIds[0], portal: "portal_a", feature: "omhoogplaatsen" },
-      });
+    for (let i = 0; i < 6; i += 1) await buy();
     const count = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE user_id = ?")
       .bind(userId)
       .first<{ n: number }>();

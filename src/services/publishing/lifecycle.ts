@@ -72,12 +72,19 @@ export function publicationChange(kind: ItemKind, event: ItemEvent, detail: Even
       const settled = { pending: false, processing: false, error: false, errorReason: null, clientResult: true };
       if (kind === "unpublish") return { ...settled, active: false, online: false };
       const outcome = detail.outcome ?? {};
+      // Only a placement makes a listing: an update keeps the listing's id and start.
+      const placed =
+        kind === "publish"
+          ? {
+              ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
+              ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
+            }
+          : {};
       return {
         ...settled,
         active: true,
         online: outcome.online ?? true,
-        ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
-        ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
+        ...placed,
         ...(outcome.closeDate ? { closeDate: outcome.closeDate } : {}),
       };
     }

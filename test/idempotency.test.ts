@@ -1,0 +1,195 @@
+import { createScheduledController, env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { BASE, call, connectedSeller, createAd, expectEnvelope, newClient, userBody } from "./harness";
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  key = (await newClient({ partner: true })).key;
+  internalKey = (await newClient({ internal: true })).key;
+});
+
+/** A raw call, to compare answers byte for byte. */
+async function send(method: string, path: string, body: unknown, headers: Record<string, string>, apiKey = key) {
+  const response = await exports.default.fetch(
+    new Request(`${BASE}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    }),
+  );
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+const countUsers = async (externalUserId: number) =>
+  (
+    await env.DB.prepare("SELECT count(*) AS n FROM users WHERE external_user_id = ?")
+      .bind(externalUserId)
+      .first<{ n: number }>()
+  )?.n;
+
+describe("Idempotency-Key", () => {
+  it("replays the first answer byte for byte, with Idempotent-Replayed, and does the work once", async () => {
+    const body = userBody({ externalUserId: 70_001, email: "idem@example.nl" });
+    const first = await send("POST", "/users/", body, { "Idempotency-Key": "create-70001" });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const replay = await send("POST", "/users/", body, { "Idempotency-Key": "create-70001" });
+    expect(replay.status).toBe(200);
+    expect(replay.text).toBe(first.text);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.headers.get("Content-Type")).toBe(first.headers.get("Content-Type"));
+    expect(await countUsers(70_001)).toBe(1);
+    // Without a key, the same call is a new request.
+    expect((await send("POST", "/users/", body, {})).status).toBe(200);
+    expect(await countUsers(70_001)).toBe(2);
+  });
+
+  it("answers 422 for the same key with another request, on another path or method too", async () => {
+    const body = userBody({ externalUserId: 70_002 });
+    expect((await send("POST", "/users/", body, { "Idempotency-Key": "k-70002" })).status).toBe(200);
+    const other = await send("POST", "/users/", { ...body, city: "Delft" }, { "Idempotency-Key": "k-70002" });
+    expect(other.status).toBe(422);
+    expect(JSON.parse(other.text)).toEqual({
+      result: false,
+      errors: ["Idempotency-Key: was used with a different request"],
+      data: [],
+    });
+    expect((await send("PUT", "/users/", body, { "Idempotency-Key": "k-70002" })).status).toBe(422);
+  });
+
+  it("keys are per client: another client's identical key is its own", async () => {
+    const body = userBody({ externalUserId: 70_003 });
+    expect((await send("POST", "/users/", body, { "Idempotency-Key": "shared" })).status).toBe(200);
+    const other = await newClient({ partner: true });
+    const theirs = await send("POST", "/users/", body, { "Idempotency-Key": "shared" }, other.key);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await countUsers(70_003)).toBe(2);
+  });
+
+  it("refuses empty, blank and over-long keys with 400", async () => {
+    for (const bad of ["", "   ", "x".repeat(256)]) {
+      const answer = await call("POST", "/users/", {
+        key,
+        body: userBody({ externalUserId: 70_004 }),
+        headers: { "Idempotency-Key": bad },
+      });
+      expectEnvelope(answer, 400);
+      expect(answer.body.errors).toEqual(["Idempotency-Key: must be 1-255 characters, not only spaces"]);
+    }
+    expect(await countUsers(70_004)).toBe(0);
+    const longest = await call("POST", "/users/", {
+      key,
+      body: userBody({ externalUserId: 70_004 }),
+      headers: { "Idempotency-Key": "x".repeat(255) },
+    });
+    expectEnvelope(longest, 200);
+  });
+
+  it("20 parallel publishes with one key: one runs, the others answer 409 or the identical replay", async () => {
+    const userId = await connectedSeller(key, internalKey, 100_000);
+    const ad = await createAd(key, userId, { categoryId: 9204 });
+    const body = { userId, adId: ad.adId, portal: "portal_a" };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => send("POST", "/publish/", body, { "Idempotency-Key": `publish-${ad.adId}` })),
+    );
+    const firsts = answers.filter((a) => a.status === 200 && a.headers.get("Idempotent-Replayed") === null);
+    expect(firsts).toHaveLength(1);
+    for (const answer of answers) {
+      if (answer === firsts[0]) continue;
+      if (answer.status === 409) {
+        expect(JSON.parse(answer.text).errors).toEqual(["Idempotency-Key: a request with this key is still running"]);
+        expect(answer.headers.get("Retry-After")).toBe("1");
+      } else {
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get("Idempotent-Replayed")).toBe("true");
+        expect(answer.text).toBe(firsts[0]?.text);
+        expect(answer.headers.get("Location")).toBe(firsts[0]?.headers.get("Location"));
+      }
+    }
+    const charges = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE ad_id = ? AND kind = 'charge'")
+      .bind(ad.adId)
+      .first<{ n: number }>();
+    expect(charges?.n).toBe(1);
+  });
+
+  it("keeps refusals too, frees a key whose request died, and the cron purges expired keys", async () => {
+    const refused = await send(
+      "POST",
+      "/publish/",
+      { userId: 99_999_999, adId: 1, portal: "website" },
+      {
+        "Idempotency-Key": "refused-once",
+      },
+    );
+    expect(refused.status).toBe(404);
+    const replay = await send(
+      "POST",
+      "/publish/",
+      { userId: 99_999_999, adId: 1, portal: "website" },
+      {
+        "Idempotency-Key": "refused-once",
+      },
+    );
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+
+    // A request that died left its lock; once it lapses, the same request may run.
+    const body = userBody({ externalUserId: 70_005 });
+    const clientId = (
+      await env.DB.prepare("SELECT client_id FROM idempotency_keys WHERE key = 'refused-once'").first<{
+        client_id: number;
+      }>()
+    )?.client_id;
+    const fingerprintOf = async () => {
+      await send("POST", "/users/", body, { "Idempotency-Key": "died" });
+      const row = await env.DB.prepare("SELECT fingerprint FROM idempotency_keys WHERE key = 'died'").first<{
+        fingerprint: string;
+      }>();
+      return row?.fingerprint as string;
+    };
+    const fingerprint = await fingerprintOf();
+    await env.DB.prepare(
+      "UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = ? WHERE key = 'died' AND client_id = ?",
+    )
+      .bind(new Date(Date.now() + 60_000).toISOString(), clientId)
+      .run();
+    expect((await send("POST", "/users/", body, { "Idempotency-Key": "died" })).status).toBe(409);
+    await env.DB.prepare("UPDATE idempotency_keys SET locked_until = ? WHERE key = 'died'")
+      .bind(new Date(Date.now() - 1000).toISOString())
+      .run();
+    const rerun = await send("POST", "/users/", body, { "Idempotency-Key": "died" });
+    expect(rerun.status).toBe(200);
+    expect(rerun.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+
+    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = ? WHERE key = 'refused-once'")
+      .bind(new Date(Date.now() - 1000).toISOString())
+      .run();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env);
+    const left = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE key IN ('refused-once', 'died')").all();
+    expect(left.results).toEqual([{ key: "died" }]);
+  });
+
+  it("leaves reads alone and is documented as a header of every write", async () => {
+    const read = await call("GET", "/client/", { key, headers: { "Idempotency-Key": "" } });
+    expectEnvelope(read, 200);
+    const document = await (await exports.default.fetch(new Request(`${BASE}/openapi.json`))).json<{
+      paths: Record<
+        string,
+        Record<string, { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }>
+      >;
+    }>();
+    const operations = Object.values(document.paths).flatMap((methods) => Object.entries(methods));
+    const writes = operations.filter(([method]) => method !== "get");
+    expect(writes.length).toBeGreaterThan(40);
+    for (const [, operation] of writes) {
+      expect(operation.parameters?.some((p) => p.name === "Idempotency-Key" && p.in === "header")).toBe(true);
+      expect(operation.responses).toHaveProperty("422");
+    }
+  });
+});

@@ -15,6 +15,9 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             LOG_REQUESTS: "false",
+            // Test files share one client IP; the per-IP limit has its own test with its own limits.
+            RATE_LIMIT_IP_RPS: "100000",
+            RATE_LIMIT_IP_BURST: "100000",
             TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
             MEDIA_BASE_URL: "http://api.test/media/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",

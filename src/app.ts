@@ -7,7 +7,7 @@ import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
 import { onError, onNotFound } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
-import { rateLimit } from "./middleware/rateLimit";
+import { ipRateLimit, rateLimit } from "./middleware/rateLimit";
 import { requestContext } from "./middleware/requestContext";
 import { activationRouter } from "./routes/activation";
 import { adSettingsRouter } from "./routes/adSettings";
@@ -70,7 +70,10 @@ export function createApp() {
   app.notFound(onNotFound);
   app.use("*", requestContext);
 
-  // Public: no key, no rate limit.
+  // Public: no key. Health and the documents are cheap and cacheable; the rest is limited per IP.
+  app.use("/media/*", ipRateLimit);
+  app.use("/oauth/callback/*", ipRateLimit);
+  app.use("/simulator/*", ipRateLimit);
   app.route(BASE_PATH, systemRouter);
   app.get(`${BASE_PATH}/openapi.json`, (c) => c.json(openApiDocument(app, new URL(c.req.url).origin)));
   app.route("/", mediaRouter);

@@ -15,6 +15,9 @@ export interface Env {
   ENVIRONMENT: "development" | "sandbox" | "production";
   RATE_LIMIT_RPS: string;
   RATE_LIMIT_BURST: string;
+  /** Per-IP bucket for requests without a valid key and for the public routes. */
+  RATE_LIMIT_IP_RPS?: string;
+  RATE_LIMIT_IP_BURST?: string;
   WEBSITE_URL: string;
   LOG_REQUESTS: string;
   /** Public base of image URLs: the Worker's own /media/ route. */
@@ -22,10 +25,22 @@ export interface Env {
   /** Where image `path`s are fetched from (Workers have no server file system). */
   MEDIA_ORIGIN: string;
   IMAGE_MAX_BYTES: string;
+  /** Ports beside 80 and 443 that outbound fetches (image downloads) may use, comma-separated. */
+  OUTBOUND_ALLOWED_PORTS?: string;
+  /** DNS-over-HTTPS JSON resolver used to refuse names that point at internal addresses; empty: off. */
+  OUTBOUND_DNS_RESOLVER?: string;
   /** "simulator" for the bundled marketplace simulator, or the marketplace API's base URL. */
   PORTAL_A_API: string;
   PORTAL_B_API: string;
   TOKEN_ENCRYPTION_KEY?: string;
+  /** The previous key during a rotation: tokens sealed with it still open, and are re-sealed by the cron. */
+  TOKEN_ENCRYPTION_KEY_PREVIOUS?: string;
+  /** Workers Analytics Engine dataset for metrics; absent in local development. */
+  METRICS?: AnalyticsEngineDataset;
+  /** The queue the dead-letter consumer serves (its name differs per environment). */
+  DEAD_LETTER_QUEUE: string;
+  /** The deployed commit, set by `npm run deploy`; "development" otherwise. */
+  GIT_COMMIT?: string;
 }
 
 /** The API client making the call, resolved from its key by the auth middleware. */

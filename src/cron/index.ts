@@ -1,8 +1,10 @@
-import { getDb } from "../db/client";
+import { type Db, getDb } from "../db/client";
 import type { Env } from "../env";
+import { log } from "../lib/log";
 import { purgeExpiredKeys } from "../services/idempotency";
 import { pullMarketData } from "../services/marketData";
 import { logSender, sendNotifications } from "../services/notifications";
+import { reencryptTokens } from "../services/portalConnections";
 import {
   expireStaleItems,
   flushUpdateRequests,
@@ -11,40 +13,60 @@ import {
 } from "../services/publishing";
 import { runDueTasks } from "./tasks";
 
+/** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
+interface ScheduledPart {
+  name: string;
+  run(): Promise<Record<string, number>>;
+}
+
+const scheduledParts = (db: Db, env: Env, now: Date, runId: string): ScheduledPart[] => {
+  // Queue items and keys carry the database's own clock, so their age is measured against the wall clock.
+  const wallClock = () => new Date();
+  return [
+    {
+      name: "tasks",
+      run: async () => {
+        const runs = await runDueTasks(db, env, now, runId);
+        return { runs: runs.length, featuresQueued: runs.reduce((n, r) => n + r.queued, 0) };
+      },
+    },
+    { name: "autoreplace", run: () => replaceExpiredListings(db, env, now, runId) },
+    { name: "requestedUpdates", run: async () => ({ queued: await flushUpdateRequests(db, env, 200, runId) }) },
+    { name: "resend", run: async () => ({ resent: await resendStalledItems(db, env, wallClock()) }) },
+    { name: "expire", run: async () => ({ expired: await expireStaleItems(db, env, wallClock()) }) },
+    { name: "marketData", run: () => pullMarketData(db, env, now, 50) },
+    { name: "notices", run: async () => ({ sent: await sendNotifications(db, logSender) }) },
+    { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(db, wallClock()) }) },
+    { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(db, env, 200) }) },
+  ];
+};
+
 /**
- * The minute's scheduled work: due tasks, autoreplace, requested updates, stale queue items, bids and
- * statistics, notices. Each part is bounded (what is left continues next minute); one summary line is
- * logged. (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
+ * The minute's scheduled work: due tasks, autoreplace, requested updates, crash recovery and expiry of
+ * queue items, bids and statistics, notices, expired idempotency keys, tokens under a previous key.
+ * Each part runs on its own: one that throws is logged and reported, and the others still run. One
+ * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
+ * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
  */
 export async function runScheduled(env: Env, scheduledTime: number) {
   const db = getDb(env.DB);
   const now = new Date(scheduledTime);
+  const runId = `cron-${now.toISOString()}`;
   const startedAt = Date.now();
-  const taskRuns = await runDueTasks(db, env, now);
-  const autoreplace = await replaceExpiredListings(db, env, now);
-  const updatesQueued = await flushUpdateRequests(db, env, 200);
-  // Queue items carry the database's own clock, so their age is measured against the wall clock.
-  const resentItems = await resendStalledItems(db, env, new Date());
-  const staleItems = await expireStaleItems(db, new Date());
-  const market = await pullMarketData(db, env, now, 50);
-  const notices = await sendNotifications(db, logSender);
-  const idempotencyKeysPurged = await purgeExpiredKeys(db, new Date());
-  const summary = {
-    level: "info",
-    msg: "scheduled work",
-    at: now.toISOString(),
-    taskRuns: taskRuns.length,
-    featuresQueued: taskRuns.reduce((n, r) => n + r.queued, 0),
-    autoreplaced: autoreplace.replaced,
-    updatesQueued,
-    resentItems,
-    staleItems,
-    marketDataConnections: market.connections,
-    newBids: market.bids,
-    notices,
-    idempotencyKeysPurged,
-    durationMs: Date.now() - startedAt,
-  };
-  console.log(JSON.stringify(summary));
+  const parts: Record<string, Record<string, number | string | boolean>> = {};
+  const failed: string[] = [];
+  for (const part of scheduledParts(db, env, now, runId)) {
+    const partStartedAt = Date.now();
+    try {
+      parts[part.name] = { ok: true, ...(await part.run()), durationMs: Date.now() - partStartedAt };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      failed.push(part.name);
+      parts[part.name] = { ok: false, error: message, durationMs: Date.now() - partStartedAt };
+      log("error", "scheduled part failed", { part: part.name, requestId: runId, error: message });
+    }
+  }
+  const summary = { runId, at: now.toISOString(), parts, failed, durationMs: Date.now() - startedAt };
+  log(failed.length > 0 ? "error" : "info", "scheduled work", { ...summary, requestId: runId });
   return summary;
 }

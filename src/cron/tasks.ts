@@ -20,7 +20,7 @@ const hhmm = (instant: Date) => instant.toISOString().slice(11, 16);
  * a run row with a unique run key is claimed before the work, so a second or late cron finds it taken.
  * At most `limit` runs per call; the rest are still due next minute.
  */
-export async function runDueTasks(db: Db, env: Env, now: Date, limit = 50) {
+export async function runDueTasks(db: Db, env: Env, now: Date, requestId?: string, limit = 50) {
   const from = now.getTime() - CATCH_UP_MS;
   // Amsterdam is UTC+1 or UTC+2: the wall-clock times the window can hold, under either offset.
   const times = new Set<string>();
@@ -49,13 +49,13 @@ export async function runDueTasks(db: Db, env: Env, now: Date, limit = 50) {
         .onConflictDoNothing()
         .returning({ id: taskRuns.id });
       if (!claimed[0]) continue;
-      runs.push(await runTask(db, env, task, claimed[0].id));
+      runs.push(await runTask(db, env, task, claimed[0].id, requestId));
     }
   }
   return runs;
 }
 
-async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId: number) {
+async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId: number, requestId?: string) {
   const portal = task.portal as MarketplacePortal;
   const targets = task.adIds.length
     ? await db
@@ -73,7 +73,7 @@ async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId:
   let cost = 0;
   const skipped: { adId: number; reason: string }[] = [];
   for (const ad of targets) {
-    const result = await queueFeature(db, env, ad, portal, featureOf(task.feature));
+    const result = await queueFeature(db, env, ad, portal, featureOf(task.feature), requestId);
     if (result.outcome.result) {
       queued += 1;
       cost += result.cost;

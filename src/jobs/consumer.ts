@@ -2,8 +2,10 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs, queueItems } from "../db/schema";
 import type { Env } from "../env";
+import { log } from "../lib/log";
+import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
-import { applyEvent, type QueueItem } from "../services/publishing";
+import { applyEvent } from "../services/publishing";
 import { backoffSeconds } from "./backoff";
 import { runImageJob } from "./imageJob";
 import { runPublishItem } from "./publishJob";
@@ -12,54 +14,76 @@ import type { Job } from "./types";
 async function runJob(env: Env, job: Job): Promise<void> {
   switch (job.kind) {
     case "image":
-      return runImageJob(env, job.jobId);
+      return runImageJob(env, job.jobId, job.requestId);
     case "publish":
       return runPublishItem(env, job.itemId, job.requestId);
+    case "ping":
+      return;
   }
 }
 
 /** A job that exhausted its retries arrives on the dead-letter queue: it is marked failed, with the reason. */
 async function giveUp(env: Env, job: Job): Promise<void> {
+  const db = getDb(env.DB);
   switch (job.kind) {
     case "image":
-      await getDb(env.DB)
+      await db
         .update(imageJobs)
         .set({ processing: false, done: true, result: false, reason: "failed after repeated attempts" })
         .where(eq(imageJobs.id, job.jobId));
       return;
     case "publish": {
-      const db = getDb(env.DB);
-      const item: QueueItem | undefined = await db.select().from(queueItems).where(eq(queueItems.id, job.itemId)).get();
-      if (item)
-        await applyEvent(db, item, "failed", {
+      const item = await db.select().from(queueItems).where(eq(queueItems.id, job.itemId)).get();
+      if (!item) return;
+      await applyEvent(
+        db,
+        item,
+        "failed",
+        {
           now: nowIso(),
           reason: item.reason
             ? `the portal kept failing (${item.reason}); gave up after repeated attempts`
             : "the portal kept failing; gave up after repeated attempts",
-        });
+        },
+        metricsOf(env),
+      );
+      return;
     }
+    case "ping":
+      return;
   }
 }
 
-/** Consumer of `jobs` and its dead-letter queue. Messages are pointers to D1 rows; handlers are idempotent. */
+/**
+ * Consumer of `jobs` and of its dead-letter queue; which one a batch comes from is configuration
+ * (DEAD_LETTER_QUEUE), not a guess from its name. Messages are pointers to D1 rows; handlers are
+ * idempotent. A failed write of the dead-letter consumer is retried too; what still fails goes to that
+ * queue's own last-resort queue (wrangler.toml), so nothing is dropped silently.
+ */
 export async function handleJobs(batch: MessageBatch<Job>, env: Env): Promise<void> {
-  const deadLetter = batch.queue.includes("dlq");
+  const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE;
+  const metrics = metricsOf(env);
   await Promise.all(
     batch.messages.map(async (message) => {
+      const job = message.body;
+      if (!deadLetter && message.attempts === 1)
+        metrics.record({ event: "queue_lag", kind: job.kind, lagMs: Date.now() - message.timestamp.getTime() });
       try {
-        await (deadLetter ? giveUp(env, message.body) : runJob(env, message.body));
+        if (deadLetter) {
+          await giveUp(env, job);
+          metrics.record({ event: "dead_letter", kind: job.kind });
+          log("error", "job dead-lettered", { job, requestId: job.requestId });
+        } else await runJob(env, job);
         message.ack();
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "job failed, will retry",
-            queue: batch.queue,
-            job: message.body,
-            attempts: message.attempts,
-            error: error instanceof Error ? error.message : String(error),
-          }),
-        );
+        log("error", deadLetter ? "dead-letter write failed, will retry" : "job failed, will retry", {
+          queue: batch.queue,
+          job,
+          attempts: message.attempts,
+          requestId: job.requestId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
         message.retry({ delaySeconds: backoffSeconds(message.attempts) });
       }
     }),

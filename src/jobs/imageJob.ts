@@ -1,9 +1,11 @@
 import { eq } from "drizzle-orm";
-import { getDb } from "../db/client";
+import { d1Statement, getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
 import type { Env } from "../env";
 import { randomToken } from "../lib/crypto";
-import { EXTENSIONS, isPrivateHost, sniffImageType } from "../lib/media";
+import { log } from "../lib/log";
+import { EXTENSIONS, sniffImageType } from "../lib/media";
+import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../lib/outbound";
 import { adWriteScopes } from "../services/ads";
 import { bumpRevisions } from "../services/cache";
 import { deleteObjects, type ImageTransformer } from "../services/images";
@@ -20,44 +22,34 @@ type ImageType = keyof typeof EXTENSIONS;
 const imageKey = (adId: number, kind: "original" | "thumbnail", type: ImageType) =>
   `images/${adId}/${randomToken(18)}-${kind}.${EXTENSIONS[type]}`;
 
-/** The bytes behind a URL, refusing private addresses (outside development), non-images and oversized files. */
-async function download(env: Env, url: string): Promise<{ bytes: Uint8Array; type: ImageType }> {
+/** The bytes behind a URL, through the outbound guard, refusing non-images and oversized files. */
+async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: ImageType }> {
   const maxBytes = Number(env.IMAGE_MAX_BYTES);
-  let target = new URL(url);
-  for (let hop = 0; ; hop += 1) {
-    if (target.protocol !== "http:" && target.protocol !== "https:") throw new ImageRefused("only http and https URLs");
-    if (env.ENVIRONMENT !== "development" && isPrivateHost(target.hostname)) {
-      throw new ImageRefused("private and loopback addresses are not allowed");
-    }
-    const response = await fetch(target, { redirect: "manual", signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
-    const location = response.headers.get("Location");
-    if (response.status >= 300 && response.status < 400 && location) {
-      if (hop >= MAX_REDIRECTS) throw new ImageRefused("too many redirects");
-      target = new URL(location, target);
-      continue;
-    }
-    if (!response.ok || !response.body) throw new ImageRefused(`download failed with HTTP ${response.status}`);
-    if (Number(response.headers.get("Content-Length") ?? 0) > maxBytes) {
-      await response.body.cancel();
-      throw new ImageRefused(`larger than ${maxBytes} bytes`);
-    }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength;
-      if (size > maxBytes) throw new ImageRefused(`larger than ${maxBytes} bytes`);
-      chunks.push(chunk);
-    }
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    const type = sniffImageType(bytes);
-    if (!type) throw new ImageRefused("not a JPEG, PNG, WebP or GIF image");
-    return { bytes, type };
+  const response = await guardedFetch(url, outboundPolicy(env), {
+    timeoutMs: DOWNLOAD_TIMEOUT_MS,
+    maxRedirects: MAX_REDIRECTS,
+  });
+  if (!response.ok || !response.body) throw new ImageRefused(`download failed with HTTP ${response.status}`);
+  if (Number(response.headers.get("Content-Length") ?? 0) > maxBytes) {
+    await response.body.cancel();
+    throw new ImageRefused(`larger than ${maxBytes} bytes`);
   }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new ImageRefused(`larger than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  const type = sniffImageType(bytes);
+  if (!type) throw new ImageRefused("not a JPEG, PNG, WebP or GIF image");
+  return { bytes, type };
 }
 
 const stream = (bytes: Uint8Array) => new Blob([bytes]).stream();
@@ -115,27 +107,33 @@ async function readable<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A Drizzle statement as a raw D1 statement, to share a batch with hand-written SQL. */
-function asStatement(d1: D1Database, query: { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
-  const { sql, params } = query.toSQL();
-  return d1.prepare(sql).bind(...params);
-}
-
 /**
  * One image job: download, check, store original and thumbnail, and add the image after the ad's others
  * (ordered by job id, so in request order). Safe to run twice: a finished job is skipped, and the image
  * row is unique per job. A refused image marks the job failed with its reason; the ad's other images
  * are untouched.
  */
-export async function runImageJob(env: Env, jobId: number): Promise<void> {
+export async function runImageJob(env: Env, jobId: number, requestId?: string): Promise<void> {
   const db = getDb(env.DB);
   const job = await db.select().from(imageJobs).where(eq(imageJobs.id, jobId)).get();
   if (!job || job.done) return;
+  const startedAt = Date.now();
+  const outcome = (result: "done" | "error", reason?: string) =>
+    log(result === "done" ? "info" : "warn", "job", {
+      kind: "image",
+      jobId,
+      adId: job.adId,
+      result,
+      reason,
+      durationMs: Date.now() - startedAt,
+      requestId,
+    });
   await db.update(imageJobs).set({ processing: true }).where(eq(imageJobs.id, jobId));
   const transformer = imagesTransformer(env.IMAGES);
   let stored: { originalKey: string; thumbnailKey: string } | null = null;
   try {
-    const url = job.sourceUrl || new URL(job.sourcePath.replace(/^\/+/, ""), env.MEDIA_ORIGIN).toString();
+    const url = job.sourceUrl ? new URL(job.sourceUrl) : mediaPathUrl(job.sourcePath, env.MEDIA_ORIGIN);
+    if (!url) throw new ImageRefused("path: must stay below the media origin");
     const { bytes, type } = await download(env, url);
     const { width, height, thumbnail } = await readable(async () => ({
       ...(await transformer.info(bytes)),
@@ -169,14 +167,15 @@ export async function runImageJob(env: Env, jobId: number): Promise<void> {
          SELECT ad_id, portal, 'images' FROM ad_publications
          WHERE ad_id = ?1 AND active = 1 AND ?2 = 1 AND EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?3)`,
       ).bind(job.adId, job.autoupdate ? 1 : 0, job.id),
-      asStatement(env.DB, bumpRevisions(db, adWriteScopes(job.userId))),
+      d1Statement(env.DB, bumpRevisions(db, adWriteScopes(job.userId))),
     ]);
     if (!inserted?.meta.changes) await deleteObjects(env.MEDIA, [stored]);
-    else if (job.autoupdate) await flushUpdateRequests(db, env);
+    else if (job.autoupdate) await flushUpdateRequests(db, env, 100, requestId);
+    outcome(inserted?.meta.changes ? "done" : "error", inserted?.meta.changes ? undefined : "cancelled");
   } catch (error) {
     if (stored) await deleteObjects(env.MEDIA, [stored]);
     const reason =
-      error instanceof ImageRefused
+      error instanceof ImageRefused || error instanceof OutboundRefused
         ? error.message
         : error instanceof Error && error.name === "TimeoutError"
           ? "download timed out"
@@ -186,5 +185,6 @@ export async function runImageJob(env: Env, jobId: number): Promise<void> {
       .update(imageJobs)
       .set({ processing: false, done: true, result: false, reason })
       .where(eq(imageJobs.id, jobId));
+    outcome("error", reason);
   }
 }

@@ -2,11 +2,20 @@ import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { adPublications, ads, queueItems } from "../db/schema";
 import type { Env } from "../env";
+import { log } from "../lib/log";
+import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
 import { type Listing, type MarketplacePortal, PortalError } from "../portals/gateway";
 import { listImages } from "../services/images";
 import { withAccessToken } from "../services/portalConnections";
-import { applyEvent, type ListingOutcome, type QueueItem, sendItems, transition } from "../services/publishing";
+import {
+  applyEvent,
+  JOB_KINDS,
+  type ListingOutcome,
+  type QueueItem,
+  sendItems,
+  transition,
+} from "../services/publishing";
 import { backoffSeconds } from "./backoff";
 
 const WEBSITE_LISTING_DAYS = 30;
@@ -47,12 +56,38 @@ export async function runPublishItem(env: Env, itemId: number, requestId?: strin
   ]);
   const running = claimed[0];
   if (!running) return; // another delivery claimed it first
+  const startedAt = Date.now();
+  const metrics = metricsOf(env);
+  /** One log line and one metric per outcome of a job. */
+  const report = (result: "done" | "error" | "retry" | "cancelled", reason?: string) => {
+    const durationMs = Date.now() - startedAt;
+    log(result === "done" ? "info" : "warn", "job", {
+      kind: JOB_KINDS[item.action],
+      portal: item.portal,
+      itemId: item.id,
+      adId: item.adId,
+      attempts: running.attempts,
+      durationMs,
+      result,
+      reason,
+      requestId,
+    });
+    metrics.record({
+      event: "job",
+      kind: JOB_KINDS[item.action],
+      portal: item.portal,
+      result,
+      durationMs,
+      attempts: running.attempts,
+    });
+  };
   const [ad] = rest.at(-3) as (typeof ads.$inferSelect)[];
   const [publication] = rest.at(-2) as (typeof adPublications.$inferSelect)[];
   const newer = rest.at(-1) as { id: number }[];
   if (!ad) return;
   if (item.action === "update" && newer.length > 0) {
-    await applyEvent(db, running, "cancelled", { now: nowIso(), reason: "superseded" });
+    await applyEvent(db, running, "cancelled", { now: nowIso(), reason: "superseded" }, metrics);
+    report("cancelled", "superseded");
     return;
   }
 
@@ -65,14 +100,17 @@ export async function runPublishItem(env: Env, itemId: number, requestId?: strin
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof PortalError && error.kind === "refused") {
-      await applyEvent(db, running, "failed", { now: nowIso(), reason });
+      await applyEvent(db, running, "failed", { now: nowIso(), reason }, metrics);
+      report("error", reason);
       return;
     }
     const retryAt = new Date(Date.now() + backoffSeconds(running.attempts) * 1000).toISOString();
     await applyEvent(db, running, "retrying", { now: nowIso(), reason, retryAt });
+    report("retry", reason);
     throw error;
   }
   await finish(env, running, outcome, requestId);
+  report("done");
 }
 
 function websiteOutcome(action: string, adId: number): ListingOutcome {

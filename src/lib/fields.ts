@@ -40,3 +40,30 @@ export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =
 
 /** An id in the path, e.g. `/users/{userId}`. */
 export const pathId = (name: string) => queryInt().openapi({ param: { name, in: "path" } });
+
+/** A URL in stored data (an ad's url, a website, a video): http or https only; a bare host means https. */
+export const isWebUrl = (value: string) => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters and spaces never belong in a URL.
+  if (/[\u0000-\u0020\u007f]/.test(value)) return false;
+  const absolute = /^[a-z][a-z0-9+.-]*:/i.test(value) ? value : `https://${value.replace(/^\/+/, "")}`;
+  try {
+    const url = new URL(absolute);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+};
+
+export const webUrl = (max: number) =>
+  upTo(max).refine((value) => value === "" || isWebUrl(value), { error: "must be an http or https URL" });
+
+/**
+ * Free text a search matches on (LIKE or FTS5): control characters (a NUL would end the pattern and
+ * widen the match) are refused, never passed on.
+ */
+export const searchText = (max: number) =>
+  z
+    .string()
+    .max(max, { error: `must be at most ${max} characters` })
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), { error: "must not contain control characters" });

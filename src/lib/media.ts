@@ -34,37 +34,3 @@ export const EXTENSIONS = {
   "image/gif": "gif",
   "image/webp": "webp",
 } as const;
-
-/**
- * Hosts an image download may not reach outside local development: loopback, private, link-local and
- * unique-local addresses given literally, and localhost names. (Workers cannot resolve a name first;
- * the platform itself refuses connections to its internal network.)
- */
-export function isPrivateHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal"))
-    return true;
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return (
-      a === 10 ||
-      a === 127 ||
-      a === 0 ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 169 && b === 254) ||
-      (a === 100 && b >= 64 && b <= 127)
-    );
-  }
-  if (host.includes(":"))
-    return (
-      host === "::1" ||
-      host === "::" ||
-      host.startsWith("fc") ||
-      host.startsWith("fd") ||
-      host.startsWith("fe80") ||
-      host.startsWith("::ffff:")
-    );
-  return false;
-}

@@ -2,14 +2,24 @@ import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
-import { findClientByKey } from "../services/clients";
+import { cachedClient, findClientByKey } from "../services/clients";
+import { takeIpToken } from "./rateLimit";
 
-/** `Authorization: Bearer <api key>` → the calling client, or 401. */
+/**
+ * `Authorization: Bearer <api key>` → the calling client, or 401. A key this isolate knows as valid goes
+ * straight through; anything else first takes a token from the caller's per-IP bucket, so a flood of
+ * missing or bad keys is refused with 429 before it costs a D1 lookup (and a bad key is looked up once
+ * per isolate and 10 seconds, however many requests carry it at once).
+ */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("Authorization") ?? "";
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match?.[1]) throw new ApiError(401, ["missing API key: send Authorization: Bearer <key>"]);
-  const client = await findClientByKey(getDb(c.env.DB), match[1]);
+  const key = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  const known = key ? await cachedClient(key) : null;
+  if (!known) {
+    await takeIpToken(c);
+    if (!key) throw new ApiError(401, ["missing API key: send Authorization: Bearer <key>"]);
+  }
+  const client = known ?? (await findClientByKey(getDb(c.env.DB), key as string));
   if (!client) throw new ApiError(401, ["invalid API key"]);
   c.set("client", client);
   await next();

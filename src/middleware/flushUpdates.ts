@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
+import { log } from "../lib/log";
 import { flushUpdateRequests } from "../services/publishing";
 
 /**
@@ -11,8 +12,8 @@ export const flushRequestedUpdates: MiddlewareHandler<AppEnv> = async (c, next) 
   await next();
   if (c.req.method === "GET" || c.res.status !== 200) return;
   c.executionCtx.waitUntil(
-    flushUpdateRequests(getDb(c.env.DB), c.env).catch((error) =>
-      console.error(JSON.stringify({ level: "error", msg: "queueing requested updates failed", error: String(error) })),
+    flushUpdateRequests(getDb(c.env.DB), c.env, 100, c.get("requestId")).catch((error) =>
+      log("error", "queueing requested updates failed", { requestId: c.get("requestId"), error: String(error) }),
     ),
   );
 };

@@ -1,28 +1,53 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
 
 /**
- * Per-client token bucket in the RateLimiter Durable Object. The IETF RateLimit headers go on every
- * authenticated answer, including the 429 (which also carries Retry-After).
+ * Takes one token from the bucket `name` in the RateLimiter Durable Object; answers the IETF RateLimit
+ * headers for the answer, or throws the 429 (with them and Retry-After).
  */
-export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const client = c.get("client");
-  const rate = client.rate ?? Number(c.env.RATE_LIMIT_RPS);
-  const burst = client.burst ?? Number(c.env.RATE_LIMIT_BURST);
-  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`client:${client.id}`));
+async function takeToken(c: Context<AppEnv>, name: string, rate: number, burst: number) {
+  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
   const decision = await limiter.take(rate, burst);
-
   const headers = {
     "RateLimit-Policy": `"default";q=${burst};w=${Math.max(1, Math.ceil(burst / rate))}`,
     RateLimit: `"default";r=${decision.remaining};t=${decision.allowed ? decision.reset : decision.retryAfter}`,
   };
   if (!decision.allowed) {
-    throw new ApiError(429, ["rate limit exceeded"], [], {
-      ...headers,
-      "Retry-After": String(decision.retryAfter),
-    });
+    throw new ApiError(429, ["rate limit exceeded"], [], { ...headers, "Retry-After": String(decision.retryAfter) });
   }
+  return headers;
+}
+
+/**
+ * Per-client token bucket. The IETF RateLimit headers go on every authenticated answer, including the
+ * 429 (which also carries Retry-After).
+ */
+export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const client = c.get("client");
+  const rate = client.rate ?? Number(c.env.RATE_LIMIT_RPS);
+  const burst = client.burst ?? Number(c.env.RATE_LIMIT_BURST);
+  const headers = await takeToken(c, `client:${client.id}`, rate, burst);
   await next();
+  for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+};
+
+/**
+ * Per-IP token bucket (`CF-Connecting-IP`) for what is not tied to a client: requests with a missing or
+ * bad key, and the public routes (media, the OAuth landing page, the simulator). Throws the 429.
+ */
+export const takeIpToken = (c: Context<AppEnv>) =>
+  takeToken(
+    c,
+    `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`,
+    Number(c.env.RATE_LIMIT_IP_RPS ?? 10),
+    Number(c.env.RATE_LIMIT_IP_BURST ?? 50),
+  );
+
+export const ipRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const headers = await takeIpToken(c);
+  await next();
+  // Answers passed on from a Durable Object (the simulator) have immutable headers: copy first.
+  c.res = new Response(c.res.body, c.res);
   for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
 };

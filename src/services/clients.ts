@@ -6,13 +6,26 @@ import { randomToken, sha256Hex } from "../lib/crypto";
 
 /** How long an isolate trusts a key it has looked up; a revocation takes effect within this time. */
 export const CLIENT_CACHE_MS = 10_000;
-const byKeyHash = new Map<string, { client: ApiClient | null; until: number }>();
+/** Keys remembered per isolate, good and bad; the oldest go first past this. */
+const CLIENT_CACHE_SIZE = 10_000;
+const byKeyHash = new Map<string, { lookup: Promise<ApiClient | null>; until: number }>();
 
+/** The client of a key this isolate looked up recently and found valid; undefined otherwise. */
+export async function cachedClient(key: string): Promise<ApiClient | undefined> {
+  const cached = byKeyHash.get(await sha256Hex(key));
+  if (!cached || cached.until <= Date.now()) return undefined;
+  return (await cached.lookup) ?? undefined;
+}
+
+/**
+ * The client a key belongs to, or null. Lookups are shared: concurrent requests with one key make one
+ * D1 query, and the answer (a bad key too) is kept for CLIENT_CACHE_MS.
+ */
 export async function findClientByKey(db: Db, key: string): Promise<ApiClient | null> {
   const keyHash = await sha256Hex(key);
   const cached = byKeyHash.get(keyHash);
-  if (cached && cached.until > Date.now()) return cached.client;
-  const row = await db
+  if (cached && cached.until > Date.now()) return cached.lookup;
+  const lookup = db
     .select({
       id: apiClients.id,
       name: apiClients.name,
@@ -23,10 +36,14 @@ export async function findClientByKey(db: Db, key: string): Promise<ApiClient | 
     })
     .from(apiClients)
     .where(and(eq(apiClients.keyHash, keyHash), eq(apiClients.revoked, false)))
-    .get();
-  const client = row ?? null;
-  byKeyHash.set(keyHash, { client, until: Date.now() + CLIENT_CACHE_MS });
-  return client;
+    .get()
+    .then((row) => row ?? null);
+  byKeyHash.delete(keyHash);
+  byKeyHash.set(keyHash, { lookup, until: Date.now() + CLIENT_CACHE_MS });
+  if (byKeyHash.size > CLIENT_CACHE_SIZE) byKeyHash.delete(byKeyHash.keys().next().value as string);
+  // A failed lookup is not remembered.
+  lookup.catch(() => byKeyHash.delete(keyHash));
+  return lookup;
 }
 
 export interface NewClient {

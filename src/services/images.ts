@@ -98,7 +98,13 @@ export async function queueImages(
   queue: Queue<Job>,
   storage: R2Bucket,
   scope: Scope,
-  input: { adId: number; images: { image: ImageSource }[]; autoupdate: boolean; replace: boolean },
+  input: {
+    adId: number;
+    images: { image: ImageSource }[];
+    autoupdate: boolean;
+    replace: boolean;
+    requestId?: string;
+  },
 ) {
   const ad = await requireAd(db, scope, input.adId);
   const [settings, held] = await Promise.all([
@@ -152,7 +158,9 @@ export async function queueImages(
     replaced.map(({ row }) => row),
   );
   try {
-    await queue.sendBatch(jobs.map((job) => ({ body: { kind: "image", jobId: job.id } satisfies Job })));
+    await queue.sendBatch(
+      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, requestId: input.requestId } satisfies Job })),
+    );
   } catch (error) {
     await db
       .update(imageJobs)

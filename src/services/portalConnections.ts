@@ -1,10 +1,10 @@
-import { and, eq } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
+import { batchAll, type Db } from "../db/client";
 import { portalConnections } from "../db/schema";
 import type { Env } from "../env";
 import { randomToken } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { mask, open, seal } from "../lib/secretBox";
+import { currentKeyId, mask, open, seal } from "../lib/secretBox";
 import { formatDateTime, nowIso } from "../lib/time";
 import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../portals/gateway";
 import { requireUser, type Scope } from "./scope";
@@ -83,9 +83,9 @@ async function storeTokens(db: Db, env: Env, userId: number, portal: Marketplace
   const values = {
     status: true,
     externalUserId: tokens.account.id,
-    accessToken: await seal(tokens.accessToken, env.TOKEN_ENCRYPTION_KEY),
+    accessToken: await seal(tokens.accessToken, env),
     accessTokenExpire: tokens.expiresAt.toISOString(),
-    refreshToken: await seal(tokens.refreshToken, env.TOKEN_ENCRYPTION_KEY),
+    refreshToken: await seal(tokens.refreshToken, env),
     email: tokens.account.email,
     scope: tokens.scope,
     oauthState: null,
@@ -131,7 +131,7 @@ export async function completeConnection(
 async function revokeAtPortal(env: Env, portal: MarketplacePortal, current: ConnectionRow | undefined) {
   const gateway = new PortalGateway(env, portal);
   for (const sealed of [current?.accessToken, current?.refreshToken]) {
-    if (sealed) await gateway.revoke(await open(sealed, env.TOKEN_ENCRYPTION_KEY)).catch(() => undefined);
+    if (sealed) await gateway.revoke(await open(sealed, env)).catch(() => undefined);
   }
 }
 
@@ -140,9 +140,7 @@ export async function disconnect(db: Db, env: Env, scope: Scope, userId: number,
   await requireUser(db, scope, userId);
   const current = await loadConnection(db, userId, portal);
   if (current?.refreshToken) {
-    await new PortalGateway(env, portal)
-      .revoke(await open(current.refreshToken, env.TOKEN_ENCRYPTION_KEY))
-      .catch(() => undefined);
+    await new PortalGateway(env, portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);
   }
   const values = { ...cleared, oauthState: null, oauthStateExpire: null, updatedAt: nowIso() };
   await db
@@ -173,13 +171,13 @@ export async function withAccessToken<T>(
     throw new PortalError("refused", "user is not connected to the portal");
   }
   const refresh = async (row: ConnectionRow) => {
-    const tokens = await gateway.refresh(await open(row.refreshToken as string, env.TOKEN_ENCRYPTION_KEY));
+    const tokens = await gateway.refresh(await open(row.refreshToken as string, env));
     await storeTokens(db, env, userId, portal, tokens);
     return tokens.accessToken;
   };
   let token =
     current.accessTokenExpire && current.accessTokenExpire > nowIso()
-      ? await open(current.accessToken, env.TOKEN_ENCRYPTION_KEY)
+      ? await open(current.accessToken, env)
       : await refresh(current);
   try {
     return await call(gateway, token);
@@ -194,4 +192,56 @@ export async function withAccessToken<T>(
 export async function revokeAllConnections(db: Db, env: Env, userId: number): Promise<void> {
   const rows = await db.select().from(portalConnections).where(eq(portalConnections.userId, userId));
   for (const row of rows) await revokeAtPortal(env, row.portal, row);
+}
+
+/** Connections holding a token not sealed with the current key (the filter of a key rotation). */
+const underOldKey = (keyId: string) =>
+  or(
+    and(isNotNull(portalConnections.accessToken), notLike(portalConnections.accessToken, `v2.${keyId}.%`)),
+    and(isNotNull(portalConnections.refreshToken), notLike(portalConnections.refreshToken, `v2.${keyId}.%`)),
+  );
+
+/** How many connections still hold a token sealed with another key than the current one. */
+export async function tokensToReseal(db: Db, env: Env): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(portalConnections)
+    .where(underOldKey(await currentKeyId(env)));
+  return row?.n ?? 0;
+}
+
+/**
+ * Key rotation: re-seals, with the current key, up to `limit` connections whose tokens were sealed with
+ * the previous one (the cron runs it every minute; nothing to do without TOKEN_ENCRYPTION_KEY_PREVIOUS).
+ */
+export async function reencryptTokens(db: Db, env: Env, limit: number): Promise<number> {
+  if (!env.TOKEN_ENCRYPTION_KEY_PREVIOUS || !env.TOKEN_ENCRYPTION_KEY) return 0;
+  const rows = await db
+    .select()
+    .from(portalConnections)
+    .where(underOldKey(await currentKeyId(env)))
+    .limit(limit);
+  const reseal = async (sealed: string | null) => (sealed ? seal(await open(sealed, env), env) : sealed);
+  const resealed = await Promise.all(
+    rows.map(async (row) => ({
+      row,
+      accessToken: await reseal(row.accessToken),
+      refreshToken: await reseal(row.refreshToken),
+    })),
+  );
+  const updates = resealed.map(({ row, accessToken, refreshToken }) =>
+    db
+      .update(portalConnections)
+      .set({ accessToken, refreshToken })
+      .where(
+        and(
+          eq(portalConnections.userId, row.userId),
+          eq(portalConnections.portal, row.portal),
+          // Unless a refresh stored new tokens meanwhile.
+          eq(portalConnections.updatedAt, row.updatedAt),
+        ),
+      ),
+  );
+  await batchAll(db, updates);
+  return rows.length;
 }

@@ -311,7 +311,7 @@ describe("POST /ads/", () => {
       description:
         '<p>Bank</p><script>alert(1)</script><ul><li onclick="x()">Leer</li></ul><a href="https://x">link</a><br/>',
     });
-    expect(ad.description).toBe("Bank<ul><li>Leer</li></ul>link<br/>");
+    expect(ad.description).toBe("Bank<ul><li>Leer</li></ul>link<br>");
   });
 
   it("stores nothing when the request fails", async () => {

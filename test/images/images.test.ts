@@ -2,7 +2,6 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runImageJob } from "../../src/jobs/imageJob";
-import { isPrivateHost } from "../../src/lib/media";
 import { call, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;
@@ -112,33 +111,6 @@ describe("ingestion", () => {
     expect((await call("GET", `/images/${adId}`, { key })).body.data.images).toHaveLength(1);
   });
 
-  it("refuses private and loopback addresses outside local development", async () => {
-    for (const host of [
-      "127.0.0.1",
-      "10.1.2.3",
-      "192.168.0.1",
-      "172.16.5.5",
-      "169.254.169.254",
-      "localhost",
-      "[::1]",
-      "fd00::1",
-    ]) {
-      expect(isPrivateHost(host), host).toBe(true);
-    }
-    for (const host of ["images.test", "8.8.8.8", "172.32.0.1", "example.com"])
-      expect(isPrivateHost(host), host).toBe(false);
-
-    const ad = await createAd(key, userId);
-    const job = await env.DB.prepare(
-      "INSERT INTO image_jobs (ad_id, user_id, source_url) VALUES (?, ?, 'http://127.0.0.1/red.png') RETURNING id",
-    )
-      .bind(ad.adId, userId)
-      .first<{ id: number }>();
-    await runImageJob({ ...env, ENVIRONMENT: "production" }, job?.id as number);
-    const row = await env.DB.prepare("SELECT done, result, reason FROM image_jobs WHERE id = ?").bind(job?.id).first();
-    expect(row).toEqual({ done: 1, result: 0, reason: "private and loopback addresses are not allowed" });
-  });
-
   it("runs a redelivered job once", async () => {
     const ad = await createAd(key, userId);
     const job = await env.DB.prepare(
@@ -197,7 +169,10 @@ describe("limits", () => {
     [{ images: [] }, "images: must have at least 1 items"],
     [{ images: [{ image: {} }] }, "images.0.image: give either url or path"],
     [{ images: [{ image: { url: "ftp://x/y.png" } }] }, "images.0.image.url: must be an http or https URL"],
-    [{ images: [{ image: { path: "../etc/passwd" } }] }, "images.0.image.path: must not contain .."],
+    [
+      { images: [{ image: { path: "../etc/passwd" } }] },
+      "images.0.image.path: must stay below the media origin: no . or .. segments, backslashes, schemes or hosts",
+    ],
     [{ adId: 1, images: [{ image: { path: "a.png" } }] }, "adId: 1 does not match the path"],
   ])("refuses %j", async (body, message) => {
     const ad = await createAd(key, userId);

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
 import { countyField } from "../../lib/dutch";
-import { id, queryBool, queryInt, text, upTo } from "../../lib/fields";
+import { id, queryBool, queryInt, searchText, text, upTo, webUrl } from "../../lib/fields";
 
 const cents = () => z.number().int().min(0).max(1_000_000_000);
 
@@ -58,7 +58,7 @@ export const AdSettingInput = z
       .boolean()
       .optional()
       .openapi({ description: "Re-publish at the end of the listing period; default false" }),
-    video: z.string().max(1024).regex(MP4_URL, { error: "must be the URL of an mp4 video" }).nullable().optional(),
+    video: webUrl(1024).regex(MP4_URL, { error: "must be the URL of an mp4 video" }).nullable().optional(),
   })
   .openapi("AdSettingInput");
 
@@ -101,7 +101,7 @@ const adFields = {
   imagetext: upTo(18).nullable().optional(),
   description: text(5, 65536).openapi({ description: "HTML limited to b, strong, u, ul, li, br (sanitised)" }),
   attributes: attributesList,
-  url: upTo(1024).nullable().optional(),
+  url: webUrl(1024).nullable().optional(),
   price: PriceInput,
   settings: adSettingsList.optional(),
   misc: Misc.optional(),
@@ -223,13 +223,16 @@ export const AdsQuery = z
     folderId: queryInt().optional(),
     status: AdStatus.optional(),
     type: z.enum(["supply", "demand"]).optional(),
-    title: z.string().max(60).optional().openapi({ description: "Part of the title" }),
-    description: z.string().max(200).optional().openapi({ description: "Part of the description" }),
+    title: searchText(60).optional().openapi({ description: "Part of the title" }),
+    description: searchText(200).optional().openapi({ description: "Part of the description" }),
     groupId: queryInt().optional(),
-    groupDescription: z.string().max(100).optional().openapi({ description: "Part of the group description" }),
+    groupDescription: searchText(100).optional().openapi({ description: "Part of the group description" }),
     categoryId: queryInt().optional(),
-    categoryDescription: z.string().max(100).optional().openapi({ description: "Part of the category description" }),
-    searchkeyword: z.string().min(1).max(200).optional().openapi({ description: "Words in title or description" }),
+    categoryDescription: searchText(100).optional().openapi({ description: "Part of the category description" }),
+    searchkeyword: searchText(200)
+      .refine((value) => value.trim() !== "", { error: "must contain a word" })
+      .optional()
+      .openapi({ description: "Words in title or description (each matched as a word prefix)" }),
     searchportal: z
       .string()
       .regex(/^!?(portal_a|portal_b|website|meta)$/, {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../lib/dutch";
-import { id, pagingQuery, text, upTo } from "../../lib/fields";
+import { id, pagingQuery, text, upTo, webUrl } from "../../lib/fields";
 
 const contactFields = {
   name: text(2, 255),
@@ -10,7 +10,7 @@ const contactFields = {
   city: text(2, 255),
   county: countyField(),
   phone: text(5, 50),
-  website: upTo(255).nullable(),
+  website: webUrl(255).nullable(),
   chathandle: upTo(255).nullable().openapi({ description: "Messenger handle" }),
 };
 

@@ -6,6 +6,7 @@ import { ok } from "../../lib/envelope";
 import { badRequest } from "../../lib/errors";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
+import { mediaPathUrl } from "../../lib/outbound";
 import { flushRequestedUpdates } from "../../middleware/flushUpdates";
 import {
   deleteAllImages,
@@ -41,7 +42,9 @@ const ImageSource = z
       .string()
       .min(1)
       .max(1024)
-      .refine((p) => !p.split("/").includes(".."), { error: "must not contain .." })
+      .refine((p) => mediaPathUrl(p, "https://media-origin.invalid/") !== null, {
+        error: "must stay below the media origin: no . or .. segments, backslashes, schemes or hosts",
+      })
       .optional()
       .openapi({ description: "Resolved against the configured media origin (MEDIA_ORIGIN)" }),
   })
@@ -102,7 +105,7 @@ function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequ
   if (body.adId !== undefined && body.adId !== adId)
     throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
   const { db, scope } = serviceContext(c);
-  return queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace });
+  return queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace, requestId: c.get("requestId") });
 }
 
 const router = createRouter();

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../lib/dutch";
-import { id, pagingQuery, pathId, text, upTo } from "../../lib/fields";
+import { id, pagingQuery, pathId, text, upTo, webUrl } from "../../lib/fields";
 import { Contact } from "../contacts/schemas";
 
 const date = () =>
@@ -36,7 +36,7 @@ const userFields = {
     .regex(/^([A-Z]{2})?$/, { error: "must be a two-letter country code (NL), or empty abroad" })
     .openapi({ description: "`NL` (default); another code or empty outside the Netherlands" }),
   email: z.email().max(255),
-  website: upTo(255).nullable(),
+  website: webUrl(255).nullable(),
   phone: text(5, 50).nullable().openapi({ description: "Either phone or cellular is required" }),
   fax: text(5, 50).nullable(),
   cellular: text(5, 50).nullable(),

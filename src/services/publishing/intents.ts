@@ -2,6 +2,8 @@ import { type SQL, sql } from "drizzle-orm";
 import { type Db, d1Statement } from "../../db/client";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
+import { log } from "../../lib/log";
+import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import { adWriteScopes } from "../ads";
 import { bumpRevisions } from "../cache";
@@ -52,7 +54,7 @@ export async function queueIntents(db: Db, env: Env, intents: Intent[], requestI
       env,
       created.map((q) => ({ itemId: q.itemId, requestId })),
     );
-    await noteCharges(db, chunk, queued);
+    await noteCharges(db, metricsOf(env), chunk, queued);
   }
   return results;
 }
@@ -136,24 +138,22 @@ export async function sendItems(env: Env, messages: { itemId: number; requestId?
     try {
       await env.JOBS.sendBatch(chunk.map((message) => ({ body: { kind: "publish" as const, ...message } })));
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "queue send failed; the cron re-sends these items",
-          itemIds: chunk.map((message) => message.itemId),
-          error: error instanceof Error ? error.message : String(error),
-        }),
-      );
+      log("error", "queue send failed; the cron re-sends these items", {
+        itemIds: chunk.map((message) => message.itemId),
+        requestId: chunk[0]?.requestId,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 }
 
-/** After charges: the budget notice of each payer whose balance dropped (one query per payer charged). */
-async function noteCharges(db: Db, chunk: Intent[], queued: QueuedIntent[]): Promise<void> {
+/** After charges: a wallet metric per charge, and the budget notice of each payer whose balance dropped (one query per payer charged). */
+async function noteCharges(db: Db, metrics: Metrics, chunk: Intent[], queued: QueuedIntent[]): Promise<void> {
   const charged = new Map<number, number>();
   chunk.forEach((intent, i) => {
-    if (queued[i]?.created && intent.cost > 0)
-      charged.set(intent.payerId, (charged.get(intent.payerId) ?? 0) + intent.cost);
+    if (!queued[i]?.created || intent.cost <= 0) return;
+    charged.set(intent.payerId, (charged.get(intent.payerId) ?? 0) + intent.cost);
+    metrics.record({ event: "wallet", entry: "charge", portal: intent.portal, cents: intent.cost });
   });
   for (const [payerId, amount] of charged) await noteBudgetCrossing(db, payerId, amount);
 }

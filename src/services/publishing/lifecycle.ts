@@ -3,6 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/schema";
+import type { Metrics } from "../../lib/metrics";
 import { ADS_SCOPE } from "../ads";
 import { bumpRevisions } from "../cache";
 
@@ -213,7 +214,15 @@ export async function applyEvent(
   item: ItemRef,
   event: ItemEvent,
   detail: EventDetail,
+  metrics?: Metrics,
 ): Promise<QueueItem | null> {
-  const [moved] = await db.batch(transition(db, item, event, detail));
-  return moved[0] ?? null;
+  const [[moved]] = await db.batch(transition(db, item, event, detail));
+  if (moved && metrics) noteRefund(metrics, event, moved);
+  return moved ?? null;
+}
+
+/** The wallet metric of an event that gave a charge back. */
+export function noteRefund(metrics: Metrics, event: ItemEvent, item: Pick<QueueItem, "cost" | "portal">): void {
+  if ((event === "failed" || event === "cancelled") && item.cost > 0)
+    metrics.record({ event: "wallet", entry: "refund", portal: item.portal, cents: item.cost });
 }

@@ -3,6 +3,7 @@ import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
+import { metricsOf } from "../../lib/metrics";
 import { sendItems } from "./intents";
 import { applyEvent, transition } from "./lifecycle";
 
@@ -60,7 +61,7 @@ export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 50
 }
 
 /** Items with no progress for a day are given up: marked failed with the reason and refunded. */
-export async function expireStaleItems(db: Db, now: Date, limit = 100): Promise<number> {
+export async function expireStaleItems(db: Db, env: Env, now: Date, limit = 100): Promise<number> {
   const stale = await db
     .select()
     .from(queueItems)
@@ -72,6 +73,12 @@ export async function expireStaleItems(db: Db, now: Date, limit = 100): Promise<
     )
     .limit(limit);
   for (const item of stale)
-    await applyEvent(db, item, "failed", { now: now.toISOString(), reason: "expired: no progress for 24 hours" });
+    await applyEvent(
+      db,
+      item,
+      "failed",
+      { now: now.toISOString(), reason: "expired: no progress for 24 hours" },
+      metricsOf(env),
+    );
   return stale.length;
 }

@@ -12,6 +12,7 @@ import {
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
+import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
 import type { AdRow } from "../adViews";
@@ -22,7 +23,7 @@ import { isConnected } from "../portalConnections";
 import { requireUser, type UserRow } from "../scope";
 import { payerOf } from "../wallet";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
-import { type QueueItem, transition } from "./lifecycle";
+import { noteRefund, type QueueItem, transition } from "./lifecycle";
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
 
 /** Whether the ad answers the product-safety rule of portal_a for a business seller. */
@@ -157,6 +158,7 @@ export async function requestPublishing(
     db,
     cancellations.flatMap((item) => transition(db, item, "cancelled", { now, reason: "removed before processing" })),
   );
+  for (const item of cancellations) noteRefund(metricsOf(env), "cancelled", item);
   const intents = outcomes.filter((o): o is Intent => "action" in o);
   const queued = await queueIntents(db, env, intents, ctx.requestId);
   const byIntent = new Map(intents.map((intent, i) => [intent, queued[i] ?? null]));
@@ -222,7 +224,7 @@ export async function queueFeature(
  * The outbox of updates asked for by image changes and manufacturer batches (ad_update_requests):
  * each (ad, portal) still active there gets one queued update; the requests are then removed.
  */
-export async function flushUpdateRequests(db: Db, env: Env, limit = 100): Promise<number> {
+export async function flushUpdateRequests(db: Db, env: Env, limit = 100, requestId?: string): Promise<number> {
   const requests = await db.select().from(adUpdateRequests).orderBy(adUpdateRequests.id).limit(limit);
   if (requests.length === 0) return 0;
   const adIds = [...new Set(requests.map((r) => r.adId))];
@@ -243,7 +245,7 @@ export async function flushUpdateRequests(db: Db, env: Env, limit = 100): Promis
       payerId: publication.userId,
       description: "",
     }));
-  const queued = await queueIntents(db, env, intents);
+  const queued = await queueIntents(db, env, intents, requestId);
   await db.delete(adUpdateRequests).where(
     inList(
       adUpdateRequests.id,
@@ -257,7 +259,7 @@ export async function flushUpdateRequests(db: Db, env: Env, limit = 100): Promis
  * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a
  * new listing, paid like a first placement. At most `limit` per call; the rest follow next minute.
  */
-export async function replaceExpiredListings(db: Db, env: Env, now: Date, limit = 50) {
+export async function replaceExpiredListings(db: Db, env: Env, now: Date, requestId?: string, limit = 50) {
   const expired = await db
     .select({
       adId: adPublications.adId,
@@ -305,7 +307,7 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, limit 
       payerId: await payerOf(db, listing.userId),
       description: `autoreplace ${listing.portal} adId ${listing.adId}`,
     });
-  const queued = await queueIntents(db, env, intents);
+  const queued = await queueIntents(db, env, intents, requestId);
   const replaced = queued.filter((q) => q !== null).length;
   return { replaced, refused: queued.length - replaced };
 }

@@ -11,7 +11,8 @@ export interface Env {
   IMAGES: ImagesBinding;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   USER_TOKENS: DurableObjectNamespace<UserTokens>;
-  MARKETPLACE_SIMULATOR: DurableObjectNamespace<MarketplaceSimulator>;
+  /** Bound in development and sandbox only. */
+  MARKETPLACE_SIMULATOR?: DurableObjectNamespace<MarketplaceSimulator>;
   ENVIRONMENT: "development" | "sandbox" | "production";
   RATE_LIMIT_RPS: string;
   RATE_LIMIT_BURST: string;

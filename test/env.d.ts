@@ -10,3 +10,9 @@ declare namespace Cloudflare {
     durableNamespaces: "RateLimiter" | "UserTokens" | "MarketplaceSimulator";
   }
 }
+
+// Vite's raw imports: a file's text (the wrangler.toml invariants test reads the configuration this way).
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}

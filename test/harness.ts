@@ -2,7 +2,9 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { getDb } from "../src/db/client";
+import type { Env } from "../src/env";
 import { createApiClient, type NewClient } from "../src/services/clients";
+import type { Intent } from "../src/services/publishing";
 
 export const BASE = "http://api.test/rest/v1";
 
@@ -186,3 +188,23 @@ export async function connectedSeller(
     });
   return user.userId as number;
 }
+
+/**
+ * The Worker's bindings with a queue that drops every message: rows are written and nothing is
+ * delivered (a message lost to a crash, or a job held still while a test looks at it).
+ */
+export const withoutMessages = (base: Env = env) =>
+  ({ ...base, JOBS: { send: async () => {}, sendBatch: async () => {} } }) as unknown as Env;
+
+/** Placement intents for ads on portal_a, as POST /publish/ writes them. */
+export const placements = (userId: number, adIds: number[], cost = 300): Intent[] =>
+  adIds.map((adId) => ({
+    adId,
+    userId,
+    portal: "portal_a",
+    action: "publish",
+    images: true,
+    cost,
+    payerId: userId,
+    description: `plaatsen portal_a adId ${adId}`,
+  }));

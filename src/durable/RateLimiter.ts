@@ -20,6 +20,11 @@ export class RateLimiter extends DurableObject<Env> {
   private tokens = -1;
   private updatedAt = 0;
 
+  /** The deep health check's probe: the object answers. */
+  ping(): "pong" {
+    return "pong";
+  }
+
   take(rate: number, burst: number): RateDecision {
     const now = Date.now();
     if (this.tokens < 0) this.tokens = burst;

@@ -62,6 +62,13 @@ export interface RemoteStatistics {
   favorites: number;
 }
 
+/** The bundled simulator of a portal; bound in development and sandbox only. */
+export function simulatorOf(env: Env, portal: MarketplacePortal) {
+  const namespace = env.MARKETPLACE_SIMULATOR;
+  if (!namespace) throw new Error(`${portal} is configured as "simulator", but MARKETPLACE_SIMULATOR is not bound`);
+  return namespace.get(namespace.idFromName(portal));
+}
+
 /**
  * The only way the service talks to a marketplace: its HTTP API, at the base URL of PORTAL_A_API /
  * PORTAL_B_API, or the bundled simulator when that is "simulator". Pointing at a real marketplace is
@@ -104,7 +111,7 @@ export class PortalGateway {
     let response: Response;
     try {
       response = this.usesSimulator
-        ? await this.env.MARKETPLACE_SIMULATOR.get(this.env.MARKETPLACE_SIMULATOR.idFromName(this.portal)).fetch(
+        ? await simulatorOf(this.env, this.portal).fetch(
             new Request(`https://simulator.internal/${this.portal}/${path}`, requestInit),
           )
         : await fetch(new URL(path, this.base), { ...requestInit, signal: AbortSignal.timeout(15_000) });

@@ -7,11 +7,20 @@ import {
 } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import type { Job } from "../../src/jobs/types";
+import { simulatorOf } from "../../src/portals/gateway";
 import { queueIntents } from "../../src/services/publishing";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
+import {
+  call,
+  connectedSeller,
+  createAd,
+  eventually,
+  expectEnvelope,
+  newClient,
+  placements,
+  withoutMessages,
+} from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -43,7 +52,7 @@ const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`
 /** What reached the marketplace simulator for the user's portal_a account. */
 async function atMarketplace(userId: number) {
   const connection = await call("GET", `/oauth/${userId}/portal_a/`, { key });
-  const simulator = env.MARKETPLACE_SIMULATOR.get(env.MARKETPLACE_SIMULATOR.idFromName("portal_a"));
+  const simulator = simulatorOf(env, "portal_a");
   const account = connection.body.data.externalUserId as number;
   return { summary: await simulator.accountSummary(account), listings: await simulator.listingsOf(account) };
 }
@@ -166,19 +175,7 @@ describe("one open intent per ad, portal and kind", () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     // Rows written, message never sent: the job stays open as long as the test likes.
-    const quiet = { ...env, JOBS: { send: async () => {}, sendBatch: async () => {} } } as unknown as Env;
-    const [queued] = await queueIntents(getDb(env.DB), quiet, [
-      {
-        adId: ad.adId,
-        userId,
-        portal: "portal_a",
-        action: "publish",
-        images: true,
-        cost: 500,
-        payerId: userId,
-        description: "plaatsen",
-      },
-    ]);
+    const [queued] = await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, [ad.adId], 500));
     expect(queued).toMatchObject({ created: true });
     const again = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     expectEnvelope(again, 200);
@@ -190,24 +187,10 @@ describe("one open intent per ad, portal and kind", () => {
 describe("at-least-once delivery and crashes", () => {
   it("a message delivered twice, even at once, makes one listing and one charge", async () => {
     const userId = await seller();
-    const quiet = { ...env, JOBS: { send: async () => {}, sendBatch: async () => {} } } as unknown as Env;
     const adIds: number[] = [];
     for (let i = 0; i < 5; i += 1)
       adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title: `Dubbel ${i}` })).adId);
-    const queued = await queueIntents(
-      getDb(env.DB),
-      quiet,
-      adIds.map((adId) => ({
-        adId,
-        userId,
-        portal: "portal_a" as const,
-        action: "publish" as const,
-        images: true,
-        cost: 300,
-        payerId: userId,
-        description: `plaatsen portal_a adId ${adId}`,
-      })),
-    );
+    const queued = await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, adIds));
     const messages = queued.flatMap((q, i) =>
       [0, 1].map((copy) => ({
         id: `dup-${i}-${copy}`,
@@ -232,21 +215,7 @@ describe("at-least-once delivery and crashes", () => {
     for (let i = 0; i < 30; i += 1)
       adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title: `Verloren bericht ${i}` })).adId);
     // The process dies after the D1 batch: the messages are lost.
-    const lost = { ...env, JOBS: { send: async () => {}, sendBatch: async () => {} } } as unknown as Env;
-    await queueIntents(
-      getDb(env.DB),
-      lost,
-      adIds.map((adId) => ({
-        adId,
-        userId,
-        portal: "portal_a" as const,
-        action: "publish" as const,
-        images: true,
-        cost: 300,
-        payerId: userId,
-        description: `plaatsen portal_a adId ${adId}`,
-      })),
-    );
+    await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, adIds));
     // One of them was being worked on when the process died.
     await env.DB.prepare(
       "UPDATE queue_items SET status = 'processing', updated_at = ? WHERE id = (SELECT min(id) FROM queue_items WHERE user_id = ?)",

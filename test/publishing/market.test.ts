@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { runPublishItem } from "../../src/jobs/publishJob";
 import type { Job } from "../../src/jobs/types";
+import { simulatorOf } from "../../src/portals/gateway";
 import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;
@@ -129,7 +130,7 @@ describe("status", () => {
     )
       .bind(userId)
       .run();
-    await env.MARKETPLACE_SIMULATOR.get(env.MARKETPLACE_SIMULATOR.idFromName("portal_a")).expireTokens();
+    await simulatorOf(env, "portal_a").expireTokens();
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     await published(userId, ad.adId);
     const connection = await env.DB.prepare("SELECT access_token_expire FROM portal_connections WHERE user_id = ?")

@@ -53,7 +53,7 @@ describe("portal connection", () => {
     const stored = await env.DB.prepare("SELECT access_token FROM portal_connections WHERE user_id = ?")
       .bind(user.userId)
       .first<{ access_token: string }>();
-    expect(stored?.access_token).toMatch(/^v1\./);
+    expect(stored?.access_token).toMatch(/^v2\.[0-9a-f]{8}\./);
 
     // Starting again revokes what there was.
     const restarted = await call("POST", `/oauth/${user.userId}/portal_a/`, { key });

@@ -1,9 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import type { Env } from "../../src/env";
 import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
-import { call, connectedSeller, createAd, newClient } from "../harness";
+import { call, connectedSeller, createAd, newClient, withoutMessages } from "../harness";
 
 /**
  * Every row of the README's state-machine table: a job of each kind is queued (rows written, no message
@@ -21,7 +20,7 @@ beforeAll(async () => {
   userId = await connectedSeller(key, internalKey, 1_000_000);
 });
 
-const quiet = { ...env, JOBS: { send: async () => {}, sendBatch: async () => {} } } as unknown as Env;
+const quiet = withoutMessages();
 const db = () => getDb(env.DB);
 const COST = 250;
 

@@ -6,7 +6,7 @@ import { ApiError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { type MarketplacePortal, PortalGateway } from "../../portals/gateway";
+import { type MarketplacePortal, PortalGateway, simulatorOf } from "../../portals/gateway";
 import { userScope } from "../../services/cache";
 import { completeConnection, disconnect, getConnection, startConnection } from "../../services/portalConnections";
 import { serviceContext } from "../context";
@@ -122,12 +122,12 @@ export const oauthPublicRouter = new Hono<AppEnv>()
   )
   .all("/simulator/:portal/*", async (c) => {
     const portal = c.req.param("portal");
-    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator)
+    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator || !c.env.MARKETPLACE_SIMULATOR)
       throw new ApiError(404, ["no simulator for this portal"]);
     const url = new URL(c.req.url);
     const forwarded = new Request(
       `https://simulator.internal${url.pathname.replace(/^\/simulator/, "")}${url.search}`,
       c.req.raw,
     );
-    return c.env.MARKETPLACE_SIMULATOR.get(c.env.MARKETPLACE_SIMULATOR.idFromName(portal)).fetch(forwarded);
+    return simulatorOf(c.env, portal).fetch(forwarded);
   });

@@ -1,18 +1,68 @@
 import { z } from "@hono/zod-openapi";
+import { getDb } from "../../db/client";
 import { ok } from "../../lib/envelope";
+import { ApiError } from "../../lib/errors";
+import { queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope } from "../../lib/openapi";
+import { takeIpToken } from "../../middleware/rateLimit";
+import { cachedClient, findClientByKey } from "../../services/clients";
+import { readiness } from "../../services/health";
 
-const Health = z.object({ status: z.literal("ok"), environment: z.string(), time: z.string() }).openapi("Health");
+const Check = z
+  .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })
+  .openapi("DependencyCheck");
+
+const Health = z
+  .object({
+    status: z.enum(["ok", "unavailable"]),
+    environment: z.string(),
+    time: z.string(),
+    version: z.string().optional().openapi({ description: "deep=1: the deployed commit" }),
+    migration: z.string().nullable().optional().openapi({ description: "deep=1: the last D1 migration applied" }),
+    tokensToReseal: z
+      .number()
+      .int()
+      .nullable()
+      .optional()
+      .openapi({ description: "deep=1: connections whose tokens are still sealed with a previous key" }),
+    checks: z
+      .object({ d1: Check, r2: Check, queue: Check, rateLimiter: Check })
+      .optional()
+      .openapi({ description: "deep=1: each dependency with its latency" }),
+  })
+  .openapi("Health");
 
 const health = apiRoute({
   method: "get",
   path: "/health",
   tags: ["System"],
-  summary: "Liveness check; needs no API key",
+  summary: "Liveness; with deep=1 (internal clients) readiness of every dependency",
+  description:
+    "Plain `/health` needs no key and touches nothing. `?deep=1` needs an internal client's key and answers 503 when a dependency fails.",
   public: true,
+  request: { query: z.object({ deep: queryBool().optional() }) },
   response: envelope(Health),
 });
 
-export const systemRouter = createRouter().openapi(health, (c) =>
-  c.json(ok({ status: "ok" as const, environment: c.env.ENVIRONMENT, time: new Date().toISOString() }), 200),
-);
+export const systemRouter = createRouter().openapi(health, async (c) => {
+  const base = { environment: c.env.ENVIRONMENT, time: new Date().toISOString() };
+  if (!c.req.valid("query").deep) return c.json(ok({ status: "ok" as const, ...base }), 200);
+  const key = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("Authorization") ?? "")?.[1];
+  const db = getDb(c.env.DB);
+  // Like every other keyed route: an unknown key costs a token of the caller's per-IP bucket first.
+  if (!key || !(await cachedClient(key))) await takeIpToken(c);
+  const client = key ? await findClientByKey(db, key) : null;
+  if (!client) throw new ApiError(401, ["deep: needs the key of an internal client"]);
+  if (!client.internal) throw new ApiError(403, ["deep: may only be asked by internal clients"]);
+  const { ready, ...report } = await readiness(db, c.env);
+  const data = { status: ready ? ("ok" as const) : ("unavailable" as const), ...base, ...report };
+  if (!ready) {
+    const failing = Object.entries(report.checks).filter(([, check]) => !check.ok);
+    throw new ApiError(
+      503,
+      failing.map(([name, check]) => `${name}: ${check.error}`),
+      data,
+    );
+  }
+  return c.json(ok(data), 200);
+});

@@ -1,0 +1,289 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { parse } from "smol-toml";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { app } from "../src/app";
+import { runScheduled } from "../src/cron";
+import { getDb } from "../src/db/client";
+import type { Env } from "../src/env";
+import worker from "../src/index";
+import { runPublishItem } from "../src/jobs/publishJob";
+import type { Job } from "../src/jobs/types";
+import { open } from "../src/lib/secretBox";
+import { reencryptTokens, tokensToReseal } from "../src/services/portalConnections";
+import { queueIntents } from "../src/services/publishing";
+import wranglerToml from "../wrangler.toml?raw";
+import {
+  BASE,
+  call,
+  connectedSeller,
+  createAd,
+  eventually,
+  expectEnvelope,
+  newClient,
+  placements,
+  withoutMessages,
+} from "./harness";
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  key = (await newClient({ partner: true })).key;
+  internalKey = (await newClient({ internal: true })).key;
+});
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Every JSON log line written from now on. */
+function captureLogs() {
+  const lines: Record<string, unknown>[] = [];
+  const keep = (...args: unknown[]) => {
+    try {
+      lines.push(JSON.parse(String(args[0])));
+    } catch {}
+  };
+  vi.spyOn(console, "log").mockImplementation(keep);
+  vi.spyOn(console, "error").mockImplementation(keep);
+  return lines;
+}
+
+/** An environment whose Analytics Engine dataset records what is written. */
+function recordingMetrics() {
+  const points: AnalyticsEngineDataPoint[] = [];
+  const metricsEnv = { ...env, METRICS: { writeDataPoint: (point: AnalyticsEngineDataPoint) => points.push(point) } };
+  return { points, env: metricsEnv as unknown as Env };
+}
+
+describe("correlated logs", () => {
+  it("the request id reaches the consumer's line of the job it queued, and the cron's re-send keeps it", async () => {
+    const lines = captureLogs();
+    const userId = await connectedSeller(key, internalKey, 10_000);
+    const ad = await createAd(key, userId);
+    const queued = await call("POST", "/publish/", {
+      key,
+      body: { userId, adId: ad.adId, portal: "portal_a" },
+      headers: { "X-Request-Id": "trace-publish-1" },
+    });
+    expectEnvelope(queued, 200);
+    const line = await eventually(
+      async () => lines.find((l) => l.msg === "job" && l.requestId === "trace-publish-1"),
+      "the job's log line",
+    );
+    expect(line).toMatchObject({ kind: "placement", portal: "portal_a", adId: ad.adId, result: "done", attempts: 1 });
+    expect(typeof line.durationMs).toBe("number");
+
+    // A message lost and re-sent by the cron still carries the request that caused it.
+    const second = await createAd(key, userId);
+    await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, [second.adId], 0), "trace-lost-1");
+    await env.DB.prepare("UPDATE queue_items SET retry_at = ? WHERE ad_id = ?")
+      .bind(new Date(Date.now() - 5 * 60_000).toISOString(), second.adId)
+      .run();
+    const summary = await runScheduled(env, Date.parse("2026-11-22T10:00:00.000Z"));
+    expect(summary.runId).toBe("cron-2026-11-22T10:00:00.000Z");
+    expect(summary.parts.resend).toMatchObject({ ok: true, resent: 1 });
+    expect(lines.find((l) => l.msg === "scheduled work")).toMatchObject({ requestId: "cron-2026-11-22T10:00:00.000Z" });
+    await eventually(
+      async () => lines.find((l) => l.msg === "job" && l.requestId === "trace-lost-1"),
+      "the re-sent job",
+    );
+  });
+});
+
+describe("failure isolation", () => {
+  it("a cron part that throws is reported, and the parts after it still run", async () => {
+    const lines = captureLogs();
+    const failingTasks = new Proxy(env.DB, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name === "prepare")
+          return (query: string) => {
+            if (/from "tasks"/i.test(query)) throw new Error("tasks table unavailable");
+            return target.prepare(query);
+          };
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await env.DB.prepare(
+      "INSERT INTO idempotency_keys (client_id, key, fingerprint, expires_at) VALUES (1, 'old-key', 'x', '2000-01-01T00:00:00.000Z')",
+    ).run();
+    const summary = await runScheduled({ ...env, DB: failingTasks } as Env, Date.now());
+    expect(summary.failed).toEqual(["tasks"]);
+    expect(summary.parts.tasks).toMatchObject({ ok: false, error: "tasks table unavailable" });
+    for (const part of [
+      "autoreplace",
+      "requestedUpdates",
+      "resend",
+      "expire",
+      "marketData",
+      "notices",
+      "idempotencyKeys",
+      "tokenKeys",
+    ])
+      expect(summary.parts[part], part).toMatchObject({ ok: true });
+    expect(summary.parts.idempotencyKeys).toMatchObject({ purged: 1 });
+    expect(lines.find((l) => l.msg === "scheduled part failed")).toMatchObject({ level: "error", part: "tasks" });
+    expect(lines.find((l) => l.msg === "scheduled work")).toMatchObject({ level: "error", failed: ["tasks"] });
+  });
+
+  it("the dead-letter consumer knows its queue from configuration and retries its own failed writes", async () => {
+    const broken = new Proxy(env.DB, {
+      get(target, name, receiver) {
+        if (name === "prepare" || name === "batch")
+          return () => {
+            throw new Error("D1 unavailable");
+          };
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    captureLogs();
+    const batch = createMessageBatch<Job>(env.DEAD_LETTER_QUEUE, [
+      { id: "dead-1", timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId: 1 } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, DB: broken } as Env);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["dead-1"]);
+    expect(result.explicitAcks).toEqual([]);
+  });
+});
+
+describe("metrics", () => {
+  it("are written for a placement that succeeds and one that is refused, with the charge and the refund", async () => {
+    const { points, env: metricsEnv } = recordingMetrics();
+    const userId = await connectedSeller(key, internalKey, 10_000);
+    const good = await createAd(key, userId, { categoryId: 9204, title: "Goede brommer" });
+    const bad = await createAd(key, userId, { categoryId: 9204, title: "Slechte [reject] brommer" });
+    const queued = await queueIntents(
+      getDb(env.DB),
+      withoutMessages(metricsEnv),
+      placements(userId, [good.adId, bad.adId], 400),
+    );
+    for (const q of queued) await runPublishItem(metricsEnv, q?.itemId as number, "trace-metrics");
+    const events = points.map((p) => ({ blobs: p.blobs, doubles: p.doubles?.length }));
+    expect(events).toEqual([
+      { blobs: ["wallet", "charge", "portal_a"], doubles: 1 },
+      { blobs: ["wallet", "charge", "portal_a"], doubles: 1 },
+      { blobs: ["job", "placement", "portal_a", "done"], doubles: 2 },
+      { blobs: ["wallet", "refund", "portal_a"], doubles: 1 },
+      { blobs: ["job", "placement", "portal_a", "error"], doubles: 2 },
+    ]);
+    expect(points[0]).toMatchObject({ indexes: ["wallet"], doubles: [400] });
+  });
+
+  it("record every request by route and status", async () => {
+    const { points, env: metricsEnv } = recordingMetrics();
+    await app.fetch(
+      new Request(`${BASE}/client/`, { headers: { Authorization: `Bearer ${key}` } }),
+      metricsEnv,
+      createExecutionContext(),
+    );
+    expect(points).toHaveLength(1);
+    expect(points[0]).toMatchObject({ indexes: ["request"], blobs: ["request", "/rest/v1/client", "GET"] });
+    expect(points[0]?.doubles?.[0]).toBe(200);
+  });
+});
+
+describe("readiness", () => {
+  it("/health stays cheap; deep=1 checks every dependency for internal clients", async () => {
+    const plain = await call("GET", "/health");
+    expectEnvelope(plain, 200);
+    expect(plain.body.data).not.toHaveProperty("checks");
+    expectEnvelope(await call("GET", "/health?deep=1"), 401);
+    expectEnvelope(await call("GET", "/health?deep=1", { key }), 403);
+    const deep = await call("GET", "/health?deep=1", { key: internalKey });
+    expectEnvelope(deep, 200);
+    expect(deep.body.data).toMatchObject({
+      status: "ok",
+      version: "development",
+      migration: "0010_exactly_once.sql",
+      tokensToReseal: 0,
+    });
+    for (const name of ["d1", "r2", "queue", "rateLimiter"])
+      expect(deep.body.data.checks[name], name).toMatchObject({ ok: true, latencyMs: expect.any(Number) });
+
+    const brokenR2 = {
+      ...env,
+      MEDIA: { head: async () => Promise.reject(new Error("bucket unreachable")) },
+    } as unknown as Env;
+    const answer = await app.fetch(
+      new Request(`${BASE}/health?deep=1`, { headers: { Authorization: `Bearer ${internalKey}` } }),
+      brokenR2,
+      createExecutionContext(),
+    );
+    expect(answer.status).toBe(503);
+    const body = await answer.json<{ errors: string[]; data: { checks: Record<string, { ok: boolean }> } }>();
+    expect(body.errors).toEqual(["r2: bucket unreachable"]);
+    expect(body.data.checks.r2?.ok).toBe(false);
+    expect(body.data.checks.d1?.ok).toBe(true);
+  });
+});
+
+describe("token key rotation", () => {
+  it("both keys open tokens during the overlap; the cron re-seals them with the new key", async () => {
+    const userId = await connectedSeller(key, internalKey);
+    const stored = () =>
+      env.DB.prepare(
+        "SELECT access_token AS access, refresh_token AS refresh FROM portal_connections WHERE user_id = ?",
+      )
+        .bind(userId)
+        .first<{ access: string; refresh: string }>();
+    const before = await stored();
+    const oldKey = env.TOKEN_ENCRYPTION_KEY as string;
+    const newKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+    const rotating = { ...env, TOKEN_ENCRYPTION_KEY: newKey, TOKEN_ENCRYPTION_KEY_PREVIOUS: oldKey } as Env;
+    const accessToken = await open(before?.access as string, env);
+    expect(await open(before?.access as string, rotating)).toBe(accessToken);
+    expect(await tokensToReseal(getDb(env.DB), rotating)).toBeGreaterThan(0);
+
+    // The cron's part does the work, a bounded number per run.
+    while ((await reencryptTokens(getDb(env.DB), rotating, 50)) > 0);
+    const after = await stored();
+    expect(after?.access).not.toBe(before?.access);
+    expect(await open(after?.access as string, { TOKEN_ENCRYPTION_KEY: newKey })).toBe(accessToken);
+    await expect(open(after?.access as string, { TOKEN_ENCRYPTION_KEY: oldKey })).rejects.toThrow();
+    expect(await tokensToReseal(getDb(env.DB), rotating)).toBe(0);
+    // Without a previous key there is nothing to do.
+    expect(await reencryptTokens(getDb(env.DB), env, 50)).toBe(0);
+  });
+});
+
+describe("wrangler.toml", () => {
+  const config = parse(wranglerToml) as Record<string, any>;
+  const production = config.env.production;
+  const sandbox = config.env.sandbox;
+
+  it("holds the production invariants", () => {
+    expect(config.upload_source_maps).toBe(true);
+    expect(production.workers_dev).toBe(false);
+    expect(production.routes?.[0]).toMatchObject({ custom_domain: true });
+    expect(production.placement).toEqual({ mode: "smart" });
+    expect(production.observability).toMatchObject({ enabled: true, traces: { enabled: true } });
+    expect(production.observability.traces.head_sampling_rate).toBeGreaterThan(0);
+    expect(production.observability.traces.head_sampling_rate).toBeLessThanOrEqual(1);
+    expect(production.vars.LOG_REQUESTS).toBe("false");
+    expect(production.vars.ENVIRONMENT).toBe("production");
+    expect(production.vars.PORTAL_A_API).toMatch(/^https:\/\//);
+    expect(production.vars.OUTBOUND_DNS_RESOLVER).toMatch(/^https:\/\//);
+    expect(production.analytics_engine_datasets).toEqual([expect.objectContaining({ binding: "METRICS" })]);
+    const bindings = (env: Record<string, any>) => env.durable_objects.bindings.map((b: { name: string }) => b.name);
+    expect(bindings(production)).not.toContain("MARKETPLACE_SIMULATOR");
+    expect(bindings(sandbox)).toContain("MARKETPLACE_SIMULATOR");
+    expect(bindings(config)).toContain("MARKETPLACE_SIMULATOR");
+  });
+
+  it("gives every environment bounded consumers and a dead-letter chain that drops nothing", () => {
+    for (const [name, environment] of [
+      ["development", config],
+      ["sandbox", sandbox],
+      ["production", production],
+    ] as const) {
+      const [jobs, deadLetters] = environment.queues.consumers;
+      expect(jobs, name).toMatchObject({ max_batch_size: expect.any(Number), max_concurrency: expect.any(Number) });
+      expect(jobs.dead_letter_queue, name).toBe(deadLetters.queue);
+      expect(environment.vars.DEAD_LETTER_QUEUE, name).toBe(deadLetters.queue);
+      expect(deadLetters.dead_letter_queue, name).toMatch(/^jobs-last-resort/);
+      expect(deadLetters.max_concurrency, name).toBeGreaterThan(0);
+    }
+  });
+});

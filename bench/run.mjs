@@ -18,7 +18,8 @@ const scenarios = [
   { name: "GET /ads/ keyword search", path: "/rest/v1/ads/?searchkeyword=fiets&itemsPerPage=25", headers: auth },
 ];
 
-function startServer() {
+/** Local D1 migrations and seed, then the 20,000 benchmark ads: once per run. */
+function setUp() {
   const setup = spawnSync("npm", ["run", "db:setup", "--silent"], { env, stdio: "inherit" });
   if (setup.status !== 0) throw new Error("db:setup failed");
   const seed = spawnSync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--file", "bench/seed-ads.sql"], {
@@ -26,7 +27,10 @@ function startServer() {
     stdio: ["ignore", "ignore", "inherit"],
   });
   if (seed.status !== 0) throw new Error("seeding the benchmark ads failed");
-  const server = spawn(
+}
+
+function startServer() {
+  return spawn(
     "npx",
     [
       "wrangler",
@@ -42,7 +46,22 @@ function startServer() {
     ],
     { env, stdio: ["ignore", "ignore", "inherit"], detached: true },
   );
-  return server;
+}
+
+/**
+ * Runs `work` against a fresh `wrangler dev`: every scenario gets its own server, because wrangler dev's
+ * local proxy keeps a socket per request and runs out of file descriptors after some 20,000 requests.
+ */
+async function withServer(work) {
+  const server = startServer();
+  const exited = new Promise((resolve) => server.on("exit", resolve));
+  try {
+    await waitForHealth();
+    return await work();
+  } finally {
+    process.kill(-server.pid, "SIGTERM");
+    await exited;
+  }
 }
 
 async function waitForHealth(deadline = Date.now() + 60_000) {
@@ -126,46 +145,42 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
 const run = (scenario) =>
   autocannon({ url: origin + scenario.path, headers: scenario.headers, connections, duration: seconds });
 
-const server = startServer();
-try {
-  await waitForHealth();
-  // Warm up every route once so the first measurement is not paying for compilation.
-  for (const s of scenarios) await fetch(origin + s.path, { headers: s.headers });
-  const rows = [];
-  for (const scenario of scenarios) {
-    const result = await run(scenario);
-    const non2xx = result.non2xx + result.errors;
-    rows.push({
-      scenario: scenario.name,
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      non2xx,
-    });
-  }
-  const base = rows[0];
-  console.log(`\n${seconds}s per scenario, ${connections} connections, wrangler dev on this machine\n`);
-  console.table(
-    rows.map((r) => ({
-      scenario: r.scenario,
-      "req/s": Math.round(r.rps),
-      "p50 ms": r.p50,
-      "p99 ms": r.p99,
-      "req/s vs health": (r.rps / base.rps).toFixed(2),
-      "p50 vs health": (r.p50 / Math.max(base.p50, 1)).toFixed(2),
-      "non-2xx": r.non2xx,
-    })),
-  );
-  const publish = await publishScenario();
-  console.log(
-    `\nPOST /publish/batch of ${publish.ads} ads to portal_a (simulator): answered in ${publish.queuedAfter.toFixed(1)} s, ` +
-      `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
-      `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
-  );
-  console.log(
-    `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
-      `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
-  );
-} finally {
-  process.kill(-server.pid, "SIGTERM");
+setUp();
+const rows = [];
+for (const scenario of scenarios) {
+  const result = await withServer(async () => {
+    // One request first, so the measurement does not pay for compilation.
+    await fetch(origin + scenario.path, { headers: scenario.headers });
+    return run(scenario);
+  });
+  rows.push({
+    scenario: scenario.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors,
+  });
 }
+const base = rows[0];
+console.log(`\n${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each, on this machine\n`);
+console.table(
+  rows.map((r) => ({
+    scenario: r.scenario,
+    "req/s": Math.round(r.rps),
+    "p50 ms": r.p50,
+    "p99 ms": r.p99,
+    "req/s vs health": (r.rps / base.rps).toFixed(2),
+    "p50 vs health": (r.p50 / Math.max(base.p50, 1)).toFixed(2),
+    "non-2xx": r.non2xx,
+  })),
+);
+const publish = await withServer(() => publishScenario());
+console.log(
+  `\nPOST /publish/batch of ${publish.ads} ads to portal_a (simulator): answered in ${publish.queuedAfter.toFixed(1)} s, ` +
+    `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
+    `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
+);
+console.log(
+  `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
+    `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
+);

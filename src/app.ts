@@ -67,7 +67,7 @@ const resourceRouters = [
 export function createApp() {
   const app = createRouter();
   app.onError(onError);
-  app.notFound(onNotFound);
+  app.notFound(onNotFound(() => app.routes));
   app.use("*", requestContext);
 
   // Public: no key. Health and the documents are cheap and cacheable; the rest is limited per IP.

@@ -57,6 +57,27 @@ describe("envelope and status codes", () => {
     expect(revoked.body.errors).toEqual(["invalid API key"]);
   });
 
+  it("answers 405 with Allow for a known path and another method", async () => {
+    const { key } = await newClient();
+    for (const [method, path, allow] of [
+      ["GET", "/publish/", "POST, PUT, DELETE"],
+      ["PATCH", "/jobs/12/", "GET"],
+      ["DELETE", "/status/totals/3", "GET"],
+    ] as const) {
+      const answer = await call(method, path, { key });
+      expectEnvelope(answer, 405);
+      expect(answer.headers.get("Allow"), path).toBe(allow);
+      expect(answer.body.errors[0]).toMatch(/^method not allowed: /);
+    }
+  });
+
+  it("challenges a 401 with WWW-Authenticate", async () => {
+    const missing = await call("GET", "/client/");
+    expect(missing.headers.get("WWW-Authenticate")).toBe('Bearer realm="classified-ads-api"');
+    const bad = await call("GET", "/client/", { key: "not-a-key" });
+    expect(bad.headers.get("WWW-Authenticate")).toBe('Bearer realm="classified-ads-api", error="invalid_token"');
+  });
+
   it("answers 404 for an unknown route", async () => {
     const { key } = await newClient();
     const answer = await call("GET", "/no-such-thing/", { key });

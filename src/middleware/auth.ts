@@ -5,6 +5,9 @@ import { ApiError } from "../lib/errors";
 import { cachedClient, findClientByKey } from "../services/clients";
 import { takeIpToken } from "./rateLimit";
 
+/** RFC 6750's challenge of a 401: how to authenticate. */
+const CHALLENGE = 'Bearer realm="classified-ads-api"';
+
 /**
  * `Authorization: Bearer <api key>` → the calling client, or 401. A key this isolate knows as valid goes
  * straight through; anything else first takes a token from the caller's per-IP bucket, so a flood of
@@ -17,10 +20,14 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const known = key ? await cachedClient(key) : null;
   if (!known) {
     await takeIpToken(c);
-    if (!key) throw new ApiError(401, ["missing API key: send Authorization: Bearer <key>"]);
+    if (!key)
+      throw new ApiError(401, ["missing API key: send Authorization: Bearer <key>"], [], {
+        "WWW-Authenticate": CHALLENGE,
+      });
   }
   const client = known ?? (await findClientByKey(getDb(c.env.DB), key as string));
-  if (!client) throw new ApiError(401, ["invalid API key"]);
+  if (!client)
+    throw new ApiError(401, ["invalid API key"], [], { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
   c.set("client", client);
   await next();
 };

@@ -1,5 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../env";
 import { failure } from "../lib/envelope";
 import { ApiError } from "../lib/errors";
@@ -38,5 +39,35 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
   return c.json(failure(["internal error"]), 500);
 };
 
-export const onNotFound: NotFoundHandler<AppEnv> = (c: Context<AppEnv>) =>
-  c.json(failure([`route not found: ${c.req.method} ${new URL(c.req.url).pathname}`]), 404);
+/** A route pattern of Hono (`/rest/v1/ads/:adId`, `:key{images/.+}`) as a regular expression. */
+const patternOf = (path: string) =>
+  new RegExp(
+    `^${path
+      .replace(/\/$/, "")
+      .split(/(:\w+(?:\{[^}]+\})?|\*)/)
+      .map((part, i) => {
+        if (i % 2 === 0) return part.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+        if (part === "*") return ".*";
+        return part.includes("{") ? `(?:${part.slice(part.indexOf("{") + 1, -1)})` : "[^/]+";
+      })
+      .join("")}$`,
+  );
+
+/**
+ * No route for this method and path: 405 with `Allow` when the path is served for other methods, 404
+ * otherwise. The route table is read when first needed (the routers are mounted after this is set).
+ */
+export const onNotFound = (routes: () => RouterRoute[]): NotFoundHandler<AppEnv> => {
+  let table: { pattern: RegExp; method: string }[] | undefined;
+  return (c: Context<AppEnv>) => {
+    table ??= routes()
+      .filter((route) => route.method !== "ALL")
+      .map((route) => ({ pattern: patternOf(route.path), method: route.method }));
+    const path = new URL(c.req.url).pathname;
+    const bare = path.length > 1 ? path.replace(/\/+$/, "") : path;
+    const allowed = [...new Set(table.filter((route) => route.pattern.test(bare)).map((route) => route.method))];
+    if (allowed.length === 0) return c.json(failure([`route not found: ${c.req.method} ${path}`]), 404);
+    c.header("Allow", allowed.join(", "));
+    return c.json(failure([`method not allowed: ${c.req.method} ${path}; allowed: ${allowed.join(", ")}`]), 405);
+  };
+};

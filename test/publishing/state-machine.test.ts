@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
+import { runPublishItem } from "../../src/jobs/publishJob";
 import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
 import { call, connectedSeller, createAd, newClient, withoutMessages } from "../harness";
 
@@ -143,6 +144,8 @@ describe("publishing state machine", () => {
     await run("update", [
       ["queued", { job: "pending", publish: { ...live, pending: true, processing: false } }],
       ["started", { job: "processing", publish: { ...live, processing: true } }],
+      ["retrying", { job: "pending", publish: { ...live, pending: true, processing: false } }],
+      ["started", { job: "processing", publish: { ...live, processing: true } }],
       ["succeeded", { job: "done", publish: { ...live, pending: false, processing: false, error: false } }],
     ]);
     await run("update", [
@@ -161,6 +164,8 @@ describe("publishing state machine", () => {
   it("unpublish: succeeded takes the listing down; failed leaves it live with the reason", async () => {
     await run("unpublish", [
       ["queued", { job: "pending", publish: { ...live, pending: true } }],
+      ["started", { job: "processing", publish: { processing: true } }],
+      ["retrying", { job: "pending", publish: { ...live, pending: true, processing: false } }],
       ["started", { job: "processing", publish: { processing: true } }],
       ["succeeded", { job: "done", publish: { pending: false, processing: false, active: false, online: false } }],
     ]);
@@ -242,6 +247,34 @@ describe("publishing state machine", () => {
       pending: true,
       error: false,
       queueItemId: newer?.itemId,
+    });
+  });
+
+  it("an update superseded by a newer change of the same listing is cancelled when its turn comes", async () => {
+    const adId = await liveAd();
+    const [update] = await queueIntents(db(), quiet, [
+      { adId, userId, portal: "portal_a", action: "update", images: true, cost: 0, payerId: userId, description: "" },
+    ]);
+    const [unpublish] = await queueIntents(db(), quiet, [
+      {
+        adId,
+        userId,
+        portal: "portal_a",
+        action: "unpublish",
+        images: false,
+        cost: 0,
+        payerId: userId,
+        description: "",
+      },
+    ]);
+    await runPublishItem(env, update?.itemId as number);
+    const job = (await call("GET", `/jobs/${update?.itemId}`, { key })).body.data;
+    expect(job).toMatchObject({ state: "cancelled", lastError: "superseded", attempts: 1 });
+    // The publication follows the newer job, untouched by the cancelled one.
+    expect((await portalStatus(adId)).publish).toMatchObject({
+      ...live,
+      pending: true,
+      queueItemId: unpublish?.itemId,
     });
   });
 });

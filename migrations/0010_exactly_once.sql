@@ -25,6 +25,7 @@ CREATE INDEX `queue_items_user` ON `queue_items` (`user_id`,`id`);--> statement-
 CREATE INDEX `queue_items_waiting` ON `queue_items` (`status`,`retry_at`);--> statement-breakpoint
 -- Items written before this migration: the reference their listing was made with, and what they cost.
 UPDATE `queue_items` SET `external_ref` = 'ad-' || `ad_id` || '-' || `id` WHERE `external_ref` IS NULL;--> statement-breakpoint
+UPDATE `queue_items` SET `retry_at` = `updated_at` WHERE `retry_at` IS NULL AND `status` IN ('pending', 'processing');--> statement-breakpoint
 UPDATE `queue_items` SET `cost` = coalesce((SELECT -`amount` FROM `wallet_entries` w WHERE w.`queue_item_id` = `queue_items`.`id` AND w.`kind` = 'charge'), 0);--> statement-breakpoint
 UPDATE `ad_publications` SET `queue_item_id` = (SELECT max(q.`id`) FROM `queue_items` q WHERE q.`ad_id` = `ad_publications`.`ad_id` AND q.`portal` = `ad_publications`.`portal` AND q.`action` != 'feature');--> statement-breakpoint
 -- Open duplicates of one intent (possible before this index): the oldest stays, the others are cancelled.

@@ -16,6 +16,7 @@ import { bidsRouter } from "./routes/bids";
 import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
 import { contactsRouter } from "./routes/contacts";
+import { eventsRouter } from "./routes/events";
 import { featuresRouter } from "./routes/features";
 import { foldersRouter } from "./routes/folders";
 import { imagesRouter } from "./routes/images";
@@ -57,6 +58,7 @@ const resourceRouters = [
   publishRouter,
   statusRouter,
   jobsRouter,
+  eventsRouter,
   featuresRouter,
   walletRouter,
   bidsRouter,

@@ -117,6 +117,7 @@ describe("failure isolation", () => {
       "marketData",
       "notices",
       "idempotencyKeys",
+      "events",
       "tokenKeys",
     ])
       expect(summary.parts[part], part).toMatchObject({ ok: true });
@@ -196,7 +197,7 @@ describe("readiness", () => {
     expect(deep.body.data).toMatchObject({
       status: "ok",
       version: "development",
-      migration: "0010_exactly_once.sql",
+      migration: "0011_event_log_webhooks.sql",
       tokensToReseal: 0,
     });
     for (const name of ["d1", "r2", "queue", "rateLimiter"])

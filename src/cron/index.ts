@@ -1,6 +1,7 @@
 import { type Db, getDb } from "../db/client";
 import type { Env } from "../env";
 import { log } from "../lib/log";
+import { purgeOldEvents } from "../services/events";
 import { purgeExpiredKeys } from "../services/idempotency";
 import { pullMarketData } from "../services/marketData";
 import { logSender, sendNotifications } from "../services/notifications";
@@ -37,6 +38,7 @@ const scheduledParts = (db: Db, env: Env, now: Date, runId: string): ScheduledPa
     { name: "marketData", run: () => pullMarketData(db, env, now, 50) },
     { name: "notices", run: async () => ({ sent: await sendNotifications(db, logSender) }) },
     { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(db, wallClock()) }) },
+    { name: "events", run: async () => ({ purged: await purgeOldEvents(db, wallClock()) }) },
     { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(db, env, 200) }) },
   ];
 };

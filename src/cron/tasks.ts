@@ -1,10 +1,11 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
 import { adPublications, ads, taskRuns, tasks } from "../db/schema";
 import type { Env } from "../env";
 import { amsterdamDay, amsterdamToUtc } from "../lib/time";
 import type { MarketplacePortal } from "../portals/gateway";
+import { eventOf } from "../services/events";
 import type { FeatureName } from "../services/features";
 import { queueFeature } from "../services/publishing";
 
@@ -84,6 +85,14 @@ async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId:
       });
     }
   }
-  await db.update(taskRuns).set({ ads: targets.length, queued, skipped, cost }).where(eq(taskRuns.id, runId));
+  await db.batch([
+    db.update(taskRuns).set({ ads: targets.length, queued, skipped, cost }).where(eq(taskRuns.id, runId)),
+    eventOf(db, {
+      type: "task.run",
+      userId: task.userId,
+      portal,
+      data: sql`json_object('taskId', ${task.id}, 'feature', ${task.feature}, 'ads', ${targets.length}, 'queued', ${queued}, 'skipped', ${skipped.length}, 'cost', ${cost})`,
+    }),
+  ]);
   return { taskId: task.id, ads: targets.length, queued, skipped: skipped.length, cost };
 }

@@ -7,7 +7,7 @@ import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
 import { applyEvent } from "../services/publishing";
 import { backoffSeconds } from "./backoff";
-import { runImageJob } from "./imageJob";
+import { failImageJob, runImageJob } from "./imageJob";
 import { runPublishItem } from "./publishJob";
 import type { Job } from "./types";
 
@@ -26,12 +26,11 @@ async function runJob(env: Env, job: Job): Promise<void> {
 async function giveUp(env: Env, job: Job): Promise<void> {
   const db = getDb(env.DB);
   switch (job.kind) {
-    case "image":
-      await db
-        .update(imageJobs)
-        .set({ processing: false, done: true, result: false, reason: "failed after repeated attempts" })
-        .where(eq(imageJobs.id, job.jobId));
+    case "image": {
+      const imageJob = await db.select().from(imageJobs).where(eq(imageJobs.id, job.jobId)).get();
+      if (imageJob) await db.batch(failImageJob(db, imageJob, "failed after repeated attempts"));
       return;
+    }
     case "publish": {
       const item = await db.select().from(queueItems).where(eq(queueItems.id, job.itemId)).get();
       if (!item) return;

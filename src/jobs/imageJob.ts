@@ -1,13 +1,14 @@
-import { eq } from "drizzle-orm";
-import { d1Statement, getDb } from "../db/client";
+import { and, eq, sql } from "drizzle-orm";
+import { type Db, d1Statement, getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
 import type { Env } from "../env";
 import { randomToken } from "../lib/crypto";
 import { log } from "../lib/log";
-import { EXTENSIONS, sniffImageType } from "../lib/media";
+import { EXTENSIONS, mediaUrl, sniffImageType } from "../lib/media";
 import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../lib/outbound";
 import { adWriteScopes } from "../services/ads";
 import { bumpRevisions } from "../services/cache";
+import { eventOf } from "../services/events";
 import { deleteObjects, type ImageTransformer } from "../services/images";
 import { flushUpdateRequests } from "../services/publishing";
 
@@ -113,6 +114,24 @@ async function readable<T>(work: () => Promise<T>): Promise<T> {
  * row is unique per job. A refused image marks the job failed with its reason; the ad's other images
  * are untouched.
  */
+/** An image job ends failed with its reason, and reports `image.failed`; a job already finished stays as it was. */
+export function failImageJob(db: Db, job: { id: number; userId: number; adId: number }, reason: string) {
+  const open = and(eq(imageJobs.id, job.id), eq(imageJobs.done, false));
+  return [
+    eventOf(
+      db,
+      {
+        type: "image.failed",
+        userId: job.userId,
+        adId: job.adId,
+        data: sql`json_object('jobId', ${job.id}, 'reason', ${reason})`,
+      },
+      sql`EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
+    ),
+    db.update(imageJobs).set({ processing: false, done: true, result: false, reason }).where(open),
+  ] as const;
+}
+
 export async function runImageJob(env: Env, jobId: number, requestId?: string): Promise<void> {
   const db = getDb(env.DB);
   const job = await db.select().from(imageJobs).where(eq(imageJobs.id, jobId)).get();
@@ -156,6 +175,20 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
         `INSERT INTO ad_images (ad_id, job_id, sort_key, original_key, thumbnail_key, content_type, width, height)
          SELECT ?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM image_jobs WHERE id = ?2 AND done = 0)`,
       ).bind(job.adId, job.id, stored.originalKey, stored.thumbnailKey, type, width, height),
+      // Its event, while the job is still open (so a redelivered job reports nothing twice).
+      d1Statement(
+        env.DB,
+        eventOf(
+          db,
+          {
+            type: "image.stored",
+            userId: job.userId,
+            adId: job.adId,
+            data: sql`json_object('jobId', ${job.id}, 'url', ${mediaUrl(stored.originalKey)})`,
+          },
+          sql`EXISTS (SELECT 1 FROM ad_images WHERE job_id = ${job.id}) AND EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
+        ),
+      ),
       env.DB.prepare(
         `UPDATE image_jobs SET processing = 0, done = 1,
            result = EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?1),
@@ -181,10 +214,7 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
           ? "download timed out"
           : null;
     if (!reason) throw error;
-    await db
-      .update(imageJobs)
-      .set({ processing: false, done: true, result: false, reason })
-      .where(eq(imageJobs.id, jobId));
+    await db.batch(failImageJob(db, job, reason));
     outcome("error", reason);
   }
 }

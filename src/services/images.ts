@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
-import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../db/schema";
+import { adImages, adPublications, adUpdateRequests, events, imageJobs, userSettings } from "../db/schema";
 import type { Job } from "../jobs/types";
 import { ApiError, badRequest } from "../lib/errors";
 import { mediaUrl } from "../lib/media";
@@ -124,6 +124,24 @@ export async function queueImages(
     // Replacing drops the current images and cancels jobs still waiting, so they cannot land later.
     statements.push(
       db.delete(adImages).where(eq(adImages.adId, ad.id)),
+      // Each job still waiting reports `image.failed` as it is cancelled.
+      db.insert(events).select(
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            clientId: sql<number | null>`(SELECT client_id FROM users WHERE id = ${ad.userId})`.as("client_id"),
+            userId: imageJobs.userId,
+            type: sql<string>`'image.failed'`.as("type"),
+            adId: imageJobs.adId,
+            portal: sql<null>`NULL`.as("portal"),
+            data: sql<string>`json_object('jobId', ${imageJobs.id}, 'reason', 'replaced by a later request')`.as(
+              "data",
+            ),
+            occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
+          })
+          .from(imageJobs)
+          .where(and(eq(imageJobs.adId, ad.id), eq(imageJobs.done, false))),
+      ),
       db
         .update(imageJobs)
         .set({ done: true, result: false, reason: "replaced by a later request" })

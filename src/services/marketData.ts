@@ -8,6 +8,7 @@ import { ApiError } from "../lib/errors";
 import { formatDateTime } from "../lib/time";
 import type { MarketplacePortal } from "../portals/gateway";
 import { visibleAds } from "./ads";
+import { eventOf } from "./events";
 import { withAccessToken } from "./portalConnections";
 import { requireUser, type Scope } from "./scope";
 
@@ -55,7 +56,21 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
           message: bid.message,
           placedAt: bid.placedAt,
         };
-        return [db.insert(bids).values(values).onConflictDoNothing().returning({ id: bids.id })];
+        // The event goes first, written only when the bid is new.
+        return [
+          eventOf(
+            db,
+            {
+              type: "bid.received",
+              userId,
+              adId,
+              portal,
+              data: sql`json_object('bidId', ${bid.bidId}, 'amount', ${bid.amount}, 'name', ${bid.name}, 'message', ${bid.message}, 'placedAt', ${bid.placedAt})`,
+            },
+            sql`NOT EXISTS (SELECT 1 FROM bids WHERE portal = ${portal} AND remote_bid_id = ${bid.bidId})`,
+          ),
+          db.insert(bids).values(values).onConflictDoNothing().returning({ id: bids.id }),
+        ];
       });
       const statisticUpserts = daily.flatMap(({ date, rows }) =>
         rows.flatMap((row) => {
@@ -69,7 +84,21 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
             phone: row.phone,
             favorites: row.favorites,
           };
+          // An event only for a day whose numbers changed (the same day is pulled again every minute).
           return [
+            eventOf(
+              db,
+              {
+                type: "statistics.updated",
+                userId,
+                adId,
+                portal,
+                data: sql`json_object('date', ${date}, 'views', ${row.views}, 'asqs', ${row.asqs}, 'bids', ${row.bids}, 'url', ${row.url}, 'phone', ${row.phone}, 'favorites', ${row.favorites})`,
+              },
+              sql`NOT EXISTS (SELECT 1 FROM ad_statistics WHERE ad_id = ${adId} AND portal = ${portal} AND date = ${date}
+                AND views = ${row.views} AND asqs = ${row.asqs} AND bids = ${row.bids} AND url = ${row.url}
+                AND phone = ${row.phone} AND favorites = ${row.favorites})`,
+            ),
             db
               .insert(adStatistics)
               .values({ adId, portal: portal as MarketplacePortal, date, ...values })
@@ -80,7 +109,9 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
       const statements = [...bidInserts, ...statisticUpserts];
       if (statements.length === 0) return;
       const results = await db.batch(statements as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-      for (const inserted of results.slice(0, bidInserts.length)) bidCount += (inserted as unknown[]).length;
+      // Bid inserts are every second statement of the bid part (each follows its event).
+      for (const inserted of results.slice(0, bidInserts.length).filter((_, i) => i % 2 === 1))
+        bidCount += (inserted as unknown[]).length;
     }).catch((error) =>
       console.error(
         JSON.stringify({ level: "warn", msg: "market data pull failed", userId, portal, error: String(error) }),

@@ -7,6 +7,7 @@ import { ApiError } from "../lib/errors";
 import { currentKeyId, mask, open, seal } from "../lib/secretBox";
 import { formatDateTime, nowIso } from "../lib/time";
 import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../portals/gateway";
+import { eventOf } from "./events";
 import { requireUser, type Scope } from "./scope";
 
 const STATE_TTL_MS = 10 * 60 * 1000;
@@ -171,7 +172,13 @@ export async function withAccessToken<T>(
     throw new PortalError("refused", "user is not connected to the portal");
   }
   const refresh = async (row: ConnectionRow) => {
-    const tokens = await gateway.refresh(await open(row.refreshToken as string, env));
+    let tokens: TokenSet;
+    try {
+      tokens = await gateway.refresh(await open(row.refreshToken as string, env));
+    } catch (error) {
+      if (error instanceof PortalError && error.kind !== "transient") await expireConnection(db, userId, portal);
+      throw error;
+    }
     await storeTokens(db, env, userId, portal, tokens);
     return tokens.accessToken;
   };
@@ -186,6 +193,30 @@ export async function withAccessToken<T>(
     token = await refresh((await loadConnection(db, userId, portal)) as ConnectionRow);
     return call(gateway, token);
   }
+}
+
+/**
+ * The portal refused to renew the access: the connection is over until the user connects again, and
+ * `connection.expired` says so (once: only a connection that was still on reports it).
+ */
+async function expireConnection(db: Db, userId: number, portal: MarketplacePortal): Promise<void> {
+  const connection = and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal));
+  await db.batch([
+    eventOf(
+      db,
+      {
+        type: "connection.expired",
+        userId,
+        portal,
+        data: sql`json_object('reason', 'the portal refused to renew the access')`,
+      },
+      sql`EXISTS (SELECT 1 FROM portal_connections WHERE user_id = ${userId} AND portal = ${portal} AND status = 1)`,
+    ),
+    db
+      .update(portalConnections)
+      .set({ ...cleared, updatedAt: nowIso() })
+      .where(connection),
+  ]);
 }
 
 /** Revokes (best effort) every marketplace connection of a user; the caller deletes the rows. */

@@ -2,6 +2,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { notifications, userSettings, walletEntries } from "../db/schema";
 import { formatDateTime } from "../lib/time";
+import { eventOf } from "./events";
 import { requireInternal, requireUser, type Scope } from "./scope";
 
 /** Whose wallet pays for a user's actions: its walletUserId when set, otherwise the user itself. */
@@ -98,6 +99,13 @@ export async function noteBudgetCrossing(db: Db, payerId: number, charged: numbe
   const limit = settings?.limit ?? 0;
   if (limit <= 0 || after >= limit || after + charged < limit) return;
   const message = `balance ${after} cents is below the notification limit of ${limit} cents`;
-  await db.insert(notifications).values({ userId: payerId, kind: "budget", message });
+  await db.batch([
+    db.insert(notifications).values({ userId: payerId, kind: "budget", message }),
+    eventOf(db, {
+      type: "wallet.below_limit",
+      userId: payerId,
+      data: sql`json_object('balance', ${after}, 'limit', ${limit})`,
+    }),
+  ]);
   console.log(JSON.stringify({ level: "info", msg: "budget notice", userId: payerId, balance: after, limit }));
 }

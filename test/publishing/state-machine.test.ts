@@ -62,9 +62,18 @@ async function run(kind: ItemKind, steps: Step[]) {
     },
   ]);
   const itemId = queued?.itemId as number;
-  const item = await env.DB.prepare("SELECT id, ad_id AS adId, portal, action, feature FROM queue_items WHERE id = ?")
+  const item = await env.DB.prepare(
+    "SELECT id, user_id AS userId, ad_id AS adId, portal, action, feature FROM queue_items WHERE id = ?",
+  )
     .bind(itemId)
-    .first<{ id: number; adId: number; portal: "portal_a"; action: ItemKind; feature: string | null }>();
+    .first<{
+      id: number;
+      userId: number;
+      adId: number;
+      portal: "portal_a";
+      action: ItemKind;
+      feature: string | null;
+    }>();
   if (!item) throw new Error("no item");
   for (const [event, expected] of steps) {
     if (event !== "queued")
@@ -200,7 +209,7 @@ describe("publishing state machine", () => {
 
   it("an event from a state it does not leave changes nothing", async () => {
     const { itemId, adId } = await run("publish", [["queued", { job: "pending" }]]);
-    const item = { id: itemId, adId, portal: "portal_a" as const, action: "publish" as const, feature: null };
+    const item = { id: itemId, userId, adId, portal: "portal_a" as const, action: "publish" as const, feature: null };
     const now = new Date().toISOString();
     expect(await applyEvent(db(), item, "succeeded", { now, outcome: { remoteAdId: 9 } })).toBeNull();
     expect(await applyEvent(db(), item, "retrying", { now })).toBeNull();
@@ -224,6 +233,7 @@ describe("publishing state machine", () => {
     ]);
     const olderItem = {
       id: older?.itemId as number,
+      userId,
       adId,
       portal: "portal_a" as const,
       action: "update" as const,

@@ -1,10 +1,11 @@
 /** Publishing: queue items with exactly-once effects, their state machine, crash recovery and the jobs view. */
 export { type Intent, queueIntents, sendItems } from "./intents";
-export { getJob, JOB_KINDS, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
+export { getJob, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
 export {
   applyEvent,
   type ItemEvent,
   type ItemKind,
+  JOB_KINDS,
   type ListingOutcome,
   type QueueItem,
   transition,

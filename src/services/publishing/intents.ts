@@ -90,7 +90,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
       AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
   const userIds = [...new Set(chunk.map((intent) => intent.userId))];
   const statement = (query: SQL) => d1Statement(d1, query);
-  const [, , , , , outcome] = await d1.batch<{ idx: number; id: number | null; created: number | null }>([
+  const [, , , , , , outcome] = await d1.batch<{ idx: number; id: number | null; created: number | null }>([
     // Items for intents with no open item that their payer can afford, paid in the order given.
     statement(sql`INSERT OR IGNORE INTO queue_items
         (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
@@ -117,6 +117,11 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
     statement(sql`INSERT INTO ad_features (ad_id, portal, feature, pending, pending_date, error)
       SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
       ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
+    // Its event, in the same transaction: `publish.pending` for a placement, update or unpublish.
+    statement(sql`INSERT INTO events (client_id, user_id, type, ad_id, portal, data)
+      SELECT u.client_id, q.user_id, 'publish.pending', q.ad_id, q.portal,
+        json_object('queueItemId', q.id, 'kind', CASE q.action WHEN 'publish' THEN 'placement' ELSE q.action END)
+      FROM queue_items q JOIN users u ON u.id = q.user_id WHERE q.nonce = ${nonce} AND q.action != 'feature'`),
     // An update asked for while the same update is being sent: that one goes out once more, with what is new.
     statement(sql`UPDATE queue_items AS o SET rerun = 1
       WHERE o.status = 'processing' AND o.action = 'update'

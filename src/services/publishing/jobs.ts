@@ -6,16 +6,8 @@ import { formatDateTime } from "../../lib/time";
 import type { ServiceContext } from "../context";
 import { requireUser, visibleUsers } from "../scope";
 import { queueIntents } from "./intents";
-import type { ItemKind, ItemState, QueueItem } from "./lifecycle";
+import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem } from "./lifecycle";
 import type { PublishPortal } from "./types";
-
-/** The API's name of each kind of item: a `publish` item places a new listing. */
-export const JOB_KINDS = {
-  publish: "placement",
-  update: "update",
-  unpublish: "unpublish",
-  feature: "feature",
-} as const;
 export type JobKind = (typeof JOB_KINDS)[ItemKind];
 
 const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${queueItems.id} AND w.kind = 'refund')`;

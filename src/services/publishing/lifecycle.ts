@@ -6,6 +6,7 @@ import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/
 import type { Metrics } from "../../lib/metrics";
 import { ADS_SCOPE } from "../ads";
 import { bumpRevisions } from "../cache";
+import { type EventType, eventOf } from "../events";
 
 /**
  * The publication state machine, in one place: what each event of a queue item does to the item, to
@@ -36,7 +37,7 @@ export interface EventDetail {
   outcome?: ListingOutcome;
 }
 
-export type ItemRef = Pick<QueueItem, "id" | "adId" | "portal" | "action" | "feature">;
+export type ItemRef = Pick<QueueItem, "id" | "userId" | "adId" | "portal" | "action" | "feature">;
 
 /** From which states each event may move an item, and to which. */
 export const ITEM_TRANSITIONS: Record<ItemEvent, { from: ItemState[]; to: ItemState }> = {
@@ -174,9 +175,61 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
         ),
     );
   if (event === "failed" || event === "cancelled") follows.push(refundOf(db, item.id, detail.reason ?? event));
+  const reported = eventOfTransition(db, item, event, detail);
+  if (reported) follows.push(reported);
   follows.push(bumpRevisions(db, [ADS_SCOPE]));
   return [itemUpdate, ...follows] as [typeof itemUpdate, ...BatchItem<"sqlite">[]];
 }
+
+/** The event each transition reports (the README's event catalogue); none for started and retrying. */
+const EVENT_OF: Record<ItemEvent, Partial<Record<ItemKind, EventType>>> = {
+  started: {},
+  retrying: {},
+  succeeded: {
+    publish: "publish.active",
+    update: "publish.updated",
+    unpublish: "publish.offline",
+    feature: "feature.active",
+  },
+  failed: { publish: "publish.error", update: "publish.error", unpublish: "publish.error", feature: "feature.error" },
+  cancelled: { publish: "publish.cancelled", update: "publish.cancelled", unpublish: "publish.cancelled" },
+};
+
+/** The transition's event, written only when the item moved in this very batch (its state and clock). */
+function eventOfTransition(db: Db, item: ItemRef, event: ItemEvent, detail: EventDetail) {
+  const type = EVENT_OF[event][item.action];
+  if (!type) return null;
+  const publication = (column: "remote_ad_id" | "start_date" | "close_date") =>
+    sql`(SELECT ${sql.raw(column)} FROM ad_publications WHERE ad_id = ${item.adId} AND portal = ${item.portal})`;
+  const listing =
+    item.action === "feature"
+      ? sql`'feature', ${item.feature}`
+      : sql`'kind', ${JOB_KINDS[item.action]}, 'remoteAdId', ${publication("remote_ad_id")}`;
+  const dates =
+    type === "publish.active"
+      ? sql`, 'startDate', ${publication("start_date")}, 'closeDate', ${publication("close_date")}`
+      : sql``;
+  const reason = event === "succeeded" ? sql`` : sql`, 'reason', ${detail.reason ?? null}`;
+  return eventOf(
+    db,
+    {
+      type,
+      userId: item.userId,
+      adId: item.adId,
+      portal: item.portal,
+      data: sql`json_object('queueItemId', ${item.id}, ${listing}${dates}${reason})`,
+    },
+    sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${item.id} AND ${queueItems.status} = ${ITEM_TRANSITIONS[event].to} AND ${queueItems.updatedAt} = ${detail.now})`,
+  );
+}
+
+/** The API's name of each kind of item: a `publish` item places a new listing. */
+export const JOB_KINDS = {
+  publish: "placement",
+  update: "update",
+  unpublish: "unpublish",
+  feature: "feature",
+} as const;
 
 /** Gives back an item's charge, at most once (the ledger is unique per item and kind), when the item ended unpaid. */
 const refundOf = (db: Db, itemId: number, reason: string) => {

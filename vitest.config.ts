@@ -18,6 +18,8 @@ export default defineConfig(async () => {
             // Test files share one client IP; the per-IP limit has its own test with its own limits.
             RATE_LIMIT_IP_RPS: "100000",
             RATE_LIMIT_IP_BURST: "100000",
+            // Webhook retries at once, so a test sees every attempt.
+            WEBHOOK_RETRY_DELAYS: "0,0,0,0,0,0,0",
             TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
             MEDIA_BASE_URL: "http://api.test/media/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",

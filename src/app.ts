@@ -34,6 +34,7 @@ import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
 import { walletRouter } from "./routes/wallet";
+import { webhooksRouter } from "./routes/webhooks";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -59,6 +60,7 @@ const resourceRouters = [
   statusRouter,
   jobsRouter,
   eventsRouter,
+  webhooksRouter,
   featuresRouter,
   walletRouter,
   bidsRouter,

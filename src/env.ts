@@ -40,6 +40,8 @@ export interface Env {
   METRICS?: AnalyticsEngineDataset;
   /** The queue the dead-letter consumer serves (its name differs per environment). */
   DEAD_LETTER_QUEUE: string;
+  /** Seconds between webhook delivery attempts, comma-separated (default 5 s … 10 h; tests make it 0). */
+  WEBHOOK_RETRY_DELAYS?: string;
   /** The deployed commit, set by `npm run deploy`; "development" otherwise. */
   GIT_COMMIT?: string;
 }

@@ -15,9 +15,9 @@ export default {
     return app.fetch(request, env, ctx);
   },
 
-  async queue(batch, env) {
+  async queue(batch, env, ctx) {
     configureMedia(env);
-    await handleJobs(batch, env);
+    await handleJobs(batch, env, ctx);
   },
 
   async scheduled(controller, env) {

@@ -12,6 +12,7 @@ import {
   replaceExpiredListings,
   resendStalledItems,
 } from "../services/publishing";
+import { dispatchEvents } from "../services/webhooks";
 import { runDueTasks } from "./tasks";
 
 /** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
@@ -39,6 +40,7 @@ const scheduledParts = (db: Db, env: Env, now: Date, runId: string): ScheduledPa
     { name: "notices", run: async () => ({ sent: await sendNotifications(db, logSender) }) },
     { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(db, wallClock()) }) },
     { name: "events", run: async () => ({ purged: await purgeOldEvents(db, wallClock()) }) },
+    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(db, env, runId) }) },
     { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(db, env, 200) }) },
   ];
 };

@@ -6,6 +6,7 @@ import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
 import { applyEvent } from "../services/publishing";
+import { deliverWebhook, dispatchEvents } from "../services/webhooks";
 import { backoffSeconds } from "./backoff";
 import { failImageJob, runImageJob } from "./imageJob";
 import { runPublishItem } from "./publishJob";
@@ -17,6 +18,8 @@ async function runJob(env: Env, job: Job): Promise<void> {
       return runImageJob(env, job.jobId, job.requestId);
     case "publish":
       return runPublishItem(env, job.itemId, job.requestId);
+    case "webhook":
+      return deliverWebhook(env, getDb(env.DB), job);
     case "ping":
       return;
   }
@@ -48,7 +51,9 @@ async function giveUp(env: Env, job: Job): Promise<void> {
       );
       return;
     }
+    case "webhook":
     case "ping":
+      // A delivery schedules its own next attempt; one that reaches here failed unexpectedly, and is logged.
       return;
   }
 }
@@ -59,7 +64,7 @@ async function giveUp(env: Env, job: Job): Promise<void> {
  * idempotent. A failed write of the dead-letter consumer is retried too; what still fails goes to that
  * queue's own last-resort queue (wrangler.toml), so nothing is dropped silently.
  */
-export async function handleJobs(batch: MessageBatch<Job>, env: Env): Promise<void> {
+export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: ExecutionContext): Promise<void> {
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
   await Promise.all(
@@ -87,4 +92,11 @@ export async function handleJobs(batch: MessageBatch<Job>, env: Env): Promise<vo
       }
     }),
   );
+  // The jobs just run wrote events: hand them to webhook delivery now rather than at the next cron.
+  if (!deadLetter && batch.messages.some((m) => m.body.kind !== "webhook"))
+    ctx?.waitUntil(
+      dispatchEvents(getDb(env.DB), env).catch((error) =>
+        log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
+      ),
+    );
 }

@@ -17,7 +17,8 @@ export type MetricEvent =
   | { event: "queue_lag"; kind: string; lagMs: number }
   | { event: "retry"; kind: string; attempts: number }
   | { event: "dead_letter"; kind: string }
-  | { event: "wallet"; entry: "charge" | "refund"; portal: string; cents: number };
+  | { event: "wallet"; entry: "charge" | "refund"; portal: string; cents: number }
+  | { event: "webhook_delivery"; status: number; result: "delivered" | "retry" | "failed"; durationMs: number };
 
 type EventName = MetricEvent["event"];
 type Of<E extends EventName> = Extract<MetricEvent, { event: E }>;
@@ -30,6 +31,7 @@ export const DATA_POINTS: { [E in EventName]: { blobs: (keyof Of<E>)[]; doubles:
   retry: { blobs: ["kind"], doubles: ["attempts"] },
   dead_letter: { blobs: ["kind"], doubles: [] },
   wallet: { blobs: ["entry", "portal"], doubles: ["cents"] },
+  webhook_delivery: { blobs: ["result"], doubles: ["status", "durationMs"] },
 };
 
 export interface Metrics {

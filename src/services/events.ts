@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   "task.run",
   "wallet.below_limit",
   "connection.expired",
+  "webhook.disabled",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -201,7 +201,7 @@ describe("at-least-once delivery and crashes", () => {
     );
     const batch = createMessageBatch<Job>("jobs", messages);
     const ctx = createExecutionContext();
-    await worker.queue(batch, env);
+    await worker.queue(batch, env, ctx);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks).toHaveLength(10);
     for (const adId of adIds) expect(await settled(userId, adId)).toMatchObject({ active: true, online: true });

@@ -239,7 +239,7 @@ describe("reliability", () => {
       })),
     );
     const ctx = createExecutionContext();
-    await worker.queue(batch, env);
+    await worker.queue(batch, env, ctx);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks.length + result.retryMessages.length).toBe(items.results.length);
     await Promise.all(items.results.map((item) => runPublishItem(env, item.id).catch(() => null)));

@@ -1,0 +1,197 @@
+import { z } from "@hono/zod-openapi";
+import { list, ok } from "../../lib/envelope";
+import { pagingQuery, pathId, upTo } from "../../lib/fields";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
+import { EVENT_TYPES } from "../../services/events";
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliver,
+  replayWebhook,
+  rotateWebhookSecret,
+  testWebhook,
+  updateWebhook,
+} from "../../services/webhooks";
+import { serviceContext } from "../context";
+
+const tags = ["Webhooks"];
+
+const Webhook = z
+  .object({
+    webhookId: z.number().int(),
+    url: z.string(),
+    types: z.array(z.string()).openapi({ description: "Subscribed event types; empty: every type" }),
+    enabled: z.boolean(),
+    description: z.string(),
+    disabledReason: z.string().nullable().openapi({ description: "Why delivery was switched off, when it was" }),
+    created: z.string(),
+    updated: z.string(),
+  })
+  .openapi("Webhook");
+const WebhookWithSecret = Webhook.extend({
+  secret: z.string().openapi({ description: "The signing secret (whsec_…): shown this once" }),
+}).openapi("WebhookWithSecret");
+
+const url = z
+  .url({ protocol: /^https?$/, error: "must be an https URL" })
+  .max(2048)
+  .openapi({ description: "https (http only in local development); private and loopback hosts are refused" });
+const types = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length);
+const CreateWebhook = z
+  .object({ url, types: types.optional(), enabled: z.boolean().optional(), description: upTo(255).optional() })
+  .openapi("CreateWebhook");
+const UpdateWebhook = CreateWebhook.partial().openapi("UpdateWebhook");
+
+const Delivery = z
+  .object({
+    deliveryId: z.number().int(),
+    eventId: z.number().int().nullable(),
+    messageId: z.string().openapi({ description: "The webhook-id header: the same for every attempt of an event" }),
+    attempt: z.number().int(),
+    statusCode: z.number().int().nullable(),
+    latencyMs: z.number().int().nullable(),
+    error: z.string().nullable(),
+    succeeded: z.boolean(),
+    nextAttempt: z.string().nullable(),
+    created: z.string(),
+  })
+  .openapi("WebhookDelivery");
+
+const webhookParams = z.object({ webhookId: pathId("webhookId") });
+
+export const webhooksRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/webhooks",
+      tags,
+      summary: "The client's webhook endpoints",
+      response: envelope(z.array(Webhook)),
+    }),
+    async (c) => c.json(ok(await listWebhooks(serviceContext(c))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks",
+      tags,
+      summary: "Register an endpoint; the answer shows its signing secret once",
+      request: { body: jsonBody(CreateWebhook) },
+      response: envelope(WebhookWithSecret),
+    }),
+    async (c) => c.json(ok(await createWebhook(serviceContext(c), c.req.valid("json"))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/webhooks/{webhookId}",
+      tags,
+      summary: "One endpoint",
+      request: { params: webhookParams },
+      response: envelope(Webhook),
+    }),
+    async (c) => c.json(ok(await getWebhook(serviceContext(c), c.req.valid("param").webhookId)), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/webhooks/{webhookId}",
+      tags,
+      summary: "Change an endpoint (enabling it again clears its failures)",
+      request: { params: webhookParams, body: jsonBody(UpdateWebhook) },
+      response: envelope(Webhook),
+    }),
+    async (c) =>
+      c.json(ok(await updateWebhook(serviceContext(c), c.req.valid("param").webhookId, c.req.valid("json"))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/webhooks/{webhookId}",
+      tags,
+      summary: "Remove an endpoint and its delivery log",
+      request: { params: webhookParams },
+      response: envelope(Webhook),
+    }),
+    async (c) => c.json(ok(await deleteWebhook(serviceContext(c), c.req.valid("param").webhookId)), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks/{webhookId}/rotate",
+      tags,
+      summary: "A new signing secret (shown once); the old one keeps signing beside it for 24 hours",
+      request: { params: webhookParams },
+      response: envelope(WebhookWithSecret),
+    }),
+    async (c) => c.json(ok(await rotateWebhookSecret(serviceContext(c), c.req.valid("param").webhookId)), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks/{webhookId}/test",
+      tags,
+      summary: "Send a webhook.test message",
+      request: { params: webhookParams },
+      response: envelope(EmptyData),
+    }),
+    async (c) => {
+      await testWebhook(serviceContext(c), c.req.valid("param").webhookId);
+      return c.json(ok([]), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks/{webhookId}/replay",
+      tags,
+      summary: "Deliver again every event after an event id",
+      request: {
+        params: webhookParams,
+        body: jsonBody(z.object({ after: z.number().int().min(0) }).openapi("ReplayWebhook")),
+      },
+      response: envelope(z.object({ queued: z.number().int() })),
+    }),
+    async (c) =>
+      c.json(
+        ok(await replayWebhook(serviceContext(c), c.req.valid("param").webhookId, c.req.valid("json").after)),
+        200,
+      ),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/webhooks/{webhookId}/deliveries",
+      tags,
+      summary: "The delivery log, newest first: one row per attempt (kept 30 days)",
+      request: { params: webhookParams, query: pagingQuery(500, 50) },
+      response: listEnvelope(Delivery),
+    }),
+    async (c) => {
+      const startedAt = Date.now();
+      const { page, itemsPerPage } = c.req.valid("query");
+      const deliveries = await listDeliveries(serviceContext(c), c.req.valid("param").webhookId, {
+        page,
+        itemsPerPage,
+      });
+      return c.json(list(deliveries, startedAt), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver",
+      tags,
+      summary: "Send a logged delivery's message once more",
+      request: { params: webhookParams.extend({ deliveryId: pathId("deliveryId") }) },
+      response: envelope(EmptyData),
+    }),
+    async (c) => {
+      const { webhookId, deliveryId } = c.req.valid("param");
+      await redeliver(serviceContext(c), webhookId, deliveryId);
+      return c.json(ok([]), 200);
+    },
+  );

@@ -1,0 +1,239 @@
+import { createExecutionContext, env } from "cloudflare:test";
+import fc from "fast-check";
+import { Webhook } from "standardwebhooks";
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../src/app";
+import type { Env } from "../src/env";
+import { BASE, call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "./harness";
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  key = (await newClient({ partner: true })).key;
+  internalKey = (await newClient({ internal: true })).key;
+});
+
+interface Received {
+  headers: Record<string, string>;
+  body: string;
+  status: number;
+}
+
+const receiver = (behaviour: string) => {
+  const name = `${behaviour}-${crypto.randomUUID()}`;
+  return { name, url: `http://hooks.test/${behaviour}/${name}` };
+};
+const receivedBy = async (name: string) => (await fetch(`http://hooks.test/received/${name}`)).json<Received[]>();
+const payloadOf = (r: Received) => JSON.parse(r.body) as { type: string; timestamp: string; data: Record<string, any> };
+
+async function register(url: string, body: Record<string, unknown> = {}, apiKey = key) {
+  const answer = await call("POST", "/webhooks/", { key: apiKey, body: { url, ...body } });
+  expectEnvelope(answer, 200);
+  return answer.body.data as { webhookId: number; secret: string };
+}
+
+describe("webhook endpoints", () => {
+  it("show the secret once, refuse private and plain-http URLs outside development, and belong to their client", async () => {
+    const { name, url } = receiver("ok");
+    const created = await register(url, { types: ["publish.active"], description: "ERP" });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
+    const shown = await call("GET", `/webhooks/${created.webhookId}`, { key });
+    expect(shown.body.data).toMatchObject({ url, types: ["publish.active"], enabled: true, description: "ERP" });
+    expect(shown.body.data).not.toHaveProperty("secret");
+    expect(
+      (await call("GET", "/webhooks/", { key })).body.data.map((w: { webhookId: number }) => w.webhookId),
+    ).toContain(created.webhookId);
+
+    const other = await newClient({ partner: true });
+    for (const [method, path] of [
+      ["GET", `/webhooks/${created.webhookId}`],
+      ["PUT", `/webhooks/${created.webhookId}`],
+      ["DELETE", `/webhooks/${created.webhookId}`],
+      ["POST", `/webhooks/${created.webhookId}/rotate`],
+      ["POST", `/webhooks/${created.webhookId}/test`],
+      ["GET", `/webhooks/${created.webhookId}/deliveries`],
+    ] as const)
+      expectEnvelope(
+        await call(method, path, { key: other.key, body: method === "PUT" ? { enabled: false } : undefined }),
+        404,
+      );
+    expect((await call("GET", "/webhooks/", { key: other.key })).body.data).toEqual([]);
+    expect(await receivedBy(name)).toEqual([]);
+
+    const sandbox = { ...env, ENVIRONMENT: "sandbox", OUTBOUND_DNS_RESOLVER: "http://dns.test/dns-query" } as Env;
+    for (const target of [
+      "https://127.0.0.1/hook",
+      "https://localhost./hook",
+      "https://10.0.0.8/hook",
+      "https://[::1]/hook",
+      "https://rebind.test/hook",
+      "http://images.test/hook",
+    ]) {
+      const answer = await app.fetch(
+        new Request(`${BASE}/webhooks/`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ url: target }),
+        }),
+        sandbox,
+        createExecutionContext(),
+      );
+      expect(answer.status, target).toBe(400);
+      expect((await answer.json<{ errors: string[] }>()).errors[0], target).toMatch(/^url: /);
+    }
+  });
+
+  it("delivers exactly one signed terminal event per ad across 200 placements with refusals and retries", async () => {
+    const { name, url } = receiver("ok");
+    const { secret } = await register(url);
+    const userId = await connectedSeller(key, internalKey, 1_000_000);
+    const adIds: number[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const title = i % 10 === 3 ? `Brommer ${i} [reject]` : i % 10 === 7 ? `Brommer ${i} [flaky]` : `Brommer ${i}`;
+      adIds.push((await createAd(key, userId, { categoryId: 9204, title, externalAdId: i })).adId);
+    }
+    for (let i = 0; i < adIds.length; i += 100)
+      await call("POST", "/publish/batch", {
+        key,
+        body: { userId, adId: adIds.slice(i, i + 100), portal: "portal_a" },
+      });
+    const terminal = (all: Received[]) =>
+      all.filter((r) => ["publish.active", "publish.error"].includes(payloadOf(r).type));
+    const received = await eventually(
+      async () => {
+        const all = await receivedBy(name);
+        return terminal(all).length >= 200 ? all : undefined;
+      },
+      "200 terminal events at the receiver",
+      600,
+    );
+    const verifier = new Webhook(secret);
+    for (const r of received) expect(() => verifier.verify(r.body, r.headers)).not.toThrow();
+    const perAd = new Map<number, string[]>();
+    for (const r of terminal(received)) {
+      const { data, type } = payloadOf(r);
+      perAd.set(data.adId, [...(perAd.get(data.adId) ?? []), type]);
+    }
+    expect(perAd.size).toBe(200);
+    for (const adId of adIds) expect(perAd.get(adId), `ad ${adId}`).toHaveLength(1);
+    expect([...perAd.values()].flat().filter((t) => t === "publish.error")).toHaveLength(20);
+    // The same events are in the feed, one message per event: webhook-id is the event's.
+    const ids = received.map((r) => r.headers["webhook-id"]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[0]).toMatch(/^evt_\d+$/);
+  }, 180_000);
+
+  it("retries a failing receiver until it answers 200, and logs every attempt", async () => {
+    const { name, url } = receiver("flaky");
+    const { webhookId } = await register(url, { types: ["publish.active"] });
+    const userId = await connectedSeller(key, internalKey);
+    const ad = await createAd(key, userId);
+    await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "website" } });
+    const received = await eventually(async () => {
+      const all = await receivedBy(name);
+      return all.some((r) => r.status === 200) ? all : undefined;
+    }, "the fourth attempt");
+    expect(received.map((r) => r.status)).toEqual([500, 500, 500, 200]);
+    expect(new Set(received.map((r) => r.headers["webhook-id"])).size).toBe(1);
+    const log = await call("GET", `/webhooks/${webhookId}/deliveries/`, { key });
+    expectEnvelope(log, 200);
+    expect(log.body.data.map((d: { attempt: number; statusCode: number }) => [d.attempt, d.statusCode])).toEqual([
+      [4, 200],
+      [3, 500],
+      [2, 500],
+      [1, 500],
+    ]);
+    expect(log.body.data[1]).toMatchObject({ succeeded: false, error: "HTTP 500", nextAttempt: expect.any(String) });
+    expect(log.body.data[0]).toMatchObject({ succeeded: true, error: null, nextAttempt: null });
+
+    // Redelivery and replay send the message again.
+    expectEnvelope(
+      await call("POST", `/webhooks/${webhookId}/deliveries/${log.body.data[0].deliveryId}/redeliver`, { key }),
+      200,
+    );
+    await eventually(async () => ((await receivedBy(name)).length === 5 ? true : undefined), "the redelivery");
+    const replay = await call("POST", `/webhooks/${webhookId}/replay`, { key, body: { after: 0 } });
+    expectEnvelope(replay, 200);
+    expect(replay.body.data.queued).toBeGreaterThanOrEqual(1);
+    await eventually(async () => ((await receivedBy(name)).length >= 6 ? true : undefined), "the replay");
+  });
+
+  it("signatures fail for a tampered body or an old timestamp, and rotation signs with both secrets", async () => {
+    const { name, url } = receiver("ok");
+    const { webhookId, secret } = await register(url);
+    expectEnvelope(await call("POST", `/webhooks/${webhookId}/test`, { key }), 200);
+    const [test] = await eventually(async () => {
+      const all = await receivedBy(name);
+      return all.length > 0 ? all : undefined;
+    }, "the test message");
+    if (!test) throw new Error("no test message");
+    expect(payloadOf(test)).toMatchObject({ type: "webhook.test", data: { webhookId } });
+    const verifier = new Webhook(secret);
+    expect(() => verifier.verify(test.body, test.headers)).not.toThrow();
+    expect(() => verifier.verify(test.body.replace("webhook.test", "webhook.evil"), test.headers)).toThrow();
+    const old = new Date(Date.now() - 10 * 60_000);
+    const oldHeaders = {
+      "webhook-id": test.headers["webhook-id"] as string,
+      "webhook-timestamp": String(Math.floor(old.getTime() / 1000)),
+      "webhook-signature": verifier.sign(test.headers["webhook-id"] as string, old, test.body),
+    };
+    expect(() => verifier.verify(test.body, oldHeaders)).toThrow();
+
+    const rotated = await call("POST", `/webhooks/${webhookId}/rotate`, { key });
+    expectEnvelope(rotated, 200);
+    const newSecret = rotated.body.data.secret as string;
+    expect(newSecret).not.toBe(secret);
+    await call("POST", `/webhooks/${webhookId}/test`, { key });
+    const second = await eventually(async () => (await receivedBy(name))[1], "the second test message");
+    expect(second.headers["webhook-signature"]?.split(" ")).toHaveLength(2);
+    expect(() => new Webhook(newSecret).verify(second.body, second.headers)).not.toThrow();
+    expect(() => new Webhook(secret).verify(second.body, second.headers)).not.toThrow();
+  });
+
+  it("a 410 disables the endpoint and records webhook.disabled", async () => {
+    const { url } = receiver("gone");
+    const { webhookId } = await register(url);
+    await call("POST", `/webhooks/${webhookId}/test`, { key });
+    const disabled = await eventually(async () => {
+      const shown = await call("GET", `/webhooks/${webhookId}`, { key });
+      return shown.body.data.enabled ? undefined : shown.body.data;
+    }, "the endpoint to be disabled");
+    expect(disabled.disabledReason).toBe("the endpoint answered 410 Gone");
+    const feed = await call("GET", "/events/?type=webhook.disabled&limit=500", { key });
+    expect(feed.body.data.some((e: { data: { webhookId: number } }) => e.data.webhookId === webhookId)).toBe(true);
+    expectEnvelope(await call("PUT", `/webhooks/${webhookId}`, { key, body: { enabled: true } }), 200);
+    expect((await call("GET", `/webhooks/${webhookId}`, { key })).body.data).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
+  });
+
+  it("never answers a 5xx to random bodies", async () => {
+    const { webhookId } = await register(receiver("ok").url);
+    const paths: [string, string][] = [
+      ["POST", "/webhooks/"],
+      ["PUT", `/webhooks/${webhookId}`],
+      ["POST", `/webhooks/${webhookId}/replay`],
+    ];
+    const body = fc.oneof(
+      fc.jsonValue(),
+      fc.record(
+        {
+          url: fc.oneof(fc.string(), fc.constantFrom("https://x", "javascript:alert(1)", "http://hooks.test/ok/x")),
+          types: fc.oneof(fc.jsonValue(), fc.array(fc.constantFrom("publish.active", "nope"))),
+          enabled: fc.jsonValue(),
+          after: fc.oneof(fc.integer(), fc.jsonValue()),
+        },
+        { requiredKeys: [] },
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...paths), body, async ([method, path], payload) => {
+        const answer = await call(method, path, { key, body: payload });
+        expect(answer.status, JSON.stringify(payload)).toBeLessThan(500);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -2,11 +2,13 @@
 // and prints requests/s and latency next to the trivial health route, measured in the same run.
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 npm run bench
 import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
 import autocannon from "autocannon";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const port = Number(process.env.BENCH_PORT ?? 8788);
+const receiverPort = port + 2;
 const origin = `http://127.0.0.1:${port}`;
 const auth = { Authorization: "Bearer dev-internal-key" };
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
@@ -174,13 +176,45 @@ console.table(
     "non-2xx": r.non2xx,
   })),
 );
-const publish = await withServer(() => publishScenario());
-console.log(
-  `\nPOST /publish/batch of ${publish.ads} ads to portal_a (simulator): answered in ${publish.queuedAfter.toFixed(1)} s, ` +
-    `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
-    `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
-);
-console.log(
-  `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
-    `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
-);
+/** A webhook receiver in this process: counts what arrives, answers 204. */
+function startReceiver() {
+  const received = { count: 0 };
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      received.count += 1;
+      response.writeHead(204).end();
+    });
+  }).listen(receiverPort, "127.0.0.1");
+  return { received, close: () => server.close() };
+}
+
+const report = (label, publish) => {
+  console.log(
+    `\n${label}: POST /publish/batch of ${publish.ads} ads to portal_a (simulator) answered in ${publish.queuedAfter.toFixed(1)} s, ` +
+      `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
+      `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
+  );
+  console.log(
+    `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
+      `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
+  );
+};
+
+report("without webhooks", await withServer(() => publishScenario()));
+const receiver = startReceiver();
+try {
+  const withWebhook = await withServer(async () => {
+    const { webhookId } = await api("POST", "/webhooks/", { url: `http://127.0.0.1:${receiverPort}/hooks` });
+    try {
+      return await publishScenario();
+    } finally {
+      // The local database outlives the run: the next run's "without" must be without.
+      await api("DELETE", `/webhooks/${webhookId}`);
+    }
+  });
+  report("with one webhook endpoint", withWebhook);
+  console.log(`webhook deliveries received by then: ${receiver.received.count}`);
+} finally {
+  receiver.close();
+}

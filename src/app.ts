@@ -34,7 +34,7 @@ import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
 import { walletRouter } from "./routes/wallet";
-import { webhooksRouter } from "./routes/webhooks";
+import { registerWebhookPayloads, webhooksRouter } from "./routes/webhooks";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -102,6 +102,7 @@ export function createApp() {
   app.use(`${BASE_PATH}/*`, idempotency);
   for (const router of resourceRouters) app.route(BASE_PATH, router);
 
+  registerWebhookPayloads(app.openAPIRegistry);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",

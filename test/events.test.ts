@@ -2,7 +2,7 @@ import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { seal } from "../src/lib/secretBox";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "./harness";
+import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient, publishMixedAds } from "./harness";
 
 let key: string;
 let internalKey: string;
@@ -37,17 +37,7 @@ async function readAll(userId: number, apiKey = key, limit = 50) {
 
 describe("the event feed", () => {
   it("shows every ad's pending and exactly one terminal event, in order, across 200 ads with refusals and retries", async () => {
-    const userId = await connectedSeller(key, internalKey, 1_000_000);
-    const adIds: number[] = [];
-    for (let i = 0; i < 200; i += 1) {
-      const title = i % 10 === 3 ? `Brommer ${i} [reject]` : i % 10 === 7 ? `Brommer ${i} [flaky]` : `Brommer ${i}`;
-      adIds.push((await createAd(key, userId, { categoryId: 9204, title, externalAdId: i })).adId);
-    }
-    for (let i = 0; i < adIds.length; i += 100)
-      await call("POST", "/publish/batch", {
-        key,
-        body: { userId, adId: adIds.slice(i, i + 100), portal: "portal_a" },
-      });
+    const { userId, adIds } = await publishMixedAds(key, internalKey);
     const events = await eventually(
       async () => {
         const all = await readAll(userId);

@@ -208,3 +208,19 @@ export const placements = (userId: number, adIds: number[], cost = 300): Intent[
     payerId: userId,
     description: `plaatsen portal_a adId ${adId}`,
   }));
+
+/**
+ * A seller with `count` paid ads on portal_a published in batches of 100: every tenth from the fourth is
+ * refused by the simulator (`[reject]`), every tenth from the eighth fails twice first (`[flaky]`).
+ */
+export async function publishMixedAds(key: string, internalKey: string, count = 200) {
+  const userId = await connectedSeller(key, internalKey, 1_000_000);
+  const adIds: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const title = i % 10 === 3 ? `Brommer ${i} [reject]` : i % 10 === 7 ? `Brommer ${i} [flaky]` : `Brommer ${i}`;
+    adIds.push((await createAd(key, userId, { categoryId: 9204, title, externalAdId: i })).adId);
+  }
+  for (let i = 0; i < adIds.length; i += 100)
+    await call("POST", "/publish/batch", { key, body: { userId, adId: adIds.slice(i, i + 100), portal: "portal_a" } });
+  return { userId, adIds };
+}

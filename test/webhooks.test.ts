@@ -4,7 +4,17 @@ import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import type { Env } from "../src/env";
-import { BASE, call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "./harness";
+import { EVENT_TYPES } from "../src/services/events";
+import {
+  BASE,
+  call,
+  connectedSeller,
+  createAd,
+  eventually,
+  expectEnvelope,
+  newClient,
+  publishMixedAds,
+} from "./harness";
 
 let key: string;
 let internalKey: string;
@@ -87,17 +97,11 @@ describe("webhook endpoints", () => {
   it("delivers exactly one signed terminal event per ad across 200 placements with refusals and retries", async () => {
     const { name, url } = receiver("ok");
     const { secret } = await register(url);
-    const userId = await connectedSeller(key, internalKey, 1_000_000);
-    const adIds: number[] = [];
-    for (let i = 0; i < 200; i += 1) {
-      const title = i % 10 === 3 ? `Brommer ${i} [reject]` : i % 10 === 7 ? `Brommer ${i} [flaky]` : `Brommer ${i}`;
-      adIds.push((await createAd(key, userId, { categoryId: 9204, title, externalAdId: i })).adId);
-    }
-    for (let i = 0; i < adIds.length; i += 100)
-      await call("POST", "/publish/batch", {
-        key,
-        body: { userId, adId: adIds.slice(i, i + 100), portal: "portal_a" },
-      });
+    // Another client's endpoint, which must receive none of this client's events.
+    const other = await newClient({ partner: true });
+    const theirs = receiver("ok");
+    await register(theirs.url, {}, other.key);
+    const { userId, adIds } = await publishMixedAds(key, internalKey);
     const terminal = (all: Received[]) =>
       all.filter((r) => ["publish.active", "publish.error"].includes(payloadOf(r).type));
     const received = await eventually(
@@ -122,6 +126,7 @@ describe("webhook endpoints", () => {
     const ids = received.map((r) => r.headers["webhook-id"]);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids[0]).toMatch(/^evt_\d+$/);
+    expect(await receivedBy(theirs.name)).toEqual([]);
   }, 180_000);
 
   it("retries a failing receiver until it answers 200, and logs every attempt", async () => {
@@ -235,5 +240,11 @@ describe("webhook endpoints", () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it("documents every payload as an OpenAPI 3.1 webhook", async () => {
+    const document = await call("GET", "/openapi.json");
+    const webhooks = (document.body as unknown as { webhooks: Record<string, unknown> }).webhooks;
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES, "webhook.test"].sort());
   });
 });

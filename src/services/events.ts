@@ -1,6 +1,6 @@
-import { and, desc, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { events, users } from "../db/schema";
+import { events, users, webhookDeliveries } from "../db/schema";
 import { formatDateTime } from "../lib/time";
 import type { ServiceContext } from "./context";
 import { requireUser } from "./scope";
@@ -98,14 +98,18 @@ export async function readEvents(
   return { events: rows.map(eventView), cursor: rows.at(-1)?.id ?? input.after };
 }
 
-/** Cron: events older than the retention go, at most `limit` a run. */
+/** Cron: events and webhook delivery logs older than the retention go, at most `limit` of each a run. */
 export async function purgeOldEvents(db: Db, now: Date, limit = 1000): Promise<number> {
-  const old = db
-    .select({ id: events.id })
-    .from(events)
-    .where(lt(events.occurredAt, new Date(now.getTime() - EVENT_RETENTION_MS).toISOString()))
-    .orderBy(desc(events.id))
+  const before = new Date(now.getTime() - EVENT_RETENTION_MS).toISOString();
+  const oldEvents = db.select({ id: events.id }).from(events).where(lt(events.occurredAt, before)).limit(limit);
+  const oldDeliveries = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(lt(webhookDeliveries.createdAt, before))
     .limit(limit);
-  const result = await db.delete(events).where(sql`${events.id} IN ${old}`);
-  return result.meta.changes ?? 0;
+  const [purged, purgedDeliveries] = await db.batch([
+    db.delete(events).where(sql`${events.id} IN ${oldEvents}`),
+    db.delete(webhookDeliveries).where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),
+  ]);
+  return (purged.meta.changes ?? 0) + (purgedDeliveries.meta.changes ?? 0);
 }

@@ -92,6 +92,23 @@ async function run(kind: ItemKind, steps: Step[]) {
   return { itemId, adId };
 }
 
+/** Queues a free update or unpublish of a live ad, with no message sent. */
+const queueChange = async (adId: number, action: "update" | "unpublish") => {
+  const [queued] = await queueIntents(db(), quiet, [
+    {
+      adId,
+      userId,
+      portal: "portal_a",
+      action,
+      images: action === "update",
+      cost: 0,
+      payerId: userId,
+      description: "",
+    },
+  ]);
+  return queued?.itemId as number;
+};
+
 const queuedPlacement = { pending: true, processing: false, error: false, errorReason: null, active: false };
 const live = { active: true, online: true, remoteAdId: 55 };
 
@@ -228,9 +245,7 @@ describe("publishing state machine", () => {
 
   it("an older job's events do not move the flags of the publication's newer job", async () => {
     const adId = await liveAd();
-    const [older] = await queueIntents(db(), quiet, [
-      { adId, userId, portal: "portal_a", action: "update", images: true, cost: 0, payerId: userId, description: "" },
-    ]);
+    const older = { itemId: await queueChange(adId, "update") };
     const olderItem = {
       id: older?.itemId as number,
       userId,
@@ -240,18 +255,7 @@ describe("publishing state machine", () => {
       feature: null,
     };
     await applyEvent(db(), olderItem, "started", { now: new Date().toISOString() });
-    const [newer] = await queueIntents(db(), quiet, [
-      {
-        adId,
-        userId,
-        portal: "portal_a",
-        action: "unpublish",
-        images: false,
-        cost: 0,
-        payerId: userId,
-        description: "",
-      },
-    ]);
+    const newer = { itemId: await queueChange(adId, "unpublish") };
     await applyEvent(db(), olderItem, "failed", { now: new Date().toISOString(), reason: "oud" });
     expect((await portalStatus(adId)).publish).toMatchObject({
       pending: true,
@@ -262,21 +266,8 @@ describe("publishing state machine", () => {
 
   it("an update superseded by a newer change of the same listing is cancelled when its turn comes", async () => {
     const adId = await liveAd();
-    const [update] = await queueIntents(db(), quiet, [
-      { adId, userId, portal: "portal_a", action: "update", images: true, cost: 0, payerId: userId, description: "" },
-    ]);
-    const [unpublish] = await queueIntents(db(), quiet, [
-      {
-        adId,
-        userId,
-        portal: "portal_a",
-        action: "unpublish",
-        images: false,
-        cost: 0,
-        payerId: userId,
-        description: "",
-      },
-    ]);
+    const update = { itemId: await queueChange(adId, "update") };
+    const unpublish = { itemId: await queueChange(adId, "unpublish") };
     await runPublishItem(env, update?.itemId as number);
     const job = (await call("GET", `/jobs/${update?.itemId}`, { key })).body.data;
     expect(job).toMatchObject({ state: "cancelled", lastError: "superseded", attempts: 1 });

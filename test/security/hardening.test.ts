@@ -308,14 +308,12 @@ describe("unauthenticated floods", () => {
 
   it("limits the public routes per IP: media, the OAuth landing page and the simulator", async () => {
     const limited = { ...env, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "3" } as Env;
-    for (const path of [
-      "/media/images/1/none.png",
-      "/oauth/callback/portal_a?code=x&state=y",
-      "/simulator/portal_a/bids",
-    ]) {
-      const ip = `192.0.2.${Math.floor(Math.random() * 200) + 1}`;
+    const paths = ["/media/images/1/none.png", "/oauth/callback/portal_a?code=x&state=y", "/simulator/portal_a/bids"];
+    for (const [i, path] of paths.entries()) {
+      // One address per path: each starts with a full bucket.
+      const ip = `192.0.2.${10 + i}`;
       const statuses = [];
-      for (let i = 0; i < 5; i += 1) {
+      for (let request = 0; request < 5; request += 1) {
         const answer = await app.fetch(
           new Request(`http://api.test${path}`, { headers: { "CF-Connecting-IP": ip } }),
           limited,

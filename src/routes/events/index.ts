@@ -5,7 +5,7 @@ import { apiRoute, createRouter } from "../../lib/openapi";
 import { EVENT_TYPES, type EventType, readEvents } from "../../services/events";
 import { serviceContext } from "../context";
 
-const Event = z
+export const Event = z
   .object({
     eventId: z.number().int().openapi({ description: "Increases; resume after the last one you saw" }),
     type: z.enum(EVENT_TYPES),

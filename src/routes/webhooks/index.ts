@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
@@ -16,6 +16,7 @@ import {
   updateWebhook,
 } from "../../services/webhooks";
 import { serviceContext } from "../context";
+import { Event } from "../events";
 
 const tags = ["Webhooks"];
 
@@ -195,3 +196,53 @@ export const webhooksRouter = createRouter()
       return c.json(ok([]), 200);
     },
   );
+
+/**
+ * The payloads we POST, as OpenAPI 3.1 `webhooks`: one per event type (and the test message), each the
+ * Standard Webhooks body `{type, timestamp, data}` where `data` is the event as the feed shows it.
+ */
+export function registerWebhookPayloads(registry: OpenAPIHono["openAPIRegistry"]) {
+  const signed = {
+    "webhook-id": {
+      description: "evt_<eventId>: the same for every attempt; deduplicate on it",
+      schema: { type: "string" as const },
+    },
+    "webhook-timestamp": { description: "Unix seconds of the attempt", schema: { type: "string" as const } },
+    "webhook-signature": {
+      description: "v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation",
+      schema: { type: "string" as const },
+    },
+  };
+  for (const type of [...EVENT_TYPES, "webhook.test"] as const) {
+    registry.registerWebhook({
+      method: "post",
+      path: type,
+      tags,
+      summary: `The ${type} event`,
+      request: {
+        headers: z.object({
+          "webhook-id": z.string(),
+          "webhook-timestamp": z.string(),
+          "webhook-signature": z.string(),
+        }),
+        body: {
+          content: {
+            "application/json": {
+              schema: z.object({
+                type: z.literal(type),
+                timestamp: z.string().openapi({ description: "When it happened (ISO 8601)" }),
+                data: type === "webhook.test" ? z.object({ webhookId: z.number().int() }) : Event,
+              }),
+            },
+          },
+        },
+      },
+      responses: {
+        200: {
+          description: "Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried",
+          headers: signed,
+        },
+      },
+    });
+  }
+}

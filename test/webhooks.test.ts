@@ -101,7 +101,7 @@ describe("webhook endpoints", () => {
     const other = await newClient({ partner: true });
     const theirs = receiver("ok");
     await register(theirs.url, {}, other.key);
-    const { userId, adIds } = await publishMixedAds(key, internalKey);
+    const { adIds } = await publishMixedAds(key, internalKey);
     const terminal = (all: Received[]) =>
       all.filter((r) => ["publish.active", "publish.error"].includes(payloadOf(r).type));
     const received = await eventually(

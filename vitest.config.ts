@@ -22,6 +22,7 @@ export default defineConfig(async () => {
             WEBHOOK_RETRY_DELAYS: "0,0,0,0,0,0,0",
             TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
             MEDIA_BASE_URL: "http://api.test/media/",
+            WEBSITE_URL: "https://www.example.test/login/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",
             IMAGE_MAX_BYTES: String(TEST_IMAGE_MAX_BYTES),
           },

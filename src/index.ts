@@ -11,7 +11,7 @@ export { MarketplaceSimulator } from "./portals/simulator";
 
 export default {
   fetch(request, env, ctx) {
-    configureMedia(env);
+    configureMedia(env, new URL(request.url).origin);
     return app.fetch(request, env, ctx);
   },
 

@@ -1,11 +1,14 @@
 /**
- * Public URLs of stored images. The base is a deployment constant (var MEDIA_BASE_URL), read from the
- * environment by each entry point (fetch, queue, scheduled) before any work is done.
+ * Public URLs of stored images. The base is the deployment's MEDIA_BASE_URL, read by each entry point
+ * (fetch, queue, scheduled) before any work is done. Where none is configured (local development), URLs
+ * follow the origin of the request being served, so `npm run dev -- --port 9000` hands out :9000 URLs;
+ * queue and cron work in that isolate use the origin of the last request it served.
  */
 let mediaBase = "/media/";
 
-export function configureMedia(env: { MEDIA_BASE_URL?: string }): void {
+export function configureMedia(env: { MEDIA_BASE_URL?: string }, requestOrigin?: string): void {
   if (env.MEDIA_BASE_URL) mediaBase = env.MEDIA_BASE_URL.endsWith("/") ? env.MEDIA_BASE_URL : `${env.MEDIA_BASE_URL}/`;
+  else if (requestOrigin) mediaBase = `${requestOrigin}/media/`;
 }
 
 export const mediaUrl = (key: string) => `${mediaBase}${key}`;

@@ -1,6 +1,8 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
+import worker from "../../src/index";
 import { runImageJob } from "../../src/jobs/imageJob";
 import { call, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
 
@@ -104,6 +106,29 @@ describe("ingestion", () => {
     expect(jobs[1]).toMatchObject({ done: true, result: false, reason });
     expect((await env.MEDIA.list({ prefix: `images/${adId}/` })).objects.length).toBe(objectsBefore);
     expect((await call("GET", `/images/${adId}`, { key })).body.data.images).toHaveLength(1);
+  });
+
+  it("hands out URLs on the request's origin when no public base is configured", async () => {
+    const adId = await adWithImages("red.png");
+    const local = { ...env, MEDIA_BASE_URL: "", WEBSITE_URL: "" } as Env;
+    const onPort = (path: string, init: RequestInit = {}) =>
+      worker.fetch(
+        new Request(`http://localhost:9000/rest/v1${path}`, {
+          ...init,
+          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        }) as Parameters<typeof worker.fetch>[0],
+        local,
+        createExecutionContext(),
+      );
+    const images = await (await onPort(`/images/${adId}`)).json<{ data: { images: { image: { url: string } }[] } }>();
+    expect(images.data.images[0]?.image.url).toMatch(/^http:\/\/localhost:9000\/media\/images\//);
+    const link = await (
+      await onPort("/auth/link/generate/", { method: "POST", body: JSON.stringify({ userId }) })
+    ).json<{ data: { url: string; accesstoken: string } }>();
+    expect(link.data.url).toBe(`http://localhost:9000/login/${link.data.accesstoken}`);
+    // A configured base wins again.
+    const configured = await call("GET", `/images/${adId}`, { key });
+    expect(configured.body.data.images[0].image.url).toMatch(/^http:\/\/api\.test\/media\//);
   });
 
   it("follows a redirect to an image", async () => {

@@ -31,7 +31,16 @@ export const loginLinksRouter = createRouter()
     async (c) => {
       const { db, scope } = serviceContext(c);
       return c.json(
-        ok(await generateLoginLink(db, c.env.USER_TOKENS, scope, c.req.valid("json"), c.env.WEBSITE_URL)),
+        ok(
+          await generateLoginLink(
+            db,
+            c.env.USER_TOKENS,
+            scope,
+            c.req.valid("json"),
+            // Without a configured website, links follow the request's origin (local development).
+            c.env.WEBSITE_URL || new URL("/login/", c.req.url).toString(),
+          ),
+        ),
         200,
       );
     },

@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "./lib/errors";
 import { BASE_PATH, createRouter } from "./lib/openapi";
 import { installZodMessages } from "./lib/validation";
+import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
 import { onError, onNotFound } from "./middleware/errors";
@@ -99,7 +100,7 @@ export function createApp() {
       },
     }),
   );
-  app.use(`${BASE_PATH}/*`, idempotency);
+  app.use(`${BASE_PATH}/*`, idempotency, dispatchAfterWrites);
   for (const router of resourceRouters) app.route(BASE_PATH, router);
 
   registerWebhookPayloads(app.openAPIRegistry);

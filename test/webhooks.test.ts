@@ -247,4 +247,26 @@ describe("webhook endpoints", () => {
     const webhooks = (document.body as unknown as { webhooks: Record<string, unknown> }).webhooks;
     expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES, "webhook.test"].sort());
   });
+
+  it("hands a request's events to delivery right after it, without waiting for the cron", async () => {
+    const { name, url } = receiver("ok");
+    await register(url, { types: ["publish.cancelled"] });
+    const userId = await connectedSeller(key, internalKey);
+    const ad = await createAd(key, userId);
+    // A placement that never started (no message), removed by the client: no job runs after this request.
+    await env.DB.prepare(
+      "INSERT INTO queue_items (ad_id, user_id, portal, action) VALUES (?, ?, 'portal_a', 'publish')",
+    )
+      .bind(ad.adId, userId)
+      .run();
+    expectEnvelope(
+      await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }),
+      200,
+    );
+    const [delivered] = await eventually(async () => {
+      const all = await receivedBy(name);
+      return all.length > 0 ? all : undefined;
+    }, "the cancelled event");
+    expect(payloadOf(delivered as Received)).toMatchObject({ type: "publish.cancelled", data: { adId: ad.adId } });
+  });
 });

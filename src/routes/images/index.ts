@@ -7,7 +7,7 @@ import { badRequest } from "../../lib/errors";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { mediaPathUrl } from "../../lib/outbound";
-import { flushRequestedUpdates } from "../../middleware/flushUpdates";
+import { flushRequestedUpdates } from "../../middleware/afterWrites";
 import {
   deleteAllImages,
   deleteImages,

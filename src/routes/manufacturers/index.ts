@@ -3,7 +3,7 @@ import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { flushRequestedUpdates } from "../../middleware/flushUpdates";
+import { flushRequestedUpdates } from "../../middleware/afterWrites";
 import { ADS_SCOPE } from "../../services/ads";
 import { builtInAssistant } from "../../services/manufacturerDirectory";
 import {

@@ -10,8 +10,9 @@ import { type EventType, eventOf } from "../events";
 
 /**
  * The publication state machine, in one place: what each event of a queue item does to the item, to
- * the publication flags of `/status/` (placement, update, unpublish) or to the feature flags, and to
- * the wallet. The README's "Publishing state machine" table is this file in prose.
+ * the publication flags of `/status/` (placement, update, unpublish) or to the feature flags, to the
+ * wallet, and which event it writes to the event log. The README's "Publishing state machine" table is
+ * this file in prose.
  */
 
 export type QueueItem = typeof queueItems.$inferSelect;

@@ -154,6 +154,21 @@ describe("the event feed", () => {
     expect(images.map((e) => e.type).sort()).toEqual(["image.failed", "image.stored"]);
     expect(images.find((e) => e.type === "image.stored")?.data.url).toMatch(/^http:\/\/api\.test\/media\/images\//);
     expect(images.find((e) => e.type === "image.failed")?.data.reason).toBe("not a JPEG, PNG, WebP or GIF image");
+    // A job still waiting when the images are replaced reports its cancellation.
+    const waiting = await env.DB.prepare(
+      "INSERT INTO image_jobs (ad_id, user_id, source_url) VALUES (?, ?, 'http://images.test/blue.jpg') RETURNING id",
+    )
+      .bind(ad.adId, userId)
+      .first<{ id: number }>();
+    await call("POST", `/images/${ad.adId}`, {
+      key,
+      body: { images: [{ image: { url: "http://images.test/red.png" } }] },
+    });
+    const replaced = await call("GET", `/events/?userId=${userId}&type=image.failed`, { key });
+    expect(replaced.body.data.map((e: FeedEvent) => e.data)).toContainEqual({
+      jobId: waiting?.id,
+      reason: "replaced by a later request",
+    });
 
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     await eventually(async () => {

@@ -1,6 +1,6 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
-import type { AppEnv } from "../env";
+import type { ApiClient, AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
 import { cachedClient, findClientByKey } from "../services/clients";
 import { takeIpToken } from "./rateLimit";
@@ -14,7 +14,7 @@ const CHALLENGE = 'Bearer realm="classified-ads-api"';
  * missing or bad keys is refused with 429 before it costs a D1 lookup (and a bad key is looked up once
  * per isolate and 10 seconds, however many requests carry it at once).
  */
-export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+export async function callingClient(c: Context<AppEnv>): Promise<ApiClient> {
   const header = c.req.header("Authorization") ?? "";
   const key = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   const known = key ? await cachedClient(key) : null;
@@ -28,6 +28,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const client = known ?? (await findClientByKey(getDb(c.env.DB), key as string));
   if (!client)
     throw new ApiError(401, ["invalid API key"], [], { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
-  c.set("client", client);
+  return client;
+}
+
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set("client", await callingClient(c));
   await next();
 };

@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { events, users, webhookDeliveries } from "../db/schema";
 import { formatDateTime } from "../lib/time";
@@ -29,35 +30,43 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** Events are kept this long; the cron purges older ones. */
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
+/** A value of the event, or the column (of the `from` table) it comes from. */
+type Field<T> = T | SQL | SQLiteColumn;
+
 interface EventFields {
   type: EventType;
-  userId: number | SQL;
-  adId?: number | SQL | null;
-  portal?: string | SQL | null;
+  userId: Field<number>;
+  adId?: Field<number> | null;
+  portal?: Field<string> | null;
   /** A JSON object (SQL, e.g. `json_object(…)`), read when the row is written. */
   data: SQL;
 }
 
 /**
- * An event as an INSERT … SELECT for the same D1 batch as the change it reports: the row is written
- * exactly when `when` holds (the change happened), and carries the client of its user.
+ * Events as an INSERT … SELECT for the same D1 batch as the change they report: written exactly when
+ * `when` holds (the change happened), each with the client of its user. Without `from`, one event for
+ * the user `fields.userId`; with `from`, one per row of that table matching `when` (`fields` then name
+ * its columns, e.g. the queue items a batch just wrote).
  */
-export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`) {
-  return db.insert(events).select(
-    db
-      .select({
-        id: sql<number>`NULL`.as("id"),
-        clientId: users.clientId,
-        userId: users.id,
-        type: sql<string>`${fields.type}`.as("type"),
-        adId: sql<number | null>`${fields.adId ?? null}`.as("ad_id"),
-        portal: sql<string | null>`${fields.portal ?? null}`.as("portal"),
-        data: sql<string>`${fields.data}`.as("data"),
-        occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
-      })
-      .from(users)
-      .where(and(sql`${users.id} = ${fields.userId}`, when)),
-  );
+export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`, from?: SQLiteTable) {
+  const columns = {
+    id: sql<number>`NULL`.as("id"),
+    clientId: users.clientId,
+    userId: users.id,
+    type: sql<string>`${fields.type}`.as("type"),
+    adId: sql<number | null>`${fields.adId ?? null}`.as("ad_id"),
+    portal: sql<string | null>`${fields.portal ?? null}`.as("portal"),
+    data: sql<string>`${fields.data}`.as("data"),
+    occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
+  };
+  const ofUser = sql`${users.id} = ${fields.userId}`;
+  return db
+    .insert(events)
+    .select(
+      from
+        ? db.select(columns).from(from).innerJoin(users, ofUser).where(when)
+        : db.select(columns).from(users).where(and(ofUser, when)),
+    );
 }
 
 type EventRow = typeof events.$inferSelect;

@@ -2,13 +2,14 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { inList } from "../db/inList";
-import { adImages, adPublications, adUpdateRequests, events, imageJobs, userSettings } from "../db/schema";
+import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../db/schema";
 import type { Job } from "../jobs/types";
 import { ApiError, badRequest } from "../lib/errors";
 import { mediaUrl } from "../lib/media";
 import { formatDateTime } from "../lib/time";
 import { adWriteScopes, requireAd, visibleAds } from "./ads";
 import { bumpRevisions } from "./cache";
+import { eventOf } from "./events";
 import { requireUser, type Scope } from "./scope";
 
 type ImageRow = typeof adImages.$inferSelect;
@@ -125,22 +126,16 @@ export async function queueImages(
     statements.push(
       db.delete(adImages).where(eq(adImages.adId, ad.id)),
       // Each job still waiting reports `image.failed` as it is cancelled.
-      db.insert(events).select(
-        db
-          .select({
-            id: sql<number>`NULL`.as("id"),
-            clientId: sql<number | null>`(SELECT client_id FROM users WHERE id = ${ad.userId})`.as("client_id"),
-            userId: imageJobs.userId,
-            type: sql<string>`'image.failed'`.as("type"),
-            adId: imageJobs.adId,
-            portal: sql<null>`NULL`.as("portal"),
-            data: sql<string>`json_object('jobId', ${imageJobs.id}, 'reason', 'replaced by a later request')`.as(
-              "data",
-            ),
-            occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
-          })
-          .from(imageJobs)
-          .where(and(eq(imageJobs.adId, ad.id), eq(imageJobs.done, false))),
+      eventOf(
+        db,
+        {
+          type: "image.failed",
+          userId: imageJobs.userId,
+          adId: imageJobs.adId,
+          data: sql`json_object('jobId', ${imageJobs.id}, 'reason', 'replaced by a later request')`,
+        },
+        and(eq(imageJobs.adId, ad.id), eq(imageJobs.done, false)),
+        imageJobs,
       ),
       db
         .update(imageJobs)

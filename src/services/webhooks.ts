@@ -296,11 +296,14 @@ async function signatures(env: Env, endpoint: EndpointRow, messageId: string, at
  * `webhook.disabled` is recorded.
  */
 export async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promise<void> {
-  const endpoint = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, message.endpointId)).get();
+  const [[endpoint], [event]] = await db.batch([
+    db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, message.endpointId)),
+    db
+      .select()
+      .from(events)
+      .where(eq(events.id, message.eventId ?? 0)),
+  ]);
   if (!endpoint?.enabled) return;
-  const event = message.eventId
-    ? await db.select().from(events).where(eq(events.id, message.eventId)).get()
-    : undefined;
   if (message.eventId && !event) return; // purged
   const messageId = event ? `evt_${event.id}` : `msg_test_${randomToken(9)}`;
   const at = new Date();

@@ -4,8 +4,7 @@ import { ok } from "../../lib/envelope";
 import { ApiError } from "../../lib/errors";
 import { queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope } from "../../lib/openapi";
-import { takeIpToken } from "../../middleware/rateLimit";
-import { cachedClient, findClientByKey } from "../../services/clients";
+import { callingClient } from "../../middleware/auth";
 import { readiness } from "../../services/health";
 
 const Check = z
@@ -47,13 +46,9 @@ const health = apiRoute({
 export const systemRouter = createRouter().openapi(health, async (c) => {
   const base = { environment: c.env.ENVIRONMENT, time: new Date().toISOString() };
   if (!c.req.valid("query").deep) return c.json(ok({ status: "ok" as const, ...base }), 200);
-  const key = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("Authorization") ?? "")?.[1];
-  const db = getDb(c.env.DB);
-  // Like every other keyed route: an unknown key costs a token of the caller's per-IP bucket first.
-  if (!key || !(await cachedClient(key))) await takeIpToken(c);
-  const client = key ? await findClientByKey(db, key) : null;
-  if (!client) throw new ApiError(401, ["deep: needs the key of an internal client"]);
+  const client = await callingClient(c);
   if (!client.internal) throw new ApiError(403, ["deep: may only be asked by internal clients"]);
+  const db = getDb(c.env.DB);
   const { ready, ...report } = await readiness(db, c.env);
   const data = { status: ready ? ("ok" as const) : ("unavailable" as const), ...base, ...report };
   if (!ready) {

@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, d1Statement } from "../../db/client";
+import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
@@ -7,6 +8,7 @@ import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import { adWriteScopes } from "../ads";
 import { bumpRevisions } from "../cache";
+import { eventOf } from "../events";
 import { noteBudgetCrossing } from "../wallet";
 import type { ItemKind } from "./lifecycle";
 import type { PublishPortal } from "./types";
@@ -118,10 +120,21 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
       SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
       ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
     // Its event, in the same transaction: `publish.pending` for a placement, update or unpublish.
-    statement(sql`INSERT INTO events (client_id, user_id, type, ad_id, portal, data)
-      SELECT u.client_id, q.user_id, 'publish.pending', q.ad_id, q.portal,
-        json_object('queueItemId', q.id, 'kind', CASE q.action WHEN 'publish' THEN 'placement' ELSE q.action END)
-      FROM queue_items q JOIN users u ON u.id = q.user_id WHERE q.nonce = ${nonce} AND q.action != 'feature'`),
+    d1Statement(
+      d1,
+      eventOf(
+        db,
+        {
+          type: "publish.pending",
+          userId: queueItems.userId,
+          adId: queueItems.adId,
+          portal: queueItems.portal,
+          data: sql`json_object('queueItemId', ${queueItems.id}, 'kind', CASE ${queueItems.action} WHEN 'publish' THEN 'placement' ELSE ${queueItems.action} END)`,
+        },
+        sql`${queueItems.nonce} = ${nonce} AND ${queueItems.action} != 'feature'`,
+        queueItems,
+      ),
+    ),
     // An update asked for while the same update is being sent: that one goes out once more, with what is new.
     statement(sql`UPDATE queue_items AS o SET rerun = 1
       WHERE o.status = 'processing' AND o.action = 'update'

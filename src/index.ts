@@ -2,8 +2,8 @@ import { app } from "./app";
 import { runScheduled } from "./cron";
 import type { Env } from "./env";
 import { handleJobs } from "./jobs/consumer";
-import type { Job } from "./jobs/types";
 import { configureMedia } from "./lib/media";
+import type { Job } from "./services/shared/jobMessages";
 
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";

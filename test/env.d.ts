@@ -1,13 +1,8 @@
 // Types of `cloudflare:test` env and `cloudflare:workers` exports in the tests.
-type AppBindings = import("../src/env").Env;
-
+// The bindings come from src/worker-configuration.d.ts (wrangler types); the tests add their migrations.
 declare namespace Cloudflare {
-  interface Env extends AppBindings {
+  interface Env {
     TEST_MIGRATIONS: import("@cloudflare/vitest-pool-workers").D1Migration[];
-  }
-  interface GlobalProps {
-    mainModule: typeof import("../src/index");
-    durableNamespaces: "RateLimiter" | "UserTokens" | "MarketplaceSimulator";
   }
 }
 

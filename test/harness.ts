@@ -3,7 +3,7 @@ import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
-import { createApiClient, type NewClient } from "../src/services/clients";
+import { createApiClient, type NewClient } from "../src/services/accounts/apiClients";
 import type { Intent } from "../src/services/publishing";
 
 export const BASE = "http://api.test/rest/v1";

@@ -6,11 +6,11 @@ import { runScheduled } from "../src/cron";
 import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
 import worker from "../src/index";
-import { runPublishItem } from "../src/jobs/publishJob";
-import type { Job } from "../src/jobs/types";
 import { open } from "../src/lib/secretBox";
-import { reencryptTokens, tokensToReseal } from "../src/services/portalConnections";
 import { queueIntents } from "../src/services/publishing";
+import { reencryptTokens, tokensToReseal } from "../src/services/publishing/connections";
+import { runPublishItem } from "../src/services/publishing/delivery";
+import type { Job } from "../src/services/shared/jobMessages";
 import wranglerToml from "../wrangler.toml?raw";
 import {
   BASE,

@@ -1,19 +1,19 @@
 import { type Db, getDb } from "../db/client";
 import type { Env } from "../env";
 import { log } from "../lib/log";
-import { purgeOldEvents } from "../services/events";
-import { purgeExpiredKeys } from "../services/idempotency";
-import { pullMarketData } from "../services/marketData";
-import { logSender, sendNotifications } from "../services/notifications";
-import { reencryptTokens } from "../services/portalConnections";
+import { purgeOldEvents } from "../services/events/events";
+import { dispatchEvents } from "../services/events/webhooks";
+import { pullMarketData } from "../services/market/marketData";
+import { purgeExpiredKeys } from "../services/operations/idempotency";
 import {
   expireStaleItems,
   flushUpdateRequests,
   replaceExpiredListings,
   resendStalledItems,
 } from "../services/publishing";
-import { dispatchEvents } from "../services/webhooks";
-import { runDueTasks } from "./tasks";
+import { reencryptTokens } from "../services/publishing/connections";
+import { runDueTasks } from "../services/scheduling/dueTasks";
+import { logSender, sendNotifications } from "../services/scheduling/notices";
 
 /** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
 interface ScheduledPart {

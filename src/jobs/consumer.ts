@@ -2,15 +2,15 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs, queueItems } from "../db/schema";
 import type { Env } from "../env";
+import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
+import { deliverWebhook, dispatchEvents } from "../services/events/webhooks";
+import { failImageJob, runImageJob } from "../services/images/processing";
 import { applyEvent } from "../services/publishing";
-import { deliverWebhook, dispatchEvents } from "../services/webhooks";
-import { backoffSeconds } from "./backoff";
-import { failImageJob, runImageJob } from "./imageJob";
-import { runPublishItem } from "./publishJob";
-import type { Job } from "./types";
+import { runPublishItem } from "../services/publishing/delivery";
+import type { Job } from "../services/shared/jobMessages";
 
 async function runJob(env: Env, job: Job): Promise<void> {
   switch (job.kind) {

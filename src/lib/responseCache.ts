@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
-import { readRevisions } from "../services/cache";
+import { readRevisions } from "../services/shared/revisions";
 import { sha256Hex } from "./crypto";
 
 /** How long an answer may be served from the Workers Cache API when a client asks with `useCache=1`. */

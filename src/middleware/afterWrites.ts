@@ -2,8 +2,8 @@ import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { log } from "../lib/log";
+import { dispatchEvents } from "../services/events/webhooks";
 import { flushUpdateRequests } from "../services/publishing";
-import { dispatchEvents } from "../services/webhooks";
 
 /**
  * After a successful write that may have asked for ad updates (image changes, manufacturer batches),

@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { ApiClient, AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
-import { cachedClient, findClientByKey } from "../services/clients";
+import { cachedClient, findClientByKey } from "../services/accounts/apiClients";
 import { takeIpToken } from "./rateLimit";
 
 /** RFC 6750's challenge of a 401: how to authenticate. */

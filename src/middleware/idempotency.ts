@@ -3,7 +3,7 @@ import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { claimKey, releaseKey, storeAnswer } from "../services/idempotency";
+import { claimKey, releaseKey, storeAnswer } from "../services/operations/idempotency";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Headers of the first answer that a replay repeats. */

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
-import type { ServiceContext } from "../services/context";
-import { scopeOf } from "../services/scope";
+import { scopeOf } from "../services/shared/access";
+import type { ServiceContext } from "../services/shared/context";
 
 /** What every handler hands to the services: the database, the bindings, the caller's scope and the request id. */
 export const serviceContext = (c: Context<AppEnv>): ServiceContext => ({

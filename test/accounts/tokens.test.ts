@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
-import { ACTIVATION_GENERATION_LIMIT, LOGIN_LINK_TTL_MS } from "../../src/services/tokens";
+import { ACTIVATION_GENERATION_LIMIT, LOGIN_LINK_TTL_MS } from "../../src/services/accounts/tokens";
 import { call, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { searchAds } from "../../src/services/adSearch";
-import { loadCatalogue } from "../../src/services/catalogue";
+import { searchAds } from "../../src/services/ads/search";
+import { loadCatalogue } from "../../src/services/catalogue/catalogue";
 import { CAR_CATEGORY, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import { runImageJob } from "../../src/jobs/imageJob";
+import { runImageJob } from "../../src/services/images/processing";
 import { call, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;

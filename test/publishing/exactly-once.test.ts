@@ -8,9 +8,9 @@ import {
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import worker from "../../src/index";
-import type { Job } from "../../src/jobs/types";
 import { simulatorOf } from "../../src/portals/gateway";
 import { queueIntents } from "../../src/services/publishing";
+import type { Job } from "../../src/services/shared/jobMessages";
 import {
   call,
   connectedSeller,

@@ -8,9 +8,9 @@ import {
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { runPublishItem } from "../../src/jobs/publishJob";
-import type { Job } from "../../src/jobs/types";
 import { simulatorOf } from "../../src/portals/gateway";
+import { runPublishItem } from "../../src/services/publishing/delivery";
+import type { Job } from "../../src/services/shared/jobMessages";
 import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
 
 let key: string;

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { runPublishItem } from "../../src/jobs/publishJob";
 import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
+import { runPublishItem } from "../../src/services/publishing/delivery";
 import { call, connectedSeller, createAd, newClient, withoutMessages } from "../harness";
 
 /**

@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import type { Env } from "../../src/env";
-import { runImageJob } from "../../src/jobs/imageJob";
 import { checkTarget, isInternalHost, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../src/lib/outbound";
+import { runImageJob } from "../../src/services/images/processing";
 import { BASE, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;

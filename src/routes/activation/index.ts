@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
-import { activate, generateActivation } from "../../services/tokens";
+import { activate, generateActivation } from "../../services/accounts/tokens";
 import { serviceContext } from "../context";
 
 const tags = ["User activation"];

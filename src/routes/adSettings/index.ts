@@ -5,8 +5,8 @@ import { ok } from "../../lib/envelope";
 import { badRequest } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { getAdSettings, replaceAdSettings } from "../../services/ads";
-import { AdSetting, AdSettingInput } from "../ads/schemas";
+import { getAdSettings, replaceAdSettings } from "../../services/ads/commands";
+import { AdSetting, AdSettingInput } from "../../services/ads/schemas";
 import { serviceContext } from "../context";
 
 const tags = ["Ad settings"];

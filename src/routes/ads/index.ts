@@ -3,17 +3,8 @@ import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { searchAds } from "../../services/adSearch";
-import {
-  ADS_SCOPE,
-  createAd,
-  deleteAd,
-  deleteAdsBatch,
-  patchAdsBatch,
-  setAdStatus,
-  updateAd,
-} from "../../services/ads";
-import { serviceContext } from "../context";
+import { ADS_SCOPE } from "../../services/ads/access";
+import { createAd, deleteAd, deleteAdsBatch, patchAdsBatch, setAdStatus, updateAd } from "../../services/ads/commands";
 import {
   Ad,
   AdsQuery,
@@ -24,7 +15,9 @@ import {
   PatchAdsBatch,
   SimpleAd,
   UpdateAd,
-} from "./schemas";
+} from "../../services/ads/schemas";
+import { searchAds } from "../../services/ads/search";
+import { serviceContext } from "../context";
 
 const tags = ["Ads"];
 

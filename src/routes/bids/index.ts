@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
-import { listBids, markBids } from "../../services/marketData";
+import { listBids, markBids } from "../../services/market/marketData";
 import { serviceContext } from "../context";
 
 const tags = ["Bids"];

@@ -3,10 +3,10 @@ import { list } from "../../lib/envelope";
 import { id } from "../../lib/fields";
 import { apiRoute, createRouter, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { ADS_SCOPE } from "../../services/ads";
-import { CATALOGUE_SCOPE } from "../../services/cache";
-import { LOCALES } from "../../services/catalogue";
-import { listAttributes, listGroups } from "../../services/catalogueQueries";
+import { ADS_SCOPE } from "../../services/ads/access";
+import { LOCALES } from "../../services/catalogue/catalogue";
+import { listAttributes, listGroups } from "../../services/catalogue/queries";
+import { CATALOGUE_SCOPE } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
 
 const tags = ["Catalogue"];

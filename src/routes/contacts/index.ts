@@ -5,10 +5,16 @@ import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { userScope } from "../../services/cache";
-import { createContact, deleteContact, listContacts, updateContact } from "../../services/contacts";
+import { createContact, deleteContact, listContacts, updateContact } from "../../services/accounts/contacts";
+import {
+  Contact,
+  ContactsQuery,
+  CreateContact,
+  DeleteContact,
+  UpdateContact,
+} from "../../services/accounts/schemas/contacts";
+import { userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
-import { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas";
 
 const tags = ["Contacts"];
 const userIdParam = pathId("userId");

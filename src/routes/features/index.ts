@@ -5,9 +5,9 @@ import { ok } from "../../lib/envelope";
 import { ApiError } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
-import { featureOffers } from "../../services/featureOffers";
-import { FEATURE_NAMES } from "../../services/features";
+import { FEATURE_NAMES } from "../../services/catalogue/features";
 import { requestFeature } from "../../services/publishing";
+import { featureOffers } from "../../services/publishing/featureOffers";
 import { serviceContext } from "../context";
 
 const tags = ["Features"];

@@ -5,8 +5,8 @@ import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
 import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { userScope } from "../../services/cache";
-import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/folders";
+import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/accounts/folders";
+import { userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
 
 const tags = ["Folders"];

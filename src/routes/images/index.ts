@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { imagesTransformer } from "../../jobs/imageJob";
 import { ok } from "../../lib/envelope";
 import { badRequest } from "../../lib/errors";
 import { id, pathId } from "../../lib/fields";
@@ -18,7 +17,8 @@ import {
   rotateImages,
   shiftImage,
   switchImages,
-} from "../../services/images";
+} from "../../services/images/images";
+import { imagesTransformer } from "../../services/images/processing";
 import { serviceContext } from "../context";
 
 const tags = ["Images"];

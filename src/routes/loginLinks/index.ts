@@ -2,10 +2,10 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { generateLoginLink, validateLoginLink } from "../../services/tokens";
+import { UserSettings } from "../../services/accounts/schemas/settings";
+import { User } from "../../services/accounts/schemas/users";
+import { generateLoginLink, validateLoginLink } from "../../services/accounts/tokens";
 import { serviceContext } from "../context";
-import { UserSettings } from "../userSettings/schemas";
-import { User } from "../users/schemas";
 
 const tags = ["Login link"];
 

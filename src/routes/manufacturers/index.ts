@@ -4,15 +4,15 @@ import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { flushRequestedUpdates } from "../../middleware/afterWrites";
-import { ADS_SCOPE } from "../../services/ads";
-import { builtInAssistant } from "../../services/manufacturerDirectory";
+import { ADS_SCOPE } from "../../services/ads/access";
+import { builtInAssistant } from "../../services/ads/manufacturerAssistant";
 import {
   attachManufacturer,
   createManufacturer,
   deleteManufacturer,
   searchManufacturers,
   updateManufacturer,
-} from "../../services/manufacturers";
+} from "../../services/ads/manufacturers";
 import { serviceContext } from "../context";
 
 const tags = ["Manufacturers"];

@@ -7,8 +7,8 @@ import { pathId, queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { type MarketplacePortal, PortalGateway, simulatorOf } from "../../portals/gateway";
-import { userScope } from "../../services/cache";
-import { completeConnection, disconnect, getConnection, startConnection } from "../../services/portalConnections";
+import { completeConnection, disconnect, getConnection, startConnection } from "../../services/publishing/connections";
+import { userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
 
 const tags = ["Portal connection"];

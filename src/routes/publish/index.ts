@@ -5,8 +5,14 @@ import { ok } from "../../lib/envelope";
 import { ApiError } from "../../lib/errors";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
 import { type Outcome, type PublishMode, requestPublishing } from "../../services/publishing";
+import {
+  PublishAd,
+  PublishAds,
+  PublishEverywhere,
+  PublishResults,
+  UpdatePublishedAds,
+} from "../../services/publishing/schemas";
 import { serviceContext } from "../context";
-import { PublishAd, PublishAds, PublishEverywhere, PublishResults, UpdatePublishedAds } from "./schemas";
 
 const tags = ["Publish"];
 const refusals = "Refusals answer `portal: <portal> - adId: <adId> - <reason>`.";

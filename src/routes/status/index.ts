@@ -2,8 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { adStatuses, statusTotals } from "../../services/status";
-import { PortalStatus } from "../ads/schemas";
+import { PortalStatus } from "../../services/ads/schemas";
+import { adStatuses, statusTotals } from "../../services/publishing/status";
 import { serviceContext } from "../context";
 
 const tags = ["Status"];

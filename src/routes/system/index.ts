@@ -5,7 +5,7 @@ import { ApiError } from "../../lib/errors";
 import { queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope } from "../../lib/openapi";
 import { callingClient } from "../../middleware/auth";
-import { readiness } from "../../services/health";
+import { readiness } from "../../services/operations/health";
 
 const Check = z
   .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })

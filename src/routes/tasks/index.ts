@@ -6,9 +6,9 @@ import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryInt } from "../../lib/fields";
 import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { userScope } from "../../services/cache";
-import { FEATURE_NAMES } from "../../services/features";
-import { createTask, deleteTask, listTasks, updateTask } from "../../services/tasks";
+import { FEATURE_NAMES } from "../../services/catalogue/features";
+import { createTask, deleteTask, listTasks, updateTask } from "../../services/scheduling/tasks";
+import { userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
 
 const tags = ["Tasks"];

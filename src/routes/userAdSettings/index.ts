@@ -5,8 +5,8 @@ import { ok } from "../../lib/envelope";
 import { id, pathId, queryBool, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { userScope } from "../../services/cache";
-import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/userAdSettings";
+import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/accounts/adSettings";
+import { userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
 
 const tags = ["User ad settings"];

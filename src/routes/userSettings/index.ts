@@ -6,10 +6,10 @@ import { badRequest } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { userScope } from "../../services/cache";
-import { getSettings, patchSettings, replaceSettings } from "../../services/userSettings";
+import { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "../../services/accounts/schemas/settings";
+import { getSettings, patchSettings, replaceSettings } from "../../services/accounts/settings";
+import { userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
-import { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas";
 
 const tags = ["User settings"];
 const response = envelope(UserSettings);

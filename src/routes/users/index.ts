@@ -2,11 +2,19 @@ import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { USERS_SCOPE, userScope } from "../../services/cache";
-import { issueActivation } from "../../services/tokens";
-import { createUser, deleteUser, getUser, listUsers, updateUser } from "../../services/users";
+import {
+  CreatedUser,
+  CreateUser,
+  DeleteUser,
+  UpdateUser,
+  User,
+  UserIdParam,
+  UsersQuery,
+} from "../../services/accounts/schemas/users";
+import { issueActivation } from "../../services/accounts/tokens";
+import { createUser, deleteUser, getUser, listUsers, updateUser } from "../../services/accounts/users";
+import { USERS_SCOPE, userScope } from "../../services/shared/revisions";
 import { serviceContext } from "../context";
-import { CreatedUser, CreateUser, DeleteUser, UpdateUser, User, UserIdParam, UsersQuery } from "./schemas";
 
 const tags = ["Users"];
 

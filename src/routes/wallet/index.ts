@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { adjustWallet, getWallet } from "../../services/wallet";
+import { adjustWallet, getWallet } from "../../services/wallet/wallet";
 import { serviceContext } from "../context";
 
 const tags = ["Wallet"];

@@ -2,7 +2,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { EVENT_TYPES } from "../../services/events";
+import { EVENT_TYPES } from "../../services/events/events";
 import {
   createWebhook,
   deleteWebhook,
@@ -14,7 +14,7 @@ import {
   rotateWebhookSecret,
   testWebhook,
   updateWebhook,
-} from "../../services/webhooks";
+} from "../../services/events/webhooks";
 import { serviceContext } from "../context";
 import { Event } from "../events";
 

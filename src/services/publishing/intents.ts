@@ -6,10 +6,10 @@ import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import { adWriteScopes } from "../ads";
-import { bumpRevisions } from "../cache";
-import { eventOf } from "../events";
-import { noteBudgetCrossing } from "../wallet";
+import { adWriteScopes } from "../ads/access";
+import { eventOf } from "../events/events";
+import { bumpRevisions } from "../shared/revisions";
+import { noteBudgetCrossing } from "../wallet/wallet";
 import type { ItemKind } from "./lifecycle";
 import type { PublishPortal } from "./types";
 

@@ -4,9 +4,9 @@ import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
-import { ADS_SCOPE } from "../ads";
-import { bumpRevisions } from "../cache";
-import { type EventType, eventOf } from "../events";
+import { ADS_SCOPE } from "../ads/access";
+import { type EventType, eventOf } from "../events/events";
+import { bumpRevisions } from "../shared/revisions";
 
 /**
  * The publication state machine, in one place: what each event of a queue item does to the item, to

@@ -1,0 +1,70 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { userAdSettings } from "../../db/schema";
+import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
+import { requireUser, type Scope } from "../shared/access";
+import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+
+export type UserAdPortal = "portal_a" | "portal_b" | "website";
+
+export interface UserAdSettingView {
+  portal: UserAdPortal;
+  header: string;
+  footer: string;
+  allowContactByEmail: boolean;
+}
+
+export async function getUserAdSettings(
+  db: Db,
+  scope: Scope,
+  userId: number,
+  portal?: UserAdPortal,
+): Promise<{ userId: number; settings: UserAdSettingView[] }> {
+  await requireUser(db, scope, userId);
+  const rows = await db
+    .select()
+    .from(userAdSettings)
+    .where(
+      portal
+        ? and(eq(userAdSettings.userId, userId), eq(userAdSettings.portal, portal))
+        : eq(userAdSettings.userId, userId),
+    )
+    .orderBy(asc(userAdSettings.portal));
+  return { userId, settings: rows.map(({ userId: _u, ...setting }) => setting) };
+}
+
+/** Creates or replaces the settings of each given portal; header and footer are sanitised HTML. */
+export async function replaceUserAdSettings(
+  db: Db,
+  scope: Scope,
+  input: {
+    userId: number;
+    settings: { portal: UserAdPortal; header: string; footer: string; allowContactByEmail?: boolean | undefined }[];
+  },
+) {
+  await requireUser(db, scope, input.userId);
+  const rows = await Promise.all(
+    input.settings.map(async (s) => ({
+      userId: input.userId,
+      portal: s.portal,
+      header: await sanitizeHtml(s.header, USER_AD_SETTINGS_TAGS),
+      footer: await sanitizeHtml(s.footer, USER_AD_SETTINGS_TAGS),
+      allowContactByEmail: s.allowContactByEmail ?? true,
+    })),
+  );
+  if (rows.length > 0) {
+    await db.batch([
+      bumpRevisions(db, userWriteScopes(input.userId)),
+      ...rows.map((row) =>
+        db
+          .insert(userAdSettings)
+          .values(row)
+          .onConflictDoUpdate({
+            target: [userAdSettings.userId, userAdSettings.portal],
+            set: { header: row.header, footer: row.footer, allowContactByEmail: row.allowContactByEmail },
+          }),
+      ),
+    ]);
+  }
+  return getUserAdSettings(db, scope, input.userId);
+}

@@ -1,0 +1,74 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { apiClients } from "../../db/schema";
+import type { ApiClient } from "../../env";
+import { randomToken, sha256Hex } from "../../lib/crypto";
+
+/** How long an isolate trusts a key it has looked up; a revocation takes effect within this time. */
+export const CLIENT_CACHE_MS = 10_000;
+/** Keys remembered per isolate, good and bad; the oldest go first past this. */
+const CLIENT_CACHE_SIZE = 10_000;
+const byKeyHash = new Map<string, { lookup: Promise<ApiClient | null>; until: number }>();
+
+/** The client of a key this isolate looked up recently and found valid; undefined otherwise. */
+export async function cachedClient(key: string): Promise<ApiClient | undefined> {
+  const cached = byKeyHash.get(await sha256Hex(key));
+  if (!cached || cached.until <= Date.now()) return undefined;
+  return (await cached.lookup) ?? undefined;
+}
+
+/**
+ * The client a key belongs to, or null. Lookups are shared: concurrent requests with one key make one
+ * D1 query, and the answer (a bad key too) is kept for CLIENT_CACHE_MS.
+ */
+export async function findClientByKey(db: Db, key: string): Promise<ApiClient | null> {
+  const keyHash = await sha256Hex(key);
+  const cached = byKeyHash.get(keyHash);
+  if (cached && cached.until > Date.now()) return cached.lookup;
+  const lookup = db
+    .select({
+      id: apiClients.id,
+      name: apiClients.name,
+      internal: apiClients.internal,
+      partner: apiClients.partner,
+      rate: apiClients.rate,
+      burst: apiClients.burst,
+    })
+    .from(apiClients)
+    .where(and(eq(apiClients.keyHash, keyHash), eq(apiClients.revoked, false)))
+    .get()
+    .then((row) => row ?? null);
+  byKeyHash.delete(keyHash);
+  byKeyHash.set(keyHash, { lookup, until: Date.now() + CLIENT_CACHE_MS });
+  if (byKeyHash.size > CLIENT_CACHE_SIZE) byKeyHash.delete(byKeyHash.keys().next().value as string);
+  // A failed lookup is not remembered.
+  lookup.catch(() => byKeyHash.delete(keyHash));
+  return lookup;
+}
+
+export interface NewClient {
+  name: string;
+  internal?: boolean;
+  partner?: boolean;
+  rate?: number | null;
+  burst?: number | null;
+}
+
+/** Creates a client with a fresh key; the key is returned once and only its hash is stored. */
+export async function createApiClient(db: Db, input: NewClient): Promise<{ client: ApiClient; key: string }> {
+  const key = `cam_${randomToken(32)}`;
+  const row = await db
+    .insert(apiClients)
+    .values({
+      name: input.name,
+      keyHash: await sha256Hex(key),
+      internal: input.internal ?? false,
+      partner: input.partner ?? false,
+      rate: input.rate ?? null,
+      burst: input.burst ?? null,
+    })
+    .returning()
+    .get();
+  const { id, name, internal, partner, rate, burst } = row;
+  return { client: { id, name, internal, partner, rate, burst }, key };
+}

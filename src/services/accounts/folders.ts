@@ -1,0 +1,124 @@
+import { and, asc, count, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { ads, folders } from "../../db/schema";
+import type { Page } from "../../lib/envelope";
+import { ApiError } from "../../lib/errors";
+import { requireUser, type Scope } from "../shared/access";
+import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+
+export interface FolderView {
+  userId: number;
+  folderId: number;
+  description: string;
+  /** Number of ads in the folder, when asked for with `total`. */
+  total?: number;
+}
+
+const toView = (row: typeof folders.$inferSelect): FolderView => ({
+  userId: row.userId,
+  folderId: row.id,
+  description: row.description,
+});
+
+async function allFolders(db: Db, userId: number): Promise<FolderView[]> {
+  return (await db.select().from(folders).where(eq(folders.userId, userId)).orderBy(asc(folders.id))).map(toView);
+}
+
+/**
+ * Without `total` the answer is one complete list; with `total` it is paged and each folder carries the
+ * number of ads in it.
+ */
+export async function listFolders(
+  db: Db,
+  scope: Scope,
+  query: { userId: number; folderId?: number; total: boolean; page: number; itemsPerPage: number },
+): Promise<Page<FolderView>> {
+  await requireUser(db, scope, query.userId);
+  const where = query.folderId
+    ? and(eq(folders.userId, query.userId), eq(folders.id, query.folderId))
+    : eq(folders.userId, query.userId);
+  if (!query.total) {
+    const rows = await db.select().from(folders).where(where).orderBy(asc(folders.id));
+    if (query.folderId && rows.length === 0) throw new ApiError(404, [`folderId: folder ${query.folderId} not found`]);
+    return { items: rows.map(toView), totalItems: rows.length, page: 1, itemsPerPage: Math.max(rows.length, 1) };
+  }
+  const [[totalRow], rows] = await db.batch([
+    db.select({ n: count() }).from(folders).where(where),
+    db
+      .select()
+      .from(folders)
+      .where(where)
+      .orderBy(asc(folders.id))
+      .limit(query.itemsPerPage)
+      .offset((query.page - 1) * query.itemsPerPage),
+  ]);
+  if (query.folderId && rows.length === 0) throw new ApiError(404, [`folderId: folder ${query.folderId} not found`]);
+  const counts =
+    rows.length === 0
+      ? []
+      : await db
+          .select({ folderId: ads.folderId, n: count() })
+          .from(ads)
+          .where(
+            inList(
+              ads.folderId,
+              rows.map((r) => r.id),
+            ),
+          )
+          .groupBy(ads.folderId);
+  const byFolder = new Map(counts.map((c) => [c.folderId, c.n]));
+  return {
+    items: rows.map((row) => ({ ...toView(row), total: byFolder.get(row.id) ?? 0 })),
+    totalItems: totalRow?.n ?? 0,
+    page: query.page,
+    itemsPerPage: query.itemsPerPage,
+  };
+}
+
+export async function createFolder(db: Db, scope: Scope, input: { userId: number; description: string }) {
+  await requireUser(db, scope, input.userId);
+  const [row] = await db.batch([
+    db.insert(folders).values(input).returning(),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return row.map(toView);
+}
+
+async function requireFolder(db: Db, userId: number, folderId: number): Promise<void> {
+  const row = await db
+    .select({ id: folders.id })
+    .from(folders)
+    .where(and(eq(folders.userId, userId), eq(folders.id, folderId)))
+    .get();
+  if (!row) throw new ApiError(404, [`folderId: folder ${folderId} not found`]);
+}
+
+export async function updateFolder(
+  db: Db,
+  scope: Scope,
+  input: { userId: number; folderId: number; description: string },
+): Promise<FolderView[]> {
+  await requireUser(db, scope, input.userId);
+  await requireFolder(db, input.userId, input.folderId);
+  await db.batch([
+    db.update(folders).set({ description: input.description }).where(eq(folders.id, input.folderId)),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return allFolders(db, input.userId);
+}
+
+/** Removes a folder; its ads stay, outside any folder. */
+export async function deleteFolder(
+  db: Db,
+  scope: Scope,
+  input: { userId: number; folderId: number },
+): Promise<FolderView[]> {
+  await requireUser(db, scope, input.userId);
+  await requireFolder(db, input.userId, input.folderId);
+  await db.batch([
+    db.delete(folders).where(eq(folders.id, input.folderId)),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return allFolders(db, input.userId);
+}

@@ -1,0 +1,60 @@
+import { z } from "@hono/zod-openapi";
+import { countyField } from "../../../lib/dutch";
+import { id, pagingQuery, text, upTo, webUrl } from "../../../lib/fields";
+
+const contactFields = {
+  name: text(2, 255),
+  address: text(2, 255),
+  houseNumber: upTo(20),
+  postalCode: upTo(10).nullable().openapi({ description: "Valid Dutch postal code; optional abroad (empty county)" }),
+  city: text(2, 255),
+  county: countyField(),
+  phone: text(5, 50),
+  website: webUrl(255).nullable(),
+  chathandle: upTo(255).nullable().openapi({ description: "Messenger handle" }),
+};
+
+export const CreateContact = z
+  .object({
+    userId: id(),
+    ...contactFields,
+    postalCode: contactFields.postalCode.optional(),
+    website: contactFields.website.optional(),
+    chathandle: contactFields.chathandle.optional(),
+  })
+  .openapi("CreateContact");
+
+export const UpdateContact = z
+  .object({
+    userId: id(),
+    contactId: id(),
+    ...(Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof contactFields]: z.ZodOptional<(typeof contactFields)[K]>;
+    }),
+  })
+  .openapi("UpdateContact");
+
+export const DeleteContact = z.object({ userId: id(), contactId: id() }).openapi("DeleteContact");
+
+export type ContactInput = z.infer<typeof CreateContact>;
+export type ContactPatch = z.infer<typeof UpdateContact>;
+
+export const Contact = z
+  .object({
+    userId: z.number().int(),
+    contactId: z.number().int(),
+    active: z.boolean().openapi({ description: "used by one or more active ads" }),
+    name: z.string(),
+    address: z.string(),
+    houseNumber: z.string(),
+    postalCode: z.string().nullable(),
+    city: z.string(),
+    county: z.string(),
+    country: z.string(),
+    phone: z.string(),
+    website: z.string().nullable(),
+    chathandle: z.string().nullable(),
+  })
+  .openapi("Contact");
+
+export const ContactsQuery = pagingQuery(100);

@@ -1,0 +1,114 @@
+import { z } from "@hono/zod-openapi";
+import { countyField } from "../../../lib/dutch";
+import { id, pagingQuery, pathId, text, upTo, webUrl } from "../../../lib/fields";
+import { Contact } from "./contacts";
+
+const date = () =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" })
+    .refine(
+      (v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
+      {
+        error: "must be a date yyyy-mm-dd",
+      },
+    );
+
+/** Writable user fields; `null` clears an optional field on update. */
+const userFields = {
+  clientId: id().nullable().openapi({ description: "Client that created the user; internal clients only" }),
+  externalUserId: z
+    .number()
+    .int()
+    .openapi({ description: "Id in the client's backend; changes by internal clients only" }),
+  companyName: text(2, 255).nullable().openapi({ description: "Either companyName or lastName is mandatory" }),
+  gender: z.enum(["M", "F"]).nullable(),
+  firstName: text(2, 255).nullable(),
+  lastName: text(2, 255).nullable(),
+  dateOfBirth: date().nullable(),
+  address: text(2, 255).nullable(),
+  houseNumber: upTo(20).nullable(),
+  postalCode: upTo(10).nullable().openapi({ description: "Valid Dutch postal code; optional abroad" }),
+  city: text(2, 255).nullable(),
+  county: countyField(),
+  country: z
+    .string()
+    .regex(/^([A-Z]{2})?$/, { error: "must be a two-letter country code (NL), or empty abroad" })
+    .openapi({ description: "`NL` (default); another code or empty outside the Netherlands" }),
+  email: z.email().max(255),
+  website: webUrl(255).nullable(),
+  phone: text(5, 50).nullable().openapi({ description: "Either phone or cellular is required" }),
+  fax: text(5, 50).nullable(),
+  cellular: text(5, 50).nullable(),
+  subscriptions: z
+    .object({ stock: z.boolean().optional(), shop: z.boolean().optional() })
+    .openapi({ description: "Internal clients only" }),
+};
+
+export const CreateUser = z
+  .object({
+    ...Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])),
+    externalUserId: userFields.externalUserId,
+    email: userFields.email,
+  } as {
+    [K in keyof typeof userFields]: K extends "externalUserId" | "email"
+      ? (typeof userFields)[K]
+      : z.ZodOptional<(typeof userFields)[K]>;
+  })
+  .openapi("CreateUser");
+
+export const UpdateUser = z
+  .object({
+    userId: id(),
+    ...(Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof userFields]: z.ZodOptional<(typeof userFields)[K]>;
+    }),
+  })
+  .openapi("UpdateUser");
+
+export type UserInput = z.infer<typeof CreateUser>;
+export type UserPatch = z.infer<typeof UpdateUser>;
+
+export const ContactsSummary = z.object({
+  numberOfContacts: z.number().int(),
+  numberOfActiveContacts: z.number().int().openapi({ description: "contacts used by active ads" }),
+  contacts: z.array(Contact),
+});
+
+export const User = z
+  .object({
+    userId: z.number().int(),
+    clientId: z.number().int().nullable(),
+    externalUserId: z.number().int().nullable(),
+    companyName: z.string().nullable(),
+    gender: z.string().nullable(),
+    firstName: z.string().nullable(),
+    lastName: z.string().nullable(),
+    dateOfBirth: z.string().nullable(),
+    address: z.string().nullable(),
+    houseNumber: z.string().nullable(),
+    postalCode: z.string().nullable(),
+    city: z.string().nullable(),
+    county: z.string(),
+    country: z.string(),
+    email: z.string(),
+    website: z.string().nullable(),
+    phone: z.string().nullable(),
+    fax: z.string().nullable(),
+    cellular: z.string().nullable(),
+    subscriptions: z.object({ stock: z.boolean(), shop: z.boolean() }),
+    contacts: ContactsSummary,
+    created: z.string(),
+    updated: z.string(),
+  })
+  .openapi("User");
+
+export const Activation = z.object({ activationtoken: z.string(), validUntil: z.string() }).openapi("Activation");
+
+export const CreatedUser = User.extend({ activation: Activation }).openapi("CreatedUser");
+
+export const UserIdParam = z.object({ userId: pathId("userId") });
+export const UsersQuery = pagingQuery(100);
+export const DeleteUser = z
+  .object({ userId: id(), ip: upTo(39).optional().openapi({ description: "End-user IP, for the log" }) })
+  .openapi("DeleteUser");

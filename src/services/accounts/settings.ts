@@ -1,0 +1,111 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { userSettings } from "../../db/schema";
+import { ApiError, badRequest } from "../../lib/errors";
+import { requireInternal, requireUser, type Scope } from "../shared/access";
+import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import type { SettingsInput, SettingsPatch } from "./schemas/settings";
+import { visibleUserIds } from "./users";
+
+type SettingsRow = typeof userSettings.$inferSelect;
+
+export interface SettingsView {
+  userId: number;
+  mainUserId: number | null;
+  walletUserId: number | null;
+  maxContacts: number;
+  status: "active" | "locked";
+  type: "supply" | "demand";
+  allowbids: boolean;
+  showcontact: boolean;
+  itemsPerPage: number;
+  maxImages: number;
+  groupId: number | null;
+  categoryId: number | null;
+  attributes: { key: string; value: string }[];
+  budgetNotifyLimit: number;
+}
+
+export const toSettingsView = ({ updatedAt: _updated, ...row }: SettingsRow): SettingsView => row;
+
+const INTERNAL_ONLY = ["mainUserId", "walletUserId", "maxContacts", "maxImages"] as const;
+
+export async function loadSettings(db: Db, userId: number): Promise<SettingsRow> {
+  const row = await db.select().from(userSettings).where(eq(userSettings.userId, userId)).get();
+  if (row) return row;
+  // Every user gets a settings row at creation; this only covers rows lost to manual edits.
+  return db.insert(userSettings).values({ userId }).returning().get();
+}
+
+export async function getSettings(db: Db, scope: Scope, userId: number): Promise<SettingsView> {
+  await requireUser(db, scope, userId);
+  return toSettingsView(await loadSettings(db, userId));
+}
+
+/** mainUserId and walletUserId must name users the client may see (and not the user itself for main). */
+async function checkReferences(db: Db, scope: Scope, input: Partial<SettingsInput>): Promise<void> {
+  const refs = (["mainUserId", "walletUserId"] as const).filter((f) => input[f] !== undefined && input[f] !== null);
+  const ids = refs.map((f) => input[f] as number);
+  const visible = await visibleUserIds(db, scope, ids);
+  const problems = refs.filter((f) => !visible.has(input[f] as number)).map((f) => `${f}: user ${input[f]} not found`);
+  if (problems.length > 0) throw new ApiError(400, problems);
+}
+
+/** POST: create or replace; fields not given return to their defaults. */
+export async function replaceSettings(db: Db, scope: Scope, input: SettingsInput): Promise<SettingsView> {
+  await requireUser(db, scope, input.userId);
+  for (const field of INTERNAL_ONLY) if (input[field] !== undefined) requireInternal(scope, field);
+  await checkReferences(db, scope, input);
+  const current = await loadSettings(db, input.userId);
+  const defaults: Omit<typeof userSettings.$inferInsert, "userId"> = {
+    mainUserId: null,
+    walletUserId: null,
+    type: "supply",
+    allowbids: true,
+    showcontact: true,
+    itemsPerPage: 25,
+    groupId: null,
+    categoryId: null,
+    attributes: [],
+    budgetNotifyLimit: 0,
+  };
+  // Internal-only limits a non-internal client cannot send are kept, not reset.
+  const values = {
+    ...defaults,
+    maxContacts: current.maxContacts,
+    maxImages: current.maxImages,
+    status: current.status,
+    ...input,
+    updatedAt: new Date().toISOString(),
+  };
+  await db.batch([
+    db.update(userSettings).set(values).where(eq(userSettings.userId, input.userId)),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return getSettings(db, scope, input.userId);
+}
+
+export async function patchSettings(db: Db, scope: Scope, patch: SettingsPatch): Promise<SettingsView> {
+  await requireUser(db, scope, patch.userId);
+  const { userId, ...changes } = patch;
+  if (Object.keys(changes).length === 0)
+    throw badRequest("body: nothing to patch (showcontact, attributes, budgetNotifyLimit)");
+  await loadSettings(db, userId);
+  await db.batch([
+    db
+      .update(userSettings)
+      .set({ ...changes, updatedAt: new Date().toISOString() })
+      .where(eq(userSettings.userId, userId)),
+    bumpRevisions(db, userWriteScopes(userId)),
+  ]);
+  return getSettings(db, scope, userId);
+}
+
+/** Account status transitions made by activation. */
+export async function setAccountStatus(db: Db, userId: number, status: "active" | "locked"): Promise<void> {
+  await loadSettings(db, userId);
+  await db.batch([
+    db.update(userSettings).set({ status, updatedAt: new Date().toISOString() }).where(eq(userSettings.userId, userId)),
+    bumpRevisions(db, userWriteScopes(userId)),
+  ]);
+}

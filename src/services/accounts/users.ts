@@ -1,0 +1,281 @@
+import { and, asc, count, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import {
+  adImages,
+  ads,
+  contacts,
+  folders,
+  notifications,
+  portalConnections,
+  tasks,
+  userAdSettings,
+  userSettings,
+  users,
+  walletEntries,
+} from "../../db/schema";
+import { userTokens } from "../../durable/UserTokens";
+import type { Env } from "../../env";
+import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
+import type { Page } from "../../lib/envelope";
+import { badRequest } from "../../lib/errors";
+import { formatDateTime, nowIso } from "../../lib/time";
+import { deleteObjects } from "../images/images";
+import { revokeAllConnections } from "../publishing/connections";
+import { requireInternal, requireUser, type Scope, type UserRow, visibleUsers } from "../shared/access";
+import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { type ContactsSummary, contactsSummaries } from "./contacts";
+import type { UserInput, UserPatch } from "./schemas/users";
+
+export interface UserView {
+  userId: number;
+  clientId: number | null;
+  externalUserId: number | null;
+  companyName: string | null;
+  gender: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  dateOfBirth: string | null;
+  address: string | null;
+  houseNumber: string | null;
+  postalCode: string | null;
+  city: string | null;
+  county: string;
+  country: string;
+  email: string;
+  website: string | null;
+  phone: string | null;
+  fax: string | null;
+  cellular: string | null;
+  subscriptions: { stock: boolean; shop: boolean };
+  contacts: ContactsSummary;
+  created: string;
+  updated: string;
+}
+
+export function toUserView(row: UserRow, summary: ContactsSummary | undefined): UserView {
+  return {
+    userId: row.id,
+    clientId: row.clientId,
+    externalUserId: row.externalUserId,
+    companyName: row.companyName,
+    gender: row.gender,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    dateOfBirth: row.dateOfBirth,
+    address: row.address,
+    houseNumber: row.houseNumber,
+    postalCode: row.postalCode,
+    city: row.city,
+    county: row.county,
+    country: row.country,
+    email: row.email,
+    website: row.website,
+    phone: row.phone,
+    fax: row.fax,
+    cellular: row.cellular,
+    subscriptions: { stock: row.subscriptionStock, shop: row.subscriptionShop },
+    contacts: summary ?? { numberOfContacts: 0, numberOfActiveContacts: 0, contacts: [] },
+    created: formatDateTime(row.createdAt),
+    updated: formatDateTime(row.updatedAt),
+  };
+}
+
+type UserColumns = Omit<typeof users.$inferInsert, "id" | "createdAt">;
+
+/** The rules that span fields, checked on the user as it will be stored; returns the normalised row. */
+function checkUserRules(user: UserColumns): UserColumns {
+  const problems: string[] = [];
+  if (!user.companyName && !user.lastName) problems.push("lastName: either companyName or lastName is required");
+  if (!user.phone && !user.cellular) problems.push("phone: either phone or cellular is required");
+  let postalCode = user.postalCode ?? null;
+  const inNetherlands = (user.country ?? "NL") === "NL";
+  if (inNetherlands && postalCode) {
+    postalCode = normalizeDutchPostalCode(postalCode);
+    if (!postalCode) problems.push(`postalCode: ${INVALID_POSTAL_CODE}`);
+  }
+  if (!inNetherlands && user.county) problems.push("county: must be empty outside the Netherlands");
+  if (problems.length > 0) throw badRequest(...problems);
+  return { ...user, postalCode };
+}
+
+/** Input fields → columns; `subscriptions` is split in two columns. */
+function toColumns(input: Partial<UserInput>): Partial<UserColumns> {
+  const { subscriptions, ...fields } = input;
+  const columns: Partial<UserColumns> = { ...fields };
+  if (subscriptions?.stock !== undefined) columns.subscriptionStock = subscriptions.stock;
+  if (subscriptions?.shop !== undefined) columns.subscriptionShop = subscriptions.shop;
+  return columns;
+}
+
+async function views(db: Db, rows: UserRow[]): Promise<UserView[]> {
+  const summaries = await contactsSummaries(
+    db,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) => toUserView(row, summaries.get(row.id)));
+}
+
+export async function getUser(db: Db, scope: Scope, userId: number): Promise<UserView> {
+  const [view] = await views(db, [await requireUser(db, scope, userId)]);
+  return view as UserView;
+}
+
+export async function listUsers(
+  db: Db,
+  scope: Scope,
+  query: { page: number; itemsPerPage: number },
+): Promise<Page<UserView>> {
+  const where = visibleUsers(scope);
+  const [[total], rows] = await db.batch([
+    db.select({ n: count() }).from(users).where(where),
+    db
+      .select()
+      .from(users)
+      .where(where)
+      .orderBy(asc(users.id))
+      .limit(query.itemsPerPage)
+      .offset((query.page - 1) * query.itemsPerPage),
+  ]);
+  return { items: await views(db, rows), totalItems: total?.n ?? 0, ...query };
+}
+
+export async function createUser(db: Db, scope: Scope, input: UserInput): Promise<UserView> {
+  if (input.clientId !== undefined) requireInternal(scope, "clientId");
+  if (input.subscriptions !== undefined) requireInternal(scope, "subscriptions");
+  const columns = checkUserRules({
+    country: "NL",
+    county: "",
+    ...toColumns(input),
+    clientId: input.clientId === undefined ? scope.clientId : input.clientId,
+    email: input.email,
+  });
+  const row = await db.insert(users).values(columns).returning().get();
+  await db.batch([db.insert(userSettings).values({ userId: row.id }), bumpRevisions(db, userWriteScopes(row.id))]);
+  return toUserView(row, undefined);
+}
+
+export async function updateUser(db: Db, scope: Scope, patch: UserPatch): Promise<UserView> {
+  const current = await requireUser(db, scope, patch.userId);
+  const { userId, ...changes } = patch;
+  if (changes.clientId !== undefined && changes.clientId !== current.clientId) requireInternal(scope, "clientId");
+  if (changes.externalUserId !== undefined && changes.externalUserId !== current.externalUserId) {
+    requireInternal(scope, "externalUserId");
+  }
+  if (changes.subscriptions !== undefined) requireInternal(scope, "subscriptions");
+  const { id: _id, createdAt: _created, ...stored } = current;
+  const merged = checkUserRules({ ...stored, ...toColumns(changes), updatedAt: nowIso() });
+  await db.batch([
+    db.update(users).set(merged).where(eq(users.id, userId)),
+    bumpRevisions(db, userWriteScopes(userId)),
+  ]);
+  return getUser(db, scope, userId);
+}
+
+const ANONYMISED = "anonymised";
+
+const logDeletion = (userId: number, outcome: string, ip: string | undefined) =>
+  console.log(JSON.stringify({ level: "info", msg: "user deleted", userId, outcome, ip: ip ?? null }));
+
+/**
+ * Deletes a user. Without ads or wallet transactions the user goes with everything below it; with
+ * them, every personal field of the user, its contacts and its ads' provider data is
+ * overwritten and the user disappears from the API. Irreversible either way; login links, activation
+ * tokens and marketplace connections (revoked at the portal) are dropped too.
+ */
+export async function deleteUser(
+  db: Db,
+  env: Env,
+  scope: Scope,
+  userId: number,
+  ip?: string,
+): Promise<"deleted" | "anonymised"> {
+  await requireUser(db, scope, userId);
+  // Tokens first: a user whose rows are gone must not keep a working login link.
+  await userTokens(env.USER_TOKENS, userId).clear();
+  await revokeAllConnections(db, env, userId);
+  const [adRows, entryRows] = await db.batch([
+    db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
+    db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
+  ]);
+  const bump = bumpRevisions(db, userWriteScopes(userId));
+  if (adRows.length === 0 && entryRows.length === 0) {
+    await db.batch([
+      db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
+      db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
+      db.delete(users).where(eq(users.id, userId)),
+      bump,
+    ]);
+    logDeletion(userId, "deleted", ip);
+    return "deleted";
+  }
+  const now = nowIso();
+  const userAds = db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId));
+  const objects = await db
+    .select({ originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
+    .from(adImages)
+    .where(inArray(adImages.adId, userAds));
+  await db.batch([
+    db
+      .update(users)
+      .set({
+        externalUserId: null,
+        companyName: ANONYMISED,
+        gender: null,
+        firstName: null,
+        lastName: ANONYMISED,
+        dateOfBirth: null,
+        address: null,
+        houseNumber: null,
+        postalCode: null,
+        city: null,
+        county: "",
+        country: "",
+        email: `${ANONYMISED}-${userId}@invalid`,
+        website: null,
+        phone: null,
+        fax: null,
+        cellular: null,
+        deletedAt: now,
+        updatedAt: now,
+      })
+      .where(eq(users.id, userId)),
+    db
+      .update(contacts)
+      .set({
+        name: ANONYMISED,
+        address: ANONYMISED,
+        houseNumber: "",
+        postalCode: null,
+        city: ANONYMISED,
+        county: "",
+        phone: "",
+        website: null,
+        chathandle: null,
+      })
+      .where(eq(contacts.userId, userId)),
+    db.update(ads).set({ provider: null }).where(eq(ads.userId, userId)),
+    // Pictures can show people and places: they go too.
+    db.delete(adImages).where(inArray(adImages.adId, userAds)),
+    db.delete(userAdSettings).where(eq(userAdSettings.userId, userId)),
+    db.delete(folders).where(eq(folders.userId, userId)),
+    // Portal connections hold tokens and the marketplace account's e-mail; tasks and notices go too.
+    db.delete(portalConnections).where(eq(portalConnections.userId, userId)),
+    db.delete(tasks).where(eq(tasks.userId, userId)),
+    db.delete(notifications).where(eq(notifications.userId, userId)),
+    bump,
+  ]);
+  await deleteObjects(env.MEDIA, objects);
+  logDeletion(userId, "anonymised", ip);
+  return "anonymised";
+}
+
+/** Users by id that the scope may see (for references such as walletUserId). */
+export async function visibleUserIds(db: Db, scope: Scope, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(inList(users.id, ids), visibleUsers(scope)));
+  return new Set(rows.map((r) => r.id));
+}

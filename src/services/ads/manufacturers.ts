@@ -1,0 +1,256 @@
+import { and, asc, count, eq, like, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { adPublications, ads, adUpdateRequests, categories, manufacturers, users } from "../../db/schema";
+import type { Page } from "../../lib/envelope";
+import { ApiError, badRequest } from "../../lib/errors";
+import { describe, loadCatalogue } from "../catalogue/catalogue";
+import { requireUser, type Scope, visibleUsers } from "../shared/access";
+import { bumpRevisions } from "../shared/revisions";
+import { adWriteScopes } from "./access";
+import type { ManufacturerAssistant } from "./manufacturerAssistant";
+
+type ManufacturerRow = typeof manufacturers.$inferSelect;
+
+export interface ManufacturerFields {
+  userId: number;
+  groupId?: number | null | undefined;
+  categoryId?: number | null | undefined;
+  brands?: string[] | undefined;
+  manufacturerTradename: string;
+  manufacturerAddress: string;
+  manufacturerEmail: string;
+  description?: string | undefined;
+}
+
+async function view(db: Db, row: ManufacturerRow) {
+  const catalogue = await loadCatalogue(db);
+  const category = row.categoryId === null ? undefined : catalogue.categories.get(row.categoryId);
+  return {
+    manufacturerId: row.id,
+    userId: row.userId,
+    groupId: row.groupId ?? category?.groupId ?? null,
+    categoryId: row.categoryId,
+    categoryDescription: category ? describe(category, "nl_NL") : "",
+    brands: row.brands,
+    manufacturerTradename: row.tradename,
+    manufacturerAddress: row.address,
+    manufacturerEmail: row.email,
+    description: row.description,
+  };
+}
+export type ManufacturerView = Awaited<ReturnType<typeof view>> & { suggestion?: boolean };
+
+async function checkCatalogueRefs(db: Db, input: { groupId?: number | null; categoryId?: number | null }) {
+  const catalogue = await loadCatalogue(db);
+  const problems: string[] = [];
+  const category = input.categoryId ? catalogue.categories.get(input.categoryId) : undefined;
+  if (input.categoryId && !category) problems.push(`categoryId: category ${input.categoryId} not found`);
+  if (input.groupId && !catalogue.groups.has(input.groupId)) problems.push(`groupId: group ${input.groupId} not found`);
+  if (category && input.groupId && category.groupId !== input.groupId) {
+    problems.push(`categoryId: category ${input.categoryId} is not in group ${input.groupId}`);
+  }
+  if (problems.length > 0) throw badRequest(...problems);
+}
+
+async function requireManufacturer(db: Db, scope: Scope, manufacturerId: number): Promise<ManufacturerRow> {
+  const row = await db
+    .select({ m: manufacturers })
+    .from(manufacturers)
+    .innerJoin(users, eq(users.id, manufacturers.userId))
+    .where(and(eq(manufacturers.id, manufacturerId), visibleUsers(scope)))
+    .get();
+  if (!row) throw new ApiError(404, [`manufacturerId: manufacturer ${manufacturerId} not found`]);
+  return row.m;
+}
+
+export interface ManufacturersQuery {
+  manufacturerId?: number | undefined;
+  userId?: number | undefined;
+  groupId?: number | undefined;
+  categoryId?: number | undefined;
+  brand?: string | undefined;
+  categoryDescription?: string | undefined;
+  manufacturerTradename?: string | undefined;
+  aiassist?: boolean | undefined;
+  page: number;
+  itemsPerPage: number;
+}
+
+export async function searchManufacturers(
+  db: Db,
+  scope: Scope,
+  query: ManufacturersQuery,
+  assistant: ManufacturerAssistant,
+): Promise<Page<ManufacturerView>> {
+  const where: SQL[] = [visibleUsers(scope)];
+  if (query.manufacturerId !== undefined) where.push(eq(manufacturers.id, query.manufacturerId));
+  if (query.userId !== undefined) where.push(eq(manufacturers.userId, query.userId));
+  if (query.groupId !== undefined) {
+    where.push(sql`coalesce(${manufacturers.groupId}, ${categories.groupId}) = ${query.groupId}`);
+  }
+  if (query.categoryId !== undefined) where.push(eq(manufacturers.categoryId, query.categoryId));
+  else if (query.categoryDescription) {
+    where.push(
+      sql`(${like(categories.descriptionNl, `%${query.categoryDescription}%`)} OR ${like(categories.descriptionEn, `%${query.categoryDescription}%`)})`,
+    );
+  }
+  if (query.brand) {
+    where.push(
+      sql`EXISTS (SELECT 1 FROM json_each(${manufacturers.brands}) WHERE lower(value) = lower(${query.brand}))`,
+    );
+  }
+  if (query.manufacturerTradename) where.push(like(manufacturers.tradename, `%${query.manufacturerTradename}%`));
+  const filter = and(...where);
+  const [[total], rows] = await db.batch([
+    db
+      .select({ n: count() })
+      .from(manufacturers)
+      .innerJoin(users, eq(users.id, manufacturers.userId))
+      .leftJoin(categories, eq(categories.id, manufacturers.categoryId))
+      .where(filter),
+    db
+      .select({ m: manufacturers })
+      .from(manufacturers)
+      .innerJoin(users, eq(users.id, manufacturers.userId))
+      .leftJoin(categories, eq(categories.id, manufacturers.categoryId))
+      .where(filter)
+      .orderBy(asc(manufacturers.id))
+      .limit(query.itemsPerPage)
+      .offset((query.page - 1) * query.itemsPerPage),
+  ]);
+  const items: ManufacturerView[] = await Promise.all(rows.map((r) => view(db, r.m)));
+  if (items.length === 0 && query.aiassist && (query.brand || query.manufacturerTradename)) {
+    const suggestions = await assistant.suggest({ brand: query.brand, tradename: query.manufacturerTradename });
+    const suggested = suggestions.map((s) => ({
+      manufacturerId: null as unknown as number,
+      userId: query.userId ?? null,
+      groupId: query.groupId ?? null,
+      categoryId: query.categoryId ?? null,
+      categoryDescription: "",
+      brands: [s.brand],
+      manufacturerTradename: s.manufacturerTradename,
+      manufacturerAddress: s.manufacturerAddress,
+      manufacturerEmail: s.manufacturerEmail,
+      description: "",
+      suggestion: true,
+    })) as ManufacturerView[];
+    return { items: suggested, totalItems: suggested.length, page: 1, itemsPerPage: query.itemsPerPage };
+  }
+  return { items, totalItems: total?.n ?? 0, page: query.page, itemsPerPage: query.itemsPerPage };
+}
+
+const columns = (input: Partial<ManufacturerFields>) => {
+  const out: Partial<typeof manufacturers.$inferInsert> = {};
+  if (input.groupId !== undefined) out.groupId = input.groupId;
+  if (input.categoryId !== undefined) out.categoryId = input.categoryId;
+  if (input.brands !== undefined) out.brands = [...new Set(input.brands)];
+  if (input.manufacturerTradename !== undefined) out.tradename = input.manufacturerTradename;
+  if (input.manufacturerAddress !== undefined) out.address = input.manufacturerAddress;
+  if (input.manufacturerEmail !== undefined) out.email = input.manufacturerEmail;
+  if (input.description !== undefined) out.description = input.description;
+  return out;
+};
+
+export async function createManufacturer(db: Db, scope: Scope, input: ManufacturerFields) {
+  await requireUser(db, scope, input.userId);
+  await checkCatalogueRefs(db, input);
+  const row = await db
+    .insert(manufacturers)
+    .values({
+      userId: input.userId,
+      tradename: input.manufacturerTradename,
+      address: input.manufacturerAddress,
+      email: input.manufacturerEmail,
+      ...columns(input),
+    })
+    .returning()
+    .get();
+  return view(db, row);
+}
+
+export async function updateManufacturer(
+  db: Db,
+  scope: Scope,
+  input: Partial<ManufacturerFields> & { manufacturerId: number },
+) {
+  const current = await requireManufacturer(db, scope, input.manufacturerId);
+  if (input.userId !== undefined && input.userId !== current.userId) await requireUser(db, scope, input.userId);
+  await checkCatalogueRefs(db, {
+    groupId: input.groupId === undefined ? current.groupId : input.groupId,
+    categoryId: input.categoryId === undefined ? current.categoryId : input.categoryId,
+  });
+  const row = await db
+    .update(manufacturers)
+    .set({ ...columns(input), ...(input.userId !== undefined ? { userId: input.userId } : {}) })
+    .where(eq(manufacturers.id, current.id))
+    .returning()
+    .get();
+  return view(db, row);
+}
+
+/** Removes the record; ads that used it keep no manufacturer. */
+export async function deleteManufacturer(db: Db, scope: Scope, manufacturerId: number): Promise<void> {
+  const current = await requireManufacturer(db, scope, manufacturerId);
+  await db.batch([
+    db.update(ads).set({ manufacturerId: null }).where(eq(ads.manufacturerId, current.id)),
+    db.delete(manufacturers).where(eq(manufacturers.id, current.id)),
+    bumpRevisions(db, adWriteScopes(current.userId)),
+  ]);
+}
+
+/**
+ * Attaches a manufacturer to the given ads of the user, or to all the user's ads in its category (its
+ * group when it has no category, every ad when it has neither). With `publish`, an update is requested
+ * for every portal each ad is active on; publishing turns those requests into queued updates.
+ */
+export async function attachManufacturer(
+  db: Db,
+  scope: Scope,
+  input: { manufacturerId: number; userId: number; adId?: number[] | undefined; publish?: boolean | undefined },
+): Promise<{ adIds: number[]; updatesRequested: number }> {
+  await requireUser(db, scope, input.userId);
+  const manufacturer = await requireManufacturer(db, scope, input.manufacturerId);
+  if (manufacturer.userId !== input.userId) {
+    throw badRequest(`manufacturerId: manufacturer ${manufacturer.id} does not belong to user ${input.userId}`);
+  }
+  let targets: number[];
+  if (input.adId?.length) {
+    const owned = await db
+      .select({ id: ads.id })
+      .from(ads)
+      .where(and(eq(ads.userId, input.userId), inList(ads.id, input.adId)));
+    const ownedIds = new Set(owned.map((r) => r.id));
+    const missing = input.adId.filter((id) => !ownedIds.has(id));
+    if (missing.length > 0)
+      throw badRequest(...missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`));
+    targets = [...ownedIds];
+  } else {
+    const scopeFilter =
+      manufacturer.categoryId !== null
+        ? eq(ads.categoryId, manufacturer.categoryId)
+        : manufacturer.groupId !== null
+          ? sql`${ads.categoryId} IN (SELECT id FROM categories WHERE group_id = ${manufacturer.groupId})`
+          : undefined;
+    const rows = await db
+      .select({ id: ads.id })
+      .from(ads)
+      .where(and(eq(ads.userId, input.userId), scopeFilter));
+    targets = rows.map((r) => r.id);
+  }
+  if (targets.length === 0) return { adIds: [], updatesRequested: 0 };
+  const published = input.publish
+    ? await db
+        .select({ adId: adPublications.adId, portal: adPublications.portal })
+        .from(adPublications)
+        .where(and(inList(adPublications.adId, targets), eq(adPublications.active, true)))
+    : [];
+  await db.batch([
+    db.update(ads).set({ manufacturerId: manufacturer.id }).where(inList(ads.id, targets)),
+    ...(published.length
+      ? [db.insert(adUpdateRequests).values(published.map((p) => ({ ...p, reason: "manufacturer" })))]
+      : []),
+    bumpRevisions(db, adWriteScopes(input.userId)),
+  ]);
+  return { adIds: targets, updatesRequested: published.length };
+}

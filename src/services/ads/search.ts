@@ -1,0 +1,127 @@
+import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { ads, categories, groups, users } from "../../db/schema";
+import type { Page } from "../../lib/envelope";
+import { forbidden } from "../../lib/errors";
+import { type Scope, visibleUsers } from "../shared/access";
+import type { AdsQueryInput } from "./schemas";
+import { type AdView, adViews, type SimpleAdView } from "./views";
+
+/** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
+const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const likeContains = (column: AnyColumn, value: string) => sql`${column} LIKE ${contains(value)} ESCAPE '\\'`;
+
+/** FTS5 query: every word must occur (as a prefix), each quoted so user input is never FTS syntax. */
+export function ftsQuery(keyword: string): string {
+  return keyword
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => `"${word.replaceAll('"', '""')}"*`)
+    .join(" ");
+}
+
+const closeDate = (portal: string) =>
+  sql`(SELECT close_date FROM ad_publications p WHERE p.ad_id = ${ads.id} AND p.portal = ${portal})`;
+
+/** Order expressions of the spec's order fields. `closeDate` is the soonest close over all portals. */
+const ORDER_EXPRESSIONS: Record<string, SQL> = {
+  price: sql`${ads.price}`,
+  created: sql`${ads.createdAt}`,
+  updated: sql`${ads.updatedAt}`,
+  title: sql`${ads.title} COLLATE NOCASE`,
+  closeDate: sql`(SELECT min(close_date) FROM ad_publications p WHERE p.ad_id = ${ads.id})`,
+  closeDatePortalA: closeDate("portal_a"),
+  closeDatePortalB: closeDate("portal_b"),
+  closeDateMeta: closeDate("website"),
+};
+
+function conditions(scope: Scope, q: AdsQueryInput): SQL[] {
+  const where: SQL[] = [visibleUsers(scope)];
+  if (q.adId) where.push(inList(ads.id, q.adId));
+  if (q.userId !== undefined) where.push(eq(ads.userId, q.userId));
+  if (q.folderId !== undefined) where.push(eq(ads.folderId, q.folderId));
+  if (q.status) where.push(eq(ads.status, q.status));
+  if (q.type) where.push(eq(ads.type, q.type));
+  if (q.title) where.push(likeContains(ads.title, q.title));
+  if (q.description) where.push(likeContains(ads.description, q.description));
+  if (q.categoryId !== undefined) where.push(eq(ads.categoryId, q.categoryId));
+  if (q.groupId !== undefined) where.push(eq(categories.groupId, q.groupId));
+  if (q.categoryDescription) {
+    where.push(
+      sql`(${likeContains(categories.descriptionNl, q.categoryDescription)} OR ${likeContains(categories.descriptionEn, q.categoryDescription)})`,
+    );
+  }
+  if (q.groupDescription) {
+    where.push(
+      sql`(${likeContains(groups.descriptionNl, q.groupDescription)} OR ${likeContains(groups.descriptionEn, q.groupDescription)})`,
+    );
+  }
+  if (q.searchkeyword) {
+    where.push(sql`${ads.id} IN (SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${ftsQuery(q.searchkeyword)})`);
+  }
+  if (q.searchportal) {
+    const inverted = q.searchportal.startsWith("!");
+    const portal = q.searchportal.replace(/^!/, "");
+    if (portal === "meta" && !scope.internal) throw forbidden("searchportal: meta is for internal clients only");
+    const active =
+      portal === "meta"
+        ? sql`EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = ${ads.id} AND p.active = 1)`
+        : sql`EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = ${ads.id} AND p.portal = ${portal} AND p.active = 1)`;
+    where.push(inverted ? sql`NOT ${active}` : active);
+  }
+  for (const a of q.searchattributes ?? []) {
+    const match: SQL[] = [];
+    if (a.value_equals !== undefined) match.push(sql`a.value = ${String(a.value_equals)}`);
+    if (a.value_equals_list)
+      match.push(
+        sql`a.value IN (${sql.join(
+          a.value_equals_list.map((v) => sql`${String(v)}`),
+          sql`, `,
+        )})`,
+      );
+    if (a.value_lessequal !== undefined) match.push(sql`a.value_number <= ${a.value_lessequal}`);
+    if (a.value_greaterequal !== undefined) match.push(sql`a.value_number >= ${a.value_greaterequal}`);
+    where.push(
+      sql`EXISTS (SELECT 1 FROM ad_attributes a WHERE a.ad_id = ${ads.id} AND a.portal = ${a.portal} AND a.key = ${a.key} AND ${sql.join(match, sql` AND `)})`,
+    );
+  }
+  if (q.searchmanufacturer !== undefined) {
+    // Only categories that carry the product-safety attributes take part.
+    const hasGpsr = sql`EXISTS (SELECT 1 FROM attribute_definitions d WHERE d.category_id = ${ads.categoryId} AND d.portal = 'portal_a' AND d.key = 'manufacturerTradename')`;
+    where.push(
+      q.searchmanufacturer
+        ? sql`${hasGpsr} AND ${ads.manufacturerId} IS NOT NULL`
+        : sql`${hasGpsr} AND ${ads.manufacturerId} IS NULL`,
+    );
+  }
+  return where;
+}
+
+/** GET /ads/: one round trip for count and page, one for the details (see adViews). */
+export async function searchAds(db: Db, scope: Scope, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
+  const itemsPerPage = q.itemsPerPage ?? 25;
+  const where = and(...conditions(scope, q));
+  const order = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => {
+    const expression = ORDER_EXPRESSIONS[field] as SQL;
+    return descending ? desc(expression) : asc(expression);
+  });
+  // Categories and groups are joined only for the filters that read them: the count is the costly part.
+  const needsCatalogue = q.groupId !== undefined || Boolean(q.groupDescription) || Boolean(q.categoryDescription);
+  const withJoins = <T extends SQLiteSelect>(query: T): T => {
+    query.innerJoin(users, eq(users.id, ads.userId));
+    if (needsCatalogue) {
+      query.leftJoin(categories, eq(categories.id, ads.categoryId)).leftJoin(groups, eq(groups.id, categories.groupId));
+    }
+    return query.where(where);
+  };
+  const [[total], rows] = await db.batch([
+    withJoins(db.select({ n: count() }).from(ads).$dynamic()),
+    withJoins(db.select(getTableColumns(ads)).from(ads).$dynamic())
+      .orderBy(...order, asc(ads.id))
+      .limit(itemsPerPage)
+      .offset((q.page - 1) * itemsPerPage),
+  ]);
+  return { items: await adViews(db, rows, q.simple), totalItems: total?.n ?? 0, page: q.page, itemsPerPage };
+}

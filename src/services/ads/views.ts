@@ -1,0 +1,164 @@
+import type { AdRow } from "./access";
+
+export type { AdRow };
+
+import { asc } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { adAttributes, adFeatures, adPublications, adSettings, type ads, contacts } from "../../db/schema";
+import { formatDateTime } from "../../lib/time";
+import { contactFields } from "../accounts/contacts";
+import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
+import { type ImageView, imagesByAd, imagesQuery, toImageView } from "../images/images";
+import { portalStatuses } from "../publishing/portalStatus";
+
+type AttributeRow = typeof adAttributes.$inferSelect;
+type SettingRow = typeof adSettings.$inferSelect;
+type PublicationRow = typeof adPublications.$inferSelect;
+type FeatureRow = typeof adFeatures.$inferSelect;
+
+function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
+  const byPortal = new Map<string, AttributeRow[]>();
+  for (const row of rows) byPortal.set(row.portal, [...(byPortal.get(row.portal) ?? []), row]);
+  const definitions = ad.categoryId === null ? undefined : catalogue.definitions.get(ad.categoryId);
+  return [...byPortal.entries()].map(([portal, list]) => ({
+    portal,
+    locale: list[0]?.locale ?? "nl_NL",
+    attributes: list
+      .sort((a, b) => a.seq - b.seq)
+      .map((row) => {
+        const definition = definitions?.get(row.portal)?.find((d) => d.key === row.key);
+        const numeric = definition?.type === "NUMBER" || definition?.type === "DOUBLE";
+        return {
+          key: row.key,
+          value: numeric && row.valueNumber !== null ? row.valueNumber : row.value,
+          label: definition ? labelOf(definition, "nl_NL") : row.key,
+        };
+      }),
+  }));
+}
+
+type ImageEntry = { row: Parameters<typeof toImageView>[0]; counter: number };
+
+/** `images` of an ad: the list, or false when it has none; `simple` shows the primary image only. */
+const imagesOf = (entries: ImageEntry[] | undefined, simple: boolean) => {
+  if (!entries?.length) return false as const;
+  return (simple ? entries.slice(0, 1) : entries).map(({ row, counter }) => toImageView(row, counter));
+};
+
+function baseView(
+  catalogue: Catalogue,
+  ad: AdRow,
+  publications: PublicationRow[],
+  features: FeatureRow[],
+  images: ImageView[] | false,
+) {
+  const category = ad.categoryId === null ? undefined : catalogue.categories.get(ad.categoryId);
+  const group = category ? catalogue.groups.get(category.groupId) : undefined;
+  return {
+    adId: ad.id,
+    created: formatDateTime(ad.createdAt),
+    updated: formatDateTime(ad.updatedAt),
+    userId: ad.userId,
+    contactId: ad.contactId,
+    folderId: ad.folderId,
+    status: ad.status,
+    externalAdId: ad.externalAdId,
+    type: ad.type,
+    title: ad.title,
+    imagetext: ad.imagetext,
+    groupId: group?.id ?? null,
+    groupDescription: group ? describe(group, "nl_NL") : null,
+    categoryId: ad.categoryId,
+    categoryDescription: category ? describe(category, "nl_NL") : null,
+    url: ad.url,
+    price: {
+      model: ad.priceModel,
+      price: ad.price,
+      minimumBid: ad.minimumBid,
+      shippingCosts: ad.shippingCosts,
+      retailPrice: ad.retail,
+    },
+    prices: pricesOf(catalogue, ad.categoryId),
+    images,
+    portals: portalStatuses(publications, features),
+    misc: { licensePlate: ad.licensePlate },
+    manufacturerId: ad.manufacturerId,
+  };
+}
+
+export type SimpleAdView = ReturnType<typeof baseView>;
+export type AdView = SimpleAdView & {
+  description: string;
+  attributes: ReturnType<typeof attributesView>;
+  settings: { portal: "portal_a" | "portal_b"; showcontact: boolean; autoreplace: boolean; video: string | null }[];
+  contact: ReturnType<typeof contactFields> | false;
+  provider: Record<string, string> | null;
+};
+
+const groupBy = <T extends { adId: number }>(rows: T[]) => {
+  const map = new Map<number, T[]>();
+  for (const row of rows) map.set(row.adId, [...(map.get(row.adId) ?? []), row]);
+  return map;
+};
+
+/**
+ * Views of a page of ads in one D1 round trip (plus the catalogue, cached per isolate), whatever the
+ * page holds. `simple` leaves out attributes, contact, settings, description and provider.
+ */
+export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(AdView | SimpleAdView)[]> {
+  const catalogue = await loadCatalogue(db);
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  if (simple) {
+    const [publicationRows, featureRows, imageRows] = await db.batch([
+      db.select().from(adPublications).where(inList(adPublications.adId, ids)),
+      db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
+      imagesQuery(db, ids),
+    ]);
+    const publications = groupBy(publicationRows);
+    const features = groupBy(featureRows);
+    const images = imagesByAd(imageRows);
+    return rows.map((ad) =>
+      baseView(
+        catalogue,
+        ad,
+        publications.get(ad.id) ?? [],
+        features.get(ad.id) ?? [],
+        imagesOf(images.get(ad.id), true),
+      ),
+    );
+  }
+  const contactIds = [...new Set(rows.map((r) => r.contactId).filter((v): v is number => v !== null))];
+  const [attributeRows, settingRows, publicationRows, contactRows, imageRows, featureRows] = await db.batch([
+    db.select().from(adAttributes).where(inList(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
+    db.select().from(adSettings).where(inList(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
+    db.select().from(adPublications).where(inList(adPublications.adId, ids)),
+    db.select().from(contacts).where(inList(contacts.id, contactIds)),
+    imagesQuery(db, ids),
+    db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
+  ]);
+  const images = imagesByAd(imageRows);
+  const features = groupBy(featureRows);
+  const attributes = groupBy(attributeRows);
+  const settings = groupBy(settingRows as (SettingRow & { adId: number })[]);
+  const publications = groupBy(publicationRows);
+  const contactsById = new Map(contactRows.map((c) => [c.id, c]));
+  return rows.map((ad) => {
+    const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);
+    return {
+      ...baseView(
+        catalogue,
+        ad,
+        publications.get(ad.id) ?? [],
+        features.get(ad.id) ?? [],
+        imagesOf(images.get(ad.id), false),
+      ),
+      description: ad.description,
+      attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
+      settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),
+      contact: contact ? contactFields(contact) : false,
+      provider: ad.provider ?? null,
+    };
+  });
+}

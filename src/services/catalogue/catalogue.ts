@@ -1,0 +1,84 @@
+import type { Db } from "../../db/client";
+import { attributeDefinitions, categories, categoryPrices, groups } from "../../db/schema";
+
+/**
+ * The category catalogue is reference data that only migrations change, so an isolate reads it once
+ * (one D1 round trip) and keeps it for CATALOGUE_TTL_MS.
+ */
+export const CATALOGUE_TTL_MS = 5 * 60 * 1000;
+export const LOCALES = ["nl_NL", "en_GB"] as const;
+export type Locale = (typeof LOCALES)[number];
+
+export type Group = typeof groups.$inferSelect;
+export type Category = typeof categories.$inferSelect;
+export type AttributeDefinition = typeof attributeDefinitions.$inferSelect;
+export type CategoryPrice = typeof categoryPrices.$inferSelect;
+export type CataloguePortal = AttributeDefinition["portal"];
+
+export interface Catalogue {
+  groups: Map<number, Group>;
+  categories: Map<number, Category>;
+  /** categoryId → portal → definitions in sort order. */
+  definitions: Map<number, Map<CataloguePortal, AttributeDefinition[]>>;
+  /** categoryId → price rows. */
+  prices: Map<number, CategoryPrice[]>;
+}
+
+let cached: { catalogue: Catalogue; until: number } | null = null;
+
+export async function loadCatalogue(db: Db): Promise<Catalogue> {
+  if (cached && cached.until > Date.now()) return cached.catalogue;
+  const [groupRows, categoryRows, definitionRows, priceRows] = await db.batch([
+    db.select().from(groups),
+    db.select().from(categories),
+    db.select().from(attributeDefinitions).orderBy(attributeDefinitions.categoryId, attributeDefinitions.sort),
+    db.select().from(categoryPrices),
+  ]);
+  const definitions = new Map<number, Map<CataloguePortal, AttributeDefinition[]>>();
+  for (const row of definitionRows) {
+    const byPortal = definitions.get(row.categoryId) ?? new Map<CataloguePortal, AttributeDefinition[]>();
+    definitions.set(row.categoryId, byPortal);
+    const list = byPortal.get(row.portal) ?? [];
+    list.push(row);
+    byPortal.set(row.portal, list);
+  }
+  const prices = new Map<number, CategoryPrice[]>();
+  for (const row of priceRows) prices.set(row.categoryId, [...(prices.get(row.categoryId) ?? []), row]);
+  const catalogue: Catalogue = {
+    groups: new Map(groupRows.map((g) => [g.id, g])),
+    categories: new Map(categoryRows.map((c) => [c.id, c])),
+    definitions,
+    prices,
+  };
+  cached = { catalogue, until: Date.now() + CATALOGUE_TTL_MS };
+  return catalogue;
+}
+
+export const describe = (row: { descriptionNl: string; descriptionEn: string }, locale: Locale) =>
+  locale === "en_GB" ? row.descriptionEn : row.descriptionNl;
+
+export const labelOf = (definition: AttributeDefinition, locale: Locale) =>
+  locale === "en_GB" ? definition.labelEn : definition.labelNl;
+
+/** Definitions of the product-safety (GPSR) keys, present on portal_a for non-automotive categories. */
+export const GPSR_KEYS = ["manufacturerTradename", "manufacturerAddress", "manufacturerEmail"] as const;
+
+export function hasGpsrAttributes(catalogue: Catalogue, categoryId: number): boolean {
+  return (catalogue.definitions.get(categoryId)?.get("portal_a") ?? []).some((d) => d.key === GPSR_KEYS[0]);
+}
+
+/** The spec's read-only `prices` object of an ad: per external portal, the cost of each action. */
+export function pricesOf(catalogue: Catalogue, categoryId: number | null) {
+  const rows = categoryId === null ? [] : (catalogue.prices.get(categoryId) ?? []);
+  const view = (portal: "portal_a" | "portal_b") =>
+    rows
+      .filter((r) => r.portal === portal)
+      .map(({ action, priceInternal, priceExternal, priceTotal, priceNative }) => ({
+        action,
+        priceInternal,
+        priceExternal,
+        priceTotal,
+        priceNative,
+      }));
+  return { portal_a: view("portal_a"), portal_b: view("portal_b") };
+}

@@ -1,0 +1,124 @@
+import { and, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Db } from "../../db/client";
+import { events, users, webhookDeliveries } from "../../db/schema";
+import { formatDateTime } from "../../lib/time";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+
+/** Every event type the log holds (the README's event catalogue). */
+export const EVENT_TYPES = [
+  "publish.pending",
+  "publish.active",
+  "publish.updated",
+  "publish.offline",
+  "publish.error",
+  "publish.cancelled",
+  "feature.active",
+  "feature.error",
+  "image.stored",
+  "image.failed",
+  "bid.received",
+  "statistics.updated",
+  "task.run",
+  "wallet.below_limit",
+  "connection.expired",
+  "webhook.disabled",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Events are kept this long; the cron purges older ones. */
+export const EVENT_RETENTION_MS = 30 * 86_400_000;
+
+/** A value of the event, or the column (of the `from` table) it comes from. */
+type Field<T> = T | SQL | SQLiteColumn;
+
+interface EventFields {
+  type: EventType;
+  userId: Field<number>;
+  adId?: Field<number> | null;
+  portal?: Field<string> | null;
+  /** A JSON object (SQL, e.g. `json_object(…)`), read when the row is written. */
+  data: SQL;
+}
+
+/**
+ * Events as an INSERT … SELECT for the same D1 batch as the change they report: written exactly when
+ * `when` holds (the change happened), each with the client of its user. Without `from`, one event for
+ * the user `fields.userId`; with `from`, one per row of that table matching `when` (`fields` then name
+ * its columns, e.g. the queue items a batch just wrote).
+ */
+export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`, from?: SQLiteTable) {
+  const columns = {
+    id: sql<number>`NULL`.as("id"),
+    clientId: users.clientId,
+    userId: users.id,
+    type: sql<string>`${fields.type}`.as("type"),
+    adId: sql<number | null>`${fields.adId ?? null}`.as("ad_id"),
+    portal: sql<string | null>`${fields.portal ?? null}`.as("portal"),
+    data: sql<string>`${fields.data}`.as("data"),
+    occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
+  };
+  const ofUser = sql`${users.id} = ${fields.userId}`;
+  return db
+    .insert(events)
+    .select(
+      from
+        ? db.select(columns).from(from).innerJoin(users, ofUser).where(when)
+        : db.select(columns).from(users).where(and(ofUser, when)),
+    );
+}
+
+type EventRow = typeof events.$inferSelect;
+
+export const eventView = (row: EventRow) => ({
+  eventId: row.id,
+  type: row.type as EventType,
+  occurredAt: formatDateTime(row.occurredAt),
+  userId: row.userId,
+  adId: row.adId,
+  portal: row.portal,
+  data: JSON.parse(row.data) as Record<string, unknown>,
+});
+export type EventView = ReturnType<typeof eventView>;
+
+/**
+ * GET /events/: the caller's events after a cursor, oldest first. Reading from 0 and following the
+ * answered cursor sees every event once, in order.
+ */
+export async function readEvents(
+  ctx: ServiceContext,
+  input: { after: number; types?: EventType[]; userId?: number; limit: number },
+): Promise<{ events: EventView[]; cursor: number }> {
+  if (input.userId !== undefined) await requireUser(ctx.db, ctx.scope, input.userId);
+  const rows = await ctx.db
+    .select()
+    .from(events)
+    .where(
+      and(
+        gt(events.id, input.after),
+        ctx.scope.internal ? undefined : eq(events.clientId, ctx.scope.clientId),
+        input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
+        input.types?.length ? inArray(events.type, input.types) : undefined,
+      ),
+    )
+    .orderBy(events.id)
+    .limit(input.limit);
+  return { events: rows.map(eventView), cursor: rows.at(-1)?.id ?? input.after };
+}
+
+/** Cron: events and webhook delivery logs older than the retention go, at most `limit` of each a run. */
+export async function purgeOldEvents(db: Db, now: Date, limit = 1000): Promise<number> {
+  const before = new Date(now.getTime() - EVENT_RETENTION_MS).toISOString();
+  const oldEvents = db.select({ id: events.id }).from(events).where(lt(events.occurredAt, before)).limit(limit);
+  const oldDeliveries = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(lt(webhookDeliveries.createdAt, before))
+    .limit(limit);
+  const [purged, purgedDeliveries] = await db.batch([
+    db.delete(events).where(sql`${events.id} IN ${oldEvents}`),
+    db.delete(webhookDeliveries).where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),
+  ]);
+  return (purged.meta.changes ?? 0) + (purgedDeliveries.meta.changes ?? 0);
+}

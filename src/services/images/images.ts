@@ -1,0 +1,396 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
+import { ApiError, badRequest } from "../../lib/errors";
+import { mediaUrl } from "../../lib/media";
+import { formatDateTime } from "../../lib/time";
+import { adWriteScopes, requireAd, visibleAds } from "../ads/access";
+import { eventOf } from "../events/events";
+import { requireUser, type Scope } from "../shared/access";
+import type { Job } from "../shared/jobMessages";
+import { bumpRevisions } from "../shared/revisions";
+
+type ImageRow = typeof adImages.$inferSelect;
+export interface ImageView {
+  counter: number;
+  image: { url: string };
+  thumbnail: { url: string };
+}
+
+export const toImageView = (row: ImageRow, counter: number): ImageView => ({
+  counter,
+  image: { url: mediaUrl(row.originalKey) },
+  thumbnail: { url: mediaUrl(row.thumbnailKey) },
+});
+
+/** The images of several ads in order, with their counters, in one query. */
+export function imagesQuery(db: Db, adIds: number[]) {
+  return db
+    .select()
+    .from(adImages)
+    .where(inList(adImages.adId, adIds))
+    .orderBy(adImages.adId, adImages.sortKey, adImages.id);
+}
+
+/** Groups ordered image rows per ad; the counter is the position, from 1. */
+export function imagesByAd(rows: ImageRow[]): Map<number, { row: ImageRow; counter: number }[]> {
+  const byAd = new Map<number, { row: ImageRow; counter: number }[]>();
+  for (const row of rows) {
+    const list = byAd.get(row.adId) ?? [];
+    list.push({ row, counter: list.length + 1 });
+    byAd.set(row.adId, list);
+  }
+  return byAd;
+}
+
+async function orderedImages(db: Db, adId: number) {
+  return imagesByAd(await imagesQuery(db, [adId])).get(adId) ?? [];
+}
+
+export async function listImages(db: Db, adId: number): Promise<ImageView[]> {
+  return (await orderedImages(db, adId)).map(({ row, counter }) => toImageView(row, counter));
+}
+
+export async function getImages(db: Db, scope: Scope, adId: number) {
+  await requireAd(db, scope, adId);
+  return { adId, images: await listImages(db, adId) };
+}
+
+/** Marks an update on every portal the ad is active on, when asked (autoupdate). */
+const requestUpdates = (db: Db, adId: number) =>
+  db.insert(adUpdateRequests).select(
+    db
+      .select({
+        id: sql<number>`NULL`.as("id"),
+        adId: adPublications.adId,
+        portal: adPublications.portal,
+        reason: sql<string>`'images'`.as("reason"),
+        createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
+      })
+      .from(adPublications)
+      .where(and(eq(adPublications.adId, adId), eq(adPublications.active, true))),
+  );
+
+/** Images an ad holds: stored ones plus jobs still waiting. */
+async function heldImages(db: Db, adId: number): Promise<number> {
+  const [[stored], [waiting]] = await db.batch([
+    db.select({ n: sql<number>`count(*)` }).from(adImages).where(eq(adImages.adId, adId)),
+    db
+      .select({ n: sql<number>`count(*)` })
+      .from(imageJobs)
+      .where(and(eq(imageJobs.adId, adId), eq(imageJobs.done, false))),
+  ]);
+  return (stored?.n ?? 0) + (waiting?.n ?? 0);
+}
+
+export interface ImageSource {
+  url?: string | undefined;
+  path?: string | undefined;
+}
+
+/**
+ * POST (replace) and PUT (add) /images/<adId>: records one job per image, in request order, and queues
+ * them. A request that would take the ad past maxImages is refused whole.
+ */
+export async function queueImages(
+  db: Db,
+  queue: Queue<Job>,
+  storage: R2Bucket,
+  scope: Scope,
+  input: {
+    adId: number;
+    images: { image: ImageSource }[];
+    autoupdate: boolean;
+    replace: boolean;
+    requestId?: string;
+  },
+) {
+  const ad = await requireAd(db, scope, input.adId);
+  const [settings, held] = await Promise.all([
+    db.select({ maxImages: userSettings.maxImages }).from(userSettings).where(eq(userSettings.userId, ad.userId)),
+    heldImages(db, ad.id),
+  ]);
+  const maxImages = settings[0]?.maxImages ?? 24;
+  const kept = input.replace ? 0 : held;
+  const refusal = (count: number) =>
+    new ApiError(409, [
+      `images: the ad may have at most ${maxImages} images (maxImages); it has ${count} and ${input.images.length} were sent`,
+    ]);
+  if (kept + input.images.length > maxImages) throw refusal(kept);
+  const replaced = input.replace ? await orderedImages(db, ad.id) : [];
+  const statements: BatchItem<"sqlite">[] = [bumpRevisions(db, adWriteScopes(ad.userId))];
+  if (input.replace) {
+    // Replacing drops the current images and cancels jobs still waiting, so they cannot land later.
+    statements.push(
+      db.delete(adImages).where(eq(adImages.adId, ad.id)),
+      // Each job still waiting reports `image.failed` as it is cancelled.
+      eventOf(
+        db,
+        {
+          type: "image.failed",
+          userId: imageJobs.userId,
+          adId: imageJobs.adId,
+          data: sql`json_object('jobId', ${imageJobs.id}, 'reason', 'replaced by a later request')`,
+        },
+        and(eq(imageJobs.adId, ad.id), eq(imageJobs.done, false)),
+        imageJobs,
+      ),
+      db
+        .update(imageJobs)
+        .set({ done: true, result: false, reason: "replaced by a later request" })
+        .where(and(eq(imageJobs.adId, ad.id), eq(imageJobs.done, false))),
+    );
+  }
+  const insertJobs = db
+    .insert(imageJobs)
+    .values(
+      input.images.map(({ image }) => ({
+        adId: ad.id,
+        userId: ad.userId,
+        sourceUrl: image.url ?? "",
+        sourcePath: image.path ?? "",
+        autoupdate: input.autoupdate,
+      })),
+    )
+    .returning({ id: imageJobs.id });
+  let jobs: { id: number }[];
+  try {
+    // The trigger image_jobs_max_per_ad refuses the batch past maxImages, also under concurrent requests.
+    const batch = [...statements, insertJobs] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+    const results = await db.batch(batch);
+    jobs = results[results.length - 1] as { id: number }[];
+  } catch (error) {
+    if (String((error as Error)?.message ?? error).includes("maxImages reached"))
+      throw refusal(await heldImages(db, ad.id));
+    throw error;
+  }
+  await deleteObjects(
+    storage,
+    replaced.map(({ row }) => row),
+  );
+  try {
+    await queue.sendBatch(
+      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, requestId: input.requestId } satisfies Job })),
+    );
+  } catch (error) {
+    await db
+      .update(imageJobs)
+      .set({ done: true, result: false, reason: "could not be queued" })
+      .where(
+        inList(
+          imageJobs.id,
+          jobs.map((j) => j.id),
+        ),
+      );
+    throw error;
+  }
+  return { adId: ad.id, images: await listImages(db, ad.id) };
+}
+
+/** Removes the R2 objects of image rows (after their rows are gone). */
+export async function deleteObjects(storage: R2Bucket, rows: Pick<ImageRow, "originalKey" | "thumbnailKey">[]) {
+  const keys = rows.flatMap((r) => [r.originalKey, r.thumbnailKey]);
+  for (let i = 0; i < keys.length; i += 1000) await storage.delete(keys.slice(i, i + 1000));
+}
+
+/** Every stored object of the given ads, to delete once their rows are gone. */
+export async function imageObjectsOf(db: Db, adIds: number[]) {
+  if (adIds.length === 0) return [];
+  return db
+    .select({ originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
+    .from(adImages)
+    .where(inList(adImages.adId, adIds));
+}
+
+async function changeAndAnswer(
+  db: Db,
+  adId: number,
+  userId: number,
+  autoupdate: boolean,
+  ...statements: Parameters<Db["batch"]>[0][number][]
+) {
+  await db.batch([
+    bumpRevisions(db, adWriteScopes(userId)),
+    ...statements,
+    ...(autoupdate ? [requestUpdates(db, adId)] : []),
+  ]);
+  return listImages(db, adId);
+}
+
+function byCounter(images: { row: ImageRow; counter: number }[], counters: number[]) {
+  const missing = counters.filter((c) => !images.some((i) => i.counter === c));
+  if (missing.length > 0) throw badRequest(...missing.map((c) => `images: the ad has no image ${c}`));
+  return counters.map((c) => (images.find((i) => i.counter === c) as { row: ImageRow }).row);
+}
+
+/** DELETE /images/<adId>: all images go. */
+export async function deleteAllImages(db: Db, storage: R2Bucket, scope: Scope, adId: number) {
+  const ad = await requireAd(db, scope, adId);
+  const images = await orderedImages(db, ad.id);
+  await changeAndAnswer(db, ad.id, ad.userId, true, db.delete(adImages).where(eq(adImages.adId, ad.id)));
+  await deleteObjects(
+    storage,
+    images.map((i) => i.row),
+  );
+}
+
+/** DELETE /images/: the given counters go; the rest close up from 1. */
+export async function deleteImages(db: Db, storage: R2Bucket, scope: Scope, input: { adId: number; images: number[] }) {
+  const ad = await requireAd(db, scope, input.adId);
+  const rows = byCounter(await orderedImages(db, ad.id), input.images);
+  const images = await changeAndAnswer(
+    db,
+    ad.id,
+    ad.userId,
+    true,
+    db.delete(adImages).where(
+      inList(
+        adImages.id,
+        rows.map((r) => r.id),
+      ),
+    ),
+  );
+  await deleteObjects(storage, rows);
+  return { adId: ad.id, images };
+}
+
+/** DELETE /images/batch/: all images of the user's given ads. */
+export async function deleteImagesOfAds(
+  db: Db,
+  storage: R2Bucket,
+  scope: Scope,
+  input: { userId: number; adId: number[] },
+) {
+  await requireUser(db, scope, input.userId);
+  const visible = await visibleAds(db, scope, input.adId);
+  const missing = input.adId.filter((id) => visible.get(id)?.userId !== input.userId);
+  if (missing.length > 0)
+    throw new ApiError(
+      404,
+      missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`),
+    );
+  const objects = await imageObjectsOf(db, input.adId);
+  await db.batch([
+    bumpRevisions(db, adWriteScopes(input.userId)),
+    db.delete(adImages).where(inList(adImages.adId, input.adId)),
+    ...input.adId.map((adId) => requestUpdates(db, adId)),
+  ]);
+  await deleteObjects(storage, objects);
+}
+
+/** POST /imageswitch/: two images trade places. */
+export async function switchImages(db: Db, scope: Scope, input: { adId: number; images: [number, number] }) {
+  const ad = await requireAd(db, scope, input.adId);
+  const [first, second] = byCounter(await orderedImages(db, ad.id), input.images) as [ImageRow, ImageRow];
+  return changeAndAnswer(
+    db,
+    ad.id,
+    ad.userId,
+    true,
+    db
+      .update(adImages)
+      .set({ sortKey: sql`CASE ${adImages.id} WHEN ${first.id} THEN ${second.sortKey} ELSE ${first.sortKey} END` })
+      .where(inList(adImages.id, [first.id, second.id])),
+  );
+}
+
+/** POST /imageshift/: the image at `from` moves to position `to`; the others keep their order. */
+export async function shiftImage(db: Db, scope: Scope, input: { adId: number; images: [number, number] }) {
+  const ad = await requireAd(db, scope, input.adId);
+  const images = await orderedImages(db, ad.id);
+  const [from, to] = input.images;
+  const [moving] = byCounter(images, [from]) as [ImageRow];
+  if (to < 1 || to > images.length) throw badRequest(`images: position ${to} is outside 1-${images.length}`);
+  const others = images.filter((i) => i.row.id !== moving.id).map((i) => i.row);
+  const before = others[to - 2];
+  const after = others[to - 1];
+  // A sort key between the new neighbours; the job ids of images still to come are always larger.
+  const sortKey =
+    before && after
+      ? (before.sortKey + after.sortKey) / 2
+      : after
+        ? after.sortKey - 1
+        : before
+          ? before.sortKey + 0.5
+          : moving.sortKey;
+  return changeAndAnswer(
+    db,
+    ad.id,
+    ad.userId,
+    true,
+    db.update(adImages).set({ sortKey }).where(eq(adImages.id, moving.id)),
+  );
+}
+
+export interface ImageTransformer {
+  rotate(
+    storage: R2Bucket,
+    key: string,
+    degrees: 90 | 180 | 270,
+  ): Promise<{ key: string; width: number; height: number }>;
+}
+
+/** POST /imagerotate/: turns the pixels of the originals and thumbnails clockwise. */
+export async function rotateImages(
+  db: Db,
+  storage: R2Bucket,
+  transformer: ImageTransformer,
+  scope: Scope,
+  input: { adId: number; images: number[]; rotate: 90 | 180 | 270 },
+) {
+  const ad = await requireAd(db, scope, input.adId);
+  const rows = byCounter(await orderedImages(db, ad.id), [...new Set(input.images)]);
+  const rotated = await Promise.all(
+    rows.map(async (row) => {
+      const [original, thumbnail] = await Promise.all([
+        transformer.rotate(storage, row.originalKey, input.rotate),
+        transformer.rotate(storage, row.thumbnailKey, input.rotate),
+      ]);
+      return { row, original, thumbnail };
+    }),
+  );
+  const images = await changeAndAnswer(
+    db,
+    ad.id,
+    ad.userId,
+    true,
+    ...rotated.map(({ row, original, thumbnail }) =>
+      db
+        .update(adImages)
+        .set({ originalKey: original.key, thumbnailKey: thumbnail.key, width: original.width, height: original.height })
+        .where(eq(adImages.id, row.id)),
+    ),
+  );
+  await deleteObjects(
+    storage,
+    rows.map((r) => r),
+  );
+  return images;
+}
+
+// ---- image status ----
+
+type JobRow = typeof imageJobs.$inferSelect;
+export const toImageStatus = (job: JobRow) => ({
+  jobId: job.id,
+  adId: job.adId,
+  images: [{ URL: job.sourceUrl, path: job.sourcePath }],
+  created: formatDateTime(job.createdAt),
+  processing: job.processing,
+  done: job.done,
+  result: job.result,
+  reason: job.reason ?? "",
+});
+
+export async function imageStatus(db: Db, scope: Scope, input: { userId: number; adId?: number[] | undefined }) {
+  await requireUser(db, scope, input.userId);
+  const rows = await db
+    .select()
+    .from(imageJobs)
+    .where(and(eq(imageJobs.userId, input.userId), input.adId?.length ? inList(imageJobs.adId, input.adId) : undefined))
+    .orderBy(imageJobs.id)
+    .limit(1000);
+  return rows.map(toImageStatus);
+}

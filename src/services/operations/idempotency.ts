@@ -1,0 +1,91 @@
+import { and, eq, lt, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { idempotencyKeys } from "../../db/schema";
+
+/** How long a first answer is kept and replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** A first request still holds its key this long; one that died without answering frees it after. */
+export const IDEMPOTENCY_LOCK_MS = 60_000;
+
+export interface StoredAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type KeyClaim =
+  | { kind: "claimed" }
+  | { kind: "running" }
+  | { kind: "mismatch" }
+  | { kind: "replay"; answer: StoredAnswer };
+
+/**
+ * Claims a key for a request, atomically: a new key (or an expired one, or a lock its request left
+ * behind) is taken by exactly one caller; otherwise the caller learns whether the first request is
+ * still running, was another request, or has an answer to replay.
+ */
+export async function claimKey(
+  db: Db,
+  clientId: number,
+  key: string,
+  fingerprint: string,
+  now: Date,
+): Promise<KeyClaim> {
+  const at = now.toISOString();
+  const [claimed, [existing]] = await db.batch([
+    db
+      .insert(idempotencyKeys)
+      .values({
+        clientId,
+        key,
+        fingerprint,
+        lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+      })
+      .onConflictDoUpdate({
+        target: [idempotencyKeys.clientId, idempotencyKeys.key],
+        set: {
+          fingerprint: sql`excluded.fingerprint`,
+          lockedUntil: sql`excluded.locked_until`,
+          status: null,
+          headers: null,
+          body: null,
+          expiresAt: sql`excluded.expires_at`,
+        },
+        setWhere: sql`${idempotencyKeys.expiresAt} < ${at} OR (${idempotencyKeys.status} IS NULL AND ${idempotencyKeys.lockedUntil} < ${at} AND ${idempotencyKeys.fingerprint} = excluded.fingerprint)`,
+      })
+      .returning({ key: idempotencyKeys.key }),
+    db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.clientId, clientId), eq(idempotencyKeys.key, key))),
+  ]);
+  if (claimed.length > 0) return { kind: "claimed" };
+  if (!existing || existing.fingerprint !== fingerprint) return { kind: "mismatch" };
+  if (existing.status === null || existing.body === null) return { kind: "running" };
+  return { kind: "replay", answer: { status: existing.status, headers: existing.headers ?? {}, body: existing.body } };
+}
+
+/** Keeps the first answer for replay. */
+export async function storeAnswer(db: Db, clientId: number, key: string, answer: StoredAnswer): Promise<void> {
+  await db
+    .update(idempotencyKeys)
+    .set({ status: answer.status, headers: answer.headers, body: answer.body, lockedUntil: null })
+    .where(and(eq(idempotencyKeys.clientId, clientId), eq(idempotencyKeys.key, key)));
+}
+
+/** Frees a key whose request failed unexpectedly, so that the client can try again with it. */
+export async function releaseKey(db: Db, clientId: number, key: string): Promise<void> {
+  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.clientId, clientId), eq(idempotencyKeys.key, key)));
+}
+
+/** Cron: drops expired keys, at most `limit` a run. */
+export async function purgeExpiredKeys(db: Db, now: Date, limit = 1000): Promise<number> {
+  const expired = db
+    .select({ rowid: sql`rowid` })
+    .from(idempotencyKeys)
+    .where(lt(idempotencyKeys.expiresAt, now.toISOString()))
+    .limit(limit);
+  const result = await db.delete(idempotencyKeys).where(sql`rowid IN ${expired}`);
+  return result.meta.changes ?? 0;
+}

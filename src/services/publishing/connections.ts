@@ -1,0 +1,278 @@
+import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
+import { batchAll, type Db } from "../../db/client";
+import { portalConnections } from "../../db/schema";
+import type { Env } from "../../env";
+import { randomToken } from "../../lib/crypto";
+import { ApiError } from "../../lib/errors";
+import { currentKeyId, mask, open, seal } from "../../lib/secretBox";
+import { formatDateTime, nowIso } from "../../lib/time";
+import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../../portals/gateway";
+import { eventOf } from "../events/events";
+import { requireUser, type Scope } from "../shared/access";
+
+const STATE_TTL_MS = 10 * 60 * 1000;
+type ConnectionRow = typeof portalConnections.$inferSelect;
+
+/** The spec's portal connection; token fields exist but never show a token. */
+export const connectionView = (userId: number, portal: MarketplacePortal, row: ConnectionRow | undefined) => ({
+  userId,
+  portal,
+  status: row?.status ?? false,
+  externalUserId: row?.externalUserId ?? 0,
+  accessToken: mask(Boolean(row?.accessToken)),
+  accessTokenExpire: row?.accessTokenExpire ? formatDateTime(row.accessTokenExpire) : "",
+  refreshToken: mask(Boolean(row?.refreshToken)),
+  email: row?.email ?? "",
+  scope: row?.scope ?? [],
+});
+
+async function loadConnection(db: Db, userId: number, portal: MarketplacePortal) {
+  return db
+    .select()
+    .from(portalConnections)
+    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)))
+    .get();
+}
+
+export async function getConnection(db: Db, scope: Scope, userId: number, portal: MarketplacePortal) {
+  await requireUser(db, scope, userId);
+  return connectionView(userId, portal, await loadConnection(db, userId, portal));
+}
+
+const callbackUrl = (publicOrigin: string, portal: MarketplacePortal) => `${publicOrigin}/oauth/callback/${portal}`;
+
+const cleared = {
+  status: false,
+  externalUserId: null,
+  accessToken: null,
+  accessTokenExpire: null,
+  refreshToken: null,
+  email: "",
+  scope: [],
+};
+
+/** POST: starts the authorization; every earlier token of the user on the portal is revoked. */
+export async function startConnection(
+  db: Db,
+  env: Env,
+  scope: Scope,
+  input: { userId: number; portal: MarketplacePortal; publicOrigin: string },
+) {
+  await requireUser(db, scope, input.userId);
+  await revokeAtPortal(env, input.portal, await loadConnection(db, input.userId, input.portal));
+  const state = randomToken(16);
+  const values = {
+    ...cleared,
+    oauthState: state,
+    oauthStateExpire: new Date(Date.now() + STATE_TTL_MS).toISOString(),
+    updatedAt: nowIso(),
+  };
+  await db
+    .insert(portalConnections)
+    .values({ userId: input.userId, portal: input.portal, ...values })
+    .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values });
+  const gateway = new PortalGateway(env, input.portal);
+  return {
+    redirect: gateway.authorizeUrl(input.publicOrigin, {
+      state,
+      redirectUri: callbackUrl(input.publicOrigin, input.portal),
+    }),
+  };
+}
+
+async function storeTokens(db: Db, env: Env, userId: number, portal: MarketplacePortal, tokens: TokenSet) {
+  const values = {
+    status: true,
+    externalUserId: tokens.account.id,
+    accessToken: await seal(tokens.accessToken, env),
+    accessTokenExpire: tokens.expiresAt.toISOString(),
+    refreshToken: await seal(tokens.refreshToken, env),
+    email: tokens.account.email,
+    scope: tokens.scope,
+    oauthState: null,
+    oauthStateExpire: null,
+    updatedAt: nowIso(),
+  };
+  return db
+    .insert(portalConnections)
+    .values({ userId, portal, ...values })
+    .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values })
+    .returning()
+    .get();
+}
+
+/** PUT: exchanges the authorization code for tokens; a wrong state or code is refused. */
+export async function completeConnection(
+  db: Db,
+  env: Env,
+  scope: Scope,
+  input: { userId: number; portal: MarketplacePortal; code: string; state?: string | undefined; publicOrigin: string },
+) {
+  await requireUser(db, scope, input.userId);
+  const current = await loadConnection(db, input.userId, input.portal);
+  if (!current?.oauthState || !current.oauthStateExpire || current.oauthStateExpire < nowIso()) {
+    throw new ApiError(409, ["portal: no authorization in progress; start one with POST /oauth/<userId>/<portal>/"]);
+  }
+  if (input.state !== undefined && input.state !== current.oauthState)
+    throw new ApiError(400, ["state: does not match the authorization"]);
+  try {
+    const tokens = await new PortalGateway(env, input.portal).exchangeCode(
+      input.code,
+      callbackUrl(input.publicOrigin, input.portal),
+    );
+    return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
+  } catch (error) {
+    if (error instanceof PortalError && error.kind !== "transient")
+      throw new ApiError(400, ["code: refused by the portal"]);
+    throw error;
+  }
+}
+
+/** Best effort: the portal forgets the user's tokens (ours are cleared whatever it answers). */
+async function revokeAtPortal(env: Env, portal: MarketplacePortal, current: ConnectionRow | undefined) {
+  const gateway = new PortalGateway(env, portal);
+  for (const sealed of [current?.accessToken, current?.refreshToken]) {
+    if (sealed) await gateway.revoke(await open(sealed, env)).catch(() => undefined);
+  }
+}
+
+/** DELETE: revokes the tokens at the portal (best effort) and forgets them. */
+export async function disconnect(db: Db, env: Env, scope: Scope, userId: number, portal: MarketplacePortal) {
+  await requireUser(db, scope, userId);
+  const current = await loadConnection(db, userId, portal);
+  if (current?.refreshToken) {
+    await new PortalGateway(env, portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);
+  }
+  const values = { ...cleared, oauthState: null, oauthStateExpire: null, updatedAt: nowIso() };
+  await db
+    .update(portalConnections)
+    .set(values)
+    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)));
+  return connectionView(userId, portal, undefined);
+}
+
+export async function isConnected(db: Db, userId: number, portal: MarketplacePortal): Promise<boolean> {
+  return (await loadConnection(db, userId, portal))?.status ?? false;
+}
+
+/**
+ * Runs a marketplace call with the user's access token: refreshed first when it has expired, and once
+ * more when the portal does not accept it.
+ */
+export async function withAccessToken<T>(
+  db: Db,
+  env: Env,
+  userId: number,
+  portal: MarketplacePortal,
+  call: (gateway: PortalGateway, token: string) => Promise<T>,
+): Promise<T> {
+  const gateway = new PortalGateway(env, portal);
+  const current = await loadConnection(db, userId, portal);
+  if (!current?.status || !current.accessToken || !current.refreshToken) {
+    throw new PortalError("refused", "user is not connected to the portal");
+  }
+  const refresh = async (row: ConnectionRow) => {
+    let tokens: TokenSet;
+    try {
+      tokens = await gateway.refresh(await open(row.refreshToken as string, env));
+    } catch (error) {
+      if (error instanceof PortalError && error.kind !== "transient") await expireConnection(db, userId, portal);
+      throw error;
+    }
+    await storeTokens(db, env, userId, portal, tokens);
+    return tokens.accessToken;
+  };
+  let token =
+    current.accessTokenExpire && current.accessTokenExpire > nowIso()
+      ? await open(current.accessToken, env)
+      : await refresh(current);
+  try {
+    return await call(gateway, token);
+  } catch (error) {
+    if (!(error instanceof PortalError) || error.kind !== "unauthorized") throw error;
+    token = await refresh((await loadConnection(db, userId, portal)) as ConnectionRow);
+    return call(gateway, token);
+  }
+}
+
+/**
+ * The portal refused to renew the access: the connection is over until the user connects again, and
+ * `connection.expired` says so (once: only a connection that was still on reports it).
+ */
+async function expireConnection(db: Db, userId: number, portal: MarketplacePortal): Promise<void> {
+  const connection = and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal));
+  await db.batch([
+    eventOf(
+      db,
+      {
+        type: "connection.expired",
+        userId,
+        portal,
+        data: sql`json_object('reason', 'the portal refused to renew the access')`,
+      },
+      sql`EXISTS (SELECT 1 FROM portal_connections WHERE user_id = ${userId} AND portal = ${portal} AND status = 1)`,
+    ),
+    db
+      .update(portalConnections)
+      .set({ ...cleared, updatedAt: nowIso() })
+      .where(connection),
+  ]);
+}
+
+/** Revokes (best effort) every marketplace connection of a user; the caller deletes the rows. */
+export async function revokeAllConnections(db: Db, env: Env, userId: number): Promise<void> {
+  const rows = await db.select().from(portalConnections).where(eq(portalConnections.userId, userId));
+  for (const row of rows) await revokeAtPortal(env, row.portal, row);
+}
+
+/** Connections holding a token not sealed with the current key (the filter of a key rotation). */
+const underOldKey = (keyId: string) =>
+  or(
+    and(isNotNull(portalConnections.accessToken), notLike(portalConnections.accessToken, `v2.${keyId}.%`)),
+    and(isNotNull(portalConnections.refreshToken), notLike(portalConnections.refreshToken, `v2.${keyId}.%`)),
+  );
+
+/** How many connections still hold a token sealed with another key than the current one. */
+export async function tokensToReseal(db: Db, env: Env): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(portalConnections)
+    .where(underOldKey(await currentKeyId(env)));
+  return row?.n ?? 0;
+}
+
+/**
+ * Key rotation: re-seals, with the current key, up to `limit` connections whose tokens were sealed with
+ * the previous one (the cron runs it every minute; nothing to do without TOKEN_ENCRYPTION_KEY_PREVIOUS).
+ */
+export async function reencryptTokens(db: Db, env: Env, limit: number): Promise<number> {
+  if (!env.TOKEN_ENCRYPTION_KEY_PREVIOUS || !env.TOKEN_ENCRYPTION_KEY) return 0;
+  const rows = await db
+    .select()
+    .from(portalConnections)
+    .where(underOldKey(await currentKeyId(env)))
+    .limit(limit);
+  const reseal = async (sealed: string | null) => (sealed ? seal(await open(sealed, env), env) : sealed);
+  const resealed = await Promise.all(
+    rows.map(async (row) => ({
+      row,
+      accessToken: await reseal(row.accessToken),
+      refreshToken: await reseal(row.refreshToken),
+    })),
+  );
+  const updates = resealed.map(({ row, accessToken, refreshToken }) =>
+    db
+      .update(portalConnections)
+      .set({ accessToken, refreshToken })
+      .where(
+        and(
+          eq(portalConnections.userId, row.userId),
+          eq(portalConnections.portal, row.portal),
+          // Unless a refresh stored new tokens meanwhile.
+          eq(portalConnections.updatedAt, row.updatedAt),
+        ),
+      ),
+  );
+  await batchAll(db, updates);
+  return rows.length;
+}

@@ -1,0 +1,80 @@
+import { and, count, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { adFeatures, adPublications, ads } from "../../db/schema";
+import type { Env } from "../../env";
+import type { Page } from "../../lib/envelope";
+import { nowIso } from "../../lib/time";
+import type { MarketplacePortal } from "../../portals/gateway";
+import { requireUser, type Scope } from "../shared/access";
+import { withAccessToken } from "./connections";
+import { portalStatuses } from "./portalStatus";
+
+/** Statuses of the user's given ads; with `force` the marketplaces are asked for the live state first. */
+export async function adStatuses(
+  db: Db,
+  env: Env,
+  scope: Scope,
+  input: { userId: number; adIds: number[]; force: boolean; page: number; itemsPerPage: number },
+): Promise<Page<{ adId: number; portals: ReturnType<typeof portalStatuses> }>> {
+  await requireUser(db, scope, input.userId);
+  const owned = await db
+    .select({ id: ads.id })
+    .from(ads)
+    .where(and(eq(ads.userId, input.userId), inList(ads.id, input.adIds)))
+    .orderBy(ads.id);
+  const ids = owned.map((r) => r.id).slice((input.page - 1) * input.itemsPerPage, input.page * input.itemsPerPage);
+  if (input.force) await refreshFromPortals(db, env, input.userId, ids);
+  const [publications, features] = await db.batch([
+    db.select().from(adPublications).where(inList(adPublications.adId, ids)),
+    db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
+  ]);
+  return {
+    items: ids.map((adId) => ({
+      adId,
+      portals: portalStatuses(
+        publications.filter((p) => p.adId === adId),
+        features.filter((f) => f.adId === adId),
+      ),
+    })),
+    totalItems: owned.length,
+    page: input.page,
+    itemsPerPage: input.itemsPerPage,
+  };
+}
+
+/** `force`: the live state of each listing (online, close date) from its marketplace. */
+async function refreshFromPortals(db: Db, env: Env, userId: number, adIds: number[]) {
+  const live = await db
+    .select()
+    .from(adPublications)
+    .where(and(inList(adPublications.adId, adIds), eq(adPublications.active, true)));
+  for (const publication of live) {
+    if (publication.portal === "website" || !publication.remoteAdId) continue;
+    const state = await withAccessToken(db, env, userId, publication.portal as MarketplacePortal, (gateway, token) =>
+      gateway.getListing(token, publication.remoteAdId),
+    ).catch(() => null);
+    if (!state) continue;
+    await db
+      .update(adPublications)
+      .set({
+        online: state.online,
+        ...(state.closeDate ? { closeDate: state.closeDate } : {}),
+        processingDate: nowIso(),
+      })
+      .where(and(eq(adPublications.adId, publication.adId), eq(adPublications.portal, publication.portal)));
+  }
+}
+
+/** GET /status/totals/<userId>/: the number of the user's ads per ad status. */
+export async function statusTotals(db: Db, scope: Scope, userId: number) {
+  await requireUser(db, scope, userId);
+  const rows = await db
+    .select({ status: ads.status, n: count() })
+    .from(ads)
+    .where(eq(ads.userId, userId))
+    .groupBy(ads.status);
+  const totals = { active: 0, concept: 0, archive: 0 };
+  for (const row of rows) totals[row.status] = row.n;
+  return { userId, ...totals, total: totals.active + totals.concept + totals.archive };
+}

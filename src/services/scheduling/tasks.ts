@@ -1,0 +1,171 @@
+import { and, asc, count, desc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/inList";
+import { ads, taskRuns, tasks, type WEEKDAYS } from "../../db/schema";
+import type { Page } from "../../lib/envelope";
+import { ApiError, badRequest } from "../../lib/errors";
+import { formatDateTime, nowIso } from "../../lib/time";
+import type { MarketplacePortal } from "../../portals/gateway";
+import { requireUser, type Scope } from "../shared/access";
+import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+
+type TaskRow = typeof tasks.$inferSelect;
+type Weekday = (typeof WEEKDAYS)[number];
+
+export interface TaskInput {
+  userId: number;
+  portal: MarketplacePortal;
+  time: string;
+  dayOfWeek?: Weekday[] | null | undefined;
+  adId?: number[] | undefined;
+  feature?: string | undefined;
+  enabled: boolean;
+}
+
+const runView = (row: typeof taskRuns.$inferSelect) => ({
+  due: formatDateTime(row.dueAt),
+  ads: row.ads,
+  queued: row.queued,
+  skipped: row.skipped,
+  cost: row.cost,
+});
+
+const taskView = (row: TaskRow, runs?: (typeof taskRuns.$inferSelect)[]) => ({
+  taskId: row.id,
+  userId: row.userId,
+  portal: row.portal,
+  adId: row.adIds,
+  time: row.time,
+  dayOfWeek: row.dayOfWeek ?? [],
+  feature: row.feature,
+  enabled: row.enabled,
+  ...(runs ? { runs: runs.map(runView) } : {}),
+});
+export type TaskView = ReturnType<typeof taskView>;
+
+/** Task ads must be the user's own. */
+async function checkAds(db: Db, userId: number, adIds: number[] | undefined) {
+  if (!adIds?.length) return;
+  const owned = await db
+    .select({ id: ads.id })
+    .from(ads)
+    .where(and(eq(ads.userId, userId), inList(ads.id, adIds)));
+  const missing = adIds.filter((id) => !owned.some((o) => o.id === id));
+  if (missing.length > 0) throw badRequest(...missing.map((id) => `adId: ad ${id} not found for user ${userId}`));
+}
+
+async function allTasks(db: Db, userId: number): Promise<TaskView[]> {
+  return (await db.select().from(tasks).where(eq(tasks.userId, userId)).orderBy(asc(tasks.id))).map((row) =>
+    taskView(row),
+  );
+}
+
+export async function listTasks(
+  db: Db,
+  scope: Scope,
+  query: {
+    userId: number;
+    portal?: MarketplacePortal | undefined;
+    taskId?: number | undefined;
+    page: number;
+    itemsPerPage: number;
+  },
+): Promise<Page<TaskView>> {
+  await requireUser(db, scope, query.userId);
+  const where = and(
+    eq(tasks.userId, query.userId),
+    query.portal ? eq(tasks.portal, query.portal) : undefined,
+    query.taskId ? eq(tasks.id, query.taskId) : undefined,
+  );
+  const [[total], rows] = await db.batch([
+    db.select({ n: count() }).from(tasks).where(where),
+    db
+      .select()
+      .from(tasks)
+      .where(where)
+      .orderBy(asc(tasks.id))
+      .limit(query.itemsPerPage)
+      .offset((query.page - 1) * query.itemsPerPage),
+  ]);
+  if (query.taskId) {
+    const task = rows[0];
+    if (!task) throw new ApiError(404, [`taskId: task ${query.taskId} not found`]);
+    // One task: with its recent runs.
+    const runs = await db
+      .select()
+      .from(taskRuns)
+      .where(eq(taskRuns.taskId, task.id))
+      .orderBy(desc(taskRuns.dueAt))
+      .limit(20);
+    return { items: [taskView(task, runs)], totalItems: 1, page: 1, itemsPerPage: query.itemsPerPage };
+  }
+  return {
+    items: rows.map((row) => taskView(row)),
+    totalItems: total?.n ?? 0,
+    page: query.page,
+    itemsPerPage: query.itemsPerPage,
+  };
+}
+
+export async function createTask(db: Db, scope: Scope, input: TaskInput): Promise<TaskView[]> {
+  await requireUser(db, scope, input.userId);
+  await checkAds(db, input.userId, input.adId);
+  await db.batch([
+    db.insert(tasks).values({
+      userId: input.userId,
+      portal: input.portal,
+      time: input.time,
+      dayOfWeek: input.dayOfWeek?.length ? input.dayOfWeek : null,
+      adIds: input.adId ?? [],
+      feature: input.feature ?? "upcall",
+      enabled: input.enabled,
+    }),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return allTasks(db, input.userId);
+}
+
+async function requireTask(db: Db, userId: number, taskId: number, portal?: MarketplacePortal): Promise<TaskRow> {
+  const row = await db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.id, taskId), eq(tasks.userId, userId), portal ? eq(tasks.portal, portal) : undefined))
+    .get();
+  if (!row) throw new ApiError(404, [`taskId: task ${taskId} not found`]);
+  return row;
+}
+
+export async function updateTask(
+  db: Db,
+  scope: Scope,
+  input: Partial<Omit<TaskInput, "userId" | "portal">> & { taskId: number; userId: number },
+): Promise<TaskView[]> {
+  await requireUser(db, scope, input.userId);
+  await requireTask(db, input.userId, input.taskId);
+  await checkAds(db, input.userId, input.adId);
+  const changes: Partial<typeof tasks.$inferInsert> = { updatedAt: nowIso() };
+  if (input.time !== undefined) changes.time = input.time;
+  if (input.dayOfWeek !== undefined) changes.dayOfWeek = input.dayOfWeek?.length ? input.dayOfWeek : null;
+  if (input.adId !== undefined) changes.adIds = input.adId;
+  if (input.feature !== undefined) changes.feature = input.feature;
+  if (input.enabled !== undefined) changes.enabled = input.enabled;
+  await db.batch([
+    db.update(tasks).set(changes).where(eq(tasks.id, input.taskId)),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return allTasks(db, input.userId);
+}
+
+export async function deleteTask(
+  db: Db,
+  scope: Scope,
+  input: { taskId: number; userId: number; portal: MarketplacePortal },
+): Promise<TaskView[]> {
+  await requireUser(db, scope, input.userId);
+  await requireTask(db, input.userId, input.taskId, input.portal);
+  await db.batch([
+    db.delete(tasks).where(eq(tasks.id, input.taskId)),
+    bumpRevisions(db, userWriteScopes(input.userId)),
+  ]);
+  return allTasks(db, input.userId);
+}

@@ -1,0 +1,111 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { notifications, userSettings, walletEntries } from "../../db/schema";
+import { formatDateTime } from "../../lib/time";
+import { eventOf } from "../events/events";
+import { requireInternal, requireUser, type Scope } from "../shared/access";
+
+/** Whose wallet pays for a user's actions: its walletUserId when set, otherwise the user itself. */
+export async function payerOf(db: Db, userId: number): Promise<number> {
+  const row = await db
+    .select({ walletUserId: userSettings.walletUserId })
+    .from(userSettings)
+    .where(eq(userSettings.userId, userId))
+    .get();
+  return row?.walletUserId ?? userId;
+}
+
+export const balanceQuery = (db: Db, userId: number) =>
+  db
+    .select({ balance: sql<number>`coalesce(sum(${walletEntries.amount}), 0)` })
+    .from(walletEntries)
+    .where(eq(walletEntries.userId, userId));
+
+export async function balanceOf(db: Db, userId: number): Promise<number> {
+  return (await balanceQuery(db, userId).get())?.balance ?? 0;
+}
+
+const entryView = (row: typeof walletEntries.$inferSelect) => ({
+  entryId: row.id,
+  amount: row.amount,
+  kind: row.kind,
+  description: row.description,
+  adId: row.adId,
+  portal: row.portal,
+  created: formatDateTime(row.createdAt),
+});
+
+export async function getWallet(db: Db, scope: Scope, userId: number) {
+  await requireUser(db, scope, userId);
+  const [[balance], entries] = await db.batch([
+    balanceQuery(db, userId),
+    db.select().from(walletEntries).where(eq(walletEntries.userId, userId)).orderBy(desc(walletEntries.id)).limit(100),
+  ]);
+  return { userId, balance: balance?.balance ?? 0, entries: entries.map(entryView) };
+}
+
+/** POST /wallet/ (internal clients): a positive amount credits, a negative one debits. */
+export async function adjustWallet(
+  db: Db,
+  scope: Scope,
+  input: { userId: number; amount: number; description: string },
+) {
+  requireInternal(scope, "wallet");
+  await requireUser(db, scope, input.userId);
+  await db.insert(walletEntries).values({
+    userId: input.userId,
+    amount: input.amount,
+    kind: input.amount >= 0 ? "credit" : "debit",
+    description: input.description,
+  });
+  return getWallet(db, scope, input.userId);
+}
+
+/** Gives back the charge of a queue item the portal refused; the ledger's unique key makes it happen once. */
+export async function refundQueueItem(db: Db, queueItemId: number, reason: string): Promise<void> {
+  const charge = await db
+    .select()
+    .from(walletEntries)
+    .where(and(eq(walletEntries.queueItemId, queueItemId), eq(walletEntries.kind, "charge")))
+    .get();
+  if (!charge) return;
+  await db
+    .insert(walletEntries)
+    .values({
+      userId: charge.userId,
+      amount: -charge.amount,
+      kind: "refund",
+      description: `refund: ${reason}`,
+      adId: charge.adId,
+      portal: charge.portal,
+      queueItemId,
+    })
+    .onConflictDoNothing();
+}
+
+/**
+ * After a charge: when it took the payer's balance from at or above `budgetNotifyLimit` to below it,
+ * one notice is written to the outbox (and logged). Below the limit already, no new notice.
+ */
+export async function noteBudgetCrossing(db: Db, payerId: number, charged: number): Promise<void> {
+  const [settings, after] = await Promise.all([
+    db
+      .select({ limit: userSettings.budgetNotifyLimit })
+      .from(userSettings)
+      .where(eq(userSettings.userId, payerId))
+      .get(),
+    balanceOf(db, payerId),
+  ]);
+  const limit = settings?.limit ?? 0;
+  if (limit <= 0 || after >= limit || after + charged < limit) return;
+  const message = `balance ${after} cents is below the notification limit of ${limit} cents`;
+  await db.batch([
+    db.insert(notifications).values({ userId: payerId, kind: "budget", message }),
+    eventOf(db, {
+      type: "wallet.below_limit",
+      userId: payerId,
+      data: sql`json_object('balance', ${after}, 'limit', ${limit})`,
+    }),
+  ]);
+  console.log(JSON.stringify({ level: "info", msg: "budget notice", userId: payerId, balance: after, limit }));
+}

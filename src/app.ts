@@ -1,12 +1,11 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
-import { ApiError } from "./lib/errors";
 import { BASE_PATH, createRouter } from "./lib/openapi";
 import { installZodMessages } from "./lib/validation";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
-import { onError, onNotFound } from "./middleware/errors";
+import { BODY_TOO_LARGE, onError, onNotFound } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { ipRateLimit, rateLimit } from "./middleware/rateLimit";
 import { requestContext } from "./middleware/requestContext";
@@ -96,7 +95,7 @@ export function createApp() {
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new ApiError(413, ["body: must not exceed 1 MiB"]);
+        throw BODY_TOO_LARGE();
       },
     }),
   );

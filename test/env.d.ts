@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 // Types of `cloudflare:test` env and `cloudflare:workers` exports in the tests.
 // The bindings come from src/worker-configuration.d.ts (wrangler types); the tests add their migrations.
 declare namespace Cloudflare {

@@ -10,6 +10,13 @@ import { text } from "../src/lib/fields";
 import { apiRoute, envelope, jsonBody } from "../src/lib/openapi";
 import { BASE, call, executionContext, expectEnvelope, newClient } from "./harness";
 
+const RATE_LIMITED = {
+  result: false,
+  errors: ["rate limit exceeded"],
+  data: [],
+  errorDetails: [{ code: "rate_limited", message: "rate limit exceeded" }],
+};
+
 describe("envelope and status codes", () => {
   it("answers the health route without a key", async () => {
     const answer = await call("GET", "/health");
@@ -122,20 +129,42 @@ describe("envelope and status codes", () => {
     });
     expect(await send("{not json")).toEqual({
       status: 400,
-      body: { result: false, errors: ["body: malformed JSON"], data: [] },
+      body: {
+        result: false,
+        errors: ["body: malformed JSON"],
+        data: [],
+        errorDetails: [{ code: "malformed_body", field: "body", message: "body: malformed JSON" }],
+      },
     });
     expect(await send(JSON.stringify({ title: "abc", count: "x" }))).toEqual({
       status: 400,
-      body: { result: false, errors: ["title: must be 5-60 characters", "count: must be a number"], data: [] },
+      body: {
+        result: false,
+        errors: ["title: must be 5-60 characters", "count: must be a number"],
+        data: [],
+        errorDetails: [
+          { code: "validation_failed", field: "title", message: "title: must be 5-60 characters" },
+          { code: "validation_failed", field: "count", message: "count: must be a number" },
+        ],
+      },
     });
     expect(await send(JSON.stringify({}))).toMatchObject({ status: 400, body: { errors: ["title: is required"] } });
     expect(await send("title=abc", "application/x-www-form-urlencoded")).toMatchObject({
       status: 415,
-      body: { result: false, errors: ["body: Content-Type must be application/json"] },
+      body: {
+        result: false,
+        errors: ["body: Content-Type must be application/json"],
+        errorDetails: [{ code: "unsupported_media_type" }],
+      },
     });
     expect(await send(`{"title":"${"x".repeat(1024 * 1024)}"}`)).toEqual({
       status: 413,
-      body: { result: false, errors: ["body: must not exceed 1 MiB"], data: [] },
+      body: {
+        result: false,
+        errors: ["body: must not exceed 1 MiB"],
+        data: [],
+        errorDetails: [{ code: "body_too_large", field: "body", message: "body: must not exceed 1 MiB" }],
+      },
     });
   });
 
@@ -152,7 +181,12 @@ describe("envelope and status codes", () => {
     );
     expect(response.status).toBe(500);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ result: false, errors: ["internal error"], data: [] });
+    expect(JSON.parse(text)).toEqual({
+      result: false,
+      errors: ["internal error"],
+      data: [],
+      errorDetails: [{ code: "internal_error", message: "internal error" }],
+    });
     expect(text).not.toContain("secret detail");
   });
 });
@@ -166,7 +200,7 @@ describe("rate limiting", () => {
     expect(ok).toHaveLength(10);
     expect(limited).toHaveLength(20);
     for (const answer of limited) {
-      expect(answer.body).toEqual({ result: false, errors: ["rate limit exceeded"], data: [] });
+      expect(answer.body).toEqual(RATE_LIMITED);
       expect(Number(answer.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
     }
     for (const answer of answers) {

@@ -3,7 +3,8 @@ import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
-import { createApiClient, type NewClient } from "../src/services/accounts/apiClients";
+import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../src/lib/errors";
+import { createApiClient, type NewClient } from "../src/services/accounts";
 import type { Intent } from "../src/services/publishing";
 
 export const BASE = "http://api.test/rest/v1";
@@ -63,7 +64,21 @@ export function expectEnvelope(answer: Answer, status: number, result = status =
   expect(Array.isArray(answer.body.errors)).toBe(true);
   expect(answer.body).toHaveProperty("data");
   if (!result) expect(answer.body.errors.length).toBeGreaterThan(0);
+  // Every error answer carries the same problems with their codes, one per message in the same order.
+  if (status >= 400) {
+    const details = answer.body.errorDetails as ErrorDetail[];
+    expect(details.map((d) => d.message)).toEqual(answer.body.errors);
+    for (const d of details) expect(ERROR_CODE_NAMES).toContain(d.code);
+    expect(ERROR_CODES[details[0]?.code as ErrorCode]?.status).toBe(status);
+  }
   return answer.body;
+}
+
+/** Asserts a failed answer whose problems all carry `code` (whose status is the answer's). */
+export function expectError(answer: Answer, code: ErrorCode) {
+  const body = expectEnvelope(answer, ERROR_CODES[code].status, false);
+  expect((body.errorDetails as ErrorDetail[]).map((d) => d.code)).toEqual(body.errors.map(() => code));
+  return body.errorDetails as ErrorDetail[];
 }
 
 /** For tests that call a purpose-built app directly rather than the Worker. */

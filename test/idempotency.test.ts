@@ -57,6 +57,13 @@ describe("Idempotency-Key", () => {
       result: false,
       errors: ["Idempotency-Key: was used with a different request"],
       data: [],
+      errorDetails: [
+        {
+          code: "idempotency_conflict",
+          field: "Idempotency-Key",
+          message: "Idempotency-Key: was used with a different request",
+        },
+      ],
     });
     expect((await send("PUT", "/users/", body, { "Idempotency-Key": "k-70002" })).status).toBe(422);
   });

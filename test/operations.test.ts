@@ -7,10 +7,8 @@ import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import { open } from "../src/lib/secretBox";
-import { queueIntents } from "../src/services/publishing";
-import { reencryptTokens, tokensToReseal } from "../src/services/publishing/connections";
-import { runPublishItem } from "../src/services/publishing/delivery";
-import type { Job } from "../src/services/shared/jobMessages";
+import { queueIntents, reencryptTokens, runPublishItem, tokensToReseal } from "../src/services/publishing";
+import type { Job } from "../src/services/shared";
 import wranglerToml from "../wrangler.toml?raw";
 import {
   BASE,
@@ -19,6 +17,7 @@ import {
   createAd,
   eventually,
   expectEnvelope,
+  expectError,
   newClient,
   placements,
   withoutMessages,
@@ -190,8 +189,8 @@ describe("readiness", () => {
     const plain = await call("GET", "/health");
     expectEnvelope(plain, 200);
     expect(plain.body.data).not.toHaveProperty("checks");
-    expectEnvelope(await call("GET", "/health?deep=1"), 401);
-    expectEnvelope(await call("GET", "/health?deep=1", { key }), 403);
+    expectError(await call("GET", "/health?deep=1"), "missing_api_key");
+    expectError(await call("GET", "/health?deep=1", { key }), "internal_only");
     const deep = await call("GET", "/health?deep=1", { key: internalKey });
     expectEnvelope(deep, 200);
     expect(deep.body.data).toMatchObject({
@@ -213,8 +212,15 @@ describe("readiness", () => {
       createExecutionContext(),
     );
     expect(answer.status).toBe(503);
-    const body = await answer.json<{ errors: string[]; data: { checks: Record<string, { ok: boolean }> } }>();
+    const body = await answer.json<{
+      errors: string[];
+      errorDetails: unknown[];
+      data: { checks: Record<string, { ok: boolean }> };
+    }>();
     expect(body.errors).toEqual(["r2: bucket unreachable"]);
+    expect(body.errorDetails).toEqual([
+      { code: "service_unavailable", field: "r2", message: "r2: bucket unreachable" },
+    ]);
     expect(body.data.checks.r2?.ok).toBe(false);
     expect(body.data.checks.d1?.ok).toBe(true);
   });

@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import type { Env } from "../src/env";
-import { EVENT_TYPES } from "../src/services/events/events";
+import { EVENT_TYPES } from "../src/services/events";
 import {
   BASE,
   call,

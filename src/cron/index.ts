@@ -1,19 +1,17 @@
 import { type Db, getDb } from "../db/client";
 import type { Env } from "../env";
 import { log } from "../lib/log";
-import { purgeOldEvents } from "../services/events/events";
-import { dispatchEvents } from "../services/events/webhooks";
-import { pullMarketData } from "../services/market/marketData";
-import { purgeExpiredKeys } from "../services/operations/idempotency";
+import { dispatchEvents, purgeOldEvents } from "../services/events";
+import { pullMarketData } from "../services/market";
+import { purgeExpiredKeys } from "../services/operations";
 import {
   expireStaleItems,
   flushUpdateRequests,
+  reencryptTokens,
   replaceExpiredListings,
   resendStalledItems,
 } from "../services/publishing";
-import { reencryptTokens } from "../services/publishing/connections";
-import { runDueTasks } from "../services/scheduling/dueTasks";
-import { logSender, sendNotifications } from "../services/scheduling/notices";
+import { logSender, runDueTasks, sendNotifications } from "../services/scheduling";
 
 /** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
 interface ScheduledPart {

@@ -332,9 +332,9 @@ export const adUpdateRequests = sqliteTable(
   (t) => [index("ad_update_requests_ad").on(t.adId)],
 );
 
-/** Revision counters behind the response cache: a write bumps its scopes, so cached answers go stale at once. */
+/** Revision counters behind the response cache: a write bumps its keys, so cached answers go stale at once. */
 export const cacheRevisions = sqliteTable("cache_revisions", {
-  scope: text("scope").primaryKey(),
+  key: text("scope").primaryKey(),
   revision: integer("revision").notNull().default(0),
 });
 

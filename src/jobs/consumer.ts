@@ -6,11 +6,10 @@ import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
-import { deliverWebhook, dispatchEvents } from "../services/events/webhooks";
-import { failImageJob, runImageJob } from "../services/images/processing";
-import { applyEvent } from "../services/publishing";
-import { runPublishItem } from "../services/publishing/delivery";
-import type { Job } from "../services/shared/jobMessages";
+import { deliverWebhook, dispatchEvents } from "../services/events";
+import { failImageJob, runImageJob } from "../services/images";
+import { applyEvent, runPublishItem } from "../services/publishing";
+import type { Job } from "../services/shared";
 
 async function runJob(env: Env, job: Job): Promise<void> {
   switch (job.kind) {

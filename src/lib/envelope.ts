@@ -1,3 +1,5 @@
+import type { ErrorDetail } from "./errors";
+
 /** The spec's response envelope. Every answer of the API, success or failure, has this shape. */
 export interface Envelope<T> {
   result: boolean;
@@ -16,10 +18,12 @@ export interface ListEnvelope<T> extends Envelope<T[]> {
 
 export const ok = <T>(data: T): Envelope<T> => ({ result: true, errors: [], data });
 
-export const failure = (errors: string[], data: unknown = []): Envelope<unknown> => ({
-  result: false,
-  errors,
+/** A failed answer: the spec's `errors` (messages), and beside them the same problems with their codes. */
+export const failure = (details: ErrorDetail[], data: unknown = []) => ({
+  result: false as const,
+  errors: details.map((d) => d.message),
   data,
+  errorDetails: details,
 });
 
 export interface Page<T> {

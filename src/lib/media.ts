@@ -1,17 +1,14 @@
 /**
- * Public URLs of stored images. The base is the deployment's MEDIA_BASE_URL, read by each entry point
- * (fetch, queue, scheduled) before any work is done. Where none is configured (local development), URLs
- * follow the origin of the request being served, so `npm run dev -- --port 9000` hands out :9000 URLs;
- * queue and cron work in that isolate use the origin of the last request it served.
+ * The public base of image URLs: the deployment's MEDIA_BASE_URL; where none is configured (local
+ * development), the origin of the request being served, so `npm run dev -- --port 9000` hands out :9000
+ * URLs. Work outside a request (queue, cron) without a configured base gets root-relative URLs.
  */
-let mediaBase = "/media/";
-
-export function configureMedia(env: { MEDIA_BASE_URL?: string }, requestOrigin?: string): void {
-  if (env.MEDIA_BASE_URL) mediaBase = env.MEDIA_BASE_URL.endsWith("/") ? env.MEDIA_BASE_URL : `${env.MEDIA_BASE_URL}/`;
-  else if (requestOrigin) mediaBase = `${requestOrigin}/media/`;
+export function mediaBaseOf(env: { MEDIA_BASE_URL?: string }, requestOrigin?: string): string {
+  if (env.MEDIA_BASE_URL) return env.MEDIA_BASE_URL.endsWith("/") ? env.MEDIA_BASE_URL : `${env.MEDIA_BASE_URL}/`;
+  return requestOrigin ? `${requestOrigin}/media/` : "/media/";
 }
 
-export const mediaUrl = (key: string) => `${mediaBase}${key}`;
+export const mediaUrl = (mediaBase: string, key: string) => `${mediaBase}${key}`;
 
 /** Magic numbers of the image formats the service accepts. */
 export function sniffImageType(bytes: Uint8Array): "image/jpeg" | "image/png" | "image/gif" | "image/webp" | null {

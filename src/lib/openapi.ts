@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
+import { ErrorDetail } from "./errors";
 import { validationHook } from "./validation";
 
 /** Where the API lives; resources answer under it. */
@@ -16,6 +17,10 @@ export const ErrorEnvelope = z
     result: z.literal(false),
     errors: z.array(z.string()).openapi({ example: ["title: must be 5-60 characters"] }),
     data: z.unknown(),
+    errorDetails: z.array(ErrorDetail).openapi({
+      description: "The `errors` with their codes, one per message in the same order",
+      example: [{ code: "validation_failed", field: "title", message: "title: must be 5-60 characters" }],
+    }),
   })
   .openapi("ErrorEnvelope");
 

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
-import { readRevisions } from "../services/shared/revisions";
+import { readRevisions } from "../services/shared";
 import { sha256Hex } from "./crypto";
 
 /** How long an answer may be served from the Workers Cache API when a client asks with `useCache=1`. */
@@ -9,13 +9,13 @@ export const CACHE_TTL_SECONDS = 30;
 
 /**
  * Serves a lookup's answer from the Workers Cache API when `useCache` is set. The key holds the client (so a
- * tenant never sees another's answer), the revisions of the scopes the answer depends on, and the
+ * tenant never sees another's answer), the revisions of the keys the answer depends on, and the
  * request's path and query without `useCache`.
  */
 export async function withCache<T extends object>(
   c: Context<AppEnv>,
   useCache: boolean | undefined,
-  scopes: string[],
+  revisionKeys: string[],
   compute: () => Promise<T>,
   /** For POST lookups: the validated body, which then belongs to the key. */
   requestBody?: unknown,
@@ -26,7 +26,7 @@ export async function withCache<T extends object>(
   url.searchParams.delete("useCache");
   if (requestBody !== undefined) url.searchParams.set("body", await sha256Hex(JSON.stringify(requestBody)));
   url.searchParams.sort();
-  const revisions = await readRevisions(getDb(c.env.DB), scopes);
+  const revisions = await readRevisions(getDb(c.env.DB), revisionKeys);
   const key = new Request(
     `https://response-cache.internal/${c.get("client").id}/${encodeURIComponent(revisions)}${url.pathname.replace(/\/$/, "")}?${url.searchParams}`,
   );

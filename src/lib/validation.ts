@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { ApiError } from "./errors";
+import { validationFailed } from "./errors";
 
 /**
  * One wording for zod's issues across the API, so every 400 reads `<field>: <problem>`.
@@ -71,6 +71,6 @@ export function validationHook(
 ): void {
   if (!result.success) {
     const root = result.target === "json" ? "body" : (result.target ?? "body");
-    throw new ApiError(400, issueMessages(result.error, root));
+    throw validationFailed(...issueMessages(result.error, root));
   }
 }

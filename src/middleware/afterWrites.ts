@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { log } from "../lib/log";
-import { dispatchEvents } from "../services/events/webhooks";
+import { dispatchEvents } from "../services/events";
 import { flushUpdateRequests } from "../services/publishing";
 
 /**

@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { ApiClient, AppEnv } from "../env";
-import { ApiError } from "../lib/errors";
-import { cachedClient, findClientByKey } from "../services/accounts/apiClients";
+import { DomainError, detail } from "../lib/errors";
+import { cachedClient, findClientByKey } from "../services/accounts";
 import { takeIpToken } from "./rateLimit";
 
 /** RFC 6750's challenge of a 401: how to authenticate. */
@@ -21,13 +21,15 @@ export async function callingClient(c: Context<AppEnv>): Promise<ApiClient> {
   if (!known) {
     await takeIpToken(c);
     if (!key)
-      throw new ApiError(401, ["missing API key: send Authorization: Bearer <key>"], [], {
-        "WWW-Authenticate": CHALLENGE,
+      throw new DomainError(detail("missing_api_key", "missing API key: send Authorization: Bearer <key>"), {
+        headers: { "WWW-Authenticate": CHALLENGE },
       });
   }
   const client = known ?? (await findClientByKey(getDb(c.env.DB), key as string));
   if (!client)
-    throw new ApiError(401, ["invalid API key"], [], { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` });
+    throw new DomainError(detail("invalid_api_key", "invalid API key"), {
+      headers: { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` },
+    });
   return client;
 }
 

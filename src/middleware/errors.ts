@@ -3,28 +3,31 @@ import { HTTPException } from "hono/http-exception";
 import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../env";
 import { failure } from "../lib/envelope";
-import { ApiError } from "../lib/errors";
+import { DomainError, detail } from "../lib/errors";
 
-/** Hono's own exceptions (body parsing, media type) in the API's words. */
-function fromHttpException(error: HTTPException): ApiError {
+export const BODY_TOO_LARGE = () => DomainError.of("body_too_large", "body: must not exceed 1 MiB");
+
+/** Hono's own exceptions (body parsing, media type) in the API's words; others are unexpected. */
+function fromHttpException(error: HTTPException): DomainError | null {
   switch (error.status) {
     case 400:
-      return new ApiError(400, ["body: malformed JSON"]);
+      return DomainError.of("malformed_body", "body: malformed JSON");
     case 413:
-      return new ApiError(413, ["body: must not exceed 1 MiB"]);
+      return BODY_TOO_LARGE();
     case 415:
-      return new ApiError(415, ["body: Content-Type must be application/json"]);
+      return DomainError.of("unsupported_media_type", "body: Content-Type must be application/json");
     default:
-      return new ApiError(error.status as ApiError["status"], [error.message || "request failed"]);
+      return null;
   }
 }
 
-/** The one place errors become answers: the envelope, never a stack trace. */
+/** The one place errors become answers: the envelope with codes, never a stack trace. */
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
-  const apiError = error instanceof ApiError ? error : error instanceof HTTPException ? fromHttpException(error) : null;
-  if (apiError) {
-    for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
-    return c.json(failure(apiError.messages, apiError.data), apiError.status);
+  const known = error instanceof DomainError ? error : error instanceof HTTPException ? fromHttpException(error) : null;
+  if (known) {
+    for (const [name, value] of Object.entries(known.options.headers ?? {})) c.header(name, value);
+    if (known.options.retryAfterSeconds !== undefined) c.header("Retry-After", String(known.options.retryAfterSeconds));
+    return c.json(failure(known.details, known.options.data ?? []), known.status);
   }
   console.error(
     JSON.stringify({
@@ -36,7 +39,7 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
       error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
     }),
   );
-  return c.json(failure(["internal error"]), 500);
+  return c.json(failure([detail("internal_error", "internal error")]), 500);
 };
 
 /** A route pattern of Hono (`/rest/v1/ads/:adId`, `:key{images/.+}`) as a regular expression. */
@@ -66,8 +69,10 @@ export const onNotFound = (routes: () => RouterRoute[]): NotFoundHandler<AppEnv>
     const path = new URL(c.req.url).pathname;
     const bare = path.length > 1 ? path.replace(/\/+$/, "") : path;
     const allowed = [...new Set(table.filter((route) => route.pattern.test(bare)).map((route) => route.method))];
-    if (allowed.length === 0) return c.json(failure([`route not found: ${c.req.method} ${path}`]), 404);
+    if (allowed.length === 0)
+      return c.json(failure([detail("route_not_found", `route not found: ${c.req.method} ${path}`)]), 404);
     c.header("Allow", allowed.join(", "));
-    return c.json(failure([`method not allowed: ${c.req.method} ${path}; allowed: ${allowed.join(", ")}`]), 405);
+    const message = `method not allowed: ${c.req.method} ${path}; allowed: ${allowed.join(", ")}`;
+    return c.json(failure([detail("method_not_allowed", message)]), 405);
   };
 };

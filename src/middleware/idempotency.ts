@@ -2,8 +2,8 @@ import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { ApiError } from "../lib/errors";
-import { claimKey, releaseKey, storeAnswer } from "../services/operations/idempotency";
+import { DomainError, detail, validationFailed } from "../lib/errors";
+import { claimKey, releaseKey, storeAnswer } from "../services/operations";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Headers of the first answer that a replay repeats. */
@@ -19,7 +19,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("Idempotency-Key");
   if (key === undefined || !WRITES.has(c.req.method)) return next();
   if (key.trim().length === 0 || key.length > 255)
-    throw new ApiError(400, ["Idempotency-Key: must be 1-255 characters, not only spaces"]);
+    throw validationFailed("Idempotency-Key: must be 1-255 characters, not only spaces");
 
   const url = new URL(c.req.url);
   const path = url.pathname.replace(/\/+$/, "");
@@ -29,11 +29,14 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const claim = await claimKey(db, clientId, key, fingerprint, new Date());
   switch (claim.kind) {
     case "mismatch":
-      throw new ApiError(422, ["Idempotency-Key: was used with a different request"]);
+      throw DomainError.of("idempotency_conflict", "Idempotency-Key: was used with a different request");
     case "running":
-      throw new ApiError(409, ["Idempotency-Key: a request with this key is still running"], [], {
-        "Retry-After": "1",
-      });
+      throw new DomainError(
+        detail("idempotency_in_progress", "Idempotency-Key: a request with this key is still running"),
+        {
+          retryAfterSeconds: 1,
+        },
+      );
     case "replay":
       return new Response(claim.answer.body, {
         status: claim.answer.status,

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError } from "../lib/errors";
+import { DomainError, detail } from "../lib/errors";
 
 /**
  * Takes one token from the bucket `name` in the RateLimiter Durable Object; answers the IETF RateLimit
@@ -14,7 +14,10 @@ async function takeToken(c: Context<AppEnv>, name: string, rate: number, burst: 
     RateLimit: `"default";r=${decision.remaining};t=${decision.allowed ? decision.reset : decision.retryAfter}`,
   };
   if (!decision.allowed) {
-    throw new ApiError(429, ["rate limit exceeded"], [], { ...headers, "Retry-After": String(decision.retryAfter) });
+    throw new DomainError(detail("rate_limited", "rate limit exceeded"), {
+      headers,
+      retryAfterSeconds: decision.retryAfter,
+    });
   }
   return headers;
 }

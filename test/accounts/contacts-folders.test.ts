@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, contactBody, createUser, expectEnvelope, newClient } from "../harness";
+import { call, contactBody, createUser, expectEnvelope, expectError, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -89,7 +89,7 @@ describe("contacts", () => {
     await call("POST", "/user/settings/", { key: internalKey, body: { userId: user.userId, maxContacts: 1 } });
     expectEnvelope(await call("POST", "/contacts/", { key, body: contactBody(user.userId) }), 200);
     const refused = await call("POST", "/contacts/", { key, body: contactBody(user.userId) });
-    expectEnvelope(refused, 409);
+    expectError(refused, "max_contacts_reached");
     expect(refused.body.errors).toEqual(["contacts: the user may have at most 1 contacts (maxContacts)"]);
   });
 
@@ -125,7 +125,7 @@ describe("contacts", () => {
     expect(summary.body.data[0].contacts).toMatchObject({ numberOfContacts: 1, numberOfActiveContacts: 1 });
 
     const refused = await call("DELETE", "/contacts/", { key, body: { userId: user.userId, contactId } });
-    expectEnvelope(refused, 409);
+    expectError(refused, "contact_in_use");
     expect(refused.body.errors[0]).toContain(`is used by active ads (adId ${ad?.id})`);
 
     await env.DB.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(ad?.id).run();

@@ -53,7 +53,13 @@ describe("tenant isolation", () => {
     for (const [method, path, body] of endpoints()) {
       const answer = await call(method, path, { key: otherKey, body });
       expect(answer.status, `${method} ${path}`).toBe(404);
-      expect(answer.body).toEqual({ result: false, errors: [`userId: user ${userId} not found`], data: [] });
+      const message = `userId: user ${userId} not found`;
+      expect(answer.body).toEqual({
+        result: false,
+        errors: [message],
+        data: [],
+        errorDetails: [{ code: "user_not_found", field: "userId", message }],
+      });
     }
     const after = await call("GET", `/users/${userId}`, { key: ownerKey });
     expect(after.body.data).toEqual(before);

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
-import { ACTIVATION_GENERATION_LIMIT, LOGIN_LINK_TTL_MS } from "../../src/services/accounts/tokens";
-import { call, createUser, expectEnvelope, newClient } from "../harness";
+import { ACTIVATION_GENERATION_LIMIT, LOGIN_LINK_TTL_MS } from "../../src/services/accounts";
+import { call, createUser, expectEnvelope, expectError, newClient } from "../harness";
 
 let key: string;
 
@@ -53,7 +53,7 @@ describe("activation", () => {
       expectEnvelope(await call("POST", "/user/activate/generate/", { key, body: { userId: user.userId } }), 200);
     }
     const sixth = await call("POST", "/user/activate/generate/", { key, body: { userId: user.userId } });
-    expectEnvelope(sixth, 429);
+    expectError(sixth, "activation_limit_reached");
     expect(sixth.body.errors).toEqual(["maximum number of requests has exceeded. please try again later..."]);
   });
 
@@ -88,6 +88,13 @@ describe("activation", () => {
   });
 });
 
+const revokedLink = {
+  result: false,
+  errors: ["accesstoken has been revoked"],
+  data: [],
+  errorDetails: [{ code: "invalid_login_link", message: "accesstoken has been revoked" }],
+};
+
 describe("login links", () => {
   it("generates a link that validates once, answering the user with subscriptions and contacts, and the settings", async () => {
     const user = await createUser(key);
@@ -111,7 +118,7 @@ describe("login links", () => {
 
     const second = await call("POST", "/auth/link/validate/", { key, body: { userId: user.userId, accesstoken } });
     expect(second.status).toBe(400);
-    expect(second.body).toEqual({ result: false, errors: ["accesstoken has been revoked"], data: [] });
+    expect(second.body).toEqual(revokedLink);
   });
 
   it("revokes the previous link when a new one is generated", async () => {
@@ -123,7 +130,7 @@ describe("login links", () => {
       key,
       body: { userId: user.userId, accesstoken: first },
     });
-    expect(answer.body).toEqual({ result: false, errors: ["accesstoken has been revoked"], data: [] });
+    expect(answer.body).toEqual(revokedLink);
   });
 
   it("lets exactly one of 20 parallel validations of one link succeed", async () => {

@@ -24,6 +24,15 @@ beforeAll(async () => {
   userId = (await createUser(key)).userId;
 });
 
+/** Items of a batch answer: done, or refused with the code ad_not_found. */
+const done = (adId: number) => ({ adId, result: true, errors: [], errorDetails: [] });
+const notFound = (adId: number, message: string) => ({
+  adId,
+  result: false,
+  errors: [message],
+  errorDetails: [{ code: "ad_not_found", field: "adId", message }],
+});
+
 describe("POST /ads/", () => {
   it("creates an ad and answers it with derived and read-only fields", async () => {
     const contactId = (await call("POST", "/contacts/", { key, body: contactBody(userId) })).body.data[0].contactId;
@@ -399,19 +408,16 @@ describe("PUT, PATCH and DELETE /ads/", () => {
     });
     expectEnvelope(patched, 200);
     expect(patched.body.data).toEqual([
-      { adId: a.adId, result: true, errors: [] },
-      { adId: 99999999, result: false, errors: ["adId: ad 99999999 not found"] },
-      { adId: b.adId, result: true, errors: [] },
-      { adId: c.adId, result: false, errors: [`adId: ad ${c.adId} does not belong to user ${userId}`] },
+      done(a.adId),
+      notFound(99999999, "adId: ad 99999999 not found"),
+      done(b.adId),
+      notFound(c.adId, `adId: ad ${c.adId} does not belong to user ${userId}`),
     ]);
     const statuses = await call("GET", `/ads/?adId=${a.adId},${b.adId},${c.adId}`, { key });
     expect(statuses.body.data.map((ad: { status: string }) => ad.status)).toEqual(["concept", "concept", "active"]);
 
     const deleted = await call("DELETE", "/ads/batch/", { key, body: { adId: [a.adId, 88888888] } });
-    expect(deleted.body.data).toEqual([
-      { adId: a.adId, result: true, errors: [] },
-      { adId: 88888888, result: false, errors: ["adId: ad 88888888 not found"] },
-    ]);
+    expect(deleted.body.data).toEqual([done(a.adId), notFound(88888888, "adId: ad 88888888 not found")]);
     expectEnvelope(await call("PATCH", "/ads/batch", { key, body: { adId: [], status: "active" } }), 400);
   });
 });
@@ -458,7 +464,7 @@ describe("tenant isolation", () => {
     const list = await call("GET", `/ads/?adId=${ad.adId}`, { key: otherKey });
     expect(list.body.totalItems).toBe(0);
     const batch = await call("PATCH", "/ads/batch", { key: otherKey, body: { adId: [ad.adId], status: "archive" } });
-    expect(batch.body.data).toEqual([{ adId: ad.adId, result: false, errors: [`adId: ad ${ad.adId} not found`] }]);
+    expect(batch.body.data).toEqual([notFound(ad.adId, `adId: ad ${ad.adId} not found`)]);
     const deleted = await call("DELETE", "/ads/batch", { key: otherKey, body: { adId: [ad.adId] } });
     expect(deleted.body.data[0].result).toBe(false);
     const after = await call("GET", `/ads/?adId=${ad.adId}`, { key });

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { searchAds } from "../../src/services/ads/search";
-import { loadCatalogue } from "../../src/services/catalogue/catalogue";
+import { searchAds } from "../../src/services/ads";
+import { loadCatalogue } from "../../src/services/catalogue";
 import { CAR_CATEGORY, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;
@@ -303,16 +303,13 @@ describe("GET /ads/ search", () => {
       },
     });
     const db = getDb(counting as D1Database);
-    const page = await searchAds(
-      db,
-      { clientId, internal: false, partner: true },
-      {
-        page: 1,
-        itemsPerPage: 25,
-        simple: false,
-        userId,
-      },
-    );
+    const ctx = { db, env, caller: { clientId, internal: false, partner: true }, mediaBase: "/media/" };
+    const page = await searchAds(ctx, {
+      page: 1,
+      itemsPerPage: 25,
+      simple: false,
+      userId,
+    });
     expect(page.items).toHaveLength(25);
     // Count and page, then the details of all 25; a third only when the catalogue is not cached yet.
     expect(roundTrips).toBeGreaterThanOrEqual(2);
@@ -320,11 +317,7 @@ describe("GET /ads/ search", () => {
     // With the catalogue already cached in the isolate, two.
     await loadCatalogue(db);
     roundTrips = 0;
-    await searchAds(
-      db,
-      { clientId, internal: false, partner: true },
-      { page: 1, itemsPerPage: 25, simple: false, userId },
-    );
+    await searchAds(ctx, { page: 1, itemsPerPage: 25, simple: false, userId });
     expect(roundTrips).toBe(2);
   });
 });

@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import { runImageJob } from "../../src/services/images/processing";
-import { call, createAd, createUser, eventually, expectEnvelope, newClient } from "../harness";
+import { runImageJob } from "../../src/services/images";
+import { call, createAd, createUser, eventually, expectEnvelope, expectError, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -163,7 +163,7 @@ describe("limits", () => {
       key,
       body: { images: [source("blue.jpg"), source("blue.jpg")] },
     });
-    expectEnvelope(refused, 409);
+    expectError(refused, "max_images_reached");
     expect(refused.body.errors).toEqual([
       "images: the ad may have at most 3 images (maxImages); it has 2 and 2 were sent",
     ]);

@@ -10,7 +10,7 @@ import { getDb } from "../../src/db/client";
 import worker from "../../src/index";
 import { simulatorOf } from "../../src/portals/gateway";
 import { queueIntents } from "../../src/services/publishing";
-import type { Job } from "../../src/services/shared/jobMessages";
+import type { Job } from "../../src/services/shared";
 import {
   call,
   connectedSeller,

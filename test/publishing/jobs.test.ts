@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
+import { call, connectedSeller, createAd, eventually, expectEnvelope, expectError, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -118,11 +118,11 @@ describe("jobs", () => {
     });
 
     const again = await call("POST", `/jobs/${retried.body.data.queueItemId}/retry`, { key });
-    expectEnvelope(again, 409);
+    expectError(again, "job_not_retryable");
     expect(again.body.errors).toEqual([
       `queueItemId: only a failed job can be retried; job ${retried.body.data.queueItemId} is done`,
     ]);
-    expectEnvelope(await call("POST", `/jobs/${id}/retry`, { key: (await newClient()).key }), 404);
+    expectError(await call("POST", `/jobs/${id}/retry`, { key: (await newClient()).key }), "job_not_found");
     const refs = await env.DB.prepare("SELECT DISTINCT external_ref FROM queue_items WHERE ad_id = ?")
       .bind(ad.adId)
       .all();

@@ -9,9 +9,9 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { simulatorOf } from "../../src/portals/gateway";
-import { runPublishItem } from "../../src/services/publishing/delivery";
-import type { Job } from "../../src/services/shared/jobMessages";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
+import { runPublishItem } from "../../src/services/publishing";
+import type { Job } from "../../src/services/shared";
+import { call, connectedSeller, createAd, eventually, expectEnvelope, expectError, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -78,6 +78,7 @@ describe("features", () => {
       key,
       body: { adId: ad.adId, portal: "portal_a", feature: "dagtopper7" },
     });
+    expectError(tooDear, "insufficient_means");
     expect(tooDear.body.errors).toEqual([`portal: portal_a - adId: ${ad.adId} - insufficient means`]);
 
     const bought = await call("POST", "/features/", {

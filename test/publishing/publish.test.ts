@@ -9,6 +9,7 @@ import {
   createUser,
   eventually,
   expectEnvelope,
+  expectError,
   GPSR_VALUES,
   newClient,
 } from "../harness";
@@ -76,11 +77,11 @@ describe("portal connection", () => {
       key,
       body: { code: "x", state: "not-the-state" },
     });
-    expectEnvelope(wrongState, 400);
+    expectError(wrongState, "oauth_state_mismatch");
     expect(wrongState.body.errors).toEqual(["state: does not match the authorization"]);
     const state = new URL(started.body.data.redirect).searchParams.get("state");
     const wrongCode = await call("PUT", `/oauth/${user.userId}/portal_b/`, { key, body: { code: "made-up", state } });
-    expectEnvelope(wrongCode, 400);
+    expectError(wrongCode, "oauth_code_refused");
     expect(wrongCode.body.errors).toEqual(["code: refused by the portal"]);
   });
 });
@@ -137,7 +138,7 @@ describe("publishing", () => {
       key,
       body: { userId: locked.userId, adId: lockedAd.adId, portal: "website" },
     });
-    expectEnvelope(lockedAnswer, 409);
+    expectError(lockedAnswer, "user_locked");
     expect(lockedAnswer.body.errors).toEqual([`portal: website - adId: ${lockedAd.adId} - user is locked`]);
 
     const unconnected = await createUser(key, { externalUserId: 6 });
@@ -147,26 +148,33 @@ describe("publishing", () => {
       key,
       body: { userId: unconnected.userId, adId: unconnectedAd.adId, portal: "portal_b" },
     });
+    expectError(notConnected, "portal_not_connected");
     expect(notConnected.body.errors).toEqual([
       `portal: portal_b - adId: ${unconnectedAd.adId} - user is not connected to the portal`,
     ]);
 
     const userId = await seller(0);
     const missing = await call("POST", "/publish/", { key, body: { userId, adId: 99999999, portal: "portal_a" } });
-    expectEnvelope(missing, 404);
+    expectError(missing, "ad_not_found");
     expect(missing.body.errors).toEqual(["portal: portal_a - adId: 99999999 - advertisement not found"]);
 
     const archived = await createAd(key, userId, { status: "archive" });
-    expect(
-      (await call("POST", "/publish/", { key, body: { userId, adId: archived.adId, portal: "portal_a" } })).body.errors,
-    ).toEqual([`portal: portal_a - adId: ${archived.adId} - advertisement is archived`]);
+    const archivedAnswer = await call("POST", "/publish/", {
+      key,
+      body: { userId, adId: archived.adId, portal: "portal_a" },
+    });
+    expectError(archivedAnswer, "ad_archived");
+    expect(archivedAnswer.body.errors).toEqual([
+      `portal: portal_a - adId: ${archived.adId} - advertisement is archived`,
+    ]);
 
     const paid = await createAd(key, userId, { categoryId: 9204 });
-    expect(
-      (await call("POST", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } })).body.errors,
-    ).toEqual([`portal: portal_a - adId: ${paid.adId} - insufficient means`]);
+    const unpaid = await call("POST", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
+    expectError(unpaid, "insufficient_means");
+    expect(unpaid.body.errors).toEqual([`portal: portal_a - adId: ${paid.adId} - insufficient means`]);
 
     const notPublished = await call("PUT", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
+    expectError(notPublished, "ad_not_published");
     expect(notPublished.body.errors).toEqual([
       `portal: portal_a - adId: ${paid.adId} - this advertisement is not published`,
     ]);
@@ -177,6 +185,7 @@ describe("publishing", () => {
       key,
       body: { userId: business, adId: sofa.adId, portal: "portal_a" },
     });
+    expectError(gpsr, "listing_incomplete");
     expect(gpsr.body.errors).toEqual([
       `portal: portal_a - adId: ${sofa.adId} - manufacturer data is missing (manufacturerTradename, manufacturerAddress, manufacturerEmail)`,
     ]);
@@ -206,8 +215,8 @@ describe("publishing", () => {
     });
     expectEnvelope(answer, 200);
     expect(answer.body.data).toEqual([
-      { adId: rejected.adId, result: true, errors: [], queueItemId: expect.any(Number) },
-      { adId: flaky.adId, result: true, errors: [], queueItemId: expect.any(Number) },
+      { adId: rejected.adId, result: true, errors: [], errorDetails: [], queueItemId: expect.any(Number) },
+      { adId: flaky.adId, result: true, errors: [], errorDetails: [], queueItemId: expect.any(Number) },
     ]);
     const refusedStatus = await settledStatus(userId, rejected.adId);
     expect(refusedStatus).toMatchObject({ error: true, active: false });
@@ -272,8 +281,8 @@ describe("batchall and batchauto", () => {
     const auto = await call("PUT", "/publish/batchauto", { key: internalKey, body: { userId, portal: "portal_a" } });
     expectEnvelope(auto, 200);
     expect(auto.body.data).toEqual([
-      { adId: first.adId, result: true, errors: [], queueItemId: expect.any(Number) },
-      { adId: second.adId, result: true, errors: [], queueItemId: expect.any(Number) },
+      { adId: first.adId, result: true, errors: [], errorDetails: [], queueItemId: expect.any(Number) },
+      { adId: second.adId, result: true, errors: [], errorDetails: [], queueItemId: expect.any(Number) },
     ]);
     const updates = await env.DB.prepare(
       "SELECT count(*) AS n FROM queue_items WHERE ad_id IN (?, ?) AND action = 'update'",

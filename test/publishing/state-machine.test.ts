@@ -1,8 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
-import { runPublishItem } from "../../src/services/publishing/delivery";
+import { applyEvent, type ItemEvent, type ItemKind, queueIntents, runPublishItem } from "../../src/services/publishing";
 import { call, connectedSeller, createAd, newClient, withoutMessages } from "../harness";
 
 /**

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { checkTarget, isInternalHost, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../src/lib/outbound";
-import { runImageJob } from "../../src/services/images/processing";
+import { runImageJob } from "../../src/services/images";
 import { BASE, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;
@@ -284,7 +284,12 @@ describe("unauthenticated floods", () => {
     const limitedAnswer = answers.find((a) => a.status === 429);
     expect(limitedAnswer?.headers.get("Retry-After")).toMatch(/^\d+$/);
     expect(limitedAnswer?.headers.get("RateLimit")).toMatch(/^"default";r=0;t=\d+$/);
-    expect(await limitedAnswer?.json()).toEqual({ result: false, errors: ["rate limit exceeded"], data: [] });
+    expect(await limitedAnswer?.json()).toEqual({
+      result: false,
+      errors: ["rate limit exceeded"],
+      data: [],
+      errorDetails: [{ code: "rate_limited", message: "rate limit exceeded" }],
+    });
     expect(d1Queries).toBe(1);
 
     // Another address still gets its 401; a valid key is not limited by the address it comes from.

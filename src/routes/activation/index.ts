@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
-import { activate, generateActivation } from "../../services/accounts/tokens";
+import { activate, generateActivation } from "../../services/accounts";
 import { serviceContext } from "../context";
 
 const tags = ["User activation"];
@@ -25,8 +25,7 @@ export const activationRouter = createRouter()
       response: envelope(EmptyData),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      await activate(db, c.env.USER_TOKENS, scope, c.req.valid("json"));
+      await activate(serviceContext(c), c.req.valid("json"));
       return c.json(ok([]), 200);
     },
   )
@@ -40,7 +39,6 @@ export const activationRouter = createRouter()
       response: envelope(ActivationToken),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await generateActivation(db, c.env.USER_TOKENS, scope, c.req.valid("json").userId)), 200);
+      return c.json(ok(await generateActivation(serviceContext(c), c.req.valid("json").userId)), 200);
     },
   );

@@ -2,11 +2,10 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { badRequest } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { getAdSettings, replaceAdSettings } from "../../services/ads/commands";
-import { AdSetting, AdSettingInput } from "../../services/ads/schemas";
+import { AdSetting, AdSettingInput, getAdSettings, replaceAdSettings } from "../../services/ads";
 import { serviceContext } from "../context";
 
 const tags = ["Ad settings"];
@@ -25,9 +24,9 @@ const AdSettingsInput = z
   .openapi("AdSettingsInput");
 
 const answer = async (c: Context<AppEnv>, adId: number | undefined) => {
-  if (adId === undefined) throw badRequest("adId: is required (path /adsettings/<adId> or query ?adId=)");
-  const { db, scope } = serviceContext(c);
-  return ok(await getAdSettings(db, scope, adId));
+  if (adId === undefined)
+    throw DomainError.of("validation_failed", "adId: is required (path /adsettings/<adId> or query ?adId=)");
+  return ok(await getAdSettings(serviceContext(c), adId));
 };
 
 export const adSettingsRouter = createRouter()
@@ -63,7 +62,6 @@ export const adSettingsRouter = createRouter()
       response: envelope(AdSettings),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await replaceAdSettings(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await replaceAdSettings(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

@@ -3,20 +3,25 @@ import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { ADS_SCOPE } from "../../services/ads/access";
-import { createAd, deleteAd, deleteAdsBatch, patchAdsBatch, setAdStatus, updateAd } from "../../services/ads/commands";
 import {
+  ADS_REVISION,
   Ad,
   AdsQuery,
   BatchItemResult,
   CreateAd,
+  createAd,
   DeleteAdsBatch,
+  deleteAd,
+  deleteAdsBatch,
   PatchAd,
   PatchAdsBatch,
+  patchAdsBatch,
   SimpleAd,
+  searchAds,
+  setAdStatus,
   UpdateAd,
-} from "../../services/ads/schemas";
-import { searchAds } from "../../services/ads/search";
+  updateAd,
+} from "../../services/ads";
 import { serviceContext } from "../context";
 
 const tags = ["Ads"];
@@ -35,10 +40,11 @@ export const adsRouter = createRouter()
     }),
     async (c) => {
       const query = c.req.valid("query");
-      const { db, scope } = serviceContext(c);
       const startedAt = Date.now();
       return c.json(
-        await withCache(c, query.useCache, [ADS_SCOPE], async () => list(await searchAds(db, scope, query), startedAt)),
+        await withCache(c, query.useCache, [ADS_REVISION], async () =>
+          list(await searchAds(serviceContext(c), query), startedAt),
+        ),
         200,
       );
     },
@@ -53,8 +59,7 @@ export const adsRouter = createRouter()
       response: envelope(Ad),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await createAd(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await createAd(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -67,8 +72,7 @@ export const adsRouter = createRouter()
       response: envelope(Ad),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await updateAd(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await updateAd(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -81,8 +85,7 @@ export const adsRouter = createRouter()
       response: envelope(Ad),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await setAdStatus(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await setAdStatus(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -95,8 +98,7 @@ export const adsRouter = createRouter()
       response: envelope(z.array(BatchItemResult)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await patchAdsBatch(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await patchAdsBatch(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -109,8 +111,7 @@ export const adsRouter = createRouter()
       response: envelope(z.array(BatchItemResult)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await deleteAdsBatch(db, c.env.MEDIA, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await deleteAdsBatch(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -123,8 +124,7 @@ export const adsRouter = createRouter()
       response: envelope(EmptyData),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      await deleteAd(db, c.env.MEDIA, scope, c.req.valid("param").adId);
+      await deleteAd(serviceContext(c), c.req.valid("param").adId);
       return c.json(ok([]), 200);
     },
   );

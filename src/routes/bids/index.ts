@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
-import { listBids, markBids } from "../../services/market/marketData";
+import { listBids, markBids } from "../../services/market";
 import { serviceContext } from "../context";
 
 const tags = ["Bids"];
@@ -50,8 +50,7 @@ export const bidsRouter = createRouter()
       response: envelope(z.array(Bid)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await listBids(db, scope, c.req.valid("param"))), 200);
+      return c.json(ok(await listBids(serviceContext(c), c.req.valid("param"))), 200);
     },
   )
   .openapi(
@@ -64,17 +63,14 @@ export const bidsRouter = createRouter()
       response: envelope(z.array(Bid)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await listBids(db, scope, c.req.valid("param"))), 200);
+      return c.json(ok(await listBids(serviceContext(c), c.req.valid("param"))), 200);
     },
   )
   .openapi(mark(true, "Mark bids read"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    await markBids(db, scope, { ...c.req.valid("json"), read: true });
+    await markBids(serviceContext(c), { ...c.req.valid("json"), read: true });
     return c.json(ok([]), 200);
   })
   .openapi(mark(false, "Mark bids unread"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    await markBids(db, scope, { ...c.req.valid("json"), read: false });
+    await markBids(serviceContext(c), { ...c.req.valid("json"), read: false });
     return c.json(ok([]), 200);
   });

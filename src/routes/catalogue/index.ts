@@ -3,10 +3,9 @@ import { list } from "../../lib/envelope";
 import { id } from "../../lib/fields";
 import { apiRoute, createRouter, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { ADS_SCOPE } from "../../services/ads/access";
-import { LOCALES } from "../../services/catalogue/catalogue";
-import { listAttributes, listGroups } from "../../services/catalogue/queries";
-import { CATALOGUE_SCOPE } from "../../services/shared/revisions";
+import { ADS_REVISION } from "../../services/ads";
+import { LOCALES, listAttributes, listGroups } from "../../services/catalogue";
+import { CATALOGUE_REVISION } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Catalogue"];
@@ -99,14 +98,13 @@ export const catalogueRouter = createRouter()
     }),
     async (c) => {
       const { useCache, ...query } = c.req.valid("json");
-      const { db, scope } = serviceContext(c);
       const startedAt = Date.now();
       return c.json(
         await withCache(
           c,
           useCache,
-          [CATALOGUE_SCOPE, ...(query.userId ? [ADS_SCOPE] : [])],
-          async () => list(await listGroups(db, scope, query), startedAt),
+          [CATALOGUE_REVISION, ...(query.userId ? [ADS_REVISION] : [])],
+          async () => list(await listGroups(serviceContext(c), query), startedAt),
           query,
         ),
         200,
@@ -124,14 +122,13 @@ export const catalogueRouter = createRouter()
     }),
     async (c) => {
       const { useCache, ...query } = c.req.valid("json");
-      const { db, scope } = serviceContext(c);
       const startedAt = Date.now();
       return c.json(
         await withCache(
           c,
           useCache,
-          [CATALOGUE_SCOPE],
-          async () => list(await listAttributes(db, scope, query), startedAt),
+          [CATALOGUE_REVISION],
+          async () => list(await listAttributes(serviceContext(c), query), startedAt),
           query,
         ),
         200,

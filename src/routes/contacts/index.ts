@@ -5,15 +5,18 @@ import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { createContact, deleteContact, listContacts, updateContact } from "../../services/accounts/contacts";
 import {
   Contact,
   ContactsQuery,
   CreateContact,
+  createContact,
   DeleteContact,
+  deleteContact,
+  listContacts,
   UpdateContact,
-} from "../../services/accounts/schemas/contacts";
-import { userScope } from "../../services/shared/revisions";
+  updateContact,
+} from "../../services/accounts";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Contacts"];
@@ -43,10 +46,9 @@ const writeRoute = bodyRoutes("/contacts", tags, envelope(z.array(Contact)));
 type ContactsParams = { userId: number; contactId?: number };
 
 const answerContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.infer<typeof ContactsQuery>) => {
-  const { db, scope } = serviceContext(c);
   const startedAt = Date.now();
-  return withCache(c, query.useCache, [userScope(params.userId)], async () =>
-    list(await listContacts(db, scope, { ...params, ...query }), startedAt),
+  return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
+    list(await listContacts(serviceContext(c), { ...params, ...query }), startedAt),
   );
 };
 
@@ -54,17 +56,14 @@ export const contactsRouter = createRouter()
   .openapi(listRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(getRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(writeRoute("post", CreateContact, "Add a contact; answers all the user's contacts"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await createContact(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await createContact(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(writeRoute("put", UpdateContact, "Change a contact; answers all the user's contacts"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await updateContact(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await updateContact(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(
     writeRoute("delete", DeleteContact, "Remove a contact no active ad uses; answers the remaining contacts"),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await deleteContact(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await deleteContact(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { queryInt } from "../../lib/fields";
 import { apiRoute, createRouter } from "../../lib/openapi";
-import { EVENT_TYPES, type EventType, readEvents } from "../../services/events/events";
+import { EVENT_TYPES, type EventType, readEvents } from "../../services/events";
 import { serviceContext } from "../context";
 
 export const Event = z

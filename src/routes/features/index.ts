@@ -2,12 +2,11 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
-import { FEATURE_NAMES } from "../../services/catalogue/features";
-import { requestFeature } from "../../services/publishing";
-import { featureOffers } from "../../services/publishing/featureOffers";
+import { FEATURE_NAMES } from "../../services/catalogue";
+import { featureOffers, requestFeature } from "../../services/publishing";
 import { serviceContext } from "../context";
 
 const tags = ["Features"];
@@ -24,8 +23,7 @@ const Feature = z
   .openapi("Feature");
 
 const offers = async (c: Context<AppEnv>, input: { adId: number; portal: z.infer<typeof portal> }) => {
-  const { db, scope } = serviceContext(c);
-  return ok(await featureOffers(db, scope, input));
+  return ok(await featureOffers(serviceContext(c), input));
 };
 
 export const featuresRouter = createRouter()
@@ -73,7 +71,7 @@ export const featuresRouter = createRouter()
     }),
     async (c) => {
       const outcome = await requestFeature(serviceContext(c), c.req.valid("json"));
-      if (!outcome.result) throw new ApiError(409, outcome.errors);
+      if (!outcome.result) throw new DomainError(outcome.errorDetails);
       if (outcome.queueItemId) c.header("Location", jobPath(outcome.queueItemId));
       return c.json(ok([]), 200);
     },

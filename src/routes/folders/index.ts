@@ -5,8 +5,8 @@ import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
 import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/accounts/folders";
-import { userScope } from "../../services/shared/revisions";
+import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/accounts";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Folders"];
@@ -57,10 +57,9 @@ const answerFolders = (
   params: { userId: number; folderId?: number },
   query: z.infer<typeof FoldersQuery>,
 ) => {
-  const { db, scope } = serviceContext(c);
   const startedAt = Date.now();
-  return withCache(c, query.useCache, [userScope(params.userId)], async () =>
-    list(await listFolders(db, scope, { ...params, ...query }), startedAt),
+  return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
+    list(await listFolders(serviceContext(c), { ...params, ...query }), startedAt),
   );
 };
 
@@ -68,17 +67,14 @@ export const foldersRouter = createRouter()
   .openapi(listRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(getRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(writeRoute("post", CreateFolder, "Create a folder; answers an array with the created folder"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await createFolder(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await createFolder(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(writeRoute("put", UpdateFolder, "Rename a folder; answers the user's folders"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await updateFolder(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await updateFolder(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(
     writeRoute("delete", DeleteFolder, "Remove a folder (its ads stay); answers the remaining folders"),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await deleteFolder(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await deleteFolder(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

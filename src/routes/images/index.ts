@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { badRequest } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { mediaPathUrl } from "../../lib/outbound";
@@ -13,12 +13,12 @@ import {
   deleteImagesOfAds,
   getImages,
   imageStatus,
+  imagesTransformer,
   queueImages,
   rotateImages,
   shiftImage,
   switchImages,
-} from "../../services/images/images";
-import { imagesTransformer } from "../../services/images/processing";
+} from "../../services/images";
 import { serviceContext } from "../context";
 
 const tags = ["Images"];
@@ -103,9 +103,8 @@ const queueRoute = (method: "post" | "put", summary: string) =>
 /** POST and PUT /images/<adId>: the body's adId, when given, must name the same ad as the path. */
 function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequest>, replace: boolean) {
   if (body.adId !== undefined && body.adId !== adId)
-    throw badRequest(`adId: ${body.adId} does not match the path (${adId})`);
-  const { db, scope } = serviceContext(c);
-  return queueImages(db, c.env.JOBS, c.env.MEDIA, scope, { ...body, adId, replace, requestId: c.get("requestId") });
+    throw DomainError.of("validation_failed", `adId: ${body.adId} does not match the path (${adId})`);
+  return queueImages(serviceContext(c), { ...body, adId, replace });
 }
 
 const router = createRouter();
@@ -122,8 +121,7 @@ export const imagesRouter = router
       response: envelope(AdImages),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await getImages(db, scope, c.req.valid("param").adId)), 200);
+      return c.json(ok(await getImages(serviceContext(c), c.req.valid("param").adId)), 200);
     },
   )
   .openapi(queueRoute("post", "Replace all images of the ad with the given ones"), async (c) =>
@@ -144,8 +142,7 @@ export const imagesRouter = router
       response: envelope(z.literal(false)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      await deleteImagesOfAds(db, c.env.MEDIA, scope, c.req.valid("json"));
+      await deleteImagesOfAds(serviceContext(c), c.req.valid("json"));
       return c.json(ok(false as const), 200);
     },
   )
@@ -159,8 +156,7 @@ export const imagesRouter = router
       response: envelope(z.literal(false)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      await deleteAllImages(db, c.env.MEDIA, scope, c.req.valid("param").adId);
+      await deleteAllImages(serviceContext(c), c.req.valid("param").adId);
       return c.json(ok(false as const), 200);
     },
   )
@@ -174,8 +170,7 @@ export const imagesRouter = router
       response: envelope(AdImages),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await deleteImages(db, c.env.MEDIA, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await deleteImages(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -194,8 +189,7 @@ export const imagesRouter = router
       response: envelope(z.array(Image)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await switchImages(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await switchImages(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -214,8 +208,7 @@ export const imagesRouter = router
       response: envelope(z.array(Image)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await shiftImage(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await shiftImage(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -238,9 +231,8 @@ export const imagesRouter = router
       response: envelope(z.array(Image)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
       return c.json(
-        ok(await rotateImages(db, c.env.MEDIA, imagesTransformer(c.env.IMAGES), scope, c.req.valid("json"))),
+        ok(await rotateImages(serviceContext(c), c.req.valid("json"), imagesTransformer(c.env.IMAGES))),
         200,
       );
     },
@@ -255,8 +247,7 @@ export const imagesRouter = router
       response: envelope(z.array(ImageStatus)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await imageStatus(db, scope, c.req.valid("param"))), 200);
+      return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("param"))), 200);
     },
   )
   .openapi(
@@ -270,8 +261,7 @@ export const imagesRouter = router
     }),
     async (c) => {
       const { userId, adId } = c.req.valid("param");
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await imageStatus(db, scope, { userId, adId: [adId] })), 200);
+      return c.json(ok(await imageStatus(serviceContext(c), { userId, adId: [adId] })), 200);
     },
   )
   .openapi(
@@ -284,7 +274,6 @@ export const imagesRouter = router
       response: envelope(z.array(ImageStatus)),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await imageStatus(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

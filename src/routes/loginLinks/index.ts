@@ -2,9 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { UserSettings } from "../../services/accounts/schemas/settings";
-import { User } from "../../services/accounts/schemas/users";
-import { generateLoginLink, validateLoginLink } from "../../services/accounts/tokens";
+import { generateLoginLink, User, UserSettings, validateLoginLink } from "../../services/accounts";
 import { serviceContext } from "../context";
 
 const tags = ["Login link"];
@@ -29,13 +27,10 @@ export const loginLinksRouter = createRouter()
       response: envelope(LoginLink),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
       return c.json(
         ok(
           await generateLoginLink(
-            db,
-            c.env.USER_TOKENS,
-            scope,
+            serviceContext(c),
             c.req.valid("json"),
             // Without a configured website, links follow the request's origin (local development).
             c.env.WEBSITE_URL || new URL("/login/", c.req.url).toString(),
@@ -57,7 +52,6 @@ export const loginLinksRouter = createRouter()
       response: envelope(ValidatedLogin),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await validateLoginLink(db, c.env.USER_TOKENS, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await validateLoginLink(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

@@ -4,15 +4,15 @@ import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { flushRequestedUpdates } from "../../middleware/afterWrites";
-import { ADS_SCOPE } from "../../services/ads/access";
-import { builtInAssistant } from "../../services/ads/manufacturerAssistant";
 import {
+  ADS_REVISION,
   attachManufacturer,
+  builtInAssistant,
   createManufacturer,
   deleteManufacturer,
   searchManufacturers,
   updateManufacturer,
-} from "../../services/ads/manufacturers";
+} from "../../services/ads";
 import { serviceContext } from "../context";
 
 const tags = ["Manufacturers"];
@@ -98,11 +98,10 @@ export const manufacturersRouter = router
     }),
     async (c) => {
       const { useCache, ...query } = c.req.valid("query");
-      const { db, scope } = serviceContext(c);
       const startedAt = Date.now();
       return c.json(
-        await withCache(c, useCache, [ADS_SCOPE], async () =>
-          list(await searchManufacturers(db, scope, query, builtInAssistant), startedAt),
+        await withCache(c, useCache, [ADS_REVISION], async () =>
+          list(await searchManufacturers(serviceContext(c), query, builtInAssistant), startedAt),
         ),
         200,
       );
@@ -118,8 +117,7 @@ export const manufacturersRouter = router
       response: envelope(Manufacturer),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await createManufacturer(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await createManufacturer(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -132,8 +130,7 @@ export const manufacturersRouter = router
       response: envelope(Manufacturer),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await updateManufacturer(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await updateManufacturer(serviceContext(c), c.req.valid("json"))), 200);
     },
   )
   .openapi(
@@ -146,8 +143,7 @@ export const manufacturersRouter = router
       response: envelope(EmptyData),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      await deleteManufacturer(db, scope, c.req.valid("json").manufacturerId);
+      await deleteManufacturer(serviceContext(c), c.req.valid("json").manufacturerId);
       return c.json(ok([]), 200);
     },
   )
@@ -161,8 +157,7 @@ export const manufacturersRouter = router
       response: envelope(EmptyData),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      await attachManufacturer(db, scope, c.req.valid("json"));
+      await attachManufacturer(serviceContext(c), c.req.valid("json"));
       return c.json(ok([]), 200);
     },
   );

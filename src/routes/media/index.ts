@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 
 /**
  * Public image files: `/media/<key>`. Keys hold 18 random bytes, so they cannot be guessed; a rotated
@@ -8,7 +8,7 @@ import { ApiError } from "../../lib/errors";
  */
 export const mediaRouter = new Hono<AppEnv>().get("/media/:key{images/.+}", async (c) => {
   const object = await c.env.MEDIA.get(c.req.param("key"));
-  if (!object) throw new ApiError(404, ["image not found"]);
+  if (!object) throw DomainError.of("image_not_found", "image not found");
   const headers = new Headers();
   object.writeHttpMetadata(headers);
   headers.set("ETag", object.httpEtag);

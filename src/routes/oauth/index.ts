@@ -2,13 +2,13 @@ import { z } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { type MarketplacePortal, PortalGateway, simulatorOf } from "../../portals/gateway";
-import { completeConnection, disconnect, getConnection, startConnection } from "../../services/publishing/connections";
-import { userScope } from "../../services/shared/revisions";
+import { completeConnection, disconnect, getConnection, startConnection } from "../../services/publishing";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Portal connection"];
@@ -28,7 +28,7 @@ const Connection = z
     accessTokenExpire: z.string().openapi({ description: "Empty when none" }),
     refreshToken: z.string().openapi({ description: "Masked" }),
     email: z.string(),
-    scope: z.array(z.string()),
+    caller: z.array(z.string()),
   })
   .openapi("PortalConnection");
 
@@ -46,10 +46,9 @@ export const oauthRouter = createRouter()
     }),
     async (c) => {
       const { userId, portal } = c.req.valid("param");
-      const { db, scope } = serviceContext(c);
       return c.json(
-        await withCache(c, c.req.valid("query").useCache, [userScope(userId)], async () =>
-          ok(await getConnection(db, scope, userId, portal)),
+        await withCache(c, c.req.valid("query").useCache, [userRevision(userId)], async () =>
+          ok(await getConnection(serviceContext(c), userId, portal)),
         ),
         200,
       );
@@ -65,9 +64,10 @@ export const oauthRouter = createRouter()
       response: envelope(z.object({ redirect: z.string() })),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
       return c.json(
-        ok(await startConnection(db, c.env, scope, { ...c.req.valid("param"), publicOrigin: publicOrigin(c.req.url) })),
+        ok(
+          await startConnection(serviceContext(c), { ...c.req.valid("param"), publicOrigin: publicOrigin(c.req.url) }),
+        ),
         200,
       );
     },
@@ -89,9 +89,8 @@ export const oauthRouter = createRouter()
       response: envelope(Connection),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
       const input = { ...c.req.valid("param"), ...c.req.valid("json"), publicOrigin: publicOrigin(c.req.url) };
-      return c.json(ok(await completeConnection(db, c.env, scope, input)), 200);
+      return c.json(ok(await completeConnection(serviceContext(c), input)), 200);
     },
   )
   .openapi(
@@ -105,8 +104,7 @@ export const oauthRouter = createRouter()
     }),
     async (c) => {
       const { userId, portal } = c.req.valid("param");
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await disconnect(db, c.env, scope, userId, portal)), 200);
+      return c.json(ok(await disconnect(serviceContext(c), userId, portal)), 200);
     },
   );
 
@@ -123,7 +121,7 @@ export const oauthPublicRouter = new Hono<AppEnv>()
   .all("/simulator/:portal/*", async (c) => {
     const portal = c.req.param("portal");
     if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator || !c.env.MARKETPLACE_SIMULATOR)
-      throw new ApiError(404, ["no simulator for this portal"]);
+      throw DomainError.of("portal_not_found", "no simulator for this portal");
     const url = new URL(c.req.url);
     const forwarded = new Request(
       `https://simulator.internal${url.pathname.replace(/^\/simulator/, "")}${url.search}`,

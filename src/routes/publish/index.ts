@@ -2,28 +2,29 @@ import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
-import { type Outcome, type PublishMode, requestPublishing } from "../../services/publishing";
 import {
+  type Outcome,
   PublishAd,
   PublishAds,
   PublishEverywhere,
+  type PublishMode,
   PublishResults,
+  requestPublishing,
   UpdatePublishedAds,
-} from "../../services/publishing/schemas";
+} from "../../services/publishing";
 import { serviceContext } from "../context";
 
 const tags = ["Publish"];
 const refusals = "Refusals answer `portal: <portal> - adId: <adId> - <reason>`.";
 const repeats =
   "A repeated call while the ad's job is still open answers as the first did, with the same job and no second charge.";
-const STATUS_OF_REFUSAL = (outcome: Outcome) => (outcome.errors[0]?.endsWith("advertisement not found") ? 404 : 409);
 
 /** One ad: a refusal is the answer's error, with the spec's text form; the job is named in Location. */
 async function single(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof PublishAd>) {
   const [outcome] = await requestPublishing(serviceContext(c), { ...body, adIds: [body.adId], mode });
-  if (outcome && !outcome.result) throw new ApiError(STATUS_OF_REFUSAL(outcome), outcome.errors);
+  if (outcome && !outcome.result) throw new DomainError(outcome.errorDetails);
   if (outcome?.queueItemId) c.header("Location", jobPath(outcome.queueItemId));
   return c.json(ok([]), 200);
 }
@@ -32,6 +33,7 @@ const summarise = (outcomes: Outcome[]) => ({
   result: outcomes.every((o) => o.result),
   errors: outcomes.flatMap((o) => o.errors),
   data: outcomes,
+  errorDetails: outcomes.flatMap((o) => o.errorDetails),
 });
 
 /** Several ads: the answer says per ad what happened; one ad's refusal does not stop the others. */
@@ -41,7 +43,7 @@ async function batch(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof
 
 /** For "all ads" calls, an ad that is not on the portal has nothing to update or take down: not a failure. */
 const withoutUnpublished = (outcomes: Outcome[]) =>
-  summarise(outcomes.filter((o) => o.result || !o.errors[0]?.endsWith("this advertisement is not published")));
+  summarise(outcomes.filter((o) => o.result || o.errorDetails[0]?.code !== "ad_not_published"));
 
 /** batchall: portal `meta` means every portal, for internal clients only. */
 async function acrossPortals(
@@ -49,7 +51,7 @@ async function acrossPortals(
   mode: "publish" | "unpublish",
   body: z.infer<typeof PublishEverywhere>,
 ) {
-  if (!c.get("client").internal) throw new ApiError(403, ["portal: meta is for internal clients only"]);
+  if (!c.get("client").internal) throw DomainError.of("internal_only", "portal: meta is for internal clients only");
   const outcomes: Outcome[] = [];
   for (const portal of ["portal_a", "portal_b", "website"] as const) {
     outcomes.push(

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { statistics } from "../../services/market/marketData";
+import { statistics } from "../../services/market";
 import { serviceContext } from "../context";
 
 const date = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" });
@@ -63,7 +63,6 @@ export const statisticsRouter = createRouter().openapi(
     ),
   }),
   async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await statistics(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await statistics(serviceContext(c), c.req.valid("json"))), 200);
   },
 );

@@ -2,8 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { PortalStatus } from "../../services/ads/schemas";
-import { adStatuses, statusTotals } from "../../services/publishing/status";
+import { PortalStatus } from "../../services/ads";
+import { adStatuses, statusTotals } from "../../services/publishing";
 import { serviceContext } from "../context";
 
 const tags = ["Status"];
@@ -38,8 +38,7 @@ export const statusRouter = createRouter()
       ),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await statusTotals(db, scope, c.req.valid("param").userId)), 200);
+      return c.json(ok(await statusTotals(serviceContext(c), c.req.valid("param").userId)), 200);
     },
   )
   .openapi(
@@ -53,11 +52,10 @@ export const statusRouter = createRouter()
     }),
     async (c) => {
       const { userId, adId } = c.req.valid("param");
-      const { db, scope } = serviceContext(c);
       const startedAt = Date.now();
       return c.json(
         list(
-          await adStatuses(db, c.env, scope, { userId, adIds: [adId], force: false, page: 1, itemsPerPage: 1 }),
+          await adStatuses(serviceContext(c), { userId, adIds: [adId], force: false, page: 1, itemsPerPage: 1 }),
           startedAt,
         ),
         200,
@@ -75,8 +73,7 @@ export const statusRouter = createRouter()
     }),
     async (c) => {
       const { adId, ...body } = c.req.valid("json");
-      const { db, scope } = serviceContext(c);
       const startedAt = Date.now();
-      return c.json(list(await adStatuses(db, c.env, scope, { ...body, adIds: adId }), startedAt), 200);
+      return c.json(list(await adStatuses(serviceContext(c), { ...body, adIds: adId }), startedAt), 200);
     },
   );

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
 import { ok } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
+import { DomainError, detail } from "../../lib/errors";
 import { queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope } from "../../lib/openapi";
 import { callingClient } from "../../middleware/auth";
-import { readiness } from "../../services/operations/health";
+import { readiness } from "../../services/operations";
 
 const Check = z
   .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })
@@ -47,17 +47,14 @@ export const systemRouter = createRouter().openapi(health, async (c) => {
   const base = { environment: c.env.ENVIRONMENT, time: new Date().toISOString() };
   if (!c.req.valid("query").deep) return c.json(ok({ status: "ok" as const, ...base }), 200);
   const client = await callingClient(c);
-  if (!client.internal) throw new ApiError(403, ["deep: may only be asked by internal clients"]);
+  if (!client.internal) throw DomainError.of("internal_only", "deep: may only be asked by internal clients");
   const db = getDb(c.env.DB);
   const { ready, ...report } = await readiness(db, c.env);
   const data = { status: ready ? ("ok" as const) : ("unavailable" as const), ...base, ...report };
   if (!ready) {
     const failing = Object.entries(report.checks).filter(([, check]) => !check.ok);
-    throw new ApiError(
-      503,
-      failing.map(([name, check]) => `${name}: ${check.error}`),
-      data,
-    );
+    const details = failing.map(([name, check]) => detail("service_unavailable", `${name}: ${check.error}`));
+    throw new DomainError(details, { data });
   }
   return c.json(ok(data), 200);
 });

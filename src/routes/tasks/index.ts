@@ -6,9 +6,9 @@ import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryInt } from "../../lib/fields";
 import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { FEATURE_NAMES } from "../../services/catalogue/features";
-import { createTask, deleteTask, listTasks, updateTask } from "../../services/scheduling/tasks";
-import { userScope } from "../../services/shared/revisions";
+import { FEATURE_NAMES } from "../../services/catalogue";
+import { createTask, deleteTask, listTasks, updateTask } from "../../services/scheduling";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Tasks"];
@@ -79,10 +79,9 @@ const TasksQuery = pagingQuery(100);
 type Params = { userId: number; portal?: z.infer<typeof portal>; taskId?: number };
 
 const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQuery>) => {
-  const { db, scope } = serviceContext(c);
   const startedAt = Date.now();
-  return withCache(c, query.useCache, [userScope(params.userId)], async () =>
-    list(await listTasks(db, scope, { ...params, ...query }), startedAt),
+  return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
+    list(await listTasks(serviceContext(c), { ...params, ...query }), startedAt),
   );
 };
 
@@ -133,14 +132,11 @@ export const tasksRouter = createRouter()
     },
   )
   .openapi(writeRoute("post", CreateTask, "Create a task; answers the user's tasks"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await createTask(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await createTask(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(writeRoute("put", UpdateTask, "Change a task; answers the user's tasks"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await updateTask(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await updateTask(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(writeRoute("delete", DeleteTask, "Remove a task; answers the remaining tasks"), async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await deleteTask(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await deleteTask(serviceContext(c), c.req.valid("json"))), 200);
   });

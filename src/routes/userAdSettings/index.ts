@@ -5,8 +5,8 @@ import { ok } from "../../lib/envelope";
 import { id, pathId, queryBool, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/accounts/adSettings";
-import { userScope } from "../../services/shared/revisions";
+import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/accounts";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["User ad settings"];
@@ -53,9 +53,8 @@ const answer = (
   portal: UserAdPortal | undefined,
   useCache: boolean | undefined,
 ) => {
-  const { db, scope } = serviceContext(c);
-  return withCache(c, useCache, [userScope(userId)], async () =>
-    ok(await getUserAdSettings(db, scope, userId, portal)),
+  return withCache(c, useCache, [userRevision(userId)], async () =>
+    ok(await getUserAdSettings(serviceContext(c), userId, portal)),
   );
 };
 
@@ -101,7 +100,6 @@ export const userAdSettingsRouter = createRouter()
       response: envelope(UserAdSettings),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await replaceUserAdSettings(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await replaceUserAdSettings(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

@@ -2,22 +2,29 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { badRequest } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
-import { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "../../services/accounts/schemas/settings";
-import { getSettings, patchSettings, replaceSettings } from "../../services/accounts/settings";
-import { userScope } from "../../services/shared/revisions";
+import {
+  getSettings,
+  patchSettings,
+  replaceSettings,
+  SettingsInput,
+  SettingsPatch,
+  SettingsQuery,
+  UserSettings,
+} from "../../services/accounts";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["User settings"];
 const response = envelope(UserSettings);
 
 const answerSettings = async (c: Context<AppEnv>, userId: number | undefined, useCache: boolean | undefined) => {
-  if (userId === undefined) throw badRequest("userId: is required (path /user/settings/<userId> or query ?userId=)");
-  const { db, scope } = serviceContext(c);
-  return withCache(c, useCache, [userScope(userId)], async () => ok(await getSettings(db, scope, userId)));
+  if (userId === undefined)
+    throw DomainError.of("validation_failed", "userId: is required (path /user/settings/<userId> or query ?userId=)");
+  return withCache(c, useCache, [userRevision(userId)], async () => ok(await getSettings(serviceContext(c), userId)));
 };
 
 /** The spec shows these calls under both /user/settings/ and /usersettings/. */
@@ -58,8 +65,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
         response,
       }),
       async (c) => {
-        const { db, scope } = serviceContext(c);
-        return c.json(ok(await replaceSettings(db, scope, c.req.valid("json"))), 200);
+        return c.json(ok(await replaceSettings(serviceContext(c), c.req.valid("json"))), 200);
       },
     )
     .openapi(
@@ -72,8 +78,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
         response,
       }),
       async (c) => {
-        const { db, scope } = serviceContext(c);
-        return c.json(ok(await patchSettings(db, scope, c.req.valid("json"))), 200);
+        return c.json(ok(await patchSettings(serviceContext(c), c.req.valid("json"))), 200);
       },
     );
 }

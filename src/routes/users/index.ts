@@ -5,15 +5,19 @@ import { withCache } from "../../lib/responseCache";
 import {
   CreatedUser,
   CreateUser,
+  createUser,
   DeleteUser,
+  deleteUser,
+  getUser,
+  issueActivation,
+  listUsers,
   UpdateUser,
   User,
   UserIdParam,
   UsersQuery,
-} from "../../services/accounts/schemas/users";
-import { issueActivation } from "../../services/accounts/tokens";
-import { createUser, deleteUser, getUser, listUsers, updateUser } from "../../services/accounts/users";
-import { USERS_SCOPE, userScope } from "../../services/shared/revisions";
+  updateUser,
+} from "../../services/accounts";
+import { USERS_REVISION, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Users"];
@@ -75,41 +79,35 @@ const deleteByBodyRoute = apiRoute({
 export const usersRouter = createRouter()
   .openapi(listRoute, async (c) => {
     const query = c.req.valid("query");
-    const { db, scope } = serviceContext(c);
     const startedAt = Date.now();
-    const body = await withCache(c, query.useCache, [USERS_SCOPE], async () =>
-      list(await listUsers(db, scope, query), startedAt),
+    const body = await withCache(c, query.useCache, [USERS_REVISION], async () =>
+      list(await listUsers(serviceContext(c), query), startedAt),
     );
     return c.json(body, 200);
   })
   .openapi(getRoute, async (c) => {
     const { userId } = c.req.valid("param");
     const { useCache } = c.req.valid("query");
-    const { db, scope } = serviceContext(c);
     const startedAt = Date.now();
-    const body = await withCache(c, useCache, [userScope(userId)], async () =>
-      list({ items: [await getUser(db, scope, userId)], totalItems: 1, page: 1, itemsPerPage: 1 }, startedAt),
+    const body = await withCache(c, useCache, [userRevision(userId)], async () =>
+      list({ items: [await getUser(serviceContext(c), userId)], totalItems: 1, page: 1, itemsPerPage: 1 }, startedAt),
     );
     return c.json(body, 200);
   })
   .openapi(createRoute, async (c) => {
-    const { db, scope } = serviceContext(c);
-    const user = await createUser(db, scope, c.req.valid("json"));
+    const user = await createUser(serviceContext(c), c.req.valid("json"));
     const { userId: _id, ...activation } = await issueActivation(c.env.USER_TOKENS, user.userId, Date.now(), false);
     return c.json(ok({ ...user, activation }), 200);
   })
   .openapi(updateRoute, async (c) => {
-    const { db, scope } = serviceContext(c);
-    return c.json(ok(await updateUser(db, scope, c.req.valid("json"))), 200);
+    return c.json(ok(await updateUser(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(deleteByPathRoute, async (c) => {
-    const { db, scope } = serviceContext(c);
-    await deleteUser(db, c.env, scope, c.req.valid("param").userId);
+    await deleteUser(serviceContext(c), c.req.valid("param").userId);
     return c.json(ok(false as const), 200);
   })
   .openapi(deleteByBodyRoute, async (c) => {
-    const { db, scope } = serviceContext(c);
     const { userId, ip } = c.req.valid("json");
-    await deleteUser(db, c.env, scope, userId, ip);
+    await deleteUser(serviceContext(c), userId, ip);
     return c.json(ok(false as const), 200);
   });

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { adjustWallet, getWallet } from "../../services/wallet/wallet";
+import { adjustWallet, getWallet } from "../../services/wallet";
 import { serviceContext } from "../context";
 
 const tags = ["Wallet"];
@@ -35,8 +35,7 @@ export const walletRouter = createRouter()
       response: envelope(Wallet),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await getWallet(db, scope, c.req.valid("param").userId)), 200);
+      return c.json(ok(await getWallet(serviceContext(c), c.req.valid("param").userId)), 200);
     },
   )
   .openapi(
@@ -64,7 +63,6 @@ export const walletRouter = createRouter()
       response: envelope(Wallet),
     }),
     async (c) => {
-      const { db, scope } = serviceContext(c);
-      return c.json(ok(await adjustWallet(db, scope, c.req.valid("json"))), 200);
+      return c.json(ok(await adjustWallet(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

@@ -2,10 +2,10 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, upTo } from "../../lib/fields";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { EVENT_TYPES } from "../../services/events/events";
 import {
   createWebhook,
   deleteWebhook,
+  EVENT_TYPES,
   getWebhook,
   listDeliveries,
   listWebhooks,
@@ -14,7 +14,7 @@ import {
   rotateWebhookSecret,
   testWebhook,
   updateWebhook,
-} from "../../services/events/webhooks";
+} from "../../services/events";
 import { serviceContext } from "../context";
 import { Event } from "../events";
 

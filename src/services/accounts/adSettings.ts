@@ -1,9 +1,9 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { userAdSettings } from "../../db/schema";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
-import { requireUser, type Scope } from "../shared/access";
-import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 
 export type UserAdPortal = "portal_a" | "portal_b" | "website";
 
@@ -15,12 +15,12 @@ export interface UserAdSettingView {
 }
 
 export async function getUserAdSettings(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   userId: number,
   portal?: UserAdPortal,
 ): Promise<{ userId: number; settings: UserAdSettingView[] }> {
-  await requireUser(db, scope, userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, userId);
   const rows = await db
     .select()
     .from(userAdSettings)
@@ -35,14 +35,14 @@ export async function getUserAdSettings(
 
 /** Creates or replaces the settings of each given portal; header and footer are sanitised HTML. */
 export async function replaceUserAdSettings(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: {
     userId: number;
     settings: { portal: UserAdPortal; header: string; footer: string; allowContactByEmail?: boolean | undefined }[];
   },
 ) {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   const rows = await Promise.all(
     input.settings.map(async (s) => ({
       userId: input.userId,
@@ -54,7 +54,7 @@ export async function replaceUserAdSettings(
   );
   if (rows.length > 0) {
     await db.batch([
-      bumpRevisions(db, userWriteScopes(input.userId)),
+      bumpRevisions(db, userWriteRevisions(input.userId)),
       ...rows.map((row) =>
         db
           .insert(userAdSettings)
@@ -66,5 +66,5 @@ export async function replaceUserAdSettings(
       ),
     ]);
   }
-  return getUserAdSettings(db, scope, input.userId);
+  return getUserAdSettings(ctx, input.userId);
 }

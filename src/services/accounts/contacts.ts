@@ -2,11 +2,13 @@ import { and, asc, count, eq, isNotNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, contacts, userSettings } from "../../db/schema";
+import { refusedByTrigger } from "../../db/triggers";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
 import type { Page } from "../../lib/envelope";
-import { ApiError, badRequest } from "../../lib/errors";
-import { requireUser, type Scope } from "../shared/access";
-import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { DomainError } from "../../lib/errors";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import type { ContactInput, ContactPatch } from "./schemas/contacts";
 
 export type ContactRow = typeof contacts.$inferSelect;
@@ -91,11 +93,11 @@ async function allContacts(db: Db, userId: number): Promise<ContactView[]> {
 }
 
 export async function listContacts(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   query: { userId: number; contactId?: number; page: number; itemsPerPage: number },
 ): Promise<Page<ContactView>> {
-  await requireUser(db, scope, query.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, query.userId);
   const where = query.contactId
     ? and(eq(contacts.userId, query.userId), eq(contacts.id, query.contactId))
     : eq(contacts.userId, query.userId);
@@ -111,7 +113,7 @@ export async function listContacts(
     activeContactIds(db, [query.userId]),
   ]);
   if (query.contactId && rows.length === 0)
-    throw new ApiError(404, [`contactId: contact ${query.contactId} not found`]);
+    throw DomainError.of("contact_not_found", `contactId: contact ${query.contactId} not found`);
   return {
     items: rows.map((row) => toContactView(row, active)),
     totalItems: total?.n ?? 0,
@@ -123,14 +125,16 @@ export async function listContacts(
 /** Postal code rule of a contact: required and Dutch unless abroad (empty county). */
 function checkedPostalCode(county: string, postalCode: string | null | undefined): string | null {
   if (!county) return postalCode || null;
-  if (!postalCode) throw badRequest("postalCode: is required for an address in the Netherlands");
+  if (!postalCode)
+    throw DomainError.of("validation_failed", "postalCode: is required for an address in the Netherlands");
   const normalized = normalizeDutchPostalCode(postalCode);
-  if (!normalized) throw badRequest(`postalCode: ${INVALID_POSTAL_CODE}`);
+  if (!normalized) throw DomainError.of("validation_failed", `postalCode: ${INVALID_POSTAL_CODE}`);
   return normalized;
 }
 
-export async function createContact(db: Db, scope: Scope, input: ContactInput): Promise<ContactView[]> {
-  await requireUser(db, scope, input.userId);
+export async function createContact(ctx: ServiceContext, input: ContactInput): Promise<ContactView[]> {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   const postalCode = checkedPostalCode(input.county, input.postalCode);
   const settings = await db
     .select({ maxContacts: userSettings.maxContacts })
@@ -143,11 +147,14 @@ export async function createContact(db: Db, scope: Scope, input: ContactInput): 
     // The trigger contacts_max_per_user refuses the insert past maxContacts, even under concurrent creates.
     await db.batch([
       db.insert(contacts).values({ ...fields, userId, postalCode }),
-      bumpRevisions(db, userWriteScopes(userId)),
+      bumpRevisions(db, userWriteRevisions(userId)),
     ]);
   } catch (error) {
-    if (String((error as Error)?.message ?? error).includes("maxContacts reached")) {
-      throw new ApiError(409, [`contacts: the user may have at most ${maxContacts} contacts (maxContacts)`]);
+    if (refusedByTrigger(error, "maxContacts")) {
+      throw DomainError.of(
+        "max_contacts_reached",
+        `contacts: the user may have at most ${maxContacts} contacts (maxContacts)`,
+      );
     }
     throw error;
   }
@@ -160,12 +167,13 @@ async function requireContact(db: Db, userId: number, contactId: number): Promis
     .from(contacts)
     .where(and(eq(contacts.userId, userId), eq(contacts.id, contactId)))
     .get();
-  if (!row) throw new ApiError(404, [`contactId: contact ${contactId} not found`]);
+  if (!row) throw DomainError.of("contact_not_found", `contactId: contact ${contactId} not found`);
   return row;
 }
 
-export async function updateContact(db: Db, scope: Scope, patch: ContactPatch): Promise<ContactView[]> {
-  await requireUser(db, scope, patch.userId);
+export async function updateContact(ctx: ServiceContext, patch: ContactPatch): Promise<ContactView[]> {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, patch.userId);
   const current = await requireContact(db, patch.userId, patch.contactId);
   const { userId, contactId, ...changes } = patch;
   const county = changes.county ?? current.county;
@@ -178,17 +186,17 @@ export async function updateContact(db: Db, scope: Scope, patch: ContactPatch): 
       .update(contacts)
       .set({ ...changes, postalCode })
       .where(eq(contacts.id, contactId)),
-    bumpRevisions(db, userWriteScopes(userId)),
+    bumpRevisions(db, userWriteRevisions(userId)),
   ]);
   return allContacts(db, userId);
 }
 
 export async function deleteContact(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; contactId: number },
 ): Promise<ContactView[]> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await requireContact(db, input.userId, input.contactId);
   const usedBy = await db
     .select({ adId: ads.id })
@@ -196,13 +204,14 @@ export async function deleteContact(
     .where(and(eq(ads.contactId, input.contactId), eq(ads.status, "active")))
     .limit(5);
   if (usedBy.length > 0) {
-    throw new ApiError(409, [
+    throw DomainError.of(
+      "contact_in_use",
       `contactId: contact ${input.contactId} is used by active ads (adId ${usedBy.map((r) => r.adId).join(", ")}); change or archive those ads first`,
-    ]);
+    );
   }
   await db.batch([
     db.delete(contacts).where(eq(contacts.id, input.contactId)),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return allContacts(db, input.userId);
 }

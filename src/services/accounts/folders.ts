@@ -3,9 +3,10 @@ import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, folders } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
-import { requireUser, type Scope } from "../shared/access";
-import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { DomainError } from "../../lib/errors";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 
 export interface FolderView {
   userId: number;
@@ -30,17 +31,18 @@ async function allFolders(db: Db, userId: number): Promise<FolderView[]> {
  * number of ads in it.
  */
 export async function listFolders(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   query: { userId: number; folderId?: number; total: boolean; page: number; itemsPerPage: number },
 ): Promise<Page<FolderView>> {
-  await requireUser(db, scope, query.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, query.userId);
   const where = query.folderId
     ? and(eq(folders.userId, query.userId), eq(folders.id, query.folderId))
     : eq(folders.userId, query.userId);
   if (!query.total) {
     const rows = await db.select().from(folders).where(where).orderBy(asc(folders.id));
-    if (query.folderId && rows.length === 0) throw new ApiError(404, [`folderId: folder ${query.folderId} not found`]);
+    if (query.folderId && rows.length === 0)
+      throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
     return { items: rows.map(toView), totalItems: rows.length, page: 1, itemsPerPage: Math.max(rows.length, 1) };
   }
   const [[totalRow], rows] = await db.batch([
@@ -53,7 +55,8 @@ export async function listFolders(
       .limit(query.itemsPerPage)
       .offset((query.page - 1) * query.itemsPerPage),
   ]);
-  if (query.folderId && rows.length === 0) throw new ApiError(404, [`folderId: folder ${query.folderId} not found`]);
+  if (query.folderId && rows.length === 0)
+    throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
   const counts =
     rows.length === 0
       ? []
@@ -76,11 +79,12 @@ export async function listFolders(
   };
 }
 
-export async function createFolder(db: Db, scope: Scope, input: { userId: number; description: string }) {
-  await requireUser(db, scope, input.userId);
+export async function createFolder(ctx: ServiceContext, input: { userId: number; description: string }) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   const [row] = await db.batch([
     db.insert(folders).values(input).returning(),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return row.map(toView);
 }
@@ -91,34 +95,34 @@ async function requireFolder(db: Db, userId: number, folderId: number): Promise<
     .from(folders)
     .where(and(eq(folders.userId, userId), eq(folders.id, folderId)))
     .get();
-  if (!row) throw new ApiError(404, [`folderId: folder ${folderId} not found`]);
+  if (!row) throw DomainError.of("folder_not_found", `folderId: folder ${folderId} not found`);
 }
 
 export async function updateFolder(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; folderId: number; description: string },
 ): Promise<FolderView[]> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await requireFolder(db, input.userId, input.folderId);
   await db.batch([
     db.update(folders).set({ description: input.description }).where(eq(folders.id, input.folderId)),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return allFolders(db, input.userId);
 }
 
 /** Removes a folder; its ads stay, outside any folder. */
 export async function deleteFolder(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; folderId: number },
 ): Promise<FolderView[]> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await requireFolder(db, input.userId, input.folderId);
   await db.batch([
     db.delete(folders).where(eq(folders.id, input.folderId)),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return allFolders(db, input.userId);
 }

@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { userSettings } from "../../db/schema";
-import { ApiError, badRequest } from "../../lib/errors";
-import { requireInternal, requireUser, type Scope } from "../shared/access";
-import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { DomainError } from "../../lib/errors";
+import { type Caller, requireInternal, requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import type { SettingsInput, SettingsPatch } from "./schemas/settings";
 import { visibleUserIds } from "./users";
 
@@ -37,25 +38,27 @@ export async function loadSettings(db: Db, userId: number): Promise<SettingsRow>
   return db.insert(userSettings).values({ userId }).returning().get();
 }
 
-export async function getSettings(db: Db, scope: Scope, userId: number): Promise<SettingsView> {
-  await requireUser(db, scope, userId);
+export async function getSettings(ctx: ServiceContext, userId: number): Promise<SettingsView> {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, userId);
   return toSettingsView(await loadSettings(db, userId));
 }
 
 /** mainUserId and walletUserId must name users the client may see (and not the user itself for main). */
-async function checkReferences(db: Db, scope: Scope, input: Partial<SettingsInput>): Promise<void> {
+async function checkReferences(db: Db, caller: Caller, input: Partial<SettingsInput>): Promise<void> {
   const refs = (["mainUserId", "walletUserId"] as const).filter((f) => input[f] !== undefined && input[f] !== null);
   const ids = refs.map((f) => input[f] as number);
-  const visible = await visibleUserIds(db, scope, ids);
+  const visible = await visibleUserIds(db, caller, ids);
   const problems = refs.filter((f) => !visible.has(input[f] as number)).map((f) => `${f}: user ${input[f]} not found`);
-  if (problems.length > 0) throw new ApiError(400, problems);
+  if (problems.length > 0) throw DomainError.of("reference_not_found", ...problems);
 }
 
 /** POST: create or replace; fields not given return to their defaults. */
-export async function replaceSettings(db: Db, scope: Scope, input: SettingsInput): Promise<SettingsView> {
-  await requireUser(db, scope, input.userId);
-  for (const field of INTERNAL_ONLY) if (input[field] !== undefined) requireInternal(scope, field);
-  await checkReferences(db, scope, input);
+export async function replaceSettings(ctx: ServiceContext, input: SettingsInput): Promise<SettingsView> {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
+  for (const field of INTERNAL_ONLY) if (input[field] !== undefined) requireInternal(caller, field);
+  await checkReferences(db, caller, input);
   const current = await loadSettings(db, input.userId);
   const defaults: Omit<typeof userSettings.$inferInsert, "userId"> = {
     mainUserId: null,
@@ -80,25 +83,26 @@ export async function replaceSettings(db: Db, scope: Scope, input: SettingsInput
   };
   await db.batch([
     db.update(userSettings).set(values).where(eq(userSettings.userId, input.userId)),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
-  return getSettings(db, scope, input.userId);
+  return getSettings(ctx, input.userId);
 }
 
-export async function patchSettings(db: Db, scope: Scope, patch: SettingsPatch): Promise<SettingsView> {
-  await requireUser(db, scope, patch.userId);
+export async function patchSettings(ctx: ServiceContext, patch: SettingsPatch): Promise<SettingsView> {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, patch.userId);
   const { userId, ...changes } = patch;
   if (Object.keys(changes).length === 0)
-    throw badRequest("body: nothing to patch (showcontact, attributes, budgetNotifyLimit)");
+    throw DomainError.of("validation_failed", "body: nothing to patch (showcontact, attributes, budgetNotifyLimit)");
   await loadSettings(db, userId);
   await db.batch([
     db
       .update(userSettings)
       .set({ ...changes, updatedAt: new Date().toISOString() })
       .where(eq(userSettings.userId, userId)),
-    bumpRevisions(db, userWriteScopes(userId)),
+    bumpRevisions(db, userWriteRevisions(userId)),
   ]);
-  return getSettings(db, scope, userId);
+  return getSettings(ctx, userId);
 }
 
 /** Account status transitions made by activation. */
@@ -106,6 +110,6 @@ export async function setAccountStatus(db: Db, userId: number, status: "active" 
   await loadSettings(db, userId);
   await db.batch([
     db.update(userSettings).set({ status, updatedAt: new Date().toISOString() }).where(eq(userSettings.userId, userId)),
-    bumpRevisions(db, userWriteScopes(userId)),
+    bumpRevisions(db, userWriteRevisions(userId)),
   ]);
 }

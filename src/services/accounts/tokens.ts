@@ -1,8 +1,8 @@
-import type { Db } from "../../db/client";
 import { type UserTokens, userTokens } from "../../durable/UserTokens";
-import { ApiError } from "../../lib/errors";
+import { DomainError, detail } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
-import { requireUser, type Scope } from "../shared/access";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import { getSettings, type SettingsView, setAccountStatus } from "./settings";
 import { getUser, type UserView } from "./users";
 
@@ -34,32 +34,33 @@ export async function issueActivation(
     now,
     limited ? ACTIVATION_GENERATION_LIMIT : undefined,
   );
-  if (!result.issued) throw new ApiError(429, [ACTIVATION_LIMIT_MESSAGE], [], { "Retry-After": "3600" });
+  if (!result.issued)
+    throw new DomainError(detail("activation_limit_reached", ACTIVATION_LIMIT_MESSAGE), { retryAfterSeconds: 3600 });
   return { userId, activationtoken: result.token, validUntil: formatDateTime(new Date(result.expiresAt)) };
 }
 
 export async function generateActivation(
-  db: Db,
-  ns: TokensNamespace,
-  scope: Scope,
+  ctx: ServiceContext,
   userId: number,
   now = Date.now(),
 ): Promise<ActivationView> {
-  await requireUser(db, scope, userId);
+  const { db, caller } = ctx;
+  const ns = ctx.env.USER_TOKENS;
+  await requireUser(db, caller, userId);
   return issueActivation(ns, userId, now, true);
 }
 
 /** A valid token activates the account (settings status `active`); the token is then used up. */
 export async function activate(
-  db: Db,
-  ns: TokensNamespace,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; activationtoken: string },
   now = Date.now(),
 ): Promise<void> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  const ns = ctx.env.USER_TOKENS;
+  await requireUser(db, caller, input.userId);
   const result = await userTokens(ns, input.userId).redeem("activation", input.activationtoken, now);
-  if (!result.ok) throw new ApiError(400, [INVALID_ACTIVATION_MESSAGE]);
+  if (!result.ok) throw DomainError.of("invalid_activation_token", INVALID_ACTIVATION_MESSAGE);
   await setAccountStatus(db, input.userId, "active");
 }
 
@@ -71,14 +72,14 @@ export interface LoginLinkView {
 }
 
 export async function generateLoginLink(
-  db: Db,
-  ns: TokensNamespace,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; ip?: string | undefined },
   websiteUrl: string,
   now = Date.now(),
 ): Promise<LoginLinkView> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  const ns = ctx.env.USER_TOKENS;
+  await requireUser(db, caller, input.userId);
   const result = await userTokens(ns, input.userId).issue("login", LOGIN_LINK_TTL_MS, now);
   if (!result.issued) throw new Error("login links have no generation limit");
   console.log(JSON.stringify({ level: "info", msg: "login link issued", userId: input.userId, ip: input.ip ?? null }));
@@ -99,15 +100,15 @@ const LINK_FAILURES = {
 
 /** A link works once: the first valid use answers the user and settings, every later one is refused. */
 export async function validateLoginLink(
-  db: Db,
-  ns: TokensNamespace,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; accesstoken: string },
   now = Date.now(),
 ): Promise<{ user: UserView; settings: SettingsView }> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  const ns = ctx.env.USER_TOKENS;
+  await requireUser(db, caller, input.userId);
   const result = await userTokens(ns, input.userId).redeem("login", input.accesstoken, now);
-  if (!result.ok) throw new ApiError(400, [LINK_FAILURES[result.reason]], []);
-  const [user, settings] = await Promise.all([getUser(db, scope, input.userId), getSettings(db, scope, input.userId)]);
+  if (!result.ok) throw DomainError.of("invalid_login_link", LINK_FAILURES[result.reason]);
+  const [user, settings] = await Promise.all([getUser(ctx, input.userId), getSettings(ctx, input.userId)]);
   return { user, settings };
 }

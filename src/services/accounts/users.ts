@@ -15,15 +15,15 @@ import {
   walletEntries,
 } from "../../db/schema";
 import { userTokens } from "../../durable/UserTokens";
-import type { Env } from "../../env";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
 import type { Page } from "../../lib/envelope";
-import { badRequest } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { deleteObjects } from "../images/images";
 import { revokeAllConnections } from "../publishing/connections";
-import { requireInternal, requireUser, type Scope, type UserRow, visibleUsers } from "../shared/access";
-import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { type Caller, requireInternal, requireUser, type UserRow, visibleUsers } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
 import type { UserInput, UserPatch } from "./schemas/users";
 
@@ -95,7 +95,7 @@ function checkUserRules(user: UserColumns): UserColumns {
     if (!postalCode) problems.push(`postalCode: ${INVALID_POSTAL_CODE}`);
   }
   if (!inNetherlands && user.county) problems.push("county: must be empty outside the Netherlands");
-  if (problems.length > 0) throw badRequest(...problems);
+  if (problems.length > 0) throw DomainError.of("validation_failed", ...problems);
   return { ...user, postalCode };
 }
 
@@ -116,17 +116,18 @@ async function views(db: Db, rows: UserRow[]): Promise<UserView[]> {
   return rows.map((row) => toUserView(row, summaries.get(row.id)));
 }
 
-export async function getUser(db: Db, scope: Scope, userId: number): Promise<UserView> {
-  const [view] = await views(db, [await requireUser(db, scope, userId)]);
+export async function getUser(ctx: ServiceContext, userId: number): Promise<UserView> {
+  const { db, caller } = ctx;
+  const [view] = await views(db, [await requireUser(db, caller, userId)]);
   return view as UserView;
 }
 
 export async function listUsers(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   query: { page: number; itemsPerPage: number },
 ): Promise<Page<UserView>> {
-  const where = visibleUsers(scope);
+  const { db, caller } = ctx;
+  const where = visibleUsers(caller);
   const [[total], rows] = await db.batch([
     db.select({ n: count() }).from(users).where(where),
     db
@@ -140,36 +141,38 @@ export async function listUsers(
   return { items: await views(db, rows), totalItems: total?.n ?? 0, ...query };
 }
 
-export async function createUser(db: Db, scope: Scope, input: UserInput): Promise<UserView> {
-  if (input.clientId !== undefined) requireInternal(scope, "clientId");
-  if (input.subscriptions !== undefined) requireInternal(scope, "subscriptions");
+export async function createUser(ctx: ServiceContext, input: UserInput): Promise<UserView> {
+  const { db, caller } = ctx;
+  if (input.clientId !== undefined) requireInternal(caller, "clientId");
+  if (input.subscriptions !== undefined) requireInternal(caller, "subscriptions");
   const columns = checkUserRules({
     country: "NL",
     county: "",
     ...toColumns(input),
-    clientId: input.clientId === undefined ? scope.clientId : input.clientId,
+    clientId: input.clientId === undefined ? caller.clientId : input.clientId,
     email: input.email,
   });
   const row = await db.insert(users).values(columns).returning().get();
-  await db.batch([db.insert(userSettings).values({ userId: row.id }), bumpRevisions(db, userWriteScopes(row.id))]);
+  await db.batch([db.insert(userSettings).values({ userId: row.id }), bumpRevisions(db, userWriteRevisions(row.id))]);
   return toUserView(row, undefined);
 }
 
-export async function updateUser(db: Db, scope: Scope, patch: UserPatch): Promise<UserView> {
-  const current = await requireUser(db, scope, patch.userId);
+export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise<UserView> {
+  const { db, caller } = ctx;
+  const current = await requireUser(db, caller, patch.userId);
   const { userId, ...changes } = patch;
-  if (changes.clientId !== undefined && changes.clientId !== current.clientId) requireInternal(scope, "clientId");
+  if (changes.clientId !== undefined && changes.clientId !== current.clientId) requireInternal(caller, "clientId");
   if (changes.externalUserId !== undefined && changes.externalUserId !== current.externalUserId) {
-    requireInternal(scope, "externalUserId");
+    requireInternal(caller, "externalUserId");
   }
-  if (changes.subscriptions !== undefined) requireInternal(scope, "subscriptions");
+  if (changes.subscriptions !== undefined) requireInternal(caller, "subscriptions");
   const { id: _id, createdAt: _created, ...stored } = current;
   const merged = checkUserRules({ ...stored, ...toColumns(changes), updatedAt: nowIso() });
   await db.batch([
     db.update(users).set(merged).where(eq(users.id, userId)),
-    bumpRevisions(db, userWriteScopes(userId)),
+    bumpRevisions(db, userWriteRevisions(userId)),
   ]);
-  return getUser(db, scope, userId);
+  return getUser(ctx, userId);
 }
 
 const ANONYMISED = "anonymised";
@@ -183,14 +186,9 @@ const logDeletion = (userId: number, outcome: string, ip: string | undefined) =>
  * overwritten and the user disappears from the API. Irreversible either way; login links, activation
  * tokens and marketplace connections (revoked at the portal) are dropped too.
  */
-export async function deleteUser(
-  db: Db,
-  env: Env,
-  scope: Scope,
-  userId: number,
-  ip?: string,
-): Promise<"deleted" | "anonymised"> {
-  await requireUser(db, scope, userId);
+export async function deleteUser(ctx: ServiceContext, userId: number, ip?: string): Promise<"deleted" | "anonymised"> {
+  const { db, env, caller } = ctx;
+  await requireUser(db, caller, userId);
   // Tokens first: a user whose rows are gone must not keep a working login link.
   await userTokens(env.USER_TOKENS, userId).clear();
   await revokeAllConnections(db, env, userId);
@@ -198,7 +196,7 @@ export async function deleteUser(
     db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
     db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
   ]);
-  const bump = bumpRevisions(db, userWriteScopes(userId));
+  const bump = bumpRevisions(db, userWriteRevisions(userId));
   if (adRows.length === 0 && entryRows.length === 0) {
     await db.batch([
       db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
@@ -270,12 +268,12 @@ export async function deleteUser(
   return "anonymised";
 }
 
-/** Users by id that the scope may see (for references such as walletUserId). */
-export async function visibleUserIds(db: Db, scope: Scope, ids: number[]): Promise<Set<number>> {
+/** Users by id that the caller may see (for references such as walletUserId). */
+export async function visibleUserIds(db: Db, caller: Caller, ids: number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
   const rows = await db
     .select({ id: users.id })
     .from(users)
-    .where(and(inList(users.id, ids), visibleUsers(scope)));
+    .where(and(inList(users.id, ids), visibleUsers(caller)));
   return new Set(rows.map((r) => r.id));
 }

@@ -2,31 +2,31 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, users } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
-import { type Scope, visibleUsers } from "../shared/access";
-import { USERS_SCOPE, userScope } from "../shared/revisions";
+import { DomainError } from "../../lib/errors";
+import { type Caller, visibleUsers } from "../shared/access";
+import { USERS_REVISION, userRevision } from "../shared/revisions";
 
 export type AdRow = typeof ads.$inferSelect;
 
-export const ADS_SCOPE = "ads";
-/** Cache scopes an ad write touches: the ad list, and the owner's (contact `active`, folder totals). */
-export const adWriteScopes = (userId: number) => [ADS_SCOPE, userScope(userId), USERS_SCOPE];
+export const ADS_REVISION = "ads";
+/** Revision keys an ad write touches: the ad list, and the owner's (contact `active`, folder totals). */
+export const adWriteRevisions = (userId: number) => [ADS_REVISION, userRevision(userId), USERS_REVISION];
 
-const adNotFound = (adId: number) => new ApiError(404, [`adId: ad ${adId} not found`]);
+const adNotFound = (adId: number) => DomainError.of("ad_not_found", `adId: ad ${adId} not found`);
 
-/** The ads among `adIds` that the scope may act on. */
-export async function visibleAds(db: Db, scope: Scope, adIds: number[]): Promise<Map<number, AdRow>> {
+/** The ads among `adIds` that the caller may act on. */
+export async function visibleAds(db: Db, caller: Caller, adIds: number[]): Promise<Map<number, AdRow>> {
   if (adIds.length === 0) return new Map();
   const rows = await db
     .select({ ad: ads })
     .from(ads)
     .innerJoin(users, eq(users.id, ads.userId))
-    .where(and(inList(ads.id, adIds), visibleUsers(scope)));
+    .where(and(inList(ads.id, adIds), visibleUsers(caller)));
   return new Map(rows.map(({ ad }) => [ad.id, ad]));
 }
 
-export async function requireAd(db: Db, scope: Scope, adId: number): Promise<AdRow> {
-  const ad = (await visibleAds(db, scope, [adId])).get(adId);
+export async function requireAd(db: Db, caller: Caller, adId: number): Promise<AdRow> {
+  const ad = (await visibleAds(db, caller, [adId])).get(adId);
   if (!ad) throw adNotFound(adId);
   return ad;
 }

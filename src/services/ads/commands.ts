@@ -2,27 +2,29 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adAttributes, adSettings, ads, contacts, folders, userSettings, users } from "../../db/schema";
-import { ApiError, badRequest } from "../../lib/errors";
+import { adAttributes, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
+import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml } from "../../lib/html";
 import { nowIso } from "../../lib/time";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { deleteObjects, imageObjectsOf } from "../images/images";
-import { requireUser, type Scope, visibleUsers } from "../shared/access";
-import { bumpRevisions, USERS_SCOPE, userScope } from "../shared/revisions";
-import { adWriteScopes, requireAd, visibleAds } from "./access";
+import { type Caller, requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions } from "../shared/revisions";
+import { adWriteRevisions, requireAd, visibleAds } from "./access";
 import { type AttributeRowInput, checkAttributes } from "./attributes";
-import type { CreateAdInput, UpdateAdInput } from "./schemas";
+import type { BatchItemResult, CreateAdInput, UpdateAdInput } from "./schemas";
 import { type AdRow, type AdView, adViews } from "./views";
 
-export async function getAd(db: Db, scope: Scope, adId: number): Promise<AdView> {
-  const [view] = await adViews(db, [await requireAd(db, scope, adId)], false);
+export async function getAd(ctx: ServiceContext, adId: number): Promise<AdView> {
+  const { db, caller } = ctx;
+  const [view] = await adViews(db, [await requireAd(db, caller, adId)], false, ctx.mediaBase);
   return view as AdView;
 }
 
 /** contactId and folderId must belong to the ad's user. */
 async function checkOwnership(db: Db, userId: number, input: { contactId?: number | null; folderId?: number | null }) {
-  const problems: string[] = [];
+  const problems: ErrorDetail[] = [];
   const [contactRows, folderRows] = await db.batch([
     db
       .select({ id: contacts.id })
@@ -34,17 +36,21 @@ async function checkOwnership(db: Db, userId: number, input: { contactId?: numbe
       .where(and(eq(folders.userId, userId), eq(folders.id, input.folderId ?? 0))),
   ]);
   if (input.contactId && contactRows.length === 0)
-    problems.push(`contactId: contact ${input.contactId} not found for user ${userId}`);
+    problems.push(detail("reference_not_found", `contactId: contact ${input.contactId} not found for user ${userId}`));
   if (input.folderId && folderRows.length === 0)
-    problems.push(`folderId: folder ${input.folderId} not found for user ${userId}`);
+    problems.push(detail("reference_not_found", `folderId: folder ${input.folderId} not found for user ${userId}`));
   return problems;
 }
 
-function checkCategory(catalogue: Catalogue, categoryId: number, licensePlate: string | null | undefined): string[] {
+function checkCategory(
+  catalogue: Catalogue,
+  categoryId: number,
+  licensePlate: string | null | undefined,
+): ErrorDetail[] {
   const category = catalogue.categories.get(categoryId);
-  if (!category) return [`categoryId: category ${categoryId} not found`];
+  if (!category) return [detail("reference_not_found", `categoryId: category ${categoryId} not found`)];
   if (licensePlate && !catalogue.groups.get(category.groupId)?.automotive) {
-    return ["misc.licensePlate: only allowed in automotive categories"];
+    return [detail("validation_failed", "misc.licensePlate: only allowed in automotive categories")];
   }
   return [];
 }
@@ -68,10 +74,12 @@ function settingRows(adId: SQLValue, settings: NonNullable<CreateAdInput["settin
 }
 type SQLValue = number | ReturnType<typeof sql>;
 
-export async function createAd(db: Db, scope: Scope, input: CreateAdInput): Promise<AdView> {
-  const user = await requireUser(db, scope, input.userId);
-  const problems: string[] = [];
-  if (scope.partner && input.externalAdId === undefined) problems.push("externalAdId: is required for partner clients");
+export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promise<AdView> {
+  const { db, caller } = ctx;
+  const user = await requireUser(db, caller, input.userId);
+  const problems: ErrorDetail[] = [];
+  if (caller.partner && input.externalAdId === undefined)
+    problems.push(detail("validation_failed", "externalAdId: is required for partner clients"));
   const [catalogue, ownership, defaults] = await Promise.all([
     loadCatalogue(db),
     checkOwnership(db, input.userId, input),
@@ -83,8 +91,8 @@ export async function createAd(db: Db, scope: Scope, input: CreateAdInput): Prom
     mode: "create",
     gpsrRequired: Boolean(user.companyName),
   });
-  problems.push(...attributes.problems);
-  if (problems.length > 0) throw badRequest(...problems);
+  problems.push(...attributes.problems.map((problem) => detail("validation_failed", problem)));
+  if (problems.length > 0) throw new DomainError(problems);
 
   // One batch, one transaction: the ad and everything below it are stored together or not at all.
   // The rows below the ad take its id from the AUTOINCREMENT sequence inside that transaction.
@@ -111,9 +119,9 @@ export async function createAd(db: Db, scope: Scope, input: CreateAdInput): Prom
       .returning({ id: ads.id }),
     ...insertAttributes(db, newAdId, attributes.rows),
     ...(input.settings?.length ? [db.insert(adSettings).values(settingRows(newAdId, input.settings))] : []),
-    bumpRevisions(db, adWriteScopes(input.userId)),
+    bumpRevisions(db, adWriteRevisions(input.userId)),
   ]);
-  return getAd(db, scope, (created as { id: number }).id);
+  return getAd(ctx, (created as { id: number }).id);
 }
 
 /** Inserts in chunks that stay under D1's 100 bound parameters per statement. */
@@ -126,9 +134,10 @@ function insertAttributes(db: Db, adId: SQLValue, rows: AttributeRowInput[]): Ba
   return statements;
 }
 
-export async function updateAd(db: Db, scope: Scope, input: UpdateAdInput): Promise<AdView> {
-  const ad = await requireAd(db, scope, input.adId);
-  const user = await requireUser(db, scope, ad.userId);
+export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promise<AdView> {
+  const { db, caller } = ctx;
+  const ad = await requireAd(db, caller, input.adId);
+  const user = await requireUser(db, caller, ad.userId);
   const [catalogue, ownership] = await Promise.all([loadCatalogue(db), checkOwnership(db, ad.userId, input)]);
   const problems = [...ownership];
   if (ad.categoryId !== null) problems.push(...checkCategory(catalogue, ad.categoryId, input.misc?.licensePlate));
@@ -139,8 +148,8 @@ export async function updateAd(db: Db, scope: Scope, input: UpdateAdInput): Prom
         gpsrRequired: Boolean(user.companyName) && ad.manufacturerId === null,
       })
     : { rows: [], problems: [] };
-  problems.push(...attributes.problems);
-  if (problems.length > 0) throw badRequest(...problems);
+  problems.push(...attributes.problems.map((problem) => detail("validation_failed", problem)));
+  if (problems.length > 0) throw new DomainError(problems);
 
   const changes: Partial<typeof ads.$inferInsert> = { updatedAt: nowIso() };
   for (const key of ["contactId", "folderId", "status", "type", "title", "imagetext", "url", "provider"] as const) {
@@ -158,9 +167,9 @@ export async function updateAd(db: Db, scope: Scope, input: UpdateAdInput): Prom
       : []),
     ...insertAttributes(db, ad.id, attributes.rows),
     ...upsertSettings(db, ad.id, input.settings ?? []),
-    bumpRevisions(db, adWriteScopes(ad.userId)),
+    bumpRevisions(db, adWriteRevisions(ad.userId)),
   ]);
-  return getAd(db, scope, ad.id);
+  return getAd(ctx, ad.id);
 }
 
 function upsertSettings(db: Db, adId: number, settings: NonNullable<CreateAdInput["settings"]>): BatchItem<"sqlite">[] {
@@ -177,58 +186,61 @@ function upsertSettings(db: Db, adId: number, settings: NonNullable<CreateAdInpu
 
 /** PATCH /ads/: status only. Archiving does not unpublish. */
 export async function setAdStatus(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { adId: number; status: AdRow["status"] },
 ): Promise<AdView> {
-  const ad = await requireAd(db, scope, input.adId);
+  const { db, caller } = ctx;
+  const ad = await requireAd(db, caller, input.adId);
   await db.batch([
     db.update(ads).set({ status: input.status, updatedAt: nowIso() }).where(eq(ads.id, ad.id)),
-    bumpRevisions(db, adWriteScopes(ad.userId)),
+    bumpRevisions(db, adWriteRevisions(ad.userId)),
   ]);
-  return getAd(db, scope, ad.id);
+  return getAd(ctx, ad.id);
 }
 
 /** Removes the ad, what hangs below it and its image files; a listing on a portal stays (unpublish first). */
-export async function deleteAd(db: Db, storage: R2Bucket, scope: Scope, adId: number): Promise<void> {
-  const ad = await requireAd(db, scope, adId);
+export async function deleteAd(ctx: ServiceContext, adId: number): Promise<void> {
+  const { db, caller } = ctx;
+  const storage = ctx.env.MEDIA;
+  const ad = await requireAd(db, caller, adId);
   const objects = await imageObjectsOf(db, [ad.id]);
-  await db.batch([db.delete(ads).where(eq(ads.id, ad.id)), bumpRevisions(db, adWriteScopes(ad.userId))]);
+  await db.batch([db.delete(ads).where(eq(ads.id, ad.id)), bumpRevisions(db, adWriteRevisions(ad.userId))]);
   await deleteObjects(storage, objects);
 }
 
-export interface BatchItemResult {
-  adId: number;
-  result: boolean;
-  errors: string[];
-}
+const failedItem = (adId: number, problem: ErrorDetail): BatchItemResult => ({
+  adId,
+  result: false,
+  errors: [problem.message],
+  errorDetails: [problem],
+});
 
 /** Resolves a batch's ids: the ones that may be changed, and a failed item for every other id. */
-async function resolveBatch(db: Db, scope: Scope, input: { userId?: number | undefined; adId: number[] }) {
+async function resolveBatch(db: Db, caller: Caller, input: { userId?: number | undefined; adId: number[] }) {
   const ids = [...new Set(input.adId)];
-  const visible = await visibleAds(db, scope, ids);
+  const visible = await visibleAds(db, caller, ids);
   const results = new Map<number, BatchItemResult>();
   const ok: AdRow[] = [];
   for (const id of ids) {
     const ad = visible.get(id);
-    if (!ad) results.set(id, { adId: id, result: false, errors: [`adId: ad ${id} not found`] });
+    if (!ad) results.set(id, failedItem(id, detail("ad_not_found", `adId: ad ${id} not found`)));
     else if (input.userId !== undefined && ad.userId !== input.userId) {
-      results.set(id, { adId: id, result: false, errors: [`adId: ad ${id} does not belong to user ${input.userId}`] });
+      results.set(id, failedItem(id, detail("ad_not_found", `adId: ad ${id} does not belong to user ${input.userId}`)));
     } else {
       ok.push(ad);
-      results.set(id, { adId: id, result: true, errors: [] });
+      results.set(id, { adId: id, result: true, errors: [], errorDetails: [] });
     }
   }
-  const scopes = [...new Set(ok.flatMap((ad) => adWriteScopes(ad.userId)))];
-  return { ids, ok, scopes, results: () => ids.map((id) => results.get(id) as BatchItemResult) };
+  const revisionKeys = [...new Set(ok.flatMap((ad) => adWriteRevisions(ad.userId)))];
+  return { ids, ok, revisionKeys, results: () => ids.map((id) => results.get(id) as BatchItemResult) };
 }
 
 export async function patchAdsBatch(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId?: number | undefined; adId: number[]; status: AdRow["status"] },
 ): Promise<BatchItemResult[]> {
-  const batch = await resolveBatch(db, scope, input);
+  const { db, caller } = ctx;
+  const batch = await resolveBatch(db, caller, input);
   if (batch.ok.length > 0) {
     await db.batch([
       db
@@ -240,19 +252,19 @@ export async function patchAdsBatch(
             batch.ok.map((a) => a.id),
           ),
         ),
-      bumpRevisions(db, batch.scopes),
+      bumpRevisions(db, batch.revisionKeys),
     ]);
   }
   return batch.results();
 }
 
 export async function deleteAdsBatch(
-  db: Db,
-  storage: R2Bucket,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId?: number | undefined; adId: number[] },
 ): Promise<BatchItemResult[]> {
-  const batch = await resolveBatch(db, scope, input);
+  const { db, caller } = ctx;
+  const storage = ctx.env.MEDIA;
+  const batch = await resolveBatch(db, caller, input);
   if (batch.ok.length > 0) {
     const objects = await imageObjectsOf(
       db,
@@ -265,7 +277,7 @@ export async function deleteAdsBatch(
           batch.ok.map((a) => a.id),
         ),
       ),
-      bumpRevisions(db, batch.scopes),
+      bumpRevisions(db, batch.revisionKeys),
     ]);
     await deleteObjects(storage, objects);
   }
@@ -274,22 +286,23 @@ export async function deleteAdsBatch(
 
 // ---- ad settings resource ----
 
-export async function getAdSettings(db: Db, scope: Scope, adId: number) {
-  await requireAd(db, scope, adId);
+export async function getAdSettings(ctx: ServiceContext, adId: number) {
+  const { db, caller } = ctx;
+  await requireAd(db, caller, adId);
   const rows = await db.select().from(adSettings).where(eq(adSettings.adId, adId)).orderBy(adSettings.portal);
   return { adId, settings: rows.map(({ adId: _a, ...s }) => s) };
 }
 
 export async function replaceAdSettings(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { adId: number; settings: NonNullable<CreateAdInput["settings"]> },
 ) {
-  const ad = await requireAd(db, scope, input.adId);
+  const { db, caller } = ctx;
+  const ad = await requireAd(db, caller, input.adId);
   await db.batch([
-    bumpRevisions(db, adWriteScopes(ad.userId)),
+    bumpRevisions(db, adWriteRevisions(ad.userId)),
     db.update(ads).set({ updatedAt: nowIso() }).where(eq(ads.id, ad.id)),
     ...upsertSettings(db, ad.id, input.settings),
   ]);
-  return getAdSettings(db, scope, ad.id);
+  return getAdSettings(ctx, ad.id);
 }

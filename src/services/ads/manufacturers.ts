@@ -3,11 +3,12 @@ import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, ads, adUpdateRequests, categories, manufacturers, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { ApiError, badRequest } from "../../lib/errors";
+import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { describe, loadCatalogue } from "../catalogue/catalogue";
-import { requireUser, type Scope, visibleUsers } from "../shared/access";
+import { type Caller, requireUser, visibleUsers } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import { bumpRevisions } from "../shared/revisions";
-import { adWriteScopes } from "./access";
+import { adWriteRevisions } from "./access";
 import type { ManufacturerAssistant } from "./manufacturerAssistant";
 
 type ManufacturerRow = typeof manufacturers.$inferSelect;
@@ -43,24 +44,28 @@ export type ManufacturerView = Awaited<ReturnType<typeof view>> & { suggestion?:
 
 async function checkCatalogueRefs(db: Db, input: { groupId?: number | null; categoryId?: number | null }) {
   const catalogue = await loadCatalogue(db);
-  const problems: string[] = [];
+  const problems: ErrorDetail[] = [];
   const category = input.categoryId ? catalogue.categories.get(input.categoryId) : undefined;
-  if (input.categoryId && !category) problems.push(`categoryId: category ${input.categoryId} not found`);
-  if (input.groupId && !catalogue.groups.has(input.groupId)) problems.push(`groupId: group ${input.groupId} not found`);
+  if (input.categoryId && !category)
+    problems.push(detail("reference_not_found", `categoryId: category ${input.categoryId} not found`));
+  if (input.groupId && !catalogue.groups.has(input.groupId))
+    problems.push(detail("reference_not_found", `groupId: group ${input.groupId} not found`));
   if (category && input.groupId && category.groupId !== input.groupId) {
-    problems.push(`categoryId: category ${input.categoryId} is not in group ${input.groupId}`);
+    problems.push(
+      detail("validation_failed", `categoryId: category ${input.categoryId} is not in group ${input.groupId}`),
+    );
   }
-  if (problems.length > 0) throw badRequest(...problems);
+  if (problems.length > 0) throw new DomainError(problems);
 }
 
-async function requireManufacturer(db: Db, scope: Scope, manufacturerId: number): Promise<ManufacturerRow> {
+async function requireManufacturer(db: Db, caller: Caller, manufacturerId: number): Promise<ManufacturerRow> {
   const row = await db
     .select({ m: manufacturers })
     .from(manufacturers)
     .innerJoin(users, eq(users.id, manufacturers.userId))
-    .where(and(eq(manufacturers.id, manufacturerId), visibleUsers(scope)))
+    .where(and(eq(manufacturers.id, manufacturerId), visibleUsers(caller)))
     .get();
-  if (!row) throw new ApiError(404, [`manufacturerId: manufacturer ${manufacturerId} not found`]);
+  if (!row) throw DomainError.of("manufacturer_not_found", `manufacturerId: manufacturer ${manufacturerId} not found`);
   return row.m;
 }
 
@@ -78,12 +83,12 @@ export interface ManufacturersQuery {
 }
 
 export async function searchManufacturers(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   query: ManufacturersQuery,
   assistant: ManufacturerAssistant,
 ): Promise<Page<ManufacturerView>> {
-  const where: SQL[] = [visibleUsers(scope)];
+  const { db, caller } = ctx;
+  const where: SQL[] = [visibleUsers(caller)];
   if (query.manufacturerId !== undefined) where.push(eq(manufacturers.id, query.manufacturerId));
   if (query.userId !== undefined) where.push(eq(manufacturers.userId, query.userId));
   if (query.groupId !== undefined) {
@@ -152,8 +157,9 @@ const columns = (input: Partial<ManufacturerFields>) => {
   return out;
 };
 
-export async function createManufacturer(db: Db, scope: Scope, input: ManufacturerFields) {
-  await requireUser(db, scope, input.userId);
+export async function createManufacturer(ctx: ServiceContext, input: ManufacturerFields) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await checkCatalogueRefs(db, input);
   const row = await db
     .insert(manufacturers)
@@ -170,12 +176,12 @@ export async function createManufacturer(db: Db, scope: Scope, input: Manufactur
 }
 
 export async function updateManufacturer(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: Partial<ManufacturerFields> & { manufacturerId: number },
 ) {
-  const current = await requireManufacturer(db, scope, input.manufacturerId);
-  if (input.userId !== undefined && input.userId !== current.userId) await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  const current = await requireManufacturer(db, caller, input.manufacturerId);
+  if (input.userId !== undefined && input.userId !== current.userId) await requireUser(db, caller, input.userId);
   await checkCatalogueRefs(db, {
     groupId: input.groupId === undefined ? current.groupId : input.groupId,
     categoryId: input.categoryId === undefined ? current.categoryId : input.categoryId,
@@ -190,12 +196,13 @@ export async function updateManufacturer(
 }
 
 /** Removes the record; ads that used it keep no manufacturer. */
-export async function deleteManufacturer(db: Db, scope: Scope, manufacturerId: number): Promise<void> {
-  const current = await requireManufacturer(db, scope, manufacturerId);
+export async function deleteManufacturer(ctx: ServiceContext, manufacturerId: number): Promise<void> {
+  const { db, caller } = ctx;
+  const current = await requireManufacturer(db, caller, manufacturerId);
   await db.batch([
     db.update(ads).set({ manufacturerId: null }).where(eq(ads.manufacturerId, current.id)),
     db.delete(manufacturers).where(eq(manufacturers.id, current.id)),
-    bumpRevisions(db, adWriteScopes(current.userId)),
+    bumpRevisions(db, adWriteRevisions(current.userId)),
   ]);
 }
 
@@ -205,14 +212,17 @@ export async function deleteManufacturer(db: Db, scope: Scope, manufacturerId: n
  * for every portal each ad is active on; publishing turns those requests into queued updates.
  */
 export async function attachManufacturer(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { manufacturerId: number; userId: number; adId?: number[] | undefined; publish?: boolean | undefined },
 ): Promise<{ adIds: number[]; updatesRequested: number }> {
-  await requireUser(db, scope, input.userId);
-  const manufacturer = await requireManufacturer(db, scope, input.manufacturerId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
+  const manufacturer = await requireManufacturer(db, caller, input.manufacturerId);
   if (manufacturer.userId !== input.userId) {
-    throw badRequest(`manufacturerId: manufacturer ${manufacturer.id} does not belong to user ${input.userId}`);
+    throw DomainError.of(
+      "reference_not_found",
+      `manufacturerId: manufacturer ${manufacturer.id} does not belong to user ${input.userId}`,
+    );
   }
   let targets: number[];
   if (input.adId?.length) {
@@ -223,10 +233,13 @@ export async function attachManufacturer(
     const ownedIds = new Set(owned.map((r) => r.id));
     const missing = input.adId.filter((id) => !ownedIds.has(id));
     if (missing.length > 0)
-      throw badRequest(...missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`));
+      throw DomainError.of(
+        "reference_not_found",
+        ...missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`),
+      );
     targets = [...ownedIds];
   } else {
-    const scopeFilter =
+    const ownerFilter =
       manufacturer.categoryId !== null
         ? eq(ads.categoryId, manufacturer.categoryId)
         : manufacturer.groupId !== null
@@ -235,7 +248,7 @@ export async function attachManufacturer(
     const rows = await db
       .select({ id: ads.id })
       .from(ads)
-      .where(and(eq(ads.userId, input.userId), scopeFilter));
+      .where(and(eq(ads.userId, input.userId), ownerFilter));
     targets = rows.map((r) => r.id);
   }
   if (targets.length === 0) return { adIds: [], updatesRequested: 0 };
@@ -250,7 +263,7 @@ export async function attachManufacturer(
     ...(published.length
       ? [db.insert(adUpdateRequests).values(published.map((p) => ({ ...p, reason: "manufacturer" })))]
       : []),
-    bumpRevisions(db, adWriteScopes(input.userId)),
+    bumpRevisions(db, adWriteRevisions(input.userId)),
   ]);
   return { adIds: targets, updatesRequested: published.length };
 }

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
 import { countyField } from "../../lib/dutch";
+import { ErrorDetail } from "../../lib/errors";
 import { id, queryBool, queryInt, searchText, text, upTo, webUrl } from "../../lib/fields";
 
 const cents = () => z.number().int().min(0).max(1_000_000_000);
@@ -148,8 +149,14 @@ export const DeleteAdsBatch = z
   .openapi("DeleteAdsBatch");
 
 export const BatchItemResult = z
-  .object({ adId: z.number().int(), result: z.boolean(), errors: z.array(z.string()) })
+  .object({
+    adId: z.number().int(),
+    result: z.boolean(),
+    errors: z.array(z.string()),
+    errorDetails: z.array(ErrorDetail).openapi({ description: "The errors with their codes; empty when done" }),
+  })
   .openapi("AdBatchItemResult");
+export type BatchItemResult = z.infer<typeof BatchItemResult>;
 
 export type CreateAdInput = z.infer<typeof CreateAd>;
 export type UpdateAdInput = z.infer<typeof UpdateAd>;

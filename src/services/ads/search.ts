@@ -1,11 +1,11 @@
 import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
-import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { forbidden } from "../../lib/errors";
-import { type Scope, visibleUsers } from "../shared/access";
+import { DomainError } from "../../lib/errors";
+import { type Caller, visibleUsers } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import type { AdsQueryInput } from "./schemas";
 import { type AdView, adViews, type SimpleAdView } from "./views";
 
@@ -37,8 +37,8 @@ const ORDER_EXPRESSIONS: Record<string, SQL> = {
   closeDateMeta: closeDate("website"),
 };
 
-function conditions(scope: Scope, q: AdsQueryInput): SQL[] {
-  const where: SQL[] = [visibleUsers(scope)];
+function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
+  const where: SQL[] = [visibleUsers(caller)];
   if (q.adId) where.push(inList(ads.id, q.adId));
   if (q.userId !== undefined) where.push(eq(ads.userId, q.userId));
   if (q.folderId !== undefined) where.push(eq(ads.folderId, q.folderId));
@@ -64,7 +64,8 @@ function conditions(scope: Scope, q: AdsQueryInput): SQL[] {
   if (q.searchportal) {
     const inverted = q.searchportal.startsWith("!");
     const portal = q.searchportal.replace(/^!/, "");
-    if (portal === "meta" && !scope.internal) throw forbidden("searchportal: meta is for internal clients only");
+    if (portal === "meta" && !caller.internal)
+      throw DomainError.of("internal_only", "searchportal: meta is for internal clients only");
     const active =
       portal === "meta"
         ? sql`EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = ${ads.id} AND p.active = 1)`
@@ -100,9 +101,10 @@ function conditions(scope: Scope, q: AdsQueryInput): SQL[] {
 }
 
 /** GET /ads/: one round trip for count and page, one for the details (see adViews). */
-export async function searchAds(db: Db, scope: Scope, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
+export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
+  const { db, caller } = ctx;
   const itemsPerPage = q.itemsPerPage ?? 25;
-  const where = and(...conditions(scope, q));
+  const where = and(...conditions(caller, q));
   const order = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => {
     const expression = ORDER_EXPRESSIONS[field] as SQL;
     return descending ? desc(expression) : asc(expression);
@@ -123,5 +125,10 @@ export async function searchAds(db: Db, scope: Scope, q: AdsQueryInput): Promise
       .limit(itemsPerPage)
       .offset((q.page - 1) * itemsPerPage),
   ]);
-  return { items: await adViews(db, rows, q.simple), totalItems: total?.n ?? 0, page: q.page, itemsPerPage };
+  return {
+    items: await adViews(db, rows, q.simple, ctx.mediaBase),
+    totalItems: total?.n ?? 0,
+    page: q.page,
+    itemsPerPage,
+  };
 }

@@ -5,7 +5,7 @@ export type { AdRow };
 import { asc } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adAttributes, adFeatures, adPublications, adSettings, type ads, contacts } from "../../db/schema";
+import { adAttributes, adFeatures, adPublications, adSettings, contacts } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { contactFields } from "../accounts/contacts";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
@@ -41,9 +41,9 @@ function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
 type ImageEntry = { row: Parameters<typeof toImageView>[0]; counter: number };
 
 /** `images` of an ad: the list, or false when it has none; `simple` shows the primary image only. */
-const imagesOf = (entries: ImageEntry[] | undefined, simple: boolean) => {
+const imagesOf = (entries: ImageEntry[] | undefined, simple: boolean, mediaBase: string) => {
   if (!entries?.length) return false as const;
-  return (simple ? entries.slice(0, 1) : entries).map(({ row, counter }) => toImageView(row, counter));
+  return (simple ? entries.slice(0, 1) : entries).map(({ row, counter }) => toImageView(row, counter, mediaBase));
 };
 
 function baseView(
@@ -106,7 +106,12 @@ const groupBy = <T extends { adId: number }>(rows: T[]) => {
  * Views of a page of ads in one D1 round trip (plus the catalogue, cached per isolate), whatever the
  * page holds. `simple` leaves out attributes, contact, settings, description and provider.
  */
-export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(AdView | SimpleAdView)[]> {
+export async function adViews(
+  db: Db,
+  rows: AdRow[],
+  simple: boolean,
+  mediaBase: string,
+): Promise<(AdView | SimpleAdView)[]> {
   const catalogue = await loadCatalogue(db);
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
@@ -125,7 +130,7 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
         ad,
         publications.get(ad.id) ?? [],
         features.get(ad.id) ?? [],
-        imagesOf(images.get(ad.id), true),
+        imagesOf(images.get(ad.id), true, mediaBase),
       ),
     );
   }
@@ -152,7 +157,7 @@ export async function adViews(db: Db, rows: AdRow[], simple: boolean): Promise<(
         ad,
         publications.get(ad.id) ?? [],
         features.get(ad.id) ?? [],
-        imagesOf(images.get(ad.id), false),
+        imagesOf(images.get(ad.id), false, mediaBase),
       ),
       description: ad.description,
       attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),

@@ -1,8 +1,8 @@
 import { and, count, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { ads, categories } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { requireUser, type Scope } from "../shared/access";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import {
   type Catalogue,
   type CataloguePortal,
@@ -32,12 +32,13 @@ export interface GroupsQuery {
 }
 
 /** POST /groups/: groups with descriptions per locale; with userId only the groups of the user's ads. */
-export async function listGroups(db: Db, scope: Scope, query: GroupsQuery) {
+export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
+  const { db, caller } = ctx;
   const catalogue = await loadCatalogue(db);
   const locales = query.locale?.length ? query.locale : [...LOCALES];
   let adCounts: Map<number, number> | undefined;
   if (query.userId !== undefined) {
-    await requireUser(db, scope, query.userId);
+    await requireUser(db, caller, query.userId);
     const rows = await db
       .select({ groupId: categories.groupId, n: count() })
       .from(ads)
@@ -78,8 +79,9 @@ export interface AttributesQuery {
 }
 
 /** POST /attributes/: per category, the attribute definitions per portal and locale. */
-export async function listAttributes(db: Db, scope: Scope, query: AttributesQuery) {
-  if (query.userId !== undefined) await requireUser(db, scope, query.userId);
+export async function listAttributes(ctx: ServiceContext, query: AttributesQuery) {
+  const { db, caller } = ctx;
+  if (query.userId !== undefined) await requireUser(db, caller, query.userId);
   const catalogue = await loadCatalogue(db);
   const locales = query.locale?.length ? query.locale : (["nl_NL"] as Locale[]);
   const categoryIds = [...catalogue.categories.keys()]

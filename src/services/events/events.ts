@@ -90,14 +90,14 @@ export async function readEvents(
   ctx: ServiceContext,
   input: { after: number; types?: EventType[]; userId?: number; limit: number },
 ): Promise<{ events: EventView[]; cursor: number }> {
-  if (input.userId !== undefined) await requireUser(ctx.db, ctx.scope, input.userId);
+  if (input.userId !== undefined) await requireUser(ctx.db, ctx.caller, input.userId);
   const rows = await ctx.db
     .select()
     .from(events)
     .where(
       and(
         gt(events.id, input.after),
-        ctx.scope.internal ? undefined : eq(events.clientId, ctx.scope.clientId),
+        ctx.caller.internal ? undefined : eq(events.clientId, ctx.caller.clientId),
         input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
         input.types?.length ? inArray(events.type, input.types) : undefined,
       ),

@@ -5,7 +5,7 @@ import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import type { Page } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { log } from "../../lib/log";
 import { metricsOf } from "../../lib/metrics";
 import { checkTarget, guardedFetch, OutboundRefused, outboundPolicy } from "../../lib/outbound";
@@ -47,13 +47,13 @@ const endpointView = (row: EndpointRow) => ({
 });
 export type WebhookView = ReturnType<typeof endpointView>;
 
-const notFound = (id: number) => new ApiError(404, [`webhookId: webhook ${id} not found`]);
+const notFound = (id: number) => DomainError.of("webhook_not_found", `webhookId: webhook ${id} not found`);
 
 async function ownEndpoint(ctx: ServiceContext, id: number): Promise<EndpointRow> {
   const row = await ctx.db
     .select()
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.clientId, ctx.scope.clientId)))
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.clientId, ctx.caller.clientId)))
     .get();
   if (!row) throw notFound(id);
   return row;
@@ -63,11 +63,11 @@ async function ownEndpoint(ctx: ServiceContext, id: number): Promise<EndpointRow
 async function checkUrl(env: Env, url: string): Promise<void> {
   const target = new URL(url);
   if (env.ENVIRONMENT !== "development" && target.protocol !== "https:")
-    throw new ApiError(400, ["url: must be an https URL"]);
+    throw DomainError.of("validation_failed", "url: must be an https URL");
   try {
     await checkTarget(target, outboundPolicy(env));
   } catch (error) {
-    if (error instanceof OutboundRefused) throw new ApiError(400, [`url: ${error.message}`]);
+    if (error instanceof OutboundRefused) throw DomainError.of("validation_failed", `url: ${error.message}`);
     throw error;
   }
 }
@@ -76,7 +76,7 @@ export async function listWebhooks(ctx: ServiceContext): Promise<WebhookView[]> 
   const rows = await ctx.db
     .select()
     .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.clientId, ctx.scope.clientId))
+    .where(eq(webhookEndpoints.clientId, ctx.caller.clientId))
     .orderBy(webhookEndpoints.id);
   return rows.map(endpointView);
 }
@@ -100,7 +100,7 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
   const row = await ctx.db
     .insert(webhookEndpoints)
     .values({
-      clientId: ctx.scope.clientId,
+      clientId: ctx.caller.clientId,
       url: input.url,
       types: input.types?.length ? input.types : null,
       enabled: input.enabled ?? true,
@@ -212,7 +212,7 @@ export async function redeliver(ctx: ServiceContext, id: number, deliveryId: num
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, id)))
     .get();
-  if (!delivery) throw new ApiError(404, [`deliveryId: delivery ${deliveryId} not found`]);
+  if (!delivery) throw DomainError.of("delivery_not_found", `deliveryId: delivery ${deliveryId} not found`);
   const last = await ctx.db
     .select({ attempt: sql<number>`max(${webhookDeliveries.attempt})` })
     .from(webhookDeliveries)

@@ -3,12 +3,14 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
-import { ApiError, badRequest } from "../../lib/errors";
+import { refusedByTrigger } from "../../db/triggers";
+import { DomainError } from "../../lib/errors";
 import { mediaUrl } from "../../lib/media";
 import { formatDateTime } from "../../lib/time";
-import { adWriteScopes, requireAd, visibleAds } from "../ads/access";
+import { adWriteRevisions, requireAd, visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
-import { requireUser, type Scope } from "../shared/access";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import type { Job } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 
@@ -19,10 +21,10 @@ export interface ImageView {
   thumbnail: { url: string };
 }
 
-export const toImageView = (row: ImageRow, counter: number): ImageView => ({
+export const toImageView = (row: ImageRow, counter: number, mediaBase: string): ImageView => ({
   counter,
-  image: { url: mediaUrl(row.originalKey) },
-  thumbnail: { url: mediaUrl(row.thumbnailKey) },
+  image: { url: mediaUrl(mediaBase, row.originalKey) },
+  thumbnail: { url: mediaUrl(mediaBase, row.thumbnailKey) },
 });
 
 /** The images of several ads in order, with their counters, in one query. */
@@ -49,13 +51,14 @@ async function orderedImages(db: Db, adId: number) {
   return imagesByAd(await imagesQuery(db, [adId])).get(adId) ?? [];
 }
 
-export async function listImages(db: Db, adId: number): Promise<ImageView[]> {
-  return (await orderedImages(db, adId)).map(({ row, counter }) => toImageView(row, counter));
+/** The ad's images in order, with URLs under `mediaBase`. */
+export async function listImages(db: Db, adId: number, mediaBase: string): Promise<ImageView[]> {
+  return (await orderedImages(db, adId)).map(({ row, counter }) => toImageView(row, counter, mediaBase));
 }
 
-export async function getImages(db: Db, scope: Scope, adId: number) {
-  await requireAd(db, scope, adId);
-  return { adId, images: await listImages(db, adId) };
+export async function getImages(ctx: ServiceContext, adId: number) {
+  await requireAd(ctx.db, ctx.caller, adId);
+  return { adId, images: await listImages(ctx.db, adId, ctx.mediaBase) };
 }
 
 /** Marks an update on every portal the ad is active on, when asked (autoupdate). */
@@ -95,19 +98,11 @@ export interface ImageSource {
  * them. A request that would take the ad past maxImages is refused whole.
  */
 export async function queueImages(
-  db: Db,
-  queue: Queue<Job>,
-  storage: R2Bucket,
-  scope: Scope,
-  input: {
-    adId: number;
-    images: { image: ImageSource }[];
-    autoupdate: boolean;
-    replace: boolean;
-    requestId?: string;
-  },
+  ctx: ServiceContext,
+  input: { adId: number; images: { image: ImageSource }[]; autoupdate: boolean; replace: boolean },
 ) {
-  const ad = await requireAd(db, scope, input.adId);
+  const { db } = ctx;
+  const ad = await requireAd(db, ctx.caller, input.adId);
   const [settings, held] = await Promise.all([
     db.select({ maxImages: userSettings.maxImages }).from(userSettings).where(eq(userSettings.userId, ad.userId)),
     heldImages(db, ad.id),
@@ -115,12 +110,13 @@ export async function queueImages(
   const maxImages = settings[0]?.maxImages ?? 24;
   const kept = input.replace ? 0 : held;
   const refusal = (count: number) =>
-    new ApiError(409, [
+    DomainError.of(
+      "max_images_reached",
       `images: the ad may have at most ${maxImages} images (maxImages); it has ${count} and ${input.images.length} were sent`,
-    ]);
+    );
   if (kept + input.images.length > maxImages) throw refusal(kept);
   const replaced = input.replace ? await orderedImages(db, ad.id) : [];
-  const statements: BatchItem<"sqlite">[] = [bumpRevisions(db, adWriteScopes(ad.userId))];
+  const statements: BatchItem<"sqlite">[] = [bumpRevisions(db, adWriteRevisions(ad.userId))];
   if (input.replace) {
     // Replacing drops the current images and cancels jobs still waiting, so they cannot land later.
     statements.push(
@@ -162,17 +158,16 @@ export async function queueImages(
     const results = await db.batch(batch);
     jobs = results[results.length - 1] as { id: number }[];
   } catch (error) {
-    if (String((error as Error)?.message ?? error).includes("maxImages reached"))
-      throw refusal(await heldImages(db, ad.id));
+    if (refusedByTrigger(error, "maxImages")) throw refusal(await heldImages(db, ad.id));
     throw error;
   }
   await deleteObjects(
-    storage,
+    ctx.env.MEDIA,
     replaced.map(({ row }) => row),
   );
   try {
-    await queue.sendBatch(
-      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, requestId: input.requestId } satisfies Job })),
+    await ctx.env.JOBS.sendBatch(
+      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, requestId: ctx.requestId } satisfies Job })),
     );
   } catch (error) {
     await db
@@ -186,7 +181,7 @@ export async function queueImages(
       );
     throw error;
   }
-  return { adId: ad.id, images: await listImages(db, ad.id) };
+  return { adId: ad.id, images: await listImages(db, ad.id, ctx.mediaBase) };
 }
 
 /** Removes the R2 objects of image rows (after their rows are gone). */
@@ -205,43 +200,46 @@ export async function imageObjectsOf(db: Db, adIds: number[]) {
 }
 
 async function changeAndAnswer(
-  db: Db,
+  { db, mediaBase }: ServiceContext,
   adId: number,
   userId: number,
   autoupdate: boolean,
   ...statements: Parameters<Db["batch"]>[0][number][]
 ) {
   await db.batch([
-    bumpRevisions(db, adWriteScopes(userId)),
+    bumpRevisions(db, adWriteRevisions(userId)),
     ...statements,
     ...(autoupdate ? [requestUpdates(db, adId)] : []),
   ]);
-  return listImages(db, adId);
+  return listImages(db, adId, mediaBase);
 }
 
 function byCounter(images: { row: ImageRow; counter: number }[], counters: number[]) {
   const missing = counters.filter((c) => !images.some((i) => i.counter === c));
-  if (missing.length > 0) throw badRequest(...missing.map((c) => `images: the ad has no image ${c}`));
+  if (missing.length > 0)
+    throw DomainError.of("reference_not_found", ...missing.map((c) => `images: the ad has no image ${c}`));
   return counters.map((c) => (images.find((i) => i.counter === c) as { row: ImageRow }).row);
 }
 
 /** DELETE /images/<adId>: all images go. */
-export async function deleteAllImages(db: Db, storage: R2Bucket, scope: Scope, adId: number) {
-  const ad = await requireAd(db, scope, adId);
+export async function deleteAllImages(ctx: ServiceContext, adId: number) {
+  const { db } = ctx;
+  const ad = await requireAd(db, ctx.caller, adId);
   const images = await orderedImages(db, ad.id);
-  await changeAndAnswer(db, ad.id, ad.userId, true, db.delete(adImages).where(eq(adImages.adId, ad.id)));
+  await changeAndAnswer(ctx, ad.id, ad.userId, true, db.delete(adImages).where(eq(adImages.adId, ad.id)));
   await deleteObjects(
-    storage,
+    ctx.env.MEDIA,
     images.map((i) => i.row),
   );
 }
 
 /** DELETE /images/: the given counters go; the rest close up from 1. */
-export async function deleteImages(db: Db, storage: R2Bucket, scope: Scope, input: { adId: number; images: number[] }) {
-  const ad = await requireAd(db, scope, input.adId);
+export async function deleteImages(ctx: ServiceContext, input: { adId: number; images: number[] }) {
+  const { db } = ctx;
+  const ad = await requireAd(db, ctx.caller, input.adId);
   const rows = byCounter(await orderedImages(db, ad.id), input.images);
   const images = await changeAndAnswer(
-    db,
+    ctx,
     ad.id,
     ad.userId,
     true,
@@ -252,40 +250,34 @@ export async function deleteImages(db: Db, storage: R2Bucket, scope: Scope, inpu
       ),
     ),
   );
-  await deleteObjects(storage, rows);
+  await deleteObjects(ctx.env.MEDIA, rows);
   return { adId: ad.id, images };
 }
 
 /** DELETE /images/batch/: all images of the user's given ads. */
-export async function deleteImagesOfAds(
-  db: Db,
-  storage: R2Bucket,
-  scope: Scope,
-  input: { userId: number; adId: number[] },
-) {
-  await requireUser(db, scope, input.userId);
-  const visible = await visibleAds(db, scope, input.adId);
+export async function deleteImagesOfAds(ctx: ServiceContext, input: { userId: number; adId: number[] }) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
+  const visible = await visibleAds(db, caller, input.adId);
   const missing = input.adId.filter((id) => visible.get(id)?.userId !== input.userId);
   if (missing.length > 0)
-    throw new ApiError(
-      404,
-      missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`),
-    );
+    throw DomainError.of("ad_not_found", ...missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`));
   const objects = await imageObjectsOf(db, input.adId);
   await db.batch([
-    bumpRevisions(db, adWriteScopes(input.userId)),
+    bumpRevisions(db, adWriteRevisions(input.userId)),
     db.delete(adImages).where(inList(adImages.adId, input.adId)),
     ...input.adId.map((adId) => requestUpdates(db, adId)),
   ]);
-  await deleteObjects(storage, objects);
+  await deleteObjects(ctx.env.MEDIA, objects);
 }
 
 /** POST /imageswitch/: two images trade places. */
-export async function switchImages(db: Db, scope: Scope, input: { adId: number; images: [number, number] }) {
-  const ad = await requireAd(db, scope, input.adId);
+export async function switchImages(ctx: ServiceContext, input: { adId: number; images: [number, number] }) {
+  const { db } = ctx;
+  const ad = await requireAd(db, ctx.caller, input.adId);
   const [first, second] = byCounter(await orderedImages(db, ad.id), input.images) as [ImageRow, ImageRow];
   return changeAndAnswer(
-    db,
+    ctx,
     ad.id,
     ad.userId,
     true,
@@ -297,12 +289,14 @@ export async function switchImages(db: Db, scope: Scope, input: { adId: number; 
 }
 
 /** POST /imageshift/: the image at `from` moves to position `to`; the others keep their order. */
-export async function shiftImage(db: Db, scope: Scope, input: { adId: number; images: [number, number] }) {
-  const ad = await requireAd(db, scope, input.adId);
+export async function shiftImage(ctx: ServiceContext, input: { adId: number; images: [number, number] }) {
+  const { db } = ctx;
+  const ad = await requireAd(db, ctx.caller, input.adId);
   const images = await orderedImages(db, ad.id);
   const [from, to] = input.images;
   const [moving] = byCounter(images, [from]) as [ImageRow];
-  if (to < 1 || to > images.length) throw badRequest(`images: position ${to} is outside 1-${images.length}`);
+  if (to < 1 || to > images.length)
+    throw DomainError.of("validation_failed", `images: position ${to} is outside 1-${images.length}`);
   const others = images.filter((i) => i.row.id !== moving.id).map((i) => i.row);
   const before = others[to - 2];
   const after = others[to - 1];
@@ -316,7 +310,7 @@ export async function shiftImage(db: Db, scope: Scope, input: { adId: number; im
           ? before.sortKey + 0.5
           : moving.sortKey;
   return changeAndAnswer(
-    db,
+    ctx,
     ad.id,
     ad.userId,
     true,
@@ -334,13 +328,13 @@ export interface ImageTransformer {
 
 /** POST /imagerotate/: turns the pixels of the originals and thumbnails clockwise. */
 export async function rotateImages(
-  db: Db,
-  storage: R2Bucket,
-  transformer: ImageTransformer,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { adId: number; images: number[]; rotate: 90 | 180 | 270 },
+  transformer: ImageTransformer,
 ) {
-  const ad = await requireAd(db, scope, input.adId);
+  const { db } = ctx;
+  const storage = ctx.env.MEDIA;
+  const ad = await requireAd(db, ctx.caller, input.adId);
   const rows = byCounter(await orderedImages(db, ad.id), [...new Set(input.images)]);
   const rotated = await Promise.all(
     rows.map(async (row) => {
@@ -352,7 +346,7 @@ export async function rotateImages(
     }),
   );
   const images = await changeAndAnswer(
-    db,
+    ctx,
     ad.id,
     ad.userId,
     true,
@@ -384,8 +378,9 @@ export const toImageStatus = (job: JobRow) => ({
   reason: job.reason ?? "",
 });
 
-export async function imageStatus(db: Db, scope: Scope, input: { userId: number; adId?: number[] | undefined }) {
-  await requireUser(db, scope, input.userId);
+export async function imageStatus(ctx: ServiceContext, input: { userId: number; adId?: number[] | undefined }) {
+  const { db } = ctx;
+  await requireUser(db, ctx.caller, input.userId);
   const rows = await db
     .select()
     .from(imageJobs)

@@ -4,11 +4,11 @@ import { imageJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
-import { EXTENSIONS, mediaUrl, sniffImageType } from "../../lib/media";
+import { EXTENSIONS, mediaBaseOf, mediaUrl, sniffImageType } from "../../lib/media";
 import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../lib/outbound";
-import { adWriteScopes } from "../ads/access";
+import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
-import { flushUpdateRequests } from "../publishing";
+import { flushUpdateRequests } from "../publishing/requests";
 import { bumpRevisions } from "../shared/revisions";
 import { deleteObjects, type ImageTransformer } from "./images";
 
@@ -184,7 +184,7 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
             type: "image.stored",
             userId: job.userId,
             adId: job.adId,
-            data: sql`json_object('jobId', ${job.id}, 'url', ${mediaUrl(stored.originalKey)})`,
+            data: sql`json_object('jobId', ${job.id}, 'url', ${mediaUrl(mediaBaseOf(env), stored.originalKey)})`,
           },
           sql`EXISTS (SELECT 1 FROM ad_images WHERE job_id = ${job.id}) AND EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
         ),
@@ -200,7 +200,7 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
          SELECT ad_id, portal, 'images' FROM ad_publications
          WHERE ad_id = ?1 AND active = 1 AND ?2 = 1 AND EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?3)`,
       ).bind(job.adId, job.autoupdate ? 1 : 0, job.id),
-      d1Statement(env.DB, bumpRevisions(db, adWriteScopes(job.userId))),
+      d1Statement(env.DB, bumpRevisions(db, adWriteRevisions(job.userId))),
     ]);
     if (!inserted?.meta.changes) await deleteObjects(env.MEDIA, [stored]);
     else if (job.autoupdate) await flushUpdateRequests(db, env, 100, requestId);

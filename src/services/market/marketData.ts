@@ -4,13 +4,14 @@ import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
 import type { Env } from "../../env";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
 import { visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
 import { withAccessToken } from "../publishing/connections";
-import { requireUser, type Scope } from "../shared/access";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 
 /**
  * Pulls bids and the statistics of yesterday and today for at most `limit` connected users, those
@@ -136,8 +137,9 @@ const bidView = (row: typeof bids.$inferSelect) => ({
   placed: formatDateTime(row.placedAt),
 });
 
-export async function listBids(db: Db, scope: Scope, input: { userId: number; adId?: number | undefined }) {
-  await requireUser(db, scope, input.userId);
+export async function listBids(ctx: ServiceContext, input: { userId: number; adId?: number | undefined }) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   const rows = await db
     .select({ bid: bids })
     .from(bids)
@@ -150,11 +152,11 @@ export async function listBids(db: Db, scope: Scope, input: { userId: number; ad
 
 /** Marks bids read (or unread again); ids are the portal's bid ids shown by GET /bids/. */
 export async function markBids(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; portal: string; bidId: (number | string)[]; read: boolean },
 ): Promise<void> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   if (input.portal === "website") return; // the website takes no bids
   const ids = input.bidId.map(Number).filter(Number.isInteger);
   const userAds = db.select({ id: ads.id }).from(ads).where(eq(ads.userId, input.userId));
@@ -175,8 +177,7 @@ type Metric = (typeof METRICS)[number];
 
 /** POST /statistics/: daily rows and totals per portal, summed over the given ads; `false` where a portal has none. */
 export async function statistics(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: {
     adId: number[];
     dateStart: string;
@@ -186,13 +187,10 @@ export async function statistics(
     portal?: MarketplacePortal | undefined;
   },
 ) {
-  const visible = await visibleAds(db, scope, input.adId);
+  const { db, caller } = ctx;
+  const visible = await visibleAds(db, caller, input.adId);
   const missing = input.adId.filter((id) => !visible.has(id));
-  if (missing.length > 0)
-    throw new ApiError(
-      404,
-      missing.map((id) => `adId: ad ${id} not found`),
-    );
+  if (missing.length > 0) throw DomainError.of("ad_not_found", ...missing.map((id) => `adId: ad ${id} not found`));
   const rows = await db
     .select()
     .from(adStatistics)

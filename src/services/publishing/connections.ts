@@ -3,12 +3,13 @@ import { batchAll, type Db } from "../../db/client";
 import { portalConnections } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { currentKeyId, mask, open, seal } from "../../lib/secretBox";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../../portals/gateway";
 import { eventOf } from "../events/events";
-import { requireUser, type Scope } from "../shared/access";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 
 const STATE_TTL_MS = 10 * 60 * 1000;
 type ConnectionRow = typeof portalConnections.$inferSelect;
@@ -34,8 +35,9 @@ async function loadConnection(db: Db, userId: number, portal: MarketplacePortal)
     .get();
 }
 
-export async function getConnection(db: Db, scope: Scope, userId: number, portal: MarketplacePortal) {
-  await requireUser(db, scope, userId);
+export async function getConnection(ctx: ServiceContext, userId: number, portal: MarketplacePortal) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, userId);
   return connectionView(userId, portal, await loadConnection(db, userId, portal));
 }
 
@@ -53,12 +55,11 @@ const cleared = {
 
 /** POST: starts the authorization; every earlier token of the user on the portal is revoked. */
 export async function startConnection(
-  db: Db,
-  env: Env,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; portal: MarketplacePortal; publicOrigin: string },
 ) {
-  await requireUser(db, scope, input.userId);
+  const { db, env, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await revokeAtPortal(env, input.portal, await loadConnection(db, input.userId, input.portal));
   const state = randomToken(16);
   const values = {
@@ -103,18 +104,20 @@ async function storeTokens(db: Db, env: Env, userId: number, portal: Marketplace
 
 /** PUT: exchanges the authorization code for tokens; a wrong state or code is refused. */
 export async function completeConnection(
-  db: Db,
-  env: Env,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; portal: MarketplacePortal; code: string; state?: string | undefined; publicOrigin: string },
 ) {
-  await requireUser(db, scope, input.userId);
+  const { db, env, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   const current = await loadConnection(db, input.userId, input.portal);
   if (!current?.oauthState || !current.oauthStateExpire || current.oauthStateExpire < nowIso()) {
-    throw new ApiError(409, ["portal: no authorization in progress; start one with POST /oauth/<userId>/<portal>/"]);
+    throw DomainError.of(
+      "oauth_not_started",
+      "portal: no authorization in progress; start one with POST /oauth/<userId>/<portal>/",
+    );
   }
   if (input.state !== undefined && input.state !== current.oauthState)
-    throw new ApiError(400, ["state: does not match the authorization"]);
+    throw DomainError.of("oauth_state_mismatch", "state: does not match the authorization");
   try {
     const tokens = await new PortalGateway(env, input.portal).exchangeCode(
       input.code,
@@ -123,7 +126,7 @@ export async function completeConnection(
     return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
   } catch (error) {
     if (error instanceof PortalError && error.kind !== "transient")
-      throw new ApiError(400, ["code: refused by the portal"]);
+      throw DomainError.of("oauth_code_refused", "code: refused by the portal");
     throw error;
   }
 }
@@ -137,8 +140,9 @@ async function revokeAtPortal(env: Env, portal: MarketplacePortal, current: Conn
 }
 
 /** DELETE: revokes the tokens at the portal (best effort) and forgets them. */
-export async function disconnect(db: Db, env: Env, scope: Scope, userId: number, portal: MarketplacePortal) {
-  await requireUser(db, scope, userId);
+export async function disconnect(ctx: ServiceContext, userId: number, portal: MarketplacePortal) {
+  const { db, env, caller } = ctx;
+  await requireUser(db, caller, userId);
   const current = await loadConnection(db, userId, portal);
   if (current?.refreshToken) {
     await new PortalGateway(env, portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);

@@ -4,12 +4,14 @@ import { adPublications, ads, queueItems } from "../../db/schema";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../lib/backoff";
 import { log } from "../../lib/log";
+import { mediaBaseOf } from "../../lib/media";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import { type Listing, type MarketplacePortal, PortalError } from "../../portals/gateway";
 import { listImages } from "../images/images";
-import { applyEvent, JOB_KINDS, type ListingOutcome, type QueueItem, sendItems, transition } from "./";
 import { withAccessToken } from "./connections";
+import { sendItems } from "./intents";
+import { applyEvent, JOB_KINDS, type ListingOutcome, type QueueItem, transition } from "./lifecycle";
 
 const WEBSITE_LISTING_DAYS = 30;
 
@@ -131,7 +133,7 @@ async function marketplaceCall(
     title: ad.title,
     description: ad.description,
     price: ad.price,
-    images: item.images ? (await listImages(db, ad.id)).map((i) => i.image.url) : [],
+    images: item.images ? (await listImages(db, ad.id, mediaBaseOf(env))).map((i) => i.image.url) : [],
   });
   return withAccessToken(db, env, item.userId, portal, async (gateway, token) => {
     switch (item.action) {

@@ -1,19 +1,18 @@
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { adFeatures } from "../../db/schema";
 import type { MarketplacePortal } from "../../portals/gateway";
 import { requireAd } from "../ads/access";
 import { loadCatalogue } from "../catalogue/catalogue";
 import { FEATURE_NAMES, FEATURES, featurePrice } from "../catalogue/features";
-import type { Scope } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 
 /** GET /features/: what can be bought for an ad on a portal, at what price, and what is active. */
 export async function featureOffers(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { adId: number; portal: MarketplacePortal | "website" },
 ) {
-  const ad = await requireAd(db, scope, input.adId);
+  const { db, caller } = ctx;
+  const ad = await requireAd(db, caller, input.adId);
   if (input.portal === "website") return [];
   const [catalogue, active] = await Promise.all([
     loadCatalogue(db),

@@ -1,4 +1,15 @@
 /** Publishing: queue items with exactly-once effects, their state machine, crash recovery and the jobs view. */
+
+export {
+  completeConnection,
+  disconnect,
+  getConnection,
+  reencryptTokens,
+  startConnection,
+  tokensToReseal,
+} from "./connections";
+export { runPublishItem } from "./delivery";
+export { featureOffers } from "./featureOffers";
 export { type Intent, queueIntents, sendItems } from "./intents";
 export { getJob, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
 export {
@@ -18,4 +29,6 @@ export {
   requestFeature,
   requestPublishing,
 } from "./requests";
+export { PublishAd, PublishAds, PublishEverywhere, PublishResults, UpdatePublishedAds } from "./schemas";
+export { adStatuses, statusTotals } from "./status";
 export { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";

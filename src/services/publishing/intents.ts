@@ -6,7 +6,7 @@ import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import { adWriteScopes } from "../ads/access";
+import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
 import { bumpRevisions } from "../shared/revisions";
 import { noteBudgetCrossing } from "../wallet/wallet";
@@ -142,7 +142,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
     statement(sql`SELECT i.idx, o.id, o.nonce = ${nonce} AS created
       FROM ${intentsTable} i LEFT JOIN queue_items o ON ${sameIntent("i")}
       ORDER BY i.idx`),
-    d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteScopes))),
+    d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteRevisions))),
   ]);
   return (outcome?.results ?? []).map((row) =>
     row.id === null ? null : { itemId: row.id, created: row.created === 1 },

@@ -1,7 +1,7 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { queueItems, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { requireUser, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -30,7 +30,7 @@ export const jobView = (row: QueueItem & { refunded: number | boolean }) => ({
 });
 export type JobView = ReturnType<typeof jobView>;
 
-const jobNotFound = (id: number) => new ApiError(404, [`queueItemId: job ${id} not found`]);
+const jobNotFound = (id: number) => DomainError.of("job_not_found", `queueItemId: job ${id} not found`);
 
 /** The item if the caller may see it (its user is the client's, or the caller is internal). */
 async function findJob(ctx: ServiceContext, id: number) {
@@ -38,7 +38,7 @@ async function findJob(ctx: ServiceContext, id: number) {
     .select({ item: queueItems, refunded })
     .from(queueItems)
     .innerJoin(users, eq(users.id, queueItems.userId))
-    .where(and(eq(queueItems.id, id), visibleUsers(ctx.scope)))
+    .where(and(eq(queueItems.id, id), visibleUsers(ctx.caller)))
     .get();
   if (!row) throw jobNotFound(id);
   return { ...row.item, refunded: row.refunded };
@@ -61,12 +61,12 @@ export interface JobFilter {
 /** Jobs, newest first: a client's own users' (or one user's); internal clients see every user's. */
 export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<Page<JobView>> {
   const { db } = ctx;
-  if (filter.userId !== undefined) await requireUser(db, ctx.scope, filter.userId);
+  if (filter.userId !== undefined) await requireUser(db, ctx.caller, filter.userId);
   const action = filter.kind
     ? (Object.entries(JOB_KINDS).find(([, kind]) => kind === filter.kind)?.[0] as ItemKind)
     : undefined;
   const where = and(
-    visibleUsers(ctx.scope),
+    visibleUsers(ctx.caller),
     filter.userId !== undefined ? eq(queueItems.userId, filter.userId) : undefined,
     filter.adId !== undefined ? eq(queueItems.adId, filter.adId) : undefined,
     filter.portal ? eq(queueItems.portal, filter.portal) : undefined,
@@ -104,7 +104,10 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
 export async function retryJob(ctx: ServiceContext, id: number): Promise<JobView> {
   const failed = await findJob(ctx, id);
   if (failed.status !== "error")
-    throw new ApiError(409, [`queueItemId: only a failed job can be retried; job ${id} is ${failed.status}`]);
+    throw DomainError.of(
+      "job_not_retryable",
+      `queueItemId: only a failed job can be retried; job ${id} is ${failed.status}`,
+    );
   const [queued] = await queueIntents(
     ctx.db,
     ctx.env,
@@ -125,6 +128,7 @@ export async function retryJob(ctx: ServiceContext, id: number): Promise<JobView
     ],
     ctx.requestId,
   );
-  if (!queued) throw new ApiError(409, [`portal: ${failed.portal} - adId: ${failed.adId} - insufficient means`]);
+  if (!queued)
+    throw DomainError.of("insufficient_means", `portal: ${failed.portal} - adId: ${failed.adId} - insufficient means`);
   return getJob(ctx, queued.itemId);
 }

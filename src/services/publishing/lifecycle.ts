@@ -4,7 +4,7 @@ import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
-import { ADS_SCOPE } from "../ads/access";
+import { ADS_REVISION } from "../ads/access";
 import { type EventType, eventOf } from "../events/events";
 import { bumpRevisions } from "../shared/revisions";
 
@@ -178,7 +178,7 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
   if (event === "failed" || event === "cancelled") follows.push(refundOf(db, item.id, detail.reason ?? event));
   const reported = eventOfTransition(db, item, event, detail);
   if (reported) follows.push(reported);
-  follows.push(bumpRevisions(db, [ADS_SCOPE]));
+  follows.push(bumpRevisions(db, [ADS_REVISION]));
   return [itemUpdate, ...follows] as [typeof itemUpdate, ...BatchItem<"sqlite">[]];
 }
 

@@ -11,7 +11,7 @@ import {
   userSettings,
 } from "../../db/schema";
 import type { Env } from "../../env";
-import { ApiError } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
@@ -42,7 +42,7 @@ async function meetsGpsr(db: Db, user: UserRow, ad: AdRow): Promise<boolean> {
 
 /** The outcome of an intent once queued: its item, or the refusal of a payer who cannot pay. */
 const queuedOutcome = (portal: string, adId: number, queued: QueuedIntent): Outcome =>
-  queued ? accepted(adId, queued.itemId) : refused(portal, adId, "insufficient means");
+  queued ? accepted(adId, queued.itemId) : refused("insufficient_means", portal, adId, "insufficient means");
 
 /**
  * POST/PUT/DELETE /publish/ and the batch forms. Every ad gets an outcome; what can go is queued
@@ -60,7 +60,7 @@ export async function requestPublishing(
   },
 ): Promise<Outcome[]> {
   const { db, env } = ctx;
-  const user = await requireUser(db, ctx.scope, input.userId);
+  const user = await requireUser(db, ctx.caller, input.userId);
   const { portal, mode } = input;
   const adRows = await db
     .select()
@@ -101,7 +101,7 @@ export async function requestPublishing(
   for (const adId of adIds) {
     const ad = byId.get(adId);
     if (!ad) {
-      outcomes.push(refused(portal, adId, "advertisement not found"));
+      outcomes.push(refused("ad_not_found", portal, adId, "advertisement not found"));
       continue;
     }
     const isPublished = published.get(adId)?.active ?? false;
@@ -112,30 +112,33 @@ export async function requestPublishing(
       cancellations.push(...waiting);
       // A placement that never happened needs nothing more; a listing that is live still goes down.
       if (!isPublished && waiting.length > 0) outcomes.push(accepted(adId, waiting[0]?.id));
-      else if (!isPublished) outcomes.push(refused(portal, adId, "this advertisement is not published"));
-      else if (!connected) outcomes.push(refused(portal, adId, "user is not connected to the portal"));
+      else if (!isPublished)
+        outcomes.push(refused("ad_not_published", portal, adId, "this advertisement is not published"));
+      else if (!connected)
+        outcomes.push(refused("portal_not_connected", portal, adId, "user is not connected to the portal"));
       else outcomes.push({ ...base, action: "unpublish" });
       continue;
     }
     if (settings?.status === "locked") {
-      outcomes.push(refused(portal, adId, "user is locked"));
+      outcomes.push(refused("user_locked", portal, adId, "user is locked"));
       continue;
     }
     if (!connected) {
-      outcomes.push(refused(portal, adId, "user is not connected to the portal"));
+      outcomes.push(refused("portal_not_connected", portal, adId, "user is not connected to the portal"));
       continue;
     }
     if (ad.status === "archive") {
-      outcomes.push(refused(portal, adId, "advertisement is archived"));
+      outcomes.push(refused("ad_archived", portal, adId, "advertisement is archived"));
       continue;
     }
     if (mode === "update" && !isPublished) {
-      outcomes.push(refused(portal, adId, "this advertisement is not published"));
+      outcomes.push(refused("ad_not_published", portal, adId, "this advertisement is not published"));
       continue;
     }
     if (portal === "portal_a" && !(await meetsGpsr(db, user, ad))) {
       outcomes.push(
         refused(
+          "listing_incomplete",
           portal,
           adId,
           "manufacturer data is missing (manufacturerTradename, manufacturerAddress, manufacturerEmail)",
@@ -171,10 +174,10 @@ export async function requestFeature(
   input: { adId: number; portal: MarketplacePortal; feature: FeatureName },
 ): Promise<Outcome> {
   const { db } = ctx;
-  const notFound = () => new ApiError(404, [refusal(input.portal, input.adId, "advertisement not found")]);
+  const notFound = () => DomainError.of("ad_not_found", refusal(input.portal, input.adId, "advertisement not found"));
   const ad = await db.select().from(ads).where(eq(ads.id, input.adId)).get();
   if (!ad) throw notFound();
-  await requireUser(db, ctx.scope, ad.userId).catch(() => {
+  await requireUser(db, ctx.caller, ad.userId).catch(() => {
     throw notFound();
   });
   const { outcome } = await queueFeature(db, ctx.env, ad, input.portal, input.feature, ctx.requestId);
@@ -195,9 +198,10 @@ export async function queueFeature(
     .from(adPublications)
     .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal)))
     .get();
-  if (!publication?.active) return { outcome: refused(portal, ad.id, "this advertisement is not published"), cost: 0 };
+  if (!publication?.active)
+    return { outcome: refused("ad_not_published", portal, ad.id, "this advertisement is not published"), cost: 0 };
   const price = featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature);
-  if (!price) return { outcome: refused(portal, ad.id, "feature not available"), cost: 0 };
+  if (!price) return { outcome: refused("feature_not_available", portal, ad.id, "feature not available"), cost: 0 };
   const [queued] = await queueIntents(
     db,
     env,

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
 import { BatchItemResult } from "../ads/schemas";
 
@@ -35,5 +36,10 @@ export const PublishResult = BatchItemResult.extend({
 }).openapi("PublishResult");
 
 export const PublishResults = z
-  .object({ result: z.boolean(), errors: z.array(z.string()), data: z.array(PublishResult) })
+  .object({
+    result: z.boolean(),
+    errors: z.array(z.string()),
+    data: z.array(PublishResult),
+    errorDetails: z.array(ErrorDetail).openapi({ description: "Every refusal of the batch with its code" }),
+  })
   .openapi("PublishResults");

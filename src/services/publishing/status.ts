@@ -6,18 +6,18 @@ import type { Env } from "../../env";
 import type { Page } from "../../lib/envelope";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
-import { requireUser, type Scope } from "../shared/access";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import { withAccessToken } from "./connections";
 import { portalStatuses } from "./portalStatus";
 
 /** Statuses of the user's given ads; with `force` the marketplaces are asked for the live state first. */
 export async function adStatuses(
-  db: Db,
-  env: Env,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; adIds: number[]; force: boolean; page: number; itemsPerPage: number },
 ): Promise<Page<{ adId: number; portals: ReturnType<typeof portalStatuses> }>> {
-  await requireUser(db, scope, input.userId);
+  const { db, env, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   const owned = await db
     .select({ id: ads.id })
     .from(ads)
@@ -67,8 +67,9 @@ async function refreshFromPortals(db: Db, env: Env, userId: number, adIds: numbe
 }
 
 /** GET /status/totals/<userId>/: the number of the user's ads per ad status. */
-export async function statusTotals(db: Db, scope: Scope, userId: number) {
-  await requireUser(db, scope, userId);
+export async function statusTotals(ctx: ServiceContext, userId: number) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, userId);
   const rows = await db
     .select({ status: ads.status, n: count() })
     .from(ads)

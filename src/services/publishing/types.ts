@@ -1,3 +1,4 @@
+import { detail, type ErrorCode, type ErrorDetail } from "../../lib/errors";
 import type { MarketplacePortal } from "../../portals/gateway";
 
 export type PublishPortal = MarketplacePortal | "website";
@@ -8,6 +9,8 @@ export interface Outcome {
   adId: number;
   result: boolean;
   errors: string[];
+  /** The same refusals with their codes (empty when accepted). */
+  errorDetails: ErrorDetail[];
   queueItemId?: number;
 }
 
@@ -19,11 +22,11 @@ export const accepted = (adId: number, queueItemId?: number): Outcome => ({
   adId,
   result: true,
   errors: [],
+  errorDetails: [],
   ...(queueItemId ? { queueItemId } : {}),
 });
 
-export const refused = (portal: string, adId: number, reason: string): Outcome => ({
-  adId,
-  result: false,
-  errors: [refusal(portal, adId, reason)],
-});
+export function refused(code: ErrorCode, portal: string, adId: number, reason: string): Outcome {
+  const message = refusal(portal, adId, reason);
+  return { adId, result: false, errors: [message], errorDetails: [detail(code, message)] };
+}

@@ -7,7 +7,7 @@ import { amsterdamDay, amsterdamToUtc } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
 import type { FeatureName } from "../catalogue/features";
 import { eventOf } from "../events/events";
-import { queueFeature } from "../publishing";
+import { queueFeature } from "../publishing/requests";
 
 /** A cron invocation at most this late still runs the tasks it missed. */
 export const CATCH_UP_MS = 10 * 60_000;

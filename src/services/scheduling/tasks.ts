@@ -3,11 +3,12 @@ import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, taskRuns, tasks, type WEEKDAYS } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { ApiError, badRequest } from "../../lib/errors";
+import { DomainError } from "../../lib/errors";
 import { formatDateTime, nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
-import { requireUser, type Scope } from "../shared/access";
-import { bumpRevisions, userWriteScopes } from "../shared/revisions";
+import { requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 
 type TaskRow = typeof tasks.$inferSelect;
 type Weekday = (typeof WEEKDAYS)[number];
@@ -51,7 +52,8 @@ async function checkAds(db: Db, userId: number, adIds: number[] | undefined) {
     .from(ads)
     .where(and(eq(ads.userId, userId), inList(ads.id, adIds)));
   const missing = adIds.filter((id) => !owned.some((o) => o.id === id));
-  if (missing.length > 0) throw badRequest(...missing.map((id) => `adId: ad ${id} not found for user ${userId}`));
+  if (missing.length > 0)
+    throw DomainError.of("reference_not_found", ...missing.map((id) => `adId: ad ${id} not found for user ${userId}`));
 }
 
 async function allTasks(db: Db, userId: number): Promise<TaskView[]> {
@@ -61,8 +63,7 @@ async function allTasks(db: Db, userId: number): Promise<TaskView[]> {
 }
 
 export async function listTasks(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   query: {
     userId: number;
     portal?: MarketplacePortal | undefined;
@@ -71,7 +72,8 @@ export async function listTasks(
     itemsPerPage: number;
   },
 ): Promise<Page<TaskView>> {
-  await requireUser(db, scope, query.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, query.userId);
   const where = and(
     eq(tasks.userId, query.userId),
     query.portal ? eq(tasks.portal, query.portal) : undefined,
@@ -89,7 +91,7 @@ export async function listTasks(
   ]);
   if (query.taskId) {
     const task = rows[0];
-    if (!task) throw new ApiError(404, [`taskId: task ${query.taskId} not found`]);
+    if (!task) throw DomainError.of("task_not_found", `taskId: task ${query.taskId} not found`);
     // One task: with its recent runs.
     const runs = await db
       .select()
@@ -107,8 +109,9 @@ export async function listTasks(
   };
 }
 
-export async function createTask(db: Db, scope: Scope, input: TaskInput): Promise<TaskView[]> {
-  await requireUser(db, scope, input.userId);
+export async function createTask(ctx: ServiceContext, input: TaskInput): Promise<TaskView[]> {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await checkAds(db, input.userId, input.adId);
   await db.batch([
     db.insert(tasks).values({
@@ -120,7 +123,7 @@ export async function createTask(db: Db, scope: Scope, input: TaskInput): Promis
       feature: input.feature ?? "upcall",
       enabled: input.enabled,
     }),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return allTasks(db, input.userId);
 }
@@ -131,16 +134,16 @@ async function requireTask(db: Db, userId: number, taskId: number, portal?: Mark
     .from(tasks)
     .where(and(eq(tasks.id, taskId), eq(tasks.userId, userId), portal ? eq(tasks.portal, portal) : undefined))
     .get();
-  if (!row) throw new ApiError(404, [`taskId: task ${taskId} not found`]);
+  if (!row) throw DomainError.of("task_not_found", `taskId: task ${taskId} not found`);
   return row;
 }
 
 export async function updateTask(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: Partial<Omit<TaskInput, "userId" | "portal">> & { taskId: number; userId: number },
 ): Promise<TaskView[]> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await requireTask(db, input.userId, input.taskId);
   await checkAds(db, input.userId, input.adId);
   const changes: Partial<typeof tasks.$inferInsert> = { updatedAt: nowIso() };
@@ -151,21 +154,21 @@ export async function updateTask(
   if (input.enabled !== undefined) changes.enabled = input.enabled;
   await db.batch([
     db.update(tasks).set(changes).where(eq(tasks.id, input.taskId)),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return allTasks(db, input.userId);
 }
 
 export async function deleteTask(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { taskId: number; userId: number; portal: MarketplacePortal },
 ): Promise<TaskView[]> {
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  await requireUser(db, caller, input.userId);
   await requireTask(db, input.userId, input.taskId, input.portal);
   await db.batch([
     db.delete(tasks).where(eq(tasks.id, input.taskId)),
-    bumpRevisions(db, userWriteScopes(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId)),
   ]);
   return allTasks(db, input.userId);
 }

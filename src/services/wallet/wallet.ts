@@ -3,7 +3,8 @@ import type { Db } from "../../db/client";
 import { notifications, userSettings, walletEntries } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { eventOf } from "../events/events";
-import { requireInternal, requireUser, type Scope } from "../shared/access";
+import { requireInternal, requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 
 /** Whose wallet pays for a user's actions: its walletUserId when set, otherwise the user itself. */
 export async function payerOf(db: Db, userId: number): Promise<number> {
@@ -35,8 +36,9 @@ const entryView = (row: typeof walletEntries.$inferSelect) => ({
   created: formatDateTime(row.createdAt),
 });
 
-export async function getWallet(db: Db, scope: Scope, userId: number) {
-  await requireUser(db, scope, userId);
+export async function getWallet(ctx: ServiceContext, userId: number) {
+  const { db, caller } = ctx;
+  await requireUser(db, caller, userId);
   const [[balance], entries] = await db.batch([
     balanceQuery(db, userId),
     db.select().from(walletEntries).where(eq(walletEntries.userId, userId)).orderBy(desc(walletEntries.id)).limit(100),
@@ -46,19 +48,19 @@ export async function getWallet(db: Db, scope: Scope, userId: number) {
 
 /** POST /wallet/ (internal clients): a positive amount credits, a negative one debits. */
 export async function adjustWallet(
-  db: Db,
-  scope: Scope,
+  ctx: ServiceContext,
   input: { userId: number; amount: number; description: string },
 ) {
-  requireInternal(scope, "wallet");
-  await requireUser(db, scope, input.userId);
+  const { db, caller } = ctx;
+  requireInternal(caller, "wallet");
+  await requireUser(db, caller, input.userId);
   await db.insert(walletEntries).values({
     userId: input.userId,
     amount: input.amount,
     kind: input.amount >= 0 ? "credit" : "debit",
     description: input.description,
   });
-  return getWallet(db, scope, input.userId);
+  return getWallet(ctx, input.userId);
 }
 
 /** Gives back the charge of a queue item the portal refused; the ledger's unique key makes it happen once. */

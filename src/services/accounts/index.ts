@@ -1,0 +1,18 @@
+export { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "./adSettings";
+export { cachedClient, createApiClient, findClientByKey, type NewClient } from "./apiClients";
+export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
+export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";
+export { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas/contacts";
+export { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas/settings";
+export { CreatedUser, CreateUser, DeleteUser, UpdateUser, User, UserIdParam, UsersQuery } from "./schemas/users";
+export { getSettings, patchSettings, replaceSettings } from "./settings";
+export {
+  ACTIVATION_GENERATION_LIMIT,
+  activate,
+  generateActivation,
+  generateLoginLink,
+  issueActivation,
+  LOGIN_LINK_TTL_MS,
+  validateLoginLink,
+} from "./tokens";
+export { createUser, deleteUser, getUser, listUsers, updateUser } from "./users";

@@ -1,0 +1,34 @@
+export { ADS_REVISION } from "./access";
+export {
+  createAd,
+  deleteAd,
+  deleteAdsBatch,
+  getAdSettings,
+  patchAdsBatch,
+  replaceAdSettings,
+  setAdStatus,
+  updateAd,
+} from "./commands";
+export { builtInAssistant } from "./manufacturerAssistant";
+export {
+  attachManufacturer,
+  createManufacturer,
+  deleteManufacturer,
+  searchManufacturers,
+  updateManufacturer,
+} from "./manufacturers";
+export {
+  Ad,
+  AdSetting,
+  AdSettingInput,
+  AdsQuery,
+  BatchItemResult,
+  CreateAd,
+  DeleteAdsBatch,
+  PatchAd,
+  PatchAdsBatch,
+  PortalStatus,
+  SimpleAd,
+  UpdateAd,
+} from "./schemas";
+export { searchAds } from "./search";

@@ -1,0 +1,1 @@
+export { listBids, markBids, pullMarketData, statistics } from "./marketData";

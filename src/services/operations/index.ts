@@ -1,0 +1,2 @@
+export { readiness } from "./health";
+export { claimKey, purgeExpiredKeys, releaseKey, storeAnswer } from "./idempotency";

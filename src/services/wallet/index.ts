@@ -1,0 +1,1 @@
+export { adjustWallet, getWallet } from "./wallet";

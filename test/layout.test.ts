@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { TRIGGER_REFUSALS } from "../src/db/triggers";
+import { ERROR_CODE_NAMES } from "../src/lib/errors";
+
+// The sources as text, keyed by their path relative to this file ("../src/services/ads/commands.ts").
+const sources = import.meta.glob("../src/**/*.ts", { query: "?raw", import: "default", eager: true }) as Record<
+  string,
+  string
+>;
+
+const importsOf = (text: string) => [...text.matchAll(/(?:from|import)\s+"([^"]+)"/g)].map((m) => m[1] as string);
+const inFolder = (folder: string) => Object.keys(sources).filter((path) => path.startsWith(`../src/${folder}/`));
+
+describe("layers", () => {
+  it("domain code imports nothing of the HTTP layer: not hono, not routes, middleware or the app", () => {
+    const services = inFolder("services");
+    expect(services.length).toBeGreaterThan(30);
+    const offending = services.flatMap((path) =>
+      importsOf(sources[path] as string)
+        .filter((spec) => /^hono(\/|$)/.test(spec) || /\/(routes|middleware)(\/|$)|\/app$/.test(spec))
+        .map((spec) => `${path} imports ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it("the entry layers reach a domain only through its index", () => {
+    const entries = [...inFolder("routes"), ...inFolder("jobs"), ...inFolder("cron"), ...inFolder("middleware")];
+    const offending = entries.flatMap((path) =>
+      importsOf(sources[path] as string)
+        .filter((spec) => /\/services\/[^/]+\/.+/.test(spec))
+        .map((spec) => `${path} imports ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it("keeps no module-level variables in domain or library code but the per-isolate catalogue cache", () => {
+    const offending = [...inFolder("services"), ...inFolder("lib")].filter((path) =>
+      /^let /m.test(sources[path] as string),
+    );
+    // The catalogue is cached per isolate by design (a value with its expiry), never configuration.
+    expect(offending).toEqual(["../src/services/catalogue/catalogue.ts"]);
+  });
+});
+
+describe("the error catalogue", () => {
+  // Every other test file as text (a glob leaves out the file that asks); each code is asserted by
+  // expectError(…, "code") or `code: "code"` in one of them.
+  const tests = import.meta.glob("./**/*.test.ts", { query: "?raw", import: "default", eager: true }) as Record<
+    string,
+    string
+  >;
+
+  it("has a test asserting each of its codes", () => {
+    const asserted = (code: string) =>
+      Object.values(tests).some((text) => new RegExp(`(expectError\\([^;]*"${code}"|code: "${code}")`).test(text));
+    expect(ERROR_CODE_NAMES.filter((code) => !asserted(code))).toEqual([]);
+  });
+
+  it("knows the database's trigger refusals word for word", () => {
+    const migrations = import.meta.glob("../migrations/*.sql", { query: "?raw", import: "default", eager: true });
+    const sql = Object.values(migrations).join("\n");
+    for (const text of Object.values(TRIGGER_REFUSALS)) expect(sql).toContain(`RAISE(ABORT, '${text}')`);
+  });
+});

@@ -140,9 +140,3 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
   required: true,
   content: { "application/json": { schema } },
 });
-
-/** Writes on one collection path that take a JSON body and answer the same shape (e.g. the user's contacts). */
-export const bodyRoutes =
-  <const P extends string, D extends z.ZodType>(path: P, tags: string[], response: D) =>
-  <const M extends "post" | "put" | "patch" | "delete", S extends z.ZodType>(method: M, body: S, summary: string) =>
-    apiRoute({ method, path, tags, summary, request: { body: jsonBody(body) }, response });

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import {
   Contact,
@@ -41,7 +41,8 @@ const getRoute = apiRoute({
   response: listEnvelope(Contact),
 });
 
-const writeRoute = bodyRoutes("/contacts", tags, envelope(z.array(Contact)));
+/** The writes answer the user's whole list. */
+const ContactsAnswer = envelope(z.array(Contact));
 
 type ContactsParams = { userId: number; contactId?: number };
 
@@ -55,14 +56,41 @@ const answerContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.inf
 export const contactsRouter = createRouter()
   .openapi(listRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(getRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
-  .openapi(writeRoute("post", CreateContact, "Add a contact; answers all the user's contacts"), async (c) => {
-    return c.json(ok(await createContact(serviceContext(c), c.req.valid("json"))), 200);
-  })
-  .openapi(writeRoute("put", UpdateContact, "Change a contact; answers all the user's contacts"), async (c) => {
-    return c.json(ok(await updateContact(serviceContext(c), c.req.valid("json"))), 200);
-  })
   .openapi(
-    writeRoute("delete", DeleteContact, "Remove a contact no active ad uses; answers the remaining contacts"),
+    apiRoute({
+      method: "post",
+      path: "/contacts",
+      tags,
+      summary: "Add a contact; answers all the user's contacts",
+      request: { body: jsonBody(CreateContact) },
+      response: ContactsAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await createContact(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/contacts",
+      tags,
+      summary: "Change a contact; answers all the user's contacts",
+      request: { body: jsonBody(UpdateContact) },
+      response: ContactsAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await updateContact(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/contacts",
+      tags,
+      summary: "Remove a contact no active ad uses; answers the remaining contacts",
+      request: { body: jsonBody(DeleteContact) },
+      response: ContactsAnswer,
+    }),
     async (c) => {
       return c.json(ok(await deleteContact(serviceContext(c), c.req.valid("json"))), 200);
     },

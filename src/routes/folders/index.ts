@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
-import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/accounts";
 import { userRevision } from "../../services/shared";
@@ -50,7 +50,8 @@ const getRoute = apiRoute({
   request: { params: z.object({ userId: userIdParam, folderId: folderIdParam }), query: FoldersQuery },
   response: listEnvelope(Folder),
 });
-const writeRoute = bodyRoutes("/folders", tags, envelope(z.array(Folder)));
+/** The writes answer the user's whole list. */
+const FoldersAnswer = envelope(z.array(Folder));
 
 const answerFolders = (
   c: Context<AppEnv>,
@@ -66,14 +67,41 @@ const answerFolders = (
 export const foldersRouter = createRouter()
   .openapi(listRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(getRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
-  .openapi(writeRoute("post", CreateFolder, "Create a folder; answers an array with the created folder"), async (c) => {
-    return c.json(ok(await createFolder(serviceContext(c), c.req.valid("json"))), 200);
-  })
-  .openapi(writeRoute("put", UpdateFolder, "Rename a folder; answers the user's folders"), async (c) => {
-    return c.json(ok(await updateFolder(serviceContext(c), c.req.valid("json"))), 200);
-  })
   .openapi(
-    writeRoute("delete", DeleteFolder, "Remove a folder (its ads stay); answers the remaining folders"),
+    apiRoute({
+      method: "post",
+      path: "/folders",
+      tags,
+      summary: "Create a folder; answers an array with the created folder",
+      request: { body: jsonBody(CreateFolder) },
+      response: FoldersAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await createFolder(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/folders",
+      tags,
+      summary: "Rename a folder; answers the user's folders",
+      request: { body: jsonBody(UpdateFolder) },
+      response: FoldersAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await updateFolder(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/folders",
+      tags,
+      summary: "Remove a folder (its ads stay); answers the remaining folders",
+      request: { body: jsonBody(DeleteFolder) },
+      response: FoldersAnswer,
+    }),
     async (c) => {
       return c.json(ok(await deleteFolder(serviceContext(c), c.req.valid("json"))), 200);
     },

@@ -89,17 +89,6 @@ const ImageStatusRequest = z
   })
   .openapi("ImageStatusRequest");
 
-const queueRoute = (method: "post" | "put", summary: string) =>
-  apiRoute({
-    method,
-    path: "/images/{adId}",
-    tags,
-    summary,
-    description: "Each image becomes a job (see /imagestatus/); the answer shows the images stored so far.",
-    request: { params: adIdParam, body: jsonBody(ImagesRequest) },
-    response: envelope(AdImages),
-  });
-
 /** POST and PUT /images/<adId>: the body's adId, when given, must name the same ad as the path. */
 function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequest>, replace: boolean) {
   if (body.adId !== undefined && body.adId !== adId)
@@ -124,11 +113,29 @@ export const imagesRouter = router
       return c.json(ok(await getImages(serviceContext(c), c.req.valid("param").adId)), 200);
     },
   )
-  .openapi(queueRoute("post", "Replace all images of the ad with the given ones"), async (c) =>
-    c.json(ok(await queue(c, c.req.valid("param").adId, c.req.valid("json"), true)), 200),
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/images/{adId}",
+      tags,
+      summary: "Replace all images of the ad with the given ones",
+      description: "Each image becomes a job (see /imagestatus/); the answer shows the images stored so far.",
+      request: { params: adIdParam, body: jsonBody(ImagesRequest) },
+      response: envelope(AdImages),
+    }),
+    async (c) => c.json(ok(await queue(c, c.req.valid("param").adId, c.req.valid("json"), true)), 200),
   )
-  .openapi(queueRoute("put", "Add images after the ad's current ones"), async (c) =>
-    c.json(ok(await queue(c, c.req.valid("param").adId, c.req.valid("json"), false)), 200),
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/images/{adId}",
+      tags,
+      summary: "Add images after the ad's current ones",
+      description: "Each image becomes a job (see /imagestatus/); the answer shows the images stored so far.",
+      request: { params: adIdParam, body: jsonBody(ImagesRequest) },
+      response: envelope(AdImages),
+    }),
+    async (c) => c.json(ok(await queue(c, c.req.valid("param").adId, c.req.valid("json"), false)), 200),
   )
   .openapi(
     apiRoute({

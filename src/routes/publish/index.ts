@@ -67,62 +67,103 @@ async function acrossPortals(
   return c.json(mode === "unpublish" ? withoutUnpublished(outcomes) : summarise(outcomes), 200);
 }
 
-const singleRoute = <M extends "post" | "put" | "delete">(method: M, summary: string) =>
-  apiRoute({
-    method,
-    path: "/publish",
-    tags,
-    summary,
-    description: `${refusals} ${repeats}`,
-    request: { body: jsonBody(PublishAd) },
-    response: envelope(EmptyData),
-    headers: LOCATION_OF_JOB,
-  });
-
-const batchRoute = <M extends "post" | "put" | "delete">(method: M, summary: string) =>
-  apiRoute({
-    method,
-    path: "/publish/batch",
-    tags,
-    summary,
-    description: repeats,
-    request: { body: jsonBody(PublishAds) },
-    response: PublishResults,
-  });
-
-const everywhereRoute = <M extends "post" | "delete">(method: M, summary: string) =>
-  apiRoute({
-    method,
-    path: "/publish/batchall",
-    tags,
-    summary,
-    request: { body: jsonBody(PublishEverywhere) },
-    response: PublishResults,
-  });
-
 export const publishRouter = createRouter()
-  .openapi(singleRoute("post", "Publish one ad (queued; a published ad is updated)"), (c) =>
-    single(c, "publish", c.req.valid("json")),
-  )
-  .openapi(singleRoute("put", "Update one published ad"), (c) => single(c, "update", c.req.valid("json")))
-  .openapi(singleRoute("delete", "Unpublish one ad, or remove its pending queue item"), (c) =>
-    single(c, "unpublish", c.req.valid("json")),
-  )
-  .openapi(batchRoute("post", "Publish several ads; the answer has a result per ad"), (c) =>
-    batch(c, "publish", c.req.valid("json")),
-  )
-  .openapi(batchRoute("put", "Update several ads; the answer has a result per ad"), (c) =>
-    batch(c, "update", c.req.valid("json")),
-  )
-  .openapi(batchRoute("delete", "Unpublish several ads; the answer has a result per ad"), (c) =>
-    batch(c, "unpublish", c.req.valid("json")),
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/publish",
+      tags,
+      summary: "Publish one ad (queued; a published ad is updated)",
+      description: `${refusals} ${repeats}`,
+      request: { body: jsonBody(PublishAd) },
+      response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
+    }),
+    (c) => single(c, "publish", c.req.valid("json")),
   )
   .openapi(
-    everywhereRoute("post", "Publish all the user's active ads to portal_a, portal_b and the website (portal meta)"),
+    apiRoute({
+      method: "put",
+      path: "/publish",
+      tags,
+      summary: "Update one published ad",
+      description: `${refusals} ${repeats}`,
+      request: { body: jsonBody(PublishAd) },
+      response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
+    }),
+    (c) => single(c, "update", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/publish",
+      tags,
+      summary: "Unpublish one ad, or remove its pending queue item",
+      description: `${refusals} ${repeats}`,
+      request: { body: jsonBody(PublishAd) },
+      response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
+    }),
+    (c) => single(c, "unpublish", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/publish/batch",
+      tags,
+      summary: "Publish several ads; the answer has a result per ad",
+      description: repeats,
+      request: { body: jsonBody(PublishAds) },
+      response: PublishResults,
+    }),
+    (c) => batch(c, "publish", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/publish/batch",
+      tags,
+      summary: "Update several ads; the answer has a result per ad",
+      description: repeats,
+      request: { body: jsonBody(PublishAds) },
+      response: PublishResults,
+    }),
+    (c) => batch(c, "update", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/publish/batch",
+      tags,
+      summary: "Unpublish several ads; the answer has a result per ad",
+      description: repeats,
+      request: { body: jsonBody(PublishAds) },
+      response: PublishResults,
+    }),
+    (c) => batch(c, "unpublish", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/publish/batchall",
+      tags,
+      summary: "Publish all the user's active ads to portal_a, portal_b and the website (portal meta)",
+      request: { body: jsonBody(PublishEverywhere) },
+      response: PublishResults,
+    }),
     (c) => acrossPortals(c, "publish", c.req.valid("json")),
   )
-  .openapi(everywhereRoute("delete", "Unpublish all the user's ads from every portal (portal meta)"), (c) =>
-    acrossPortals(c, "unpublish", c.req.valid("json")),
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/publish/batchall",
+      tags,
+      summary: "Unpublish all the user's ads from every portal (portal meta)",
+      request: { body: jsonBody(PublishEverywhere) },
+      response: PublishResults,
+    }),
+    (c) => acrossPortals(c, "unpublish", c.req.valid("json")),
   )
   .openapi(
     apiRoute({

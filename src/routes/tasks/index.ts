@@ -4,7 +4,7 @@ import { WEEKDAYS } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, bodyRoutes, createRouter, envelope, listEnvelope } from "../../lib/openapi";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { FEATURE_NAMES } from "../../services/catalogue";
 import { createTask, deleteTask, listTasks, updateTask } from "../../services/scheduling";
@@ -85,36 +85,45 @@ const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQ
   );
 };
 
-const getRoute = (path: string, params: z.ZodObject, summary: string) =>
-  apiRoute({
-    method: "get",
-    path,
-    tags,
-    summary,
-    request: { params, query: TasksQuery },
-    response: listEnvelope(Task),
-  });
 const portalParam = portal.openapi({ param: { name: "portal", in: "path" } });
-const writeRoute = bodyRoutes("/tasks", tags, envelope(z.array(Task)));
+/** The writes answer the user's whole list. */
+const TasksAnswer = envelope(z.array(Task));
 
 export const tasksRouter = createRouter()
-  .openapi(getRoute("/tasks/{userId}", z.object({ userId: pathId("userId") }), "The user's tasks"), async (c) =>
-    c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
-  )
   .openapi(
-    getRoute(
-      "/tasks/{userId}/{portal}",
-      z.object({ userId: pathId("userId"), portal: portalParam }),
-      "The user's tasks on a portal",
-    ),
+    apiRoute({
+      method: "get",
+      path: "/tasks/{userId}",
+      tags,
+      summary: "The user's tasks",
+      request: { params: z.object({ userId: pathId("userId") }), query: TasksQuery },
+      response: listEnvelope(Task),
+    }),
     async (c) => c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
   )
   .openapi(
-    getRoute(
-      "/tasks/{userId}/{portal}/{taskId}",
-      z.object({ userId: pathId("userId"), portal: portalParam, taskId: pathId("taskId") }),
-      "One task with its recent runs",
-    ),
+    apiRoute({
+      method: "get",
+      path: "/tasks/{userId}/{portal}",
+      tags,
+      summary: "The user's tasks on a portal",
+      request: { params: z.object({ userId: pathId("userId"), portal: portalParam }), query: TasksQuery },
+      response: listEnvelope(Task),
+    }),
+    async (c) => c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/tasks/{userId}/{portal}/{taskId}",
+      tags,
+      summary: "One task with its recent runs",
+      request: {
+        params: z.object({ userId: pathId("userId"), portal: portalParam, taskId: pathId("taskId") }),
+        query: TasksQuery,
+      },
+      response: listEnvelope(Task),
+    }),
     async (c) => c.json(await answer(c, c.req.valid("param") as Params, c.req.valid("query")), 200),
   )
   .openapi(
@@ -131,12 +140,42 @@ export const tasksRouter = createRouter()
       return c.json(await answer(c, { userId }, query), 200);
     },
   )
-  .openapi(writeRoute("post", CreateTask, "Create a task; answers the user's tasks"), async (c) => {
-    return c.json(ok(await createTask(serviceContext(c), c.req.valid("json"))), 200);
-  })
-  .openapi(writeRoute("put", UpdateTask, "Change a task; answers the user's tasks"), async (c) => {
-    return c.json(ok(await updateTask(serviceContext(c), c.req.valid("json"))), 200);
-  })
-  .openapi(writeRoute("delete", DeleteTask, "Remove a task; answers the remaining tasks"), async (c) => {
-    return c.json(ok(await deleteTask(serviceContext(c), c.req.valid("json"))), 200);
-  });
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/tasks",
+      tags,
+      summary: "Create a task; answers the user's tasks",
+      request: { body: jsonBody(CreateTask) },
+      response: TasksAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await createTask(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/tasks",
+      tags,
+      summary: "Change a task; answers the user's tasks",
+      request: { body: jsonBody(UpdateTask) },
+      response: TasksAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await updateTask(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/tasks",
+      tags,
+      summary: "Remove a task; answers the remaining tasks",
+      request: { body: jsonBody(DeleteTask) },
+      response: TasksAnswer,
+    }),
+    async (c) => {
+      return c.json(ok(await deleteTask(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  );

@@ -1,0 +1,123 @@
+/** API clients, the platform's users and what hangs below a user. */
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, updatedAt } from "./shared";
+
+export const apiClients = sqliteTable("api_clients", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull().unique(),
+  /** SHA-256 of the key, hex; the key itself is shown once and never stored. */
+  keyHash: text("key_hash").notNull().unique(),
+  internal: integer("internal", { mode: "boolean" }).notNull().default(false),
+  partner: integer("partner", { mode: "boolean" }).notNull().default(false),
+  /** Per-client override of RATE_LIMIT_RPS / RATE_LIMIT_BURST; null means the default. */
+  rate: integer("rate"),
+  burst: integer("burst"),
+  revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
+  createdAt: createdAt(),
+});
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** The API client that created the user; null when created manually. */
+    clientId: integer("client_id").references(() => apiClients.id),
+    externalUserId: integer("external_user_id"),
+    companyName: text("company_name"),
+    gender: text("gender"),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    dateOfBirth: text("date_of_birth"),
+    address: text("address"),
+    houseNumber: text("house_number"),
+    postalCode: text("postal_code"),
+    city: text("city"),
+    county: text("county").notNull().default(""),
+    country: text("country").notNull().default("NL"),
+    email: text("email").notNull(),
+    website: text("website"),
+    phone: text("phone"),
+    fax: text("fax"),
+    cellular: text("cellular"),
+    subscriptionStock: integer("subscription_stock", { mode: "boolean" }).notNull().default(false),
+    subscriptionShop: integer("subscription_shop", { mode: "boolean" }).notNull().default(false),
+    /** Set when the user was deleted: anonymised rows stay for the ads and transactions that refer to them. */
+    deletedAt: text("deleted_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("users_client_idx").on(t.clientId, t.id)],
+);
+
+export const contacts = sqliteTable(
+  "contacts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    address: text("address").notNull(),
+    houseNumber: text("house_number").notNull(),
+    postalCode: text("postal_code"),
+    city: text("city").notNull(),
+    county: text("county").notNull().default(""),
+    phone: text("phone").notNull(),
+    website: text("website"),
+    chathandle: text("chathandle"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("contacts_user_idx").on(t.userId, t.id)],
+);
+
+export const folders = sqliteTable(
+  "folders",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    description: text("description").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("folders_user_idx").on(t.userId, t.id)],
+);
+
+export const userSettings = sqliteTable("user_settings", {
+  userId: integer("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  mainUserId: integer("main_user_id").references(() => users.id, { onDelete: "set null" }),
+  walletUserId: integer("wallet_user_id").references(() => users.id, { onDelete: "set null" }),
+  maxContacts: integer("max_contacts").notNull().default(25),
+  status: text("status", { enum: ["active", "locked"] })
+    .notNull()
+    .default("locked"),
+  type: text("type", { enum: ["supply", "demand"] })
+    .notNull()
+    .default("supply"),
+  allowbids: integer("allowbids", { mode: "boolean" }).notNull().default(true),
+  showcontact: integer("showcontact", { mode: "boolean" }).notNull().default(true),
+  itemsPerPage: integer("items_per_page").notNull().default(25),
+  maxImages: integer("max_images").notNull().default(24),
+  groupId: integer("group_id"),
+  categoryId: integer("category_id"),
+  /** JSON list of {key, value} defaults. */
+  attributes: text("attributes", { mode: "json" }).$type<{ key: string; value: string }[]>().notNull().default([]),
+  budgetNotifyLimit: integer("budget_notify_limit").notNull().default(0),
+  updatedAt: updatedAt(),
+});
+
+export const userAdSettings = sqliteTable(
+  "user_ad_settings",
+  {
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: ["portal_a", "portal_b", "website"] }).notNull(),
+    header: text("header").notNull(),
+    footer: text("footer").notNull(),
+    allowContactByEmail: integer("allow_contact_by_email", { mode: "boolean" }).notNull().default(true),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.portal] })],
+);

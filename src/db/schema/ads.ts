@@ -1,0 +1,106 @@
+/** Ads, their attributes and settings, manufacturers. */
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { contacts, folders, users } from "./accounts";
+import { AD_PORTALS, categories, groups } from "./catalogue";
+import { createdAt, updatedAt } from "./shared";
+
+export const PRICE_MODELS = ["fixed", "bidding", "see description", "reserved"] as const;
+
+export const REMOVED_PRICE_MODELS = ["to be discussed", "by request", "trade", "buy it now"] as const;
+
+export const manufacturers = sqliteTable(
+  "manufacturers",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    groupId: integer("group_id").references(() => groups.id),
+    categoryId: integer("category_id").references(() => categories.id),
+    brands: text("brands", { mode: "json" }).$type<string[]>().notNull().default([]),
+    tradename: text("tradename").notNull(),
+    address: text("address").notNull(),
+    email: text("email").notNull(),
+    description: text("description").notNull().default(""),
+    createdAt: createdAt(),
+  },
+  (t) => [index("manufacturers_user_idx").on(t.userId)],
+);
+
+export const ads = sqliteTable(
+  "ads",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id),
+    contactId: integer("contact_id").references(() => contacts.id, { onDelete: "set null" }),
+    folderId: integer("folder_id").references(() => folders.id, { onDelete: "set null" }),
+    status: text("status", { enum: ["concept", "active", "archive"] })
+      .notNull()
+      .default("active"),
+    externalAdId: integer("external_ad_id"),
+    type: text("type", { enum: ["supply", "demand"] })
+      .notNull()
+      .default("supply"),
+    title: text("title").notNull(),
+    imagetext: text("imagetext"),
+    description: text("description").notNull().default(""),
+    categoryId: integer("category_id").references(() => categories.id),
+    url: text("url"),
+    priceModel: text("price_model").notNull().default("see description"),
+    price: integer("price"),
+    minimumBid: integer("minimum_bid"),
+    shippingCosts: integer("shipping_costs"),
+    retail: integer("retail"),
+    licensePlate: text("license_plate"),
+    /** Alternative seller data (JSON): personal data, cleared when the user is anonymised. */
+    provider: text("provider", { mode: "json" }).$type<Record<string, string>>(),
+    manufacturerId: integer("manufacturer_id").references(() => manufacturers.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("ads_user_idx").on(t.userId, t.status),
+    index("ads_contact_idx").on(t.contactId),
+    index("ads_folder_idx").on(t.folderId),
+    index("ads_category_idx").on(t.categoryId),
+    index("ads_created_idx").on(t.createdAt),
+  ],
+);
+
+/** Attribute values of an ad per portal; a multi-value key has one row per value. */
+export const adAttributes = sqliteTable(
+  "ad_attributes",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    locale: text("locale").notNull().default("nl_NL"),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+    /** The value as a number when it is one, for range search. */
+    valueNumber: real("value_number"),
+    seq: integer("seq").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.adId, t.portal, t.seq] }),
+    index("ad_attributes_search").on(t.portal, t.key, t.value),
+    index("ad_attributes_range").on(t.portal, t.key, t.valueNumber),
+  ],
+);
+
+export const adSettings = sqliteTable(
+  "ad_settings",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    showcontact: integer("showcontact", { mode: "boolean" }).notNull().default(true),
+    autoreplace: integer("autoreplace", { mode: "boolean" }).notNull().default(false),
+    video: text("video"),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal] })],
+);

@@ -1,0 +1,77 @@
+/** The event log and webhooks. */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, updatedAt } from "./shared";
+
+/**
+ * The event log (a transactional outbox): every state change a client may care about is written here in
+ * the same D1 batch as the change itself. `id` increases, so a reader resumes after the last id it saw;
+ * `client_id` is the client of the user the event is about (tenancy of the feed).
+ */
+export const events = sqliteTable(
+  "events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    clientId: integer("client_id"),
+    /** null for events about the client itself (webhook.disabled). */
+    userId: integer("user_id"),
+    type: text("type").notNull(),
+    adId: integer("ad_id"),
+    portal: text("portal"),
+    data: text("data").notNull().default("{}"),
+    occurredAt: text("occurred_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+  },
+  (t) => [
+    index("events_client").on(t.clientId, t.id),
+    index("events_user").on(t.userId, t.id),
+    index("events_age").on(t.occurredAt),
+  ],
+);
+
+/** A client's webhook endpoint; its signing secrets are sealed like portal tokens. */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    clientId: integer("client_id").notNull(),
+    url: text("url").notNull(),
+    /** Subscribed event types; null means every type. */
+    types: text("types", { mode: "json" }).$type<string[] | null>(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    description: text("description").notNull().default(""),
+    secret: text("secret").notNull(),
+    /** After a rotation the previous secret signs too, until this instant. */
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: text("previous_secret_until"),
+    /** The last event handed to delivery (the dispatcher's cursor; a replay moves it back). */
+    lastEventId: integer("last_event_id").notNull().default(0),
+    /** Since when every delivery failed; null after a success. */
+    failingSince: text("failing_since"),
+    disabledReason: text("disabled_reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("webhook_endpoints_client").on(t.clientId)],
+);
+
+/** One delivery attempt of an event (or a test message) to an endpoint. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    endpointId: integer("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    /** null for a test message. */
+    eventId: integer("event_id"),
+    messageId: text("message_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms"),
+    error: text("error"),
+    succeeded: integer("succeeded", { mode: "boolean" }).notNull().default(false),
+    nextAttemptAt: text("next_attempt_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("webhook_deliveries_endpoint").on(t.endpointId, t.id), index("webhook_deliveries_age").on(t.createdAt)],
+);

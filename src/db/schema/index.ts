@@ -1,0 +1,11 @@
+/** The Drizzle tables, one file per domain; drizzle-kit reads them all through this index. */
+export * from "./accounts";
+export * from "./ads";
+export * from "./catalogue";
+export * from "./events";
+export * from "./images";
+export * from "./market";
+export * from "./operations";
+export * from "./publishing";
+export * from "./scheduling";
+export * from "./wallet";

@@ -1,0 +1,29 @@
+/** Idempotency keys and response-cache revisions. */
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Revision counters behind the response cache: a write bumps its keys, so cached answers go stale at once. */
+export const cacheRevisions = sqliteTable("cache_revisions", {
+  key: text("scope").primaryKey(),
+  revision: integer("revision").notNull().default(0),
+});
+
+/**
+ * Idempotency keys (the IETF httpapi draft): the first answer to a write with a key, replayed for the
+ * same key and request within 24 hours.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    clientId: integer("client_id").notNull(),
+    key: text("key").notNull(),
+    /** SHA-256 of method, path, query and body: the same key with another request is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    /** Set while the first request runs; a request that died leaves a lock that lapses at this instant. */
+    lockedUntil: text("locked_until"),
+    status: integer("status"),
+    headers: text("headers", { mode: "json" }).$type<Record<string, string>>(),
+    body: text("body"),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.key] }), index("idempotency_keys_expiry").on(t.expiresAt)],
+);

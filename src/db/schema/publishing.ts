@@ -1,0 +1,148 @@
+/** Publications on the portals, queue items, features, marketplace connections. */
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { users } from "./accounts";
+import { ads } from "./ads";
+import { AD_PORTALS } from "./catalogue";
+import { createdAt, updatedAt } from "./shared";
+
+export const PUBLISH_PORTALS = ["portal_a", "portal_b", "website"] as const;
+
+/** Publication state of an ad per portal (the spec's publish status object); written by publishing. */
+export const adPublications = sqliteTable(
+  "ad_publications",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    pending: integer("pending", { mode: "boolean" }).notNull().default(false),
+    pendingDate: text("pending_date"),
+    processing: integer("processing", { mode: "boolean" }).notNull().default(false),
+    processingDate: text("processing_date"),
+    error: integer("error", { mode: "boolean" }).notNull().default(false),
+    errorReason: text("error_reason"),
+    active: integer("active", { mode: "boolean" }).notNull().default(false),
+    online: integer("online", { mode: "boolean" }).notNull().default(false),
+    startDate: text("start_date"),
+    closeDate: text("close_date"),
+    remoteAdId: integer("remote_ad_id").notNull().default(0),
+    clientResult: integer("client_result", { mode: "boolean" }).notNull().default(false),
+    queueResult: integer("queue_result", { mode: "boolean" }).notNull().default(false),
+    /** The latest queue item of this publication (the job a client can follow). */
+    queueItemId: integer("queue_item_id"),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal] }), index("ad_publications_active").on(t.portal, t.active)],
+);
+
+/** Updates asked for (manufacturer batch with publish, image autoupdate) that publishing turns into queued jobs. */
+export const adUpdateRequests = sqliteTable(
+  "ad_update_requests",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    reason: text("reason").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("ad_update_requests_ad").on(t.adId)],
+);
+
+/** A user's OAuth connection to a marketplace. Tokens are AES-GCM encrypted (TOKEN_ENCRYPTION_KEY). */
+export const portalConnections = sqliteTable(
+  "portal_connections",
+  {
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    status: integer("status", { mode: "boolean" }).notNull().default(false),
+    externalUserId: integer("external_user_id"),
+    accessToken: text("access_token"),
+    accessTokenExpire: text("access_token_expire"),
+    refreshToken: text("refresh_token"),
+    email: text("email").notNull().default(""),
+    scope: text("scope", { mode: "json" }).$type<string[]>().notNull().default([]),
+    /** The `state` of the authorization in progress, and when it stops being accepted. */
+    oauthState: text("oauth_state"),
+    oauthStateExpire: text("oauth_state_expire"),
+    /** When bids and statistics were last pulled; the cron takes the longest-waiting first. */
+    marketDataPulledAt: text("market_data_pulled_at"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.portal] }),
+    index("portal_connections_pull").on(t.status, t.marketDataPulledAt),
+  ],
+);
+
+/** The states of a queue item in which it still has work to do: at most one such item per intent. */
+export const OPEN_ITEM_STATES = ["pending", "processing"] as const;
+
+/** A queued publish, update, unpublish or feature job for one ad on one portal. */
+export const queueItems = sqliteTable(
+  "queue_items",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    userId: integer("user_id").notNull(),
+    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    action: text("action", { enum: ["publish", "update", "unpublish", "feature"] }).notNull(),
+    feature: text("feature"),
+    images: integer("images", { mode: "boolean" }).notNull().default(true),
+    status: text("status", { enum: ["pending", "processing", "done", "error", "cancelled"] })
+      .notNull()
+      .default("pending"),
+    /** The last error: the portal's or our reason for a failure, or the transient error before a retry. */
+    reason: text("reason"),
+    /** Which write made the item: lets one D1 batch tell its own insert from an open item already there. */
+    nonce: text("nonce"),
+    /** The placement's stable reference at the marketplace (a retried or redelivered job reuses it). */
+    externalRef: text("external_ref"),
+    /** What the item was charged, in cents (0 when free). */
+    cost: integer("cost").notNull().default(0),
+    payerId: integer("payer_id"),
+    attempts: integer("attempts").notNull().default(0),
+    /** When the item is next expected to be worked on; the cron re-sends a pending item well past it. */
+    retryAt: text("retry_at"),
+    /** An update asked for while this update was being sent: it is sent once more with the newest content. */
+    rerun: integer("rerun", { mode: "boolean" }).notNull().default(false),
+    /** The failed item this one retries (POST /jobs/<id>/retry). */
+    retryOf: integer("retry_of"),
+    /** The request that queued the item, for log correlation. */
+    requestId: text("request_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("queue_items_ad").on(t.adId, t.portal, t.status),
+    index("queue_items_user").on(t.userId, t.id),
+    index("queue_items_waiting").on(t.status, t.retryAt),
+    // One open intent per ad, portal and kind, whatever the timing of the calls that ask for it.
+    uniqueIndex("queue_items_open_intent")
+      .on(t.adId, t.portal, t.action, sql`coalesce(${t.feature}, '')`)
+      .where(sql`${t.status} IN ('pending', 'processing')`),
+  ],
+);
+
+/** Paid features of a published ad per portal. */
+export const adFeatures = sqliteTable(
+  "ad_features",
+  {
+    adId: integer("ad_id")
+      .notNull()
+      .references(() => ads.id, { onDelete: "cascade" }),
+    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    feature: text("feature").notNull(),
+    pending: integer("pending", { mode: "boolean" }).notNull().default(false),
+    pendingDate: text("pending_date"),
+    error: integer("error", { mode: "boolean" }).notNull().default(false),
+    active: integer("active", { mode: "boolean" }).notNull().default(false),
+    startDate: text("start_date"),
+  },
+  (t) => [primaryKey({ columns: [t.adId, t.portal, t.feature] })],
+);

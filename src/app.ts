@@ -1,5 +1,6 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
+import type { ExtractSchema } from "hono/types";
 import { BASE_PATH, createRouter } from "./lib/openapi";
 import { installZodMessages } from "./lib/validation";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
@@ -109,6 +110,35 @@ export function createApp() {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** Every route of the API under BASE_PATH: path pattern → method → input and answer (for typed callers). */
+export type ApiSchema = ExtractSchema<
+  | typeof clientRouter
+  | typeof usersRouter
+  | typeof contactsRouter
+  | typeof foldersRouter
+  | typeof userSettingsRouter
+  | typeof userAdSettingsRouter
+  | typeof activationRouter
+  | typeof loginLinksRouter
+  | typeof adsRouter
+  | typeof adSettingsRouter
+  | typeof catalogueRouter
+  | typeof manufacturersRouter
+  | typeof imagesRouter
+  | typeof oauthRouter
+  | typeof publishRouter
+  | typeof statusRouter
+  | typeof jobsRouter
+  | typeof eventsRouter
+  | typeof webhooksRouter
+  | typeof featuresRouter
+  | typeof walletRouter
+  | typeof bidsRouter
+  | typeof statisticsRouter
+  | typeof tasksRouter
+  | typeof systemRouter
+>;
 
 export function openApiDocument(app: App) {
   return app.getOpenAPI31Document({

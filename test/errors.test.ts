@@ -119,8 +119,8 @@ describe("error codes", () => {
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     await eventually(async () => {
       const status = await call("GET", `/status/${userId}/${ad.adId}`, { key });
-      const portalA = status.body.data[0].portals.find((p: { portal: string }) => p.portal === "portal_a");
-      return portalA.publish.active ? true : undefined;
+      const portalA = status.body.data[0]?.portals.find((p: { portal: string }) => p.portal === "portal_a");
+      return portalA?.publish.active ? true : undefined;
     }, "the ad active on portal_a");
     await env.DB.prepare(
       "DELETE FROM category_prices WHERE category_id = 9204 AND portal = 'portal_a' AND action = 'blikvanger'",

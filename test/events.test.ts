@@ -29,7 +29,7 @@ async function readAll(userId: number, apiKey = key, limit = 50) {
   for (;;) {
     const page = await call("GET", `/events/?after=${after}&userId=${userId}&limit=${limit}`, { key: apiKey });
     expectEnvelope(page, 200);
-    seen.push(...page.body.data);
+    seen.push(...(page.body.data as FeedEvent[]));
     if (page.body.data.length < limit) return seen;
     after = page.body.cursor as number;
   }
@@ -165,7 +165,7 @@ describe("the event feed", () => {
       body: { images: [{ image: { url: "http://images.test/red.png" } }] },
     });
     const replaced = await call("GET", `/events/?userId=${userId}&type=image.failed`, { key });
-    expect(replaced.body.data.map((e: FeedEvent) => e.data)).toContainEqual({
+    expect(replaced.body.data.map((e) => e.data)).toContainEqual({
       jobId: waiting?.id,
       reason: "replaced by a later request",
     });

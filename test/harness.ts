@@ -1,6 +1,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { ApiSchema } from "../src/app";
 import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../src/lib/errors";
@@ -30,14 +31,53 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export interface Answer<T = any> {
+/** The schema's patterns start with the base path; tests write paths below it. */
+type StripBase<Pattern extends string> = Pattern extends `/rest/v1${infer Rest}` ? Rest : Pattern;
+/** A path as written in a test, without its query and trailing slash. */
+type Bare<P extends string> = P extends `${infer Path}?${string}` ? Bare<Path> : P extends `${infer Path}/` ? Path : P;
+type Segments<S extends string> = S extends `${infer Head}/${infer Tail}` ? [Head, ...Segments<Tail>] : [S];
+/** Whether a path's segments fit a Hono route pattern's (`/users/:userId`): same count, literals equal. */
+type Fits<Path extends string[], Pattern extends string[]> = Path extends [infer P, ...infer PathRest extends string[]]
+  ? Pattern extends [infer R, ...infer PatternRest extends string[]]
+    ? R extends `:${string}`
+      ? Fits<PathRest, PatternRest>
+      : P extends R
+        ? Fits<PathRest, PatternRest>
+        : false
+    : false
+  : Pattern extends []
+    ? true
+    : false;
+/** What the route answers for `method path`, or an envelope of unknown data when no route matches. */
+type AnswerBody<M extends string, P extends string> = {
+  [Pattern in keyof ApiSchema & string]: Fits<Segments<Bare<P>>, Segments<StripBase<Pattern>>> extends true
+    ? `$${Lowercase<M>}` extends keyof ApiSchema[Pattern]
+      ? ApiSchema[Pattern][`$${Lowercase<M>}`] extends { output: infer O }
+        ? O
+        : never
+      : never
+    : never;
+}[keyof ApiSchema & string];
+type Envelope = {
+  result: boolean;
+  errors: string[];
+  data: any;
+  errorDetails?: ErrorDetail[];
+  [extra: string]: unknown;
+};
+
+export interface Answer<T = Envelope> {
   status: number;
   headers: Headers;
-  body: { result: boolean; errors: string[]; data: T; [extra: string]: unknown };
+  body: T & { errorDetails?: ErrorDetail[] };
 }
 
-/** Calls the Worker exactly as a client would, and reads the envelope. */
-export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<Answer<T>> {
+/** Calls the Worker exactly as a client would, and reads the envelope, typed as the route answers. */
+export async function call<M extends string, P extends string>(
+  method: M,
+  path: P,
+  options: CallOptions = {},
+): Promise<Answer<[AnswerBody<M, P>] extends [never] ? Envelope : AnswerBody<M, P>>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.Authorization = `Bearer ${options.key}`;
   let body: BodyInit | undefined = options.rawBody;
@@ -48,13 +88,20 @@ export async function call<T = any>(method: string, path: string, options: CallO
   const url = path.startsWith("http") ? path : `${BASE}${path}`;
   const response = await exports.default.fetch(new Request(url, { method, headers, body }));
   const text = await response.text();
-  let parsed: Answer<T>["body"];
+  let parsed: Envelope;
   try {
     parsed = JSON.parse(text);
   } catch {
     throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
   }
-  return { status: response.status, headers: response.headers, body: parsed };
+  return { status: response.status, headers: response.headers, body: parsed as never };
+}
+
+/** A value the test needs to exist: asserted, then typed as present. */
+export function defined<T>(value: T | null | undefined, what = "the value"): T {
+  expect(value, `${what} is missing`).toBeDefined();
+  expect(value, `${what} is missing`).not.toBeNull();
+  return value as T;
 }
 
 /** Asserts the spec's envelope and returns it. */

@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { TRIGGER_REFUSALS } from "../src/db/triggers";
 import { ERROR_CODE_NAMES } from "../src/lib/errors";
+import type { call } from "./harness";
 
 // The sources as text, keyed by their path relative to this file ("../src/services/ads/commands.ts").
 const sources = import.meta.glob("../src/**/*.ts", { query: "?raw", import: "default", eager: true }) as Record<
@@ -60,5 +61,16 @@ describe("the error catalogue", () => {
     const migrations = import.meta.glob("../migrations/*.sql", { query: "?raw", import: "default", eager: true });
     const sql = Object.values(migrations).join("\n");
     for (const text of Object.values(TRIGGER_REFUSALS)) expect(sql).toContain(`RAISE(ABORT, '${text}')`);
+  });
+});
+
+describe("the test harness", () => {
+  // Checked by the typecheck of npm test: a call's answer has its route's type, never any.
+  it("types an answer from its route: path pattern, method, and the path as the test writes it", () => {
+    type Answer<M extends string, P extends string> = Awaited<ReturnType<typeof call<M, P>>>["body"];
+    expectTypeOf<Answer<"GET", "/users/5">["data"]>().not.toBeAny();
+    expectTypeOf<Answer<"GET", `/users/${number}/`>["data"][number]["userId"]>().toEqualTypeOf<number>();
+    expectTypeOf<Answer<"POST", "/publish/batch">["data"][number]["queueItemId"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<Answer<"GET", "/ads/?userId=1">["totalItems"]>().toEqualTypeOf<number>();
   });
 });

@@ -143,7 +143,7 @@ describe("webhook endpoints", () => {
     expect(new Set(received.map((r) => r.headers["webhook-id"])).size).toBe(1);
     const log = await call("GET", `/webhooks/${webhookId}/deliveries/`, { key });
     expectEnvelope(log, 200);
-    expect(log.body.data.map((d: { attempt: number; statusCode: number }) => [d.attempt, d.statusCode])).toEqual([
+    expect(log.body.data.map((d) => [d.attempt, d.statusCode])).toEqual([
       [4, 200],
       [3, 500],
       [2, 500],
@@ -154,7 +154,7 @@ describe("webhook endpoints", () => {
 
     // Redelivery and replay send the message again.
     expectEnvelope(
-      await call("POST", `/webhooks/${webhookId}/deliveries/${log.body.data[0].deliveryId}/redeliver`, { key }),
+      await call("POST", `/webhooks/${webhookId}/deliveries/${log.body.data[0]?.deliveryId}/redeliver`, { key }),
       200,
     );
     await eventually(async () => ((await receivedBy(name)).length === 5 ? true : undefined), "the redelivery");
@@ -206,7 +206,7 @@ describe("webhook endpoints", () => {
     }, "the endpoint to be disabled");
     expect(disabled.disabledReason).toBe("the endpoint answered 410 Gone");
     const feed = await call("GET", "/events/?type=webhook.disabled&limit=500", { key });
-    expect(feed.body.data.some((e: { data: { webhookId: number } }) => e.data.webhookId === webhookId)).toBe(true);
+    expect(feed.body.data.some((e) => e.data.webhookId === webhookId)).toBe(true);
     expectEnvelope(await call("PUT", `/webhooks/${webhookId}`, { key, body: { enabled: true } }), 200);
     expect((await call("GET", `/webhooks/${webhookId}`, { key })).body.data).toMatchObject({
       enabled: true,

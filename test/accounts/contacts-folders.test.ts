@@ -32,12 +32,12 @@ describe("contacts", () => {
         chathandle: null,
       },
     ]);
-    const contactId = created.body.data[0].contactId;
+    const contactId = created.body.data[0]?.contactId;
     await call("POST", "/contacts/", { key, body: contactBody(user.userId, { name: "Werkplaats" }) });
 
     const listed = await call("GET", `/contacts/${user.userId}/?itemsPerPage=1&page=2`, { key });
     expect(listed.body).toMatchObject({ totalItems: 2, totalInSet: 1, page: 2, itemsPerPage: 1 });
-    expect(listed.body.data[0].name).toBe("Werkplaats");
+    expect(listed.body.data[0]?.name).toBe("Werkplaats");
     const one = await call("GET", `/contacts/${user.userId}/${contactId}`, { key });
     expect(one.body.data.map((c: { contactId: number }) => c.contactId)).toEqual([contactId]);
     expectEnvelope(await call("GET", `/contacts/${user.userId}/999999`, { key }), 404);
@@ -50,14 +50,14 @@ describe("contacts", () => {
       key,
       body: { userId: user.userId, contactId, chathandle: "@noord" },
     });
-    expect(updated.body.data.find((c: { contactId: number }) => c.contactId === contactId).chathandle).toBe("@noord");
+    expect(updated.body.data.find((c: { contactId: number }) => c.contactId === contactId)?.chathandle).toBe("@noord");
 
     const removed = await call("DELETE", "/contacts/", { key, body: { userId: user.userId, contactId } });
     expectEnvelope(removed, 200);
     expect(removed.body.data.map((c: { name: string }) => c.name)).toEqual(["Werkplaats"]);
 
     const summary = await call("GET", `/users/${user.userId}`, { key });
-    expect(summary.body.data[0].contacts).toMatchObject({ numberOfContacts: 1, numberOfActiveContacts: 0 });
+    expect(summary.body.data[0]?.contacts).toMatchObject({ numberOfContacts: 1, numberOfActiveContacts: 0 });
   });
 
   it.each([
@@ -112,7 +112,7 @@ describe("contacts", () => {
   it("marks a contact active when an active ad uses it, and refuses to remove it", async () => {
     const user = await createUser(key);
     const contactId = (await call("POST", "/contacts/", { key, body: contactBody(user.userId) })).body.data[0]
-      .contactId;
+      ?.contactId;
     const ad = await env.DB.prepare(
       "INSERT INTO ads (user_id, contact_id, status, title) VALUES (?, ?, 'active', 'Auto') RETURNING id",
     )
@@ -120,16 +120,16 @@ describe("contacts", () => {
       .first<{ id: number }>();
 
     const listed = await call("GET", `/contacts/${user.userId}`, { key });
-    expect(listed.body.data[0].active).toBe(true);
+    expect(listed.body.data[0]?.active).toBe(true);
     const summary = await call("GET", `/users/${user.userId}`, { key });
-    expect(summary.body.data[0].contacts).toMatchObject({ numberOfContacts: 1, numberOfActiveContacts: 1 });
+    expect(summary.body.data[0]?.contacts).toMatchObject({ numberOfContacts: 1, numberOfActiveContacts: 1 });
 
     const refused = await call("DELETE", "/contacts/", { key, body: { userId: user.userId, contactId } });
     expectError(refused, "contact_in_use");
     expect(refused.body.errors[0]).toContain(`is used by active ads (adId ${ad?.id})`);
 
     await env.DB.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(ad?.id).run();
-    expect((await call("GET", `/contacts/${user.userId}`, { key })).body.data[0].active).toBe(false);
+    expect((await call("GET", `/contacts/${user.userId}`, { key })).body.data[0]?.active).toBe(false);
     expectEnvelope(await call("DELETE", "/contacts/", { key, body: { userId: user.userId, contactId } }), 200);
   });
 });
@@ -142,7 +142,7 @@ describe("folders", () => {
     expect(created.body.data).toEqual([
       { userId: user.userId, folderId: expect.any(Number), description: "Occasions" },
     ]);
-    const folderId = created.body.data[0].folderId;
+    const folderId = created.body.data[0]?.folderId;
     await call("POST", "/folders/", { key, body: { userId: user.userId, description: "Onderdelen" } });
 
     const renamed = await call("PUT", "/folders/", {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, contactBody, createUser, newClient } from "../harness";
+import { call, contactBody, createUser, defined, newClient } from "../harness";
 
 let ownerKey: string;
 let otherKey: string;
@@ -13,9 +13,12 @@ beforeAll(async () => {
   otherKey = (await newClient({ partner: true })).key;
   const user = await createUser(ownerKey);
   userId = user.userId;
-  contactId = (await call("POST", "/contacts/", { key: ownerKey, body: contactBody(userId) })).body.data[0].contactId;
-  folderId = (await call("POST", "/folders/", { key: ownerKey, body: { userId, description: "Map" } })).body.data[0]
-    .folderId;
+  contactId = defined(
+    (await call("POST", "/contacts/", { key: ownerKey, body: contactBody(userId) })).body.data[0]?.contactId,
+  );
+  folderId = defined(
+    (await call("POST", "/folders/", { key: ownerKey, body: { userId, description: "Map" } })).body.data[0]?.folderId,
+  );
 });
 
 /** Every accounts endpoint, aimed at the owner's user. */

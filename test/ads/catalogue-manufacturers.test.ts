@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAd, createUser, eventually, expectEnvelope, newClient, SOFA_CATEGORY } from "../harness";
+import { call, createAd, createUser, defined, eventually, expectEnvelope, newClient, SOFA_CATEGORY } from "../harness";
 
 let key: string;
 let userId: number;
@@ -48,7 +48,7 @@ describe("POST /groups/", () => {
     await createAd(key, user.userId);
     await createAd(key, user.userId, { categoryId: 9401, status: "archive" });
     const active = await call("POST", "/groups/", { key, body: { userId: user.userId, total: true } });
-    expect(active.body.data.map((g: { groupId: number; total: number }) => [g.groupId, g.total])).toEqual([[93, 1]]);
+    expect(active.body.data.map((g) => [g.groupId, g.total])).toEqual([[93, 1]]);
     const archived = await call("POST", "/groups/", { key, body: { userId: user.userId, status: "archive" } });
     expect(archived.body.data.map((g: { groupId: number }) => g.groupId)).toEqual([94]);
     const { key: otherKey } = await newClient();
@@ -71,25 +71,25 @@ describe("POST /attributes/", () => {
     const answer = await call("POST", "/attributes/", { key, body: { categoryId: [SOFA_CATEGORY] } });
     expectEnvelope(answer, 200);
     const [entry] = answer.body.data;
-    expect(entry.categoryId).toBe(SOFA_CATEGORY);
-    expect(entry.attributes.map((c: { portal: string }) => c.portal).sort()).toEqual([
+    expect(entry?.categoryId).toBe(SOFA_CATEGORY);
+    expect(entry?.attributes.map((c: { portal: string }) => c.portal).sort()).toEqual([
       "portal_a",
       "portal_b",
       "portal_own",
     ]);
-    const portalA = entry.attributes.find((c: { portal: string }) => c.portal === "portal_a");
-    expect(portalA.locale).toBe("nl_NL");
-    expect(portalA.attributes.find((a: { key: string }) => a.key === "condition")).toMatchObject({
+    const portalA = entry?.attributes.find((c: { portal: string }) => c.portal === "portal_a");
+    expect(portalA?.locale).toBe("nl_NL");
+    expect(portalA?.attributes.find((a: { key: string }) => a.key === "condition")).toMatchObject({
       label: "Conditie",
       type: "STRING",
       mandatory: true,
       values: expect.arrayContaining(["nieuw", "gebruikt", "zo goed als nieuw"]),
     });
-    expect(portalA.attributes.find((a: { key: string }) => a.key === "manufacturerEmail")).toMatchObject({
+    expect(portalA?.attributes.find((a: { key: string }) => a.key === "manufacturerEmail")).toMatchObject({
       values: "",
       mandatory: false,
     });
-    expect(portalA.attributes.find((a: { key: string }) => a.key === "delivery").values).toEqual([
+    expect(portalA?.attributes.find((a: { key: string }) => a.key === "delivery")?.values).toEqual([
       "ophalen",
       "ophalen of verzenden",
       "verzenden",
@@ -98,14 +98,14 @@ describe("POST /attributes/", () => {
 
   it("covers automotive attributes and English labels", async () => {
     const answer = await call("POST", "/attributes/", { key, body: { categoryId: [9101], locale: ["en_GB"] } });
-    const portalA = answer.body.data[0].attributes.find((c: { portal: string }) => c.portal === "portal_a");
-    expect(portalA.locale).toBe("en_GB");
-    const byKey = Object.fromEntries(portalA.attributes.map((a: { key: string }) => [a.key, a]));
+    const portalA = answer.body.data[0]?.attributes.find((c: { portal: string }) => c.portal === "portal_a");
+    expect(portalA?.locale).toBe("en_GB");
+    const byKey = Object.fromEntries(defined(portalA).attributes.map((a) => [a.key, a]));
     expect(Object.keys(byKey)).toEqual(
       expect.arrayContaining(["brand", "model", "mileage", "year", "fuel", "options"]),
     );
     expect(byKey.mileage).toMatchObject({ label: "Mileage", type: "NUMBER", minimum: 0, unit: "km", mandatory: true });
-    expect(byKey.options.type).toBe("LIST");
+    expect(byKey.options?.type).toBe("LIST");
   });
 
   it("lists all categories when none are given, paged", async () => {
@@ -153,7 +153,7 @@ describe("manufacturers", () => {
     ]) {
       const answer = await call("GET", `/manufacturers/?${query}`, { key });
       expect(
-        answer.body.data.map((m: { manufacturerId: number }) => m.manufacturerId),
+        answer.body.data.map((m) => m.manufacturerId),
         query,
       ).toContain(manufacturerId);
     }

@@ -36,7 +36,7 @@ beforeAll(async () => {
   internalKey = (await newClient({ internal: true })).key;
   userId = (await createUser(key)).userId;
   const folderId = (await call("POST", "/folders/", { key, body: { userId, description: "Auto's" } })).body.data[0]
-    .folderId;
+    ?.folderId;
   ids.sofa = (
     await createAd(key, userId, {
       title: "Leren bank cognac",
@@ -142,7 +142,7 @@ describe("GET /ads/ search", () => {
   it("filters by the searchable fields", async () => {
     expect(await found("status=archive")).toEqual(named("table"));
     expect(await found("type=demand")).toEqual(named("yaris"));
-    expect(await found(`folderId=${(await search(`adId=${ids.golf}`)).data[0].folderId}`)).toEqual(
+    expect(await found(`folderId=${(await search(`adId=${ids.golf}`)).data[0]?.folderId}`)).toEqual(
       named("golf", "yaris"),
     );
     expect(await found(`categoryId=${CAR_CATEGORY}`)).toEqual(named("golf", "yaris"));

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { runImageJob } from "../../src/services/images";
-import { call, createAd, createUser, eventually, expectEnvelope, expectError, newClient } from "../harness";
+import { call, createAd, createUser, defined, eventually, expectEnvelope, expectError, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -68,18 +68,18 @@ describe("ingestion", () => {
 
     const images = (await call("GET", `/images/${ad.adId}`, { key })).body.data.images;
     expect(images.map((i: { counter: number }) => i.counter)).toEqual([1, 2, 3]);
-    expect(images[0].image.url).toMatch(/^http:\/\/api\.test\/media\/images\/\d+\/[\w-]{24}-original\.png$/);
+    expect(images[0]?.image.url).toMatch(/^http:\/\/api\.test\/media\/images\/\d+\/[\w-]{24}-original\.png$/);
     const [red, blue, green] = await Promise.all(images.map((i: { image: { url: string } }) => imageInfo(i.image.url)));
     expect(red).toMatchObject({ width: 48, height: 24, contentType: "image/png" });
     expect(blue).toMatchObject({ width: 40, height: 30, contentType: "image/jpeg" });
     expect(green).toMatchObject({ width: 30, height: 60 });
-    const thumb = await imageInfo(images[0].thumbnail.url);
+    const thumb = await imageInfo(defined(images[0]).thumbnail.url);
     expect(thumb?.width).toBeLessThan(48);
     expect(thumb?.height).toBeLessThan(24);
 
     // The media route serves them with their content type and cache headers.
     const { exports } = await import("cloudflare:workers");
-    const served = await exports.default.fetch(new Request(images[1].image.url));
+    const served = await exports.default.fetch(new Request(defined(images[1]).image.url));
     expect(served.status).toBe(200);
     expect(served.headers.get("Content-Type")).toBe("image/jpeg");
     expect(served.headers.get("Cache-Control")).toContain("immutable");
@@ -88,9 +88,9 @@ describe("ingestion", () => {
 
     // Ads show the images; simple shows the primary one.
     const full = await call("GET", `/ads/?adId=${ad.adId}`, { key });
-    expect(full.body.data[0].images).toEqual(images);
+    expect(full.body.data[0]?.images).toEqual(images);
     const simple = await call("GET", `/ads/?adId=${ad.adId}&simple=1`, { key });
-    expect(simple.body.data[0].images).toEqual([images[0]]);
+    expect(simple.body.data[0]?.images).toEqual([images[0]]);
   });
 
   it.each([
@@ -128,7 +128,7 @@ describe("ingestion", () => {
     expect(link.data.url).toBe(`http://localhost:9000/login/${link.data.accesstoken}`);
     // A configured base wins again.
     const configured = await call("GET", `/images/${adId}`, { key });
-    expect(configured.body.data.images[0].image.url).toMatch(/^http:\/\/api\.test\/media\//);
+    expect(configured.body.data.images[0]?.image.url).toMatch(/^http:\/\/api\.test\/media\//);
   });
 
   it("follows a redirect to an image", async () => {
@@ -256,14 +256,14 @@ describe("reordering, rotation and removal", () => {
   it("rotates pixels of original and thumbnail, swapping width and height for 90 and 270", async () => {
     const adId = await adWithImages("red.png", "blue.jpg");
     const before = (await call("GET", `/images/${adId}`, { key })).body.data.images;
-    const thumbBefore = await imageInfo(before[0].thumbnail.url);
+    const thumbBefore = await imageInfo(defined(before[0]).thumbnail.url);
     const rotated = await call("POST", "/imagerotate/", { key, body: { adId, images: [1], rotate: 90 } });
     expectEnvelope(rotated, 200);
     expect(await order(adId)).toEqual(["1:24x48", "2:40x30"]);
-    const thumbAfter = await imageInfo(rotated.body.data[0].thumbnail.url);
+    const thumbAfter = await imageInfo(defined(rotated.body.data[0]).thumbnail.url);
     expect([thumbAfter?.width, thumbAfter?.height]).toEqual([thumbBefore?.height, thumbBefore?.width]);
     // The old files are gone; the new ones have new keys.
-    expect(await env.MEDIA.head(new URL(before[0].image.url).pathname.replace("/media/", ""))).toBeNull();
+    expect(await env.MEDIA.head(new URL(defined(before[0]).image.url).pathname.replace("/media/", ""))).toBeNull();
     await call("POST", "/imagerotate/", { key, body: { adId, images: [1, 2], rotate: 180 } });
     expect(await order(adId)).toEqual(["1:24x48", "2:40x30"]);
     expectEnvelope(await call("POST", "/imagerotate/", { key, body: { adId, images: [1], rotate: 45 } }), 400);
@@ -280,7 +280,7 @@ describe("reordering, rotation and removal", () => {
 
     expectEnvelope(await call("DELETE", "/images/batch/", { key, body: { userId, adId: [second] } }), 200);
     expect((await env.MEDIA.list({ prefix: `images/${second}/` })).objects).toHaveLength(0);
-    expect((await call("GET", `/ads/?adId=${second}`, { key })).body.data[0].images).toBe(false);
+    expect((await call("GET", `/ads/?adId=${second}`, { key })).body.data[0]?.images).toBe(false);
 
     expectEnvelope(await call("DELETE", `/ads/${third}`, { key }), 200);
     expect((await env.MEDIA.list({ prefix: `images/${third}/` })).objects).toHaveLength(0);

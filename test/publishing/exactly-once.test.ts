@@ -36,13 +36,13 @@ const seller = (credit = 100_000) => connectedSeller(key, internalKey, credit);
 
 const publication = async (userId: number, adId: number, portal = "portal_a") => {
   const answer = await call("GET", `/status/${userId}/${adId}`, { key });
-  return answer.body.data[0].portals.find((p: { portal: string }) => p.portal === portal).publish;
+  return answer.body.data[0]?.portals.find((p: { portal: string }) => p.portal === portal)?.publish;
 };
 const settled = (userId: number, adId: number, portal = "portal_a") =>
   eventually(
     async () => {
       const publish = await publication(userId, adId, portal);
-      return publish.pending || publish.processing ? undefined : publish;
+      return publish?.pending || publish?.processing ? undefined : publish;
     },
     `ad ${adId} on ${portal} to settle`,
     300,
@@ -79,7 +79,7 @@ describe("one open intent per ad, portal and kind", () => {
   it("20 parallel identical POST /publish/: one charge, one job, one live listing", async () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer twintig keer" });
-    const price = ad.prices.portal_a[0].priceTotal as number;
+    const price = ad.prices.portal_a[0]?.priceTotal as number;
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
         call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }),
@@ -125,9 +125,9 @@ describe("one open intent per ad, portal and kind", () => {
     expect(new Set(answers.map((a) => a.headers.get("Location"))).size).toBe(1);
     const feature = await eventually(async () => {
       const answer = await call("GET", `/status/${userId}/${ad.adId}`, { key });
-      const portal = answer.body.data[0].portals[0];
-      const f = portal.features ? portal.features[0] : undefined;
-      return f && !f.pending ? { feature: f, publish: portal.publish } : undefined;
+      const portal = answer.body.data[0]?.portals[0];
+      const f = portal?.features ? portal?.features[0] : undefined;
+      return f && !f.pending ? { feature: f, publish: portal?.publish } : undefined;
     }, "the feature to settle");
     expect(feature.feature).toMatchObject({ feature: "omhoogplaatsen", active: true, error: false });
     // A feature never leaves the publication looking busy.
@@ -158,7 +158,7 @@ describe("one open intent per ad, portal and kind", () => {
       ),
     );
     for (const answer of answers) expectEnvelope(answer, 200);
-    const jobIds = new Set(answers.flatMap((a) => a.body.data.map((o: { queueItemId: number }) => o.queueItemId)));
+    const jobIds = new Set(answers.flatMap((a) => a.body.data.map((o) => o.queueItemId)));
     expect(jobIds.size).toBe(2);
     await settled(userId, first.adId);
     await settled(userId, second.adId);
@@ -241,12 +241,12 @@ describe("at-least-once delivery and crashes", () => {
   it("a portal that fails and recovers ends each placement once; unpublish → publish places a new listing", async () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Wankele [flaky] brommer" });
-    const price = ad.prices.portal_a[0].priceTotal as number;
+    const price = ad.prices.portal_a[0]?.priceTotal as number;
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     const first = await eventually(
       async () => {
         const p = await publication(userId, ad.adId);
-        return p.active ? p : undefined;
+        return p?.active ? p : undefined;
       },
       "the flaky placement",
       300,
@@ -260,7 +260,7 @@ describe("at-least-once delivery and crashes", () => {
     const again = await eventually(
       async () => {
         const p = await publication(userId, ad.adId);
-        return p.active && !p.pending ? p : undefined;
+        return p?.active && !p?.pending ? p : undefined;
       },
       "the second placement",
       300,

@@ -1,6 +1,15 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, expectError, newClient } from "../harness";
+import {
+  call,
+  connectedSeller,
+  createAd,
+  defined,
+  eventually,
+  expectEnvelope,
+  expectError,
+  newClient,
+} from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -37,20 +46,20 @@ describe("jobs", () => {
       state: "error",
       attempts: 1,
       lastError: "rejected by portal",
-      cost: ad.prices.portal_a[0].priceTotal,
+      cost: ad.prices.portal_a[0]?.priceTotal,
       refunded: true,
       retryOf: null,
     });
     expect(failed.created).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     const status = await call("GET", `/status/${userId}/${ad.adId}`, { key });
-    expect(status.body.data[0].portals[0].publish).toMatchObject({
+    expect(status.body.data[0]?.portals[0]?.publish).toMatchObject({
       error: true,
       errorReason: "rejected by portal",
       queueItemId: id,
       active: false,
     });
     const listed = await call("GET", `/ads/?adId=${ad.adId}`, { key });
-    expect(listed.body.data[0].portals[0].publish.errorReason).toBe("rejected by portal");
+    expect(listed.body.data[0]?.portals[0]?.publish.errorReason).toBe("rejected by portal");
     expect(await balance(userId)).toBe(10_000);
   });
 
@@ -63,7 +72,7 @@ describe("jobs", () => {
       key,
       body: { userId, adId: ads.map((a) => a.adId), portal: "portal_a" },
     });
-    const ids = batch.body.data.map((o: { queueItemId: number }) => o.queueItemId);
+    const ids = batch.body.data.map((o) => defined(o.queueItemId));
     expect(ids.every((id: unknown) => typeof id === "number")).toBe(true);
     for (const id of ids) await finished(id);
 
@@ -72,8 +81,8 @@ describe("jobs", () => {
     expect(all.body).toMatchObject({ totalItems: 3, totalInSet: 3, page: 1, itemsPerPage: 25 });
     expect(all.body.data.map((j: { queueItemId: number }) => j.queueItemId)).toEqual([...ids].reverse());
     const failed = await call("GET", `/jobs/?userId=${userId}&state=error`, { key });
-    expect(failed.body.data.map((j: { adId: number }) => j.adId)).toEqual([ads[2].adId]);
-    const onAd = await call("GET", `/jobs/?adId=${ads[0].adId}&kind=placement&portal=portal_a`, { key });
+    expect(failed.body.data.map((j: { adId: number }) => j.adId)).toEqual([ads[2]?.adId]);
+    const onAd = await call("GET", `/jobs/?adId=${ads[0]?.adId}&kind=placement&portal=portal_a`, { key });
     expect(onAd.body.data).toHaveLength(1);
     const paged = await call("GET", `/jobs/?userId=${userId}&itemsPerPage=2&page=2`, { key });
     expect(paged.body).toMatchObject({ totalItems: 3, totalInSet: 1 });
@@ -82,7 +91,7 @@ describe("jobs", () => {
 
     // Another client sees none of it.
     const other = await newClient({ partner: true });
-    expectEnvelope(await job(ids[0], other.key), 404);
+    expectEnvelope(await job(defined(ids[0]), other.key), 404);
     expectEnvelope(await call("GET", `/jobs/?userId=${userId}`, { key: other.key }), 404);
     const theirs = await call("GET", "/jobs/", { key: other.key });
     expect(theirs.body.totalItems).toBe(0);
@@ -95,7 +104,7 @@ describe("jobs", () => {
   it("retries a failed job as a new one, charged again because the first was refunded", async () => {
     const userId = await connectedSeller(key, internalKey, 10_000);
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Eerst geweigerd [reject]" });
-    const price = ad.prices.portal_a[0].priceTotal as number;
+    const price = ad.prices.portal_a[0]?.priceTotal as number;
     const queued = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     const id = Number(queued.headers.get("Location")?.split("/").pop());
     await finished(id);
@@ -110,7 +119,7 @@ describe("jobs", () => {
     expect(await balance(userId)).toBe(10_000 - price);
     expect(await finished(retried.body.data.queueItemId)).toMatchObject({ state: "done", refunded: false });
     const status = await call("GET", `/status/${userId}/${ad.adId}`, { key });
-    expect(status.body.data[0].portals[0].publish).toMatchObject({
+    expect(status.body.data[0]?.portals[0]?.publish).toMatchObject({
       active: true,
       online: true,
       error: false,

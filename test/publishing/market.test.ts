@@ -11,7 +11,16 @@ import worker from "../../src/index";
 import { simulatorOf } from "../../src/portals/gateway";
 import { runPublishItem } from "../../src/services/publishing";
 import type { Job } from "../../src/services/shared";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, expectError, newClient } from "../harness";
+import {
+  call,
+  connectedSeller,
+  createAd,
+  defined,
+  eventually,
+  expectEnvelope,
+  expectError,
+  newClient,
+} from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -25,17 +34,15 @@ const seller = (credit: number) => connectedSeller(key, internalKey, credit);
 
 const publishStatus = async (userId: number, adIds: number[]) => {
   const answer = await call("POST", "/status/", { key, body: { userId, adId: adIds } });
-  return answer.body.data.map(
-    (s: { adId: number; portals: { portal: string; publish: Record<string, unknown> }[] }) => ({
-      adId: s.adId,
-      ...(s.portals.find((p) => p.portal === "portal_a")?.publish ?? {}),
-    }),
-  );
+  return answer.body.data.map((s) => ({
+    adId: s.adId,
+    ...defined(s.portals.find((p) => p.portal === "portal_a")).publish,
+  }));
 };
 const published = (userId: number, adId: number) =>
   eventually(async () => {
     const [state] = await publishStatus(userId, [adId]);
-    return state.active ? state : undefined;
+    return state?.active ? state : undefined;
   }, `ad ${adId} active`);
 const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
@@ -53,13 +60,13 @@ describe("features", () => {
       "homepaginaAdvertentie",
       "url",
     ]);
-    const dagtopper7 = offers.body.data.find((f: { feature: string }) => f.feature === "dagtopper7");
-    const dagtopper = offers.body.data.find((f: { feature: string }) => f.feature === "dagtopper");
+    const dagtopper7 = offers.body.data.find((f) => f.feature === "dagtopper7");
+    const dagtopper = defined(offers.body.data.find((f) => f.feature === "dagtopper"));
     expect(dagtopper7).toMatchObject({
       available: true,
       active: false,
       displayName: "Dagtopper (7 dagen)",
-      price: dagtopper.price * 7,
+      price: Number(dagtopper.price) * 7,
     });
     expect((await call("GET", `/features/?portal=website&adId=${ad.adId}`, { key })).body.data).toEqual([]);
 
@@ -86,15 +93,15 @@ describe("features", () => {
       body: { adId: ad.adId, portal: "portal_a", feature: "omhoogplaatsen" },
     });
     expectEnvelope(bought, 200);
-    const price = offers.body.data[0];
-    expect(await balance(userId)).toBe(1000 - (price.price + price.priceAdditional));
+    const price = defined(offers.body.data[0]);
+    expect(await balance(userId)).toBe(1000 - (Number(price.price) + price.priceAdditional));
     const status = await eventually(async () => {
       const answer = await call("GET", `/status/${userId}/${ad.adId}`, { key });
-      const features = answer.body.data[0].portals[0].features;
-      return Array.isArray(features) && features[0].active ? features : undefined;
+      const features = answer.body.data[0]?.portals[0]?.features;
+      return Array.isArray(features) && features[0]?.active ? features : undefined;
     }, "the feature to be active");
     expect(status[0]).toMatchObject({ feature: "omhoogplaatsen", pending: false, error: false, active: true });
-    expect((await call("GET", `/features/portal_a/${ad.adId}`, { key })).body.data[0].active).toBe(true);
+    expect((await call("GET", `/features/portal_a/${ad.adId}`, { key })).body.data[0]?.active).toBe(true);
   });
 });
 
@@ -108,7 +115,7 @@ describe("status", () => {
     const state = await published(userId, live.adId);
     const forced = await call("POST", "/status/", { key, body: { userId, adId: live.adId, force: true } });
     expectEnvelope(forced, 200);
-    expect(forced.body.data[0].portals[0].publish).toMatchObject({
+    expect(forced.body.data[0]?.portals[0]?.publish).toMatchObject({
       active: true,
       online: true,
       remoteAdId: state.remoteAdId,
@@ -165,14 +172,14 @@ describe("bids and statistics", () => {
     );
     const ofFirst = await call("GET", `/bids/${userId}/${first.adId}`, { key });
     expect(ofFirst.body.data.every((b: { adId: number }) => b.adId === first.adId)).toBe(true);
-    const bidId = ofFirst.body.data[0].bidId;
+    const bidId = ofFirst.body.data[0]?.bidId;
     expectEnvelope(
       await call("POST", "/bids/markasread/", { key, body: { userId, portal: "portal_a", bidId: [bidId] } }),
       200,
     );
-    expect((await call("GET", `/bids/${userId}/${first.adId}`, { key })).body.data[0].isRead).toBe(true);
+    expect((await call("GET", `/bids/${userId}/${first.adId}`, { key })).body.data[0]?.isRead).toBe(true);
     await call("DELETE", "/bids/markasread/", { key, body: { userId, portal: "portal_a", bidId: [bidId] } });
-    expect((await call("GET", `/bids/${userId}/${first.adId}`, { key })).body.data[0].isRead).toBe(false);
+    expect((await call("GET", `/bids/${userId}/${first.adId}`, { key })).body.data[0]?.isRead).toBe(false);
 
     const today = new Date().toISOString().slice(0, 10);
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
@@ -188,11 +195,12 @@ describe("bids and statistics", () => {
       statistics_portal_b: false,
       totals_portal_b: false,
     });
-    expect(stats.body.data.statistics_portal_a.map((d: { date: string }) => d.date)).toEqual([yesterday, today]);
-    const views = stats.body.data.totals_portal_a.views;
-    expect(views.total).toBe(
-      stats.body.data.statistics_portal_a.reduce((sum: number, d: { views: number }) => sum + d.views, 0),
-    );
+    // The portal's own statistics: an array of days and an object of totals (false when not asked for).
+    const days = stats.body.data.statistics_portal_a as { date: string; views: number }[];
+    const totals = stats.body.data.totals_portal_a as { views: { total: number } };
+    expect(days.map((d) => d.date)).toEqual([yesterday, today]);
+    expect(totals.views.total).toBe(days.reduce((sum, d) => sum + d.views, 0));
+    const views = totals.views;
     expect(views).toMatchObject({
       type: "views",
       minimum: expect.any(Number),
@@ -278,7 +286,9 @@ describe("reliability", () => {
       { kind: "credit", n: 1, items: 0 },
       { kind: "refund", n: 20, items: 20 },
     ]);
-    const price = (await call("GET", `/ads/?adId=${adIds[0]}`, { key })).body.data[0].prices.portal_a[0].priceTotal;
+    const price = defined(
+      (await call("GET", `/ads/?adId=${adIds[0]}`, { key })).body.data[0]?.prices.portal_a[0],
+    ).priceTotal;
     expect(await balance(userId)).toBe(1_000_000 - 180 * price);
   }, 180_000);
 });

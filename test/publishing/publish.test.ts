@@ -7,6 +7,7 @@ import {
   connectPortal,
   createAd,
   createUser,
+  defined,
   eventually,
   expectEnvelope,
   expectError,
@@ -27,12 +28,12 @@ const seller = (credit = 10_000, overrides: Record<string, unknown> = {}) =>
 
 const status = async (userId: number, adId: number, portal = "portal_a") => {
   const answer = await call("GET", `/status/${userId}/${adId}`, { key });
-  return answer.body.data[0].portals.find((p: { portal: string }) => p.portal === portal).publish;
+  return answer.body.data[0]?.portals.find((p: { portal: string }) => p.portal === portal)?.publish;
 };
 const settledStatus = (userId: number, adId: number, portal = "portal_a") =>
   eventually(async () => {
     const publish = await status(userId, adId, portal);
-    return publish.pending || publish.processing ? undefined : publish;
+    return publish?.pending || publish?.processing ? undefined : publish;
   }, `ad ${adId} on ${portal}`);
 const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
@@ -90,7 +91,7 @@ describe("publishing", () => {
   it("queues, publishes through the simulator, charges once and shows the status", async () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { categoryId: 9204, title: "Brommer Vespa" });
-    const cost = ad.prices.portal_a[0].priceTotal;
+    const cost = defined(ad.prices.portal_a[0]).priceTotal;
     expect(cost).toBeGreaterThan(0);
     const queued = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     expectEnvelope(queued, 200);
@@ -108,7 +109,7 @@ describe("publishing", () => {
     expect(await balance(userId)).toBe(10_000 - cost);
 
     const listed = await call("GET", `/ads/?adId=${ad.adId}`, { key });
-    expect(listed.body.data[0].portals[0].publish.remoteAdId).toBe(publish.remoteAdId);
+    expect(listed.body.data[0]?.portals[0]?.publish.remoteAdId).toBe(publish.remoteAdId);
 
     expectEnvelope(
       await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }),
@@ -227,13 +228,13 @@ describe("publishing", () => {
     const flakyStatus = await eventually(
       async () => {
         const publish = await status(userId, flaky.adId);
-        return publish.active ? publish : undefined;
+        return publish?.active ? publish : undefined;
       },
       "the flaky listing after retries",
       300,
     );
     expect(flakyStatus.remoteAdId).toBeGreaterThan(0);
-    const cost = rejected.prices.portal_a[0].priceTotal;
+    const cost = defined(rejected.prices.portal_a[0]).priceTotal;
     expect(await balance(userId)).toBe(10_000 - cost);
   }, 60_000);
 
@@ -251,7 +252,7 @@ describe("publishing", () => {
     const item = await env.DB.prepare("SELECT status FROM queue_items WHERE ad_id = ?").bind(ad.adId).first();
     expect(item).toEqual({ status: "cancelled" });
     expect(await balance(userId)).toBe(10_000);
-    expect((await status(userId, ad.adId)).active).toBe(false);
+    expect((await status(userId, ad.adId))?.active).toBe(false);
   });
 });
 

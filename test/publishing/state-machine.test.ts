@@ -29,8 +29,8 @@ type Step = [ItemEvent | "queued", { job: string; publish?: Flags; feature?: Fla
 
 async function portalStatus(adId: number) {
   const answer = await call("GET", `/status/${userId}/${adId}`, { key });
-  const portal = answer.body.data[0].portals[0];
-  return { publish: portal.publish, feature: portal.features ? portal.features[0] : undefined };
+  const portal = answer.body.data[0]?.portals[0];
+  return { publish: portal?.publish, feature: portal?.features ? portal?.features[0] : undefined };
 }
 
 /** An ad already live on portal_a (remoteAdId 55), for the kinds that need one. */

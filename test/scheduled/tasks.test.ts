@@ -43,7 +43,7 @@ async function task(userId: number, body: Record<string, unknown>) {
 }
 
 const runs = async (userId: number, taskId: number) =>
-  (await call("GET", `/tasks/${userId}/portal_a/${taskId}`, { key })).body.data[0].runs as {
+  (await call("GET", `/tasks/${userId}/portal_a/${taskId}`, { key })).body.data[0]?.runs as {
     due: string;
     ads: number;
     queued: number;
@@ -71,7 +71,7 @@ describe("tasks resource", () => {
         enabled: true,
       },
     ]);
-    const taskId = created.body.data[0].taskId;
+    const taskId = created.body.data[0]?.taskId;
     await call("POST", "/tasks/", {
       key,
       body: { userId, portal: "portal_b", time: "18:00", enabled: false, feature: "dagtopper" },
@@ -180,9 +180,8 @@ describe("the task runner", () => {
     // The bump-up shows in the ads' feature status once the queue has done it.
     await eventually(async () => {
       const answer = await call("GET", `/status/${userId}/${adIds[0]}`, { key });
-      const features = answer.body.data[0].portals[0].features;
-      return Array.isArray(features) &&
-        features.some((f: { feature: string; active: boolean }) => f.feature === "omhoogplaatsen" && f.active)
+      const features = answer.body.data[0]?.portals[0]?.features;
+      return Array.isArray(features) && features.some((f) => f.feature === "omhoogplaatsen" && f.active)
         ? true
         : undefined;
     }, "the bump-up to be active");
@@ -271,18 +270,18 @@ describe("autoreplace, budget notices and housekeeping", () => {
       key,
       body: { adId: replaced, settings: [{ portal: "portal_a", autoreplace: true }] },
     });
-    const before = (await call("GET", `/status/${userId}/${replaced}`, { key })).body.data[0].portals[0].publish;
+    const before = (await call("GET", `/status/${userId}/${replaced}`, { key })).body.data[0]?.portals[0]?.publish;
     await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id IN (?, ?)")
       .bind(replaced, kept)
       .run();
     await cronAt(new Date().toISOString());
     const after = await eventually(async () => {
-      const publish = (await call("GET", `/status/${userId}/${replaced}`, { key })).body.data[0].portals[0].publish;
-      return publish.active && publish.remoteAdId !== before.remoteAdId ? publish : undefined;
+      const publish = (await call("GET", `/status/${userId}/${replaced}`, { key })).body.data[0]?.portals[0]?.publish;
+      return publish?.active && publish?.remoteAdId !== before?.remoteAdId ? publish : undefined;
     }, "the listing to be placed again");
     expect(after.closeDate > "2026-11").toBe(true);
-    const untouched = (await call("GET", `/status/${userId}/${kept}`, { key })).body.data[0].portals[0].publish;
-    expect(untouched.closeDate).toBe("2026-01-01 01:00:00");
+    const untouched = (await call("GET", `/status/${userId}/${kept}`, { key })).body.data[0]?.portals[0]?.publish;
+    expect(untouched?.closeDate).toBe("2026-01-01 01:00:00");
   });
 
   it("writes one budget notice per crossing of the limit, and the cron hands it over", async () => {

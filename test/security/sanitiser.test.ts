@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../src/lib/html";
 import vectors from "../fixtures/xss-vectors.json";
-import { call, createAd, createUser, expectEnvelope, newClient } from "../harness";
+import { call, createAd, createUser, defined, expectEnvelope, newClient } from "../harness";
 
 /**
  * What "executable" means here: any element but the allowed ones, any attribute at all, or a `<` that
@@ -130,7 +130,7 @@ describe("every HTML field of the API", () => {
         body: { userId, settings: [{ portal: "portal_a", header: vector, footer: `${vector}!` }] },
       });
       expectEnvelope(answer, 200);
-      const [setting] = answer.body.data.settings;
+      const setting = defined(answer.body.data.settings[0]);
       await expectInert(setting.header, USER_AD_SETTINGS_TAGS, vector);
       await expectInert(setting.footer, USER_AD_SETTINGS_TAGS, vector);
     }

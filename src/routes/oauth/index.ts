@@ -28,7 +28,7 @@ const Connection = z
     accessTokenExpire: z.string().openapi({ description: "Empty when none" }),
     refreshToken: z.string().openapi({ description: "Masked" }),
     email: z.string(),
-    caller: z.array(z.string()),
+    scope: z.array(z.string()).openapi({ description: "OAuth scopes the marketplace granted" }),
   })
   .openapi("PortalConnection");
 

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import { ok } from "../../lib/envelope";
 import { DomainError, detail } from "../../lib/errors";
 import { queryBool } from "../../lib/fields";
 import { apiRoute, createRouter, envelope } from "../../lib/openapi";
 import { callingClient } from "../../middleware/auth";
 import { readiness } from "../../services/operations";
+import { serviceContext } from "../context";
 
 const Check = z
   .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })
@@ -48,8 +48,8 @@ export const systemRouter = createRouter().openapi(health, async (c) => {
   if (!c.req.valid("query").deep) return c.json(ok({ status: "ok" as const, ...base }), 200);
   const client = await callingClient(c);
   if (!client.internal) throw DomainError.of("internal_only", "deep: may only be asked by internal clients");
-  const db = getDb(c.env.DB);
-  const { ready, ...report } = await readiness(db, c.env);
+  c.set("client", client);
+  const { ready, ...report } = await readiness(serviceContext(c));
   const data = { status: ready ? ("ok" as const) : ("unavailable" as const), ...base, ...report };
   if (!ready) {
     const failing = Object.entries(report.checks).filter(([, check]) => !check.ok);

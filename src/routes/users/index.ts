@@ -95,8 +95,9 @@ export const usersRouter = createRouter()
     return c.json(body, 200);
   })
   .openapi(createRoute, async (c) => {
-    const user = await createUser(serviceContext(c), c.req.valid("json"));
-    const { userId: _id, ...activation } = await issueActivation(c.env.USER_TOKENS, user.userId, Date.now(), false);
+    const ctx = serviceContext(c);
+    const user = await createUser(ctx, c.req.valid("json"));
+    const { userId: _id, ...activation } = await issueActivation(ctx, { userId: user.userId, limited: false });
     return c.json(ok({ ...user, activation }), 200);
   })
   .openapi(updateRoute, async (c) => {

@@ -23,12 +23,11 @@ export interface ActivationView {
 
 /** A new activation token; earlier ones stop working. `limited` applies the 5-per-hour cap of generate. */
 export async function issueActivation(
-  ns: TokensNamespace,
-  userId: number,
-  now: number,
-  limited: boolean,
+  ctx: ServiceContext,
+  { userId, limited }: { userId: number; limited: boolean },
+  now = Date.now(),
 ): Promise<ActivationView> {
-  const result = await userTokens(ns, userId).issue(
+  const result = await userTokens(ctx.env.USER_TOKENS, userId).issue(
     "activation",
     ACTIVATION_TTL_MS,
     now,
@@ -45,9 +44,9 @@ export async function generateActivation(
   now = Date.now(),
 ): Promise<ActivationView> {
   const { db, caller } = ctx;
-  const ns = ctx.env.USER_TOKENS;
+  const _ns = ctx.env.USER_TOKENS;
   await requireUser(db, caller, userId);
-  return issueActivation(ns, userId, now, true);
+  return issueActivation(ctx, { userId, limited: true }, now);
 }
 
 /** A valid token activates the account (settings status `active`); the token is then used up. */

@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import type { Env } from "../../env";
 import { tokensToReseal } from "../publishing/connections";
+import type { ServiceContext } from "../shared/context";
 
 export interface DependencyCheck {
   ok: boolean;
@@ -29,7 +28,7 @@ async function timed(probe: () => Promise<unknown>): Promise<DependencyCheck> {
  * deployed commit, the last migration applied, and how many connections still hold tokens sealed with
  * a previous key.
  */
-export async function readiness(db: Db, env: Env) {
+export async function readiness({ db, env }: ServiceContext) {
   const [d1, r2, queue, rateLimiter] = await Promise.all([
     timed(() => db.run(sql`SELECT 1`)),
     timed(() => env.MEDIA.head("health/probe")),

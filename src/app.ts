@@ -140,6 +140,35 @@ export type ApiSchema = ExtractSchema<
   | typeof systemRouter
 >;
 
+/** The OpenAPI tags, in the reference's order. */
+const TAG_DESCRIPTIONS = {
+  System: "Health and readiness",
+  Client: "The calling API client",
+  Users: "The platform's users (sellers) of a client",
+  "User activation": "Activation tokens of new users",
+  "Login link": "One-time login links to the website",
+  "User settings": "A user's settings: wallet, limits, defaults",
+  "User ad settings": "A user's header, footer and contact choice per portal",
+  Contacts: "Contact persons of a user",
+  Folders: "Folders that group a user's ads",
+  Ads: "Ads: create, change, search",
+  "Ad settings": "An ad's settings per portal",
+  Images: "An ad's images, processed by jobs",
+  Catalogue: "Groups, categories, attributes and prices of the marketplaces",
+  Manufacturers: "Manufacturer records (GPSR) of a user",
+  "Portal connection": "OAuth connection of a user to a marketplace",
+  Publish: "Publishing ads to the portals (queued, paid when queued)",
+  Status: "Where each ad stands on each portal",
+  Jobs: "The queued work behind publish and feature calls",
+  Features: "Paid promotions of published ads",
+  Wallet: "A user's wallet: balance and entries",
+  Bids: "Bids received on the marketplaces",
+  Statistics: "Views and other statistics from the marketplaces",
+  Tasks: "Scheduled bump-ups and other tasks",
+  Events: "The event feed",
+  Webhooks: "Signed webhook deliveries of events",
+} as const;
+
 export function openApiDocument(app: App) {
   return app.getOpenAPI31Document({
     openapi: "3.1.0",
@@ -147,8 +176,10 @@ export function openApiDocument(app: App) {
       title: "Classified Advertisement Management API",
       version: "1.0.0",
       description:
-        "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`.",
+        "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`; error answers add `errorDetails` with a stable code per message.",
+      license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },
+    tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
   });
 }
 

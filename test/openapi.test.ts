@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
+import committed from "../openapi/openapi.json";
 import { app } from "../src/app";
 import { call } from "./harness";
+
+interface Operation {
+  operationId?: string;
+  tags?: string[];
+  security?: unknown[];
+  responses: Record<string, { headers?: Record<string, unknown> } | undefined>;
+}
 
 /** Every route the app serves, as `METHOD /path/{param}`, from Hono's own route table. */
 function servedRoutes(): string[] {
@@ -29,6 +37,42 @@ describe("OpenAPI document", () => {
     for (const operations of Object.values(doc.paths)) {
       for (const operation of Object.values(operations)) expect(operation.responses).toHaveProperty("200");
     }
+  });
+
+  it("names every operation with a unique operationId and documents its headers", async () => {
+    const doc = (await call("GET", "/openapi.json")).body as unknown as {
+      paths: Record<string, Record<string, Operation>>;
+      tags: { name: string; description: string }[];
+      info: { license?: { name: string } };
+    };
+    const operations = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).map(([method, operation]) => ({ at: `${method} ${path}`, ...operation })),
+    );
+    const ids = operations.map((o) => o.operationId);
+    expect(ids.filter((id) => !id)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(
+      expect.arrayContaining(["ads.get", "publish.create", "publish.batch.delete", "users.byUserId.get"]),
+    );
+    for (const operation of operations) {
+      const ok = operation.responses["200"];
+      expect(Object.keys(ok?.headers ?? {}), operation.at).toContain("X-Request-Id");
+      if (operation.security?.length) expect(Object.keys(ok?.headers ?? {}), operation.at).toContain("RateLimit");
+      if (operation.responses["429"])
+        expect(Object.keys(operation.responses["429"].headers ?? {}), operation.at).toContain("Retry-After");
+    }
+    const used = new Set(operations.flatMap((o) => o.tags ?? []));
+    expect(doc.tags.map((t) => t.name).sort()).toEqual([...used].sort());
+    for (const tag of doc.tags) expect(tag.description, tag.name).not.toBe("");
+    expect(doc.info.license?.name).toBeTruthy();
+  });
+
+  it("is the committed openapi/openapi.json (refresh it with npm run openapi)", async () => {
+    const { servers: _servers, ...served } = (await call("GET", "/openapi.json")).body as unknown as Record<
+      string,
+      unknown
+    >;
+    expect(served).toEqual(committed);
   });
 
   it("serves the interactive reference", async () => {

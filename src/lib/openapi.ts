@@ -43,8 +43,20 @@ export const listEnvelope = <T extends z.ZodType>(item: T) =>
     speed: z.number().openapi({ description: "seconds spent on the request" }),
   });
 
-const errorResponse = (description: string) => ({
+const header = (description: string) => ({ description, schema: { type: "string" as const } });
+
+/** Headers of every answer. */
+const REQUEST_ID_HEADER = { "X-Request-Id": header("The request's id: yours echoed, or a new one; logs carry it") };
+/** Headers of every authenticated answer (RFC 9331 draft fields). */
+const RATE_LIMIT_HEADERS = {
+  RateLimit: header('Remaining requests and seconds to reset, e.g. `"default";r=9;t=1`'),
+  "RateLimit-Policy": header('The client\'s quota, e.g. `"default";q=10;w=4`'),
+};
+const RETRY_AFTER_HEADER = { "Retry-After": header("Seconds to wait before trying again") };
+
+const errorResponse = (description: string, headers: Record<string, ReturnType<typeof header>> = {}) => ({
   description,
+  headers: { ...REQUEST_ID_HEADER, ...headers },
   content: { "application/json": { schema: ErrorEnvelope } },
 });
 
@@ -54,10 +66,11 @@ const commonErrors = {
   403: errorResponse("A field or call reserved for internal clients"),
   404: errorResponse("Unknown resource, or a resource of another client"),
   409: errorResponse(
-    "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running",
+    "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After)",
+    RETRY_AFTER_HEADER,
   ),
   413: errorResponse("Request body over 1 MiB"),
-  429: errorResponse("Rate limit exceeded; see Retry-After"),
+  429: errorResponse("Rate limit exceeded; see Retry-After", { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER }),
   500: errorResponse("Unexpected failure (`internal error`), logged with the request id"),
 } as const;
 
@@ -82,6 +95,20 @@ const REPLAYED_HEADER = {
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 
+const VERBS: Record<Method, string> = { get: "get", post: "create", put: "update", patch: "patch", delete: "delete" };
+
+/**
+ * A stable operationId from the path and method, which the contract fixes: `/publish/batch` DELETE is
+ * `publish.batch.delete`, `/users/{userId}` GET is `users.byUserId.get`.
+ */
+export function operationIdOf(method: Method, path: string): string {
+  const parts = path
+    .split("/")
+    .filter(Boolean)
+    .map((part) => (part.startsWith("{") ? `by${part[1]?.toUpperCase()}${part.slice(2, -1)}` : part));
+  return [...parts, VERBS[method]].join(".");
+}
+
 interface ApiRouteOptions<M extends Method, P extends string, R extends RouteConfig["request"], D extends z.ZodType> {
   method: M;
   path: P;
@@ -93,6 +120,8 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   response: D;
   /** Public routes (health, docs) carry no bearer requirement. */
   public?: boolean;
+  /** Overrides the operationId derived from method and path. */
+  operationId?: string;
   /** Headers of the 200 answer particular to this operation (e.g. Location). */
   headers?: Record<string, { description: string; schema: { type: "string" } }>;
 }
@@ -113,8 +142,14 @@ export function apiRoute<
   R extends RouteConfig["request"] = undefined,
 >(options: ApiRouteOptions<M, P, R, D>) {
   const write = options.method !== "get";
-  const headers = write ? { ...REPLAYED_HEADER, ...options.headers } : options.headers;
+  const headers = {
+    ...REQUEST_ID_HEADER,
+    ...(options.public ? {} : RATE_LIMIT_HEADERS),
+    ...(write ? REPLAYED_HEADER : {}),
+    ...options.headers,
+  };
   return createRoute({
+    operationId: options.operationId ?? operationIdOf(options.method, options.path),
     method: options.method,
     path: options.path,
     tags: options.tags,
@@ -126,7 +161,7 @@ export function apiRoute<
     responses: {
       200: {
         description: "Success",
-        ...(headers ? { headers } : {}),
+        headers,
         content: { "application/json": { schema: options.response } },
       },
       ...commonErrors,

@@ -24,7 +24,8 @@ try {
       .catch(() => undefined);
   }
   if (!document) throw new Error("wrangler dev did not serve /rest/v1/openapi.json within a minute");
-  delete document.servers;
+  // Per request the Worker names its own origin; the committed document keeps the relative default.
+  document.servers = [{ url: "/", description: "The deployment serving this document" }];
   await mkdir("openapi", { recursive: true });
   await writeFile("openapi/openapi.json", `${JSON.stringify(document, null, 2)}\n`);
   console.log(`openapi/openapi.json: ${Object.keys(document.paths).length} paths`);

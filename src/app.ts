@@ -179,6 +179,8 @@ export function openApiDocument(app: App) {
         "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`; error answers add `errorDetails` with a stable code per message.",
       license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },
+    // The served document names its own origin instead (see the /openapi.json route).
+    servers: [{ url: "/", description: "The deployment serving this document" }],
     tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
   });
 }

@@ -1,4 +1,3 @@
-import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
 import { BASE_PATH, createRouter } from "./lib/openapi";
@@ -60,7 +59,6 @@ export function createApp() {
   });
   app.route("/", mediaRouter);
   app.route("/", oauthPublicRouter);
-  app.get("/docs", Scalar({ url: `${BASE_PATH}/openapi.json`, pageTitle: "Classified Advertisement Management API" }));
 
   app.use(`${BASE_PATH}/*`, authenticate, rateLimit, bracketQuery);
   app.use(

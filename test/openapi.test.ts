@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import committed from "../openapi/openapi.json";
+import packageJson from "../package.json";
+import docsInit from "../public/docs/init.js?raw";
+import docsPage from "../public/docs.html?raw";
 import { app } from "../src/app";
 import { call } from "./harness";
 
@@ -76,11 +79,22 @@ describe("OpenAPI document", () => {
     expect(served).toEqual(expected);
   });
 
-  it("serves the interactive reference", async () => {
-    const { exports } = await import("cloudflare:workers");
-    const response = await exports.default.fetch(new Request("http://api.test/docs"));
-    expect(response.status).toBe(200);
-    expect(response.headers.get("Content-Type")).toContain("text/html");
-    expect(await response.text()).toContain("/rest/v1/openapi.json");
+  it("has a reference page that loads nothing from another origin, with the renderer pinned", () => {
+    // Served by Workers Static Assets at /docs (the browser test opens it under wrangler dev).
+    const scripts = [...docsPage.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]);
+    expect(scripts).toEqual(["/docs/scalar.js", "/docs/init.js"]);
+    expect(docsPage).toMatch(/Content-Security-Policy[\s\S]*default-src 'self'/);
+    expect(docsPage).not.toMatch(/https?:\/\//);
+    for (const option of [
+      'url: "/rest/v1/openapi.json"',
+      "withDefaultFonts: false",
+      "telemetry: false",
+      "agent: { disabled: true }",
+      "mcp: { disabled: true }",
+      'showToolbar: "never"',
+      'preferredSecurityScheme: "bearerAuth"',
+    ])
+      expect(docsInit).toContain(option);
+    expect(packageJson.devDependencies["@scalar/api-reference"]).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

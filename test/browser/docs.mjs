@@ -1,0 +1,142 @@
+// npm run test:browser: the API reference in a real browser. Starts `npm run dev` on a spare port,
+// opens /docs in headless Chromium (Debian's package, driven by puppeteer-core), and checks that it
+// renders every tag group, that "Test Request" against GET /rest/v1/client with the development key
+// answers 200, and that no request leaves localhost. Screenshots go to test/screenshots/ (git-ignored).
+import { spawn } from "node:child_process";
+import { mkdir, open } from "node:fs/promises";
+import { createServer } from "node:net";
+import puppeteer from "puppeteer-core";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const DEV_KEY = "dev-internal-key";
+const SHOTS = "test/screenshots";
+
+const port = await new Promise((resolve) => {
+  const server = createServer().listen(0, () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
+const origin = `http://localhost:${port}`;
+await mkdir(SHOTS, { recursive: true });
+const devLog = await open(`${SHOTS}/wrangler-dev.log`, "w");
+const dev = spawn(
+  "npm",
+  ["run", "dev", "--", "--port", String(port), "--var", "RATE_LIMIT_RPS:1000", "--var", "RATE_LIMIT_BURST:1000"],
+  {
+    stdio: ["ignore", devLog.fd, devLog.fd],
+    detached: true,
+  },
+);
+
+const failures = [];
+const check = (ok, what) => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failures.push(what);
+};
+
+let browser;
+try {
+  let document;
+  for (let attempt = 0; attempt < 240 && !document; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    document = await fetch(`${origin}/rest/v1/openapi.json`)
+      .then((response) => (response.ok ? response.json() : undefined))
+      .catch(() => undefined);
+  }
+  if (!document) throw new Error(`npm run dev did not answer on ${origin} within two minutes`);
+
+  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 1000 });
+  const outside = [];
+  await page.setRequestInterception(true);
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    const local = ["localhost", "127.0.0.1"].includes(url.hostname) || ["data:", "blob:"].includes(url.protocol);
+    if (local) return request.continue();
+    outside.push(request.url());
+    return request.abort();
+  });
+  const consoleErrors = [];
+  page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+
+  const answer = await page.goto(`${origin}/docs`, { waitUntil: "networkidle0" });
+  check(answer?.status() === 200, `/docs answers 200 (${answer?.status()})`);
+  const tags = document.tags.map((tag) => tag.name);
+  await page
+    .waitForFunction(
+      (names) => names.every((name) => document.body.innerText.includes(name)),
+      { timeout: 30_000 },
+      tags,
+    )
+    .catch(() => undefined);
+  const text = await page.evaluate(() => document.body.innerText);
+  const missing = tags.filter((tag) => !text.includes(tag));
+  check(
+    missing.length === 0,
+    `renders every tag group (${tags.length})${missing.length ? `; missing ${missing.join(", ")}` : ""}`,
+  );
+  for (const hidden of ["Ask AI", "Generate MCP", "Deploy"]) check(!text.includes(hidden), `shows no "${hidden}"`);
+  await page.screenshot({ path: `${SHOTS}/docs.png` });
+
+  check(await tryClient(page), `"Test Request" of GET /rest/v1/client with ${DEV_KEY} shows 200`);
+
+  check(
+    outside.length === 0,
+    `no request leaves localhost${outside.length ? `: ${[...new Set(outside)].join(", ")}` : ""}`,
+  );
+  if (consoleErrors.length) console.log(`console errors:\n  ${consoleErrors.join("\n  ")}`);
+} catch (error) {
+  failures.push(String(error));
+  console.error(error);
+} finally {
+  await browser?.close();
+  try {
+    process.kill(-dev.pid, "SIGTERM");
+  } catch {}
+  await devLog.close();
+}
+if (failures.length) {
+  console.error(`\n${failures.length} browser check(s) failed; screenshots and the dev log are in ${SHOTS}/`);
+  process.exit(1);
+}
+console.log(`\nthe reference works in Chromium; screenshots in ${SHOTS}/`);
+process.exit(0);
+
+/** Opens GET /rest/v1/client in the reference's client, enters the key, sends it, and reads the status. */
+async function tryClient(page) {
+  const token = await page.waitForSelector("input[placeholder='Token']", { timeout: 10_000 });
+  await token.type(DEV_KEY);
+  await clickText(page, "button", "Open Group - Client");
+  await clickText(page, "button", "(get /rest/v1/client)");
+  const sent = page.waitForResponse((response) => new URL(response.url()).pathname === "/rest/v1/client", {
+    timeout: 15_000,
+  });
+  await clickText(page, "button", "Send get request to");
+  const response = await sent;
+  const authorised = response.request().headers().authorization === `Bearer ${DEV_KEY}`;
+  // The client's response panel shows the status the API answered.
+  const shown = await page
+    .waitForFunction(() => document.body.innerText.includes("200 OK"), { timeout: 10_000 })
+    .then(() => true)
+    .catch(() => false);
+  await page.screenshot({ path: `${SHOTS}/docs-try-client.png` });
+  console.log(`     answered ${response.status()}, key sent: ${authorised}, status shown: ${shown}`);
+  return response.status() === 200 && authorised && shown;
+}
+
+/** Clicks the first visible element of `selector` whose text contains `text`, waiting for it to appear. */
+async function clickText(page, selector, text) {
+  await page.waitForFunction(
+    (sel, wanted) => [...document.querySelectorAll(sel)].some((e) => e.innerText.includes(wanted)),
+    { timeout: 15_000 },
+    selector,
+    text,
+  );
+  await page.evaluate(
+    (sel, wanted) => [...document.querySelectorAll(sel)].find((e) => e.innerText.includes(wanted))?.click(),
+    selector,
+    text,
+  );
+}

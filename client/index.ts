@@ -1,0 +1,66 @@
+/**
+ * A typed client of the Classified Advertisement Management API: paths, parameters, bodies and answers
+ * come from the committed OpenAPI document (`npm run client:generate` refreshes schema.d.ts), calls go
+ * through openapi-fetch. Every write carries an Idempotency-Key unless one is given, so a retried write
+ * is applied once; 429 and 503 answers are retried with backoff, honouring Retry-After.
+ */
+import createClient, { type Middleware } from "openapi-fetch";
+import type { paths } from "./schema";
+
+export type { paths } from "./schema";
+
+export interface ApiClientOptions {
+  /** The API's origin, e.g. `http://localhost:8787` (paths include `/rest/v1`). */
+  baseUrl: string;
+  /** The client's API key, sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Attempts after the first for 429 and 503 answers (default 3). */
+  retries?: number;
+  /** The longest wait between attempts, in milliseconds (default 30 s). */
+  maxDelayMs?: number;
+  /** Another fetch (tests, proxies); the global one by default. */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const RETRIED = new Set([429, 503]);
+
+/** Seconds of Retry-After, or exponential backoff from 0.5 s when the answer names none. */
+export function retryDelayMs(response: Response, attempt: number, maxDelayMs: number): number {
+  const header = response.headers.get("Retry-After");
+  const seconds = header === null || header.trim() === "" ? Number.NaN : Number(header);
+  const delay = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 500 * 2 ** attempt;
+  return Math.min(delay, maxDelayMs);
+}
+
+/** A fetch that sends a request again (the same Idempotency-Key with it) while it answers 429 or 503. */
+function retrying(fetch: (request: Request) => Promise<Response>, retries: number, maxDelayMs: number) {
+  return async (request: Request): Promise<Response> => {
+    for (let attempt = 0; ; attempt += 1) {
+      const response = await fetch(request.clone());
+      if (!RETRIED.has(response.status) || attempt >= retries) return response;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(response, attempt, maxDelayMs)));
+    }
+  };
+}
+
+export function createApiClient(options: ApiClientOptions) {
+  const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl,
+    fetch: retrying(send, options.retries ?? 3, options.maxDelayMs ?? 30_000),
+  });
+  const authentication: Middleware = {
+    onRequest({ request }) {
+      request.headers.set("Authorization", `Bearer ${options.apiKey}`);
+      if (WRITES.has(request.method) && !request.headers.has("Idempotency-Key"))
+        request.headers.set("Idempotency-Key", crypto.randomUUID());
+      return request;
+    },
+  };
+  client.use(authentication);
+  return client;
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;

@@ -1,0 +1,97 @@
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApiClient, retryDelayMs } from "../client";
+import { newClient, userBody } from "./harness";
+
+let key: string;
+
+/** The client against the Worker in the pool, recording what it sends. */
+function clientOf(apiKey: string, answer?: (request: Request) => Response | undefined) {
+  const sent: Request[] = [];
+  const client = createApiClient({
+    baseUrl: "http://api.test",
+    apiKey,
+    maxDelayMs: 50,
+    fetch: async (request) => {
+      sent.push(request.clone());
+      return answer?.(request) ?? exports.default.fetch(request);
+    },
+  });
+  return { client, sent };
+}
+
+beforeAll(async () => {
+  key = (await newClient()).key;
+});
+
+describe("the typed client", () => {
+  it("calls with the key and reads typed answers", async () => {
+    const { client } = clientOf(key);
+    const { data, response } = await client.GET("/rest/v1/client");
+    expect(response.status).toBe(200);
+    expect(data?.data.internal).toBe(false);
+    const { error } = await client.GET("/rest/v1/users/{userId}", { params: { path: { userId: 99_999_999 } } });
+    expect(error?.errorDetails[0]?.code).toBe("user_not_found");
+  });
+
+  it("sends an Idempotency-Key with every write, so a repeated write is applied once", async () => {
+    const { client, sent } = clientOf(key);
+    const body = userBody({ externalUserId: 81_001 }) as never;
+    const created = await client.POST("/rest/v1/users", { body });
+    expect(created.response.status).toBe(200);
+    const idempotencyKey = sent[0]?.headers.get("Idempotency-Key");
+    expect(idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    const again = await client.POST("/rest/v1/users", {
+      body,
+      headers: { "Idempotency-Key": idempotencyKey as string },
+    });
+    expect(again.response.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.data?.data.userId).toBe(created.data?.data.userId);
+    await client.GET("/rest/v1/client");
+    expect(sent.at(-1)?.headers.get("Idempotency-Key")).toBeNull();
+  });
+
+  it("retries 429 and 503 with the same request, honouring Retry-After", async () => {
+    let refusals = 2;
+    const { client, sent } = clientOf(key, () => {
+      if (refusals === 0) return undefined;
+      refusals -= 1;
+      return new Response("{}", { status: refusals === 1 ? 429 : 503, headers: { "Retry-After": "0" } });
+    });
+    const created = await client.POST("/rest/v1/users", { body: userBody({ externalUserId: 81_002 }) as never });
+    expect(created.response.status).toBe(200);
+    expect(sent).toHaveLength(3);
+    expect(new Set(sent.map((r) => r.headers.get("Idempotency-Key"))).size).toBe(1);
+    const bodies = await Promise.all(sent.map((r) => r.text()));
+    expect(new Set(bodies).size).toBe(1);
+    expect(JSON.parse(bodies[0] as string)).toMatchObject({ externalUserId: 81_002 });
+  });
+
+  it("gives up after its retries and answers the last refusal", async () => {
+    const limited = (await newClient({ rate: 1, burst: 1 })).key;
+    const { client, sent } = clientOf(limited);
+    await client.GET("/rest/v1/client");
+    const refused = await createApiClient({
+      baseUrl: "http://api.test",
+      apiKey: limited,
+      retries: 1,
+      maxDelayMs: 0,
+      fetch: (request) => {
+        sent.push(request);
+        return exports.default.fetch(request);
+      },
+    }).GET("/rest/v1/client");
+    expect(refused.response.status).toBe(429);
+    expect(refused.error?.errorDetails[0]?.code).toBe("rate_limited");
+    expect(sent).toHaveLength(3);
+  });
+
+  it("waits what Retry-After says, or backs off exponentially, within the limit", () => {
+    const after = (value?: string) =>
+      new Response(null, { status: 429, headers: value ? { "Retry-After": value } : {} });
+    expect(retryDelayMs(after("2"), 0, 30_000)).toBe(2000);
+    expect(retryDelayMs(after(), 0, 30_000)).toBe(500);
+    expect(retryDelayMs(after(), 3, 30_000)).toBe(4000);
+    expect(retryDelayMs(after("120"), 0, 30_000)).toBe(30_000);
+  });
+});

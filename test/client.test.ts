@@ -87,11 +87,11 @@ describe("the typed client", () => {
   });
 
   it("waits what Retry-After says, or backs off exponentially, within the limit", () => {
-    const after = (value?: string) =>
+    const refusal = (value?: string) =>
       new Response(null, { status: 429, headers: value ? { "Retry-After": value } : {} });
-    expect(retryDelayMs(after("2"), 0, 30_000)).toBe(2000);
-    expect(retryDelayMs(after(), 0, 30_000)).toBe(500);
-    expect(retryDelayMs(after(), 3, 30_000)).toBe(4000);
-    expect(retryDelayMs(after("120"), 0, 30_000)).toBe(30_000);
+    expect(retryDelayMs(refusal("2"), 0, 30_000)).toBe(2000);
+    expect(retryDelayMs(refusal(), 0, 30_000)).toBe(500);
+    expect(retryDelayMs(refusal(), 3, 30_000)).toBe(4000);
+    expect(retryDelayMs(refusal("120"), 0, 30_000)).toBe(30_000);
   });
 });

@@ -43,9 +43,11 @@ describe("Idempotency-Key", () => {
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(replay.headers.get("Content-Type")).toBe(first.headers.get("Content-Type"));
     expect(await countUsers(70_001)).toBe(1);
-    // Without a key, the same call is a new request.
-    expect((await send("POST", "/users/", body, {})).status).toBe(200);
-    expect(await countUsers(70_001)).toBe(2);
+    // Without a key, the same call is a new request: here refused, as externalUserId is unique per client.
+    const again = await send("POST", "/users/", body, {});
+    expect(again.status).toBe(409);
+    expect(JSON.parse(again.text).errorDetails[0].code).toBe("external_user_id_taken");
+    expect(await countUsers(70_001)).toBe(1);
   });
 
   it("answers 422 for the same key with another request, on another path or method too", async () => {
@@ -160,6 +162,13 @@ describe("Idempotency-Key", () => {
       return row?.fingerprint as string;
     };
     const fingerprint = await fingerprintOf();
+    // The request "died" before its write: nothing of it is stored.
+    await env.DB.batch([
+      env.DB.prepare(
+        "DELETE FROM user_settings WHERE user_id IN (SELECT id FROM users WHERE external_user_id = 70005)",
+      ),
+      env.DB.prepare("DELETE FROM users WHERE external_user_id = 70005"),
+    ]);
     await env.DB.prepare(
       "UPDATE idempotency_keys SET status = NULL, body = NULL, locked_until = ? WHERE key = 'died' AND client_id = ?",
     )

@@ -9,6 +9,20 @@ export const TRIGGER_REFUSALS = {
   maxContacts: "maxContacts reached",
 } as const;
 
+/** A failure's text with its causes' (an ORM wraps D1's error, whose message says what the database refused). */
+function failureText(error: unknown): string {
+  const texts: string[] = [];
+  for (let current = error; current !== undefined && current !== null; current = (current as Error).cause) {
+    texts.push(String((current as Error).message ?? current));
+    if (texts.length > 5) break;
+  }
+  return texts.join("\n");
+}
+
 /** Whether a failed write was refused by the trigger behind `limit`. */
 export const refusedByTrigger = (error: unknown, limit: keyof typeof TRIGGER_REFUSALS) =>
-  String((error as Error)?.message ?? error).includes(TRIGGER_REFUSALS[limit]);
+  failureText(error).includes(TRIGGER_REFUSALS[limit]);
+
+/** Whether a failed write broke the unique index on `columns` (D1 names them as `table.column, …`). */
+export const violatesUnique = (error: unknown, columns: string) =>
+  failureText(error).includes(`UNIQUE constraint failed: ${columns}`);

@@ -46,6 +46,10 @@ export const ERROR_CODES = {
   max_images_reached: { status: 409, description: "The ad would have more images than the user's maxImages." },
   max_contacts_reached: { status: 409, description: "The user would have more contacts than maxContacts." },
   contact_in_use: { status: 409, description: "Active ads still use the contact." },
+  external_user_id_taken: {
+    status: 409,
+    description: "Another user of the same client already has this externalUserId.",
+  },
   idempotency_in_progress: {
     status: 409,
     description: "The first request with this Idempotency-Key is still running; retry after Retry-After.",

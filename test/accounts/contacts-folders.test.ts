@@ -151,13 +151,13 @@ describe("folders", () => {
     });
     expect(renamed.body.data.map((f: { description: string }) => f.description)).toEqual(["Auto's", "Onderdelen"]);
 
-    const complete = await call("GET", `/folders/${user.userId}?itemsPerPage=1`, { key });
+    const complete = await call("GET", `/folders/${user.userId}?itemsPerPage=1&total=true`, { key });
     expect(complete.body).toMatchObject({ totalItems: 2, totalInSet: 2 });
 
     await env.DB.prepare("INSERT INTO ads (user_id, folder_id, title) VALUES (?, ?, 'Golf'), (?, ?, 'Polo')")
       .bind(user.userId, folderId, user.userId, folderId)
       .run();
-    const paged = await call("GET", `/folders/${user.userId}?total=true&itemsPerPage=1`, { key });
+    const paged = await call("GET", `/folders/${user.userId}?itemsPerPage=1`, { key });
     expect(paged.body).toMatchObject({ totalItems: 2, totalInSet: 1, itemsPerPage: 1 });
     expect(paged.body.data).toEqual([{ userId: user.userId, folderId, description: "Auto's", total: 2 }]);
     expect((await call("GET", `/folders/${user.userId}/${folderId}`, { key })).body.data).toHaveLength(1);

@@ -15,7 +15,7 @@ beforeAll(async () => {
 
 describe("POST /users/", () => {
   it("creates a locked user and answers it with its activation object", async () => {
-    const answer = await call("POST", "/users/", { key: partnerKey, body: userBody() });
+    const answer = await call("POST", "/users/", { key: partnerKey, body: userBody({ externalUserId: 1001 }) });
     const body = expectEnvelope(answer, 200);
     expect(body.data).toMatchObject({
       clientId: partnerClientId,
@@ -95,7 +95,7 @@ describe("PUT /users/", () => {
     const user = await createUser(partnerKey);
     const answer = await call("PUT", "/users/", {
       key: partnerKey,
-      body: { userId: user.userId, city: "Amersfoort", firstName: null, externalUserId: 1001 },
+      body: { userId: user.userId, city: "Amersfoort", firstName: null, externalUserId: user.externalUserId },
     });
     expectEnvelope(answer, 200);
     expect(answer.body.data).toMatchObject({

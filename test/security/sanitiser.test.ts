@@ -118,6 +118,12 @@ describe("every HTML field of the API", () => {
     const ad = await createAd(key, userId, { externalAdId: 1 });
     for (const vector of vectors) {
       const answer = await call("PUT", "/ads/", { key, body: { adId: ad.adId, description: `${vector} Mooie bank` } });
+      // A vector whose element swallows the text after it (an unclosed <script>, <textarea>…) leaves too
+      // little to store: refused, and the ad keeps its description.
+      if (answer.status === 400) {
+        expect(answer.body.errors, vector).toEqual(["description: must be 5-65536 characters after sanitising"]);
+        continue;
+      }
       expectEnvelope(answer, 200);
       await expectInert(answer.body.data.description, AD_DESCRIPTION_TAGS, vector);
     }

@@ -1,5 +1,6 @@
 /** API clients, the platform's users and what hangs below a user. */
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "./shared";
 
 export const apiClients = sqliteTable("api_clients", {
@@ -46,7 +47,13 @@ export const users = sqliteTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("users_client_idx").on(t.clientId, t.id)],
+  (t) => [
+    index("users_client_idx").on(t.clientId, t.id),
+    // "Unique id in the client's backend": one live user per client and external id.
+    uniqueIndex("users_client_external_id")
+      .on(t.clientId, t.externalUserId)
+      .where(sql`${t.externalUserId} IS NOT NULL AND ${t.deletedAt} IS NULL`),
+  ],
 );
 
 export const contacts = sqliteTable(

@@ -5,7 +5,7 @@ import { apiRoute, createRouter, jsonBody, listEnvelope } from "../../lib/openap
 import { withCache } from "../../lib/responseCache";
 import { ADS_REVISION } from "../../services/ads";
 import { LOCALES, listAttributes, listGroups } from "../../services/catalogue";
-import { CATALOGUE_REVISION } from "../../services/shared";
+import { CATALOGUE_REVISION, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Catalogue"];
@@ -49,7 +49,7 @@ const AttributesRequest = z
     useCache: z.boolean().optional(),
     categoryId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all categories" }),
     locale: locales,
-    userId: id().optional(),
+    userId: id().optional().openapi({ description: "Only the portals the user is connected to, and portal_own" }),
     ...paging(500),
   })
   .openapi("AttributesRequest");
@@ -63,8 +63,8 @@ const AttributeDefinition = z
       .openapi({ description: "Allowed options, or an empty string for free text" }),
     type: z.enum(["DOUBLE", "LIST", "NUMBER", "STRING", "TEXT"]),
     sort: z.number().int(),
-    minimum: z.number().int().nullable(),
-    maximum: z.number().int().nullable(),
+    minimum: z.number().int().openapi({ description: "0 where the attribute has no lower bound" }),
+    maximum: z.number().int().openapi({ description: "0 where the attribute has no upper bound" }),
     unit: z.string(),
     mandatory: z.boolean(),
     writable: z.boolean(),
@@ -127,7 +127,7 @@ export const catalogueRouter = createRouter()
         await withCache(
           c,
           useCache,
-          [CATALOGUE_REVISION],
+          [CATALOGUE_REVISION, ...(query.userId ? [userRevision(query.userId)] : [])],
           async () => list(await listAttributes(serviceContext(c), query), startedAt),
           query,
         ),

@@ -16,7 +16,7 @@ const Folder = z
     userId: z.number().int(),
     folderId: z.number().int(),
     description: z.string(),
-    total: z.number().int().optional().openapi({ description: "Number of ads in the folder; with `total=true`" }),
+    total: z.number().int().optional().openapi({ description: "Number of ads in the folder (in list answers)" }),
   })
   .openapi("Folder");
 
@@ -29,7 +29,7 @@ const FoldersQuery = pagingQuery(100).extend({
   total: queryBool()
     .optional()
     .default(false)
-    .openapi({ description: "false (default): one complete list; true: paged, with the number of ads per folder" }),
+    .openapi({ description: "true: one complete list; false (default): paged by page and itemsPerPage" }),
 });
 const userIdParam = pathId("userId");
 const folderIdParam = pathId("folderId");

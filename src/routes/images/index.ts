@@ -19,6 +19,7 @@ import {
   shiftImage,
   switchImages,
 } from "../../services/images";
+import type { ServiceContext } from "../../services/shared";
 import { serviceContext } from "../context";
 
 const tags = ["Images"];
@@ -88,6 +89,22 @@ const ImageStatusRequest = z
       .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
   })
   .openapi("ImageStatusRequest");
+
+/** The path forms of POST /imagestatus/: the user (and one ad) in the path; a body may add ads. */
+const ImageStatusOfPathRequest = z
+  .object({
+    adId: z
+      .union([id(), z.array(id()).max(1000)])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
+  })
+  .openapi("ImageStatusOfPathRequest");
+const optionalJsonBody = <T extends z.ZodType>(schema: T) => ({ ...jsonBody(schema), required: false });
+const userAdParams = z.object({ userId: pathId("userId"), adId: pathId("adId") });
+const ImageStatusList = envelope(z.array(ImageStatus));
+/** GET and POST /imagestatus/<userId>/<adId>: the jobs of the ad the path names. */
+const jobsOfAd = (ctx: ServiceContext, params: z.infer<typeof userAdParams>) =>
+  imageStatus(ctx, { userId: params.userId, adId: [params.adId] });
 
 /** POST and PUT /images/<adId>: the body's adId, when given, must name the same ad as the path. */
 function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequest>, replace: boolean) {
@@ -263,13 +280,10 @@ export const imagesRouter = router
       path: "/imagestatus/{userId}/{adId}",
       tags,
       summary: "Image jobs of one ad",
-      request: { params: z.object({ userId: pathId("userId"), adId: pathId("adId") }) },
-      response: envelope(z.array(ImageStatus)),
+      request: { params: userAdParams },
+      response: ImageStatusList,
     }),
-    async (c) => {
-      const { userId, adId } = c.req.valid("param");
-      return c.json(ok(await imageStatus(serviceContext(c), { userId, adId: [adId] })), 200);
-    },
+    async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
   )
   .openapi(
     apiRoute({
@@ -283,4 +297,30 @@ export const imagesRouter = router
     async (c) => {
       return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("json"))), 200);
     },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagestatus/{userId}",
+      tags,
+      summary: "Image jobs of the user, or of the ads the body names",
+      request: { params: z.object({ userId: pathId("userId") }), body: optionalJsonBody(ImageStatusOfPathRequest) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      const { userId } = c.req.valid("param");
+      const { adId } = (c.req.valid("json") as z.infer<typeof ImageStatusOfPathRequest> | undefined) ?? {};
+      return c.json(ok(await imageStatus(serviceContext(c), { userId, adId })), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagestatus/{userId}/{adId}",
+      tags,
+      summary: "Image jobs of one ad",
+      request: { params: userAdParams },
+      response: ImageStatusList,
+    }),
+    async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
   );

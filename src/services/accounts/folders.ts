@@ -12,7 +12,7 @@ export interface FolderView {
   userId: number;
   folderId: number;
   description: string;
-  /** Number of ads in the folder, when asked for with `total`. */
+  /** Number of ads in the folder (list answers). */
   total?: number;
 }
 
@@ -27,8 +27,8 @@ async function allFolders(db: Db, userId: number): Promise<FolderView[]> {
 }
 
 /**
- * Without `total` the answer is one complete list; with `total` it is paged and each folder carries the
- * number of ads in it.
+ * The spec's `total` (default false: "return one complete list") asks for the whole list; without it the
+ * answer is paged by `page`/`itemsPerPage`. Either way each folder carries its number of ads.
  */
 export async function listFolders(
   ctx: ServiceContext,
@@ -39,21 +39,10 @@ export async function listFolders(
   const where = query.folderId
     ? and(eq(folders.userId, query.userId), eq(folders.id, query.folderId))
     : eq(folders.userId, query.userId);
-  if (!query.total) {
-    const rows = await db.select().from(folders).where(where).orderBy(asc(folders.id));
-    if (query.folderId && rows.length === 0)
-      throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
-    return { items: rows.map(toView), totalItems: rows.length, page: 1, itemsPerPage: Math.max(rows.length, 1) };
-  }
+  const pageRows = db.select().from(folders).where(where).orderBy(asc(folders.id));
   const [[totalRow], rows] = await db.batch([
     db.select({ n: count() }).from(folders).where(where),
-    db
-      .select()
-      .from(folders)
-      .where(where)
-      .orderBy(asc(folders.id))
-      .limit(query.itemsPerPage)
-      .offset((query.page - 1) * query.itemsPerPage),
+    query.total ? pageRows : pageRows.limit(query.itemsPerPage).offset((query.page - 1) * query.itemsPerPage),
   ]);
   if (query.folderId && rows.length === 0)
     throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
@@ -71,11 +60,12 @@ export async function listFolders(
           )
           .groupBy(ads.folderId);
   const byFolder = new Map(counts.map((c) => [c.folderId, c.n]));
+  const totalItems = totalRow?.n ?? 0;
   return {
     items: rows.map((row) => ({ ...toView(row), total: byFolder.get(row.id) ?? 0 })),
-    totalItems: totalRow?.n ?? 0,
-    page: query.page,
-    itemsPerPage: query.itemsPerPage,
+    totalItems,
+    page: query.total ? 1 : query.page,
+    itemsPerPage: query.total ? Math.max(totalItems, 1) : query.itemsPerPage,
   };
 }
 

@@ -14,6 +14,7 @@ import {
   users,
   walletEntries,
 } from "../../db/schema";
+import { violatesUnique } from "../../db/triggers";
 import { userTokens } from "../../durable/UserTokens";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
 import type { Page } from "../../lib/envelope";
@@ -141,6 +142,17 @@ export async function listUsers(
   return { items: await views(db, rows), totalItems: total?.n ?? 0, ...query };
 }
 
+/** The unique index on (client, externalUserId) refused the write: a 409 naming the field. */
+const refuseTakenExternalId = (externalUserId: number | null | undefined) => (error: unknown) => {
+  if (violatesUnique(error, "users.client_id, users.external_user_id")) {
+    throw DomainError.of(
+      "external_user_id_taken",
+      `externalUserId: ${externalUserId} is already used by another user of this client`,
+    );
+  }
+  throw error;
+};
+
 export async function createUser(ctx: ServiceContext, input: UserInput): Promise<UserView> {
   const { db, caller } = ctx;
   if (input.clientId !== undefined) requireInternal(caller, "clientId");
@@ -152,7 +164,12 @@ export async function createUser(ctx: ServiceContext, input: UserInput): Promise
     clientId: input.clientId === undefined ? caller.clientId : input.clientId,
     email: input.email,
   });
-  const row = await db.insert(users).values(columns).returning().get();
+  const row = await db
+    .insert(users)
+    .values(columns)
+    .returning()
+    .get()
+    .catch(refuseTakenExternalId(columns.externalUserId));
   await db.batch([db.insert(userSettings).values({ userId: row.id }), bumpRevisions(db, userWriteRevisions(row.id))]);
   return toUserView(row, undefined);
 }
@@ -168,10 +185,9 @@ export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise
   if (changes.subscriptions !== undefined) requireInternal(caller, "subscriptions");
   const { id: _id, createdAt: _created, ...stored } = current;
   const merged = checkUserRules({ ...stored, ...toColumns(changes), updatedAt: nowIso() });
-  await db.batch([
-    db.update(users).set(merged).where(eq(users.id, userId)),
-    bumpRevisions(db, userWriteRevisions(userId)),
-  ]);
+  await db
+    .batch([db.update(users).set(merged).where(eq(users.id, userId)), bumpRevisions(db, userWriteRevisions(userId))])
+    .catch(refuseTakenExternalId(merged.externalUserId));
   return getUser(ctx, userId);
 }
 

@@ -1,5 +1,5 @@
 import { and, count, eq } from "drizzle-orm";
-import { ads, categories } from "../../db/schema";
+import { ads, categories, portalConnections } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -79,9 +79,22 @@ export interface AttributesQuery {
 }
 
 /** POST /attributes/: per category, the attribute definitions per portal and locale. */
+/**
+ * The catalogue's attribute definitions. With `userId` only the portals the user is connected to, and
+ * the website's own definitions (`portal_own`): "no results for portals the user is not connected to".
+ * `minimum`/`maximum` are ints as the spec types them: 0 where a definition has no bound.
+ */
 export async function listAttributes(ctx: ServiceContext, query: AttributesQuery) {
   const { db, caller } = ctx;
-  if (query.userId !== undefined) await requireUser(db, caller, query.userId);
+  let shown: Set<CataloguePortal> | null = null;
+  if (query.userId !== undefined) {
+    await requireUser(db, caller, query.userId);
+    const connected = await db
+      .select({ portal: portalConnections.portal })
+      .from(portalConnections)
+      .where(and(eq(portalConnections.userId, query.userId), eq(portalConnections.status, true)));
+    shown = new Set<CataloguePortal>(["portal_own", ...connected.map((row) => row.portal)]);
+  }
   const catalogue = await loadCatalogue(db);
   const locales = query.locale?.length ? query.locale : (["nl_NL"] as Locale[]);
   const categoryIds = [...catalogue.categories.keys()]
@@ -89,26 +102,28 @@ export async function listAttributes(ctx: ServiceContext, query: AttributesQuery
     .sort((a, b) => a - b);
   const entries = categoryIds.map((categoryId) => ({
     categoryId,
-    attributes: [...(catalogue.definitions.get(categoryId)?.entries() ?? [])].flatMap(([portal, definitions]) =>
-      locales.map((locale) => ({
-        portal: portal as CataloguePortal,
-        locale,
-        attributes: definitions.map((d) => ({
-          key: d.key,
-          label: labelOf(d, locale),
-          values: d.values.length > 0 ? d.values : "",
-          type: d.type,
-          sort: d.sort,
-          minimum: d.minimum,
-          maximum: d.maximum,
-          unit: d.unit,
-          mandatory: d.mandatory,
-          writable: d.writable,
-          updatable: d.updatable,
-          searchable: d.searchable,
+    attributes: [...(catalogue.definitions.get(categoryId)?.entries() ?? [])]
+      .filter(([portal]) => shown === null || shown.has(portal))
+      .flatMap(([portal, definitions]) =>
+        locales.map((locale) => ({
+          portal: portal as CataloguePortal,
+          locale,
+          attributes: definitions.map((d) => ({
+            key: d.key,
+            label: labelOf(d, locale),
+            values: d.values.length > 0 ? d.values : "",
+            type: d.type,
+            sort: d.sort,
+            minimum: d.minimum ?? 0,
+            maximum: d.maximum ?? 0,
+            unit: d.unit,
+            mandatory: d.mandatory,
+            writable: d.writable,
+            updatable: d.updatable,
+            searchable: d.searchable,
+          })),
         })),
-      })),
-    ),
+      ),
   }));
   return paged(entries, query.page, query.itemsPerPage);
 }

@@ -21,6 +21,9 @@ export default defineConfig(async () => {
             // Webhook retries at once, so a test sees every attempt.
             WEBHOOK_RETRY_DELAYS: "0,0,0,0,0,0,0",
             TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
+            PORTAL_A_CLIENT_SECRET: "test-portal-a-secret",
+            PORTAL_B_CLIENT_SECRET: "test-portal-b-secret",
+            SIMULATOR_DEMO_PASSWORD: "demo-test-password",
             MEDIA_BASE_URL: "http://api.test/media/",
             WEBSITE_URL: "https://www.example.test/login/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",

@@ -95,7 +95,23 @@ try {
     "start connecting portal_a",
     await api.POST("/rest/v1/oauth/{userId}/{portal}", { params: { path: { userId, portal: "portal_a" } } }),
   ).data;
-  const approval = await fetch(started.redirect, { redirect: "manual" });
+  // The marketplace's consent page: sign in as the seeded demo account and allow access.
+  const consentPage = await (await fetch(started.redirect)).text();
+  const form = /<form method="post" action="([^"]*)">([\s\S]*?)<\/form>/.exec(consentPage);
+  if (!form) throw new Error("the consent page has no form");
+  const fields = new URLSearchParams();
+  for (const [, name, value] of (form[2] ?? "").matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)"/g))
+    fields.set(name ?? "", (value ?? "").replaceAll("&amp;", "&"));
+  fields.set("username", "demo");
+  fields.set("password", process.env.SIMULATOR_DEMO_PASSWORD ?? "demo");
+  const approval = await fetch(new URL(form[1] ?? "", started.redirect), {
+    method: "POST",
+    body: fields,
+    redirect: "manual",
+  });
+  console.log(
+    `${approval.status === 302 ? "✓" : "✗"} sign in to portal_a as demo on its consent page (${approval.status})`,
+  );
   const callback = new URL(approval.headers.get("Location") ?? "");
   const code = callback.searchParams.get("code") ?? "";
   const state = callback.searchParams.get("state") ?? "";

@@ -132,8 +132,15 @@ export function expectError(answer: Answer, code: ErrorCode) {
 export const executionContext = () => createExecutionContext();
 
 /** A valid user body; tests override what they are about. */
+let externalUserSeq = 1_000_000;
+const nextExternalUserId = () => {
+  externalUserSeq += 1;
+  return externalUserSeq;
+};
+
+/** A user as a client creates it; each gets its own externalUserId (unique per client). */
 export const userBody = (overrides: Record<string, unknown> = {}) => ({
-  externalUserId: 1001,
+  externalUserId: nextExternalUserId(),
   companyName: "Garage De Vries",
   firstName: "Jan",
   lastName: "de Vries",
@@ -171,6 +178,44 @@ export const SOFA_CATEGORY = 9301;
 /** Category 9101 (Personenauto's, automotive group 91). */
 export const CAR_CATEGORY = 9101;
 
+/** The product-safety attributes portal_a asks of business sellers. */
+export const GPSR_VALUES = [
+  { key: "manufacturerTradename", value: "Meubelfabriek B.V." },
+  { key: "manufacturerAddress", value: "Fabrieksweg 1, 1234 AB Utrecht" },
+  { key: "manufacturerEmail", value: "veiligheid@meubelfabriek.nl" },
+];
+
+/** What portal_a requires of a passenger car. */
+export const CAR_ATTRIBUTES = [
+  {
+    portal: "portal_a",
+    locale: "nl_NL",
+    values: [
+      { key: "brand", value: "Volkswagen" },
+      { key: "model", value: "Golf" },
+      { key: "mileage", value: 85000 },
+      { key: "year", value: 2018 },
+      { key: "fuel", value: "benzine" },
+    ],
+  },
+];
+
+/**
+ * The attribute sets the portals require of a category, so that a test ad can be published: the
+ * automotive group (91) asks portal_a for the car's details; every other category asks both portals
+ * for its condition, and portal_a business sellers for the product-safety data; an unknown category
+ * gets none.
+ */
+export const requiredAttributes = (categoryId: unknown) =>
+  typeof categoryId !== "number" || categoryId < 9100 || categoryId >= 10000
+    ? []
+    : Math.floor(categoryId / 100) === 91
+      ? CAR_ATTRIBUTES
+      : [
+          { portal: "portal_a", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }, ...GPSR_VALUES] },
+          { portal: "portal_b", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] },
+        ];
+
 export const adBody = (userId: number, overrides: Record<string, unknown> = {}) => ({
   userId,
   externalAdId: 501,
@@ -178,6 +223,7 @@ export const adBody = (userId: number, overrides: Record<string, unknown> = {}) 
   title: "Leren bank, drie zits",
   description: "Mooie <b>leren</b> bank in goede staat.",
   price: { model: "fixed", price: 25000 },
+  attributes: requiredAttributes(overrides.categoryId ?? SOFA_CATEGORY),
   ...overrides,
 });
 
@@ -187,13 +233,6 @@ export async function createAd(key: string, userId: number, overrides: Record<st
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body.data;
 }
-
-/** The product-safety attributes portal_a asks of business sellers. */
-export const GPSR_VALUES = [
-  { key: "manufacturerTradename", value: "Meubelfabriek B.V." },
-  { key: "manufacturerAddress", value: "Fabrieksweg 1, 1234 AB Utrecht" },
-  { key: "manufacturerEmail", value: "veiligheid@meubelfabriek.nl" },
-];
 
 /** Polls `check` until it returns a value other than undefined (queue work runs beside the tests). */
 export async function eventually<T>(
@@ -218,12 +257,58 @@ export async function activate(key: string, user: { userId: number; activation: 
   expect(answer.status).toBe(200);
 }
 
-/** Connects a user to a marketplace through the simulator's OAuth flow, as a browser and a client would. */
+/** A page's first form: where it posts and its hidden inputs. */
+export function formOf(page: string): { action: string; fields: Record<string, string> } {
+  const form = /<form method="post" action="([^"]*)">([\s\S]*?)<\/form>/.exec(page);
+  if (!form) throw new Error("the page has no form");
+  const decodeEntities = (text: string) =>
+    text
+      .replaceAll("&amp;", "&")
+      .replaceAll("&quot;", '"')
+      .replaceAll("&#39;", "'")
+      .replaceAll("&lt;", "<")
+      .replaceAll("&gt;", ">");
+  const fields: Record<string, string> = {};
+  for (const input of (form[2] as string).matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)"/g))
+    fields[input[1] as string] = decodeEntities(input[2] as string);
+  return { action: decodeEntities(form[1] as string), fields };
+}
+
+/** Posts a simulator page's form as a browser would (form-encoded, redirects not followed). */
+export async function submitForm(origin: string, page: string, values: Record<string, string>, ip = "192.0.2.1") {
+  const { action, fields } = formOf(page);
+  return exports.default.fetch(
+    new Request(new URL(action, origin), {
+      method: "POST",
+      body: new URLSearchParams({ ...fields, ...values }),
+      headers: { "CF-Connecting-IP": ip },
+      redirect: "manual",
+    }),
+  );
+}
+
+let accountSeq = 0;
+
+/**
+ * Connects a user to a marketplace through the simulator's OAuth flow, as a browser and a client would:
+ * the consent page, its "create a new account" link (a fresh marketplace account per user, so tests
+ * count listings per account), the form posted, the code and state from the redirect sent back.
+ */
 export async function connectPortal(key: string, userId: number, portal: "portal_a" | "portal_b") {
   const started = await call("POST", `/oauth/${userId}/${portal}/`, { key });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
-  const approval = await exports.default.fetch(new Request(started.body.data.redirect, { redirect: "manual" }));
-  expect(approval.status).toBe(302);
+  const consent = await exports.default.fetch(new Request(started.body.data.redirect));
+  expect(consent.status).toBe(200);
+  const consentPage = await consent.text();
+  const signupHref = /<a id="signup" href="([^"]*)"/.exec(consentPage)?.[1]?.replaceAll("&amp;", "&");
+  const origin = new URL(started.body.data.redirect).origin;
+  const signupPage = await (await exports.default.fetch(new Request(new URL(signupHref as string, origin)))).text();
+  accountSeq += 1;
+  const approval = await submitForm(origin, signupPage, {
+    username: `seller-${userId}-${accountSeq}-${Math.random().toString(36).slice(2, 8)}`,
+    password: "secret-password",
+  });
+  expect(approval.status, await approval.clone().text()).toBe(302);
   const callback = new URL(approval.headers.get("Location") as string);
   const done = await call("PUT", `/oauth/${userId}/${portal}/`, {
     key,

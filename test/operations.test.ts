@@ -196,7 +196,7 @@ describe("readiness", () => {
     expect(deep.body.data).toMatchObject({
       status: "ok",
       version: "development",
-      migration: "0011_event_log_webhooks.sql",
+      migration: "0013_external_user_id_unique.sql",
       tokensToReseal: 0,
     });
     for (const name of ["d1", "r2", "queue", "rateLimiter"] as const)

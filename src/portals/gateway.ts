@@ -1,6 +1,12 @@
+import * as oauth from "oauth4webapi";
 import type { Env } from "../env";
+import { type MarketplacePortal, portalApiBase, portalClient } from "./config";
+import type { Listing } from "./listing";
 
-export type MarketplacePortal = "portal_a" | "portal_b";
+export type { Listing, MarketplacePortal };
+
+/** The access the service asks a marketplace for. */
+const SCOPE = "listings features bids statistics";
 
 /** How a marketplace call failed: refused for good, worth retrying, or the access token is not accepted. */
 export class PortalError extends Error {
@@ -35,14 +41,6 @@ interface RawListing {
   closeDate?: number | null;
 }
 
-export interface Listing {
-  externalRef: string;
-  title: string;
-  description: string;
-  price: number | null;
-  images: string[];
-}
-
 export interface RemoteBid {
   bidId: number;
   remoteAdId: number;
@@ -69,10 +67,24 @@ export function simulatorOf(env: Env, portal: MarketplacePortal) {
   return namespace.get(namespace.idFromName(portal));
 }
 
+/** An OAuth or network failure as the kind of PortalError it means for the caller. */
+function portalErrorOf(error: unknown): PortalError {
+  if (error instanceof PortalError) return error;
+  if (error instanceof oauth.ResponseBodyError) {
+    const kind = error.status === 429 || error.status >= 500 ? "transient" : "refused";
+    return new PortalError(kind, error.error_description ?? error.error);
+  }
+  if (error instanceof oauth.WWWAuthenticateChallengeError) return new PortalError("unauthorized", error.message);
+  if (error instanceof oauth.OperationProcessingError) return new PortalError("refused", error.message);
+  return new PortalError("transient", error instanceof Error ? error.message : "portal unreachable");
+}
+
 /**
- * The only way the service talks to a marketplace: its HTTP API, at the base URL of PORTAL_A_API /
- * PORTAL_B_API, or the bundled simulator when that is "simulator". Pointing at a real marketplace is
- * configuration only.
+ * The only way the service talks to a marketplace: its HTTP API at the base URL of PORTAL_A_API /
+ * PORTAL_B_API (OAuth endpoints `oauth/authorize`, `oauth/token`, `oauth/revoke` below it), or the
+ * bundled simulator when that is "simulator". The OAuth side is oauth4webapi (authorization code with
+ * PKCE, client_secret_basic, refresh, revocation), so pointing at a real marketplace is configuration
+ * only: the base URL, PORTAL_<X>_CLIENT_ID and the secret PORTAL_<X>_CLIENT_SECRET.
  */
 export class PortalGateway {
   constructor(
@@ -81,22 +93,124 @@ export class PortalGateway {
   ) {}
 
   private get base(): string {
-    return this.portal === "portal_a" ? this.env.PORTAL_A_API : this.env.PORTAL_B_API;
+    return portalApiBase(this.env, this.portal);
   }
 
   get usesSimulator(): boolean {
     return this.base === "simulator";
   }
 
+  /** The simulator answers on an internal origin; its pages are served on the API's own (`publicOrigin`). */
+  private authorizationServer(publicOrigin = ""): oauth.AuthorizationServer {
+    const api = this.usesSimulator ? `https://simulator.internal/${this.portal}/` : this.base;
+    return {
+      issuer: api,
+      authorization_endpoint: this.usesSimulator
+        ? `${publicOrigin}/simulator/${this.portal}/oauth/authorize`
+        : new URL("oauth/authorize", api).toString(),
+      token_endpoint: new URL("oauth/token", api).toString(),
+      revocation_endpoint: new URL("oauth/revoke", api).toString(),
+    };
+  }
+
+  private oauthClient() {
+    const { clientId, clientSecret } = portalClient(this.env, this.portal);
+    return { client: { client_id: clientId }, authentication: oauth.ClientSecretBasic(clientSecret) };
+  }
+
+  private requestOptions(): { [oauth.customFetch]?: typeof fetch; signal: AbortSignal } {
+    const signal = AbortSignal.timeout(15_000);
+    if (!this.usesSimulator) return { signal };
+    const simulator = simulatorOf(this.env, this.portal);
+    return { signal, [oauth.customFetch]: (url, init) => simulator.fetch(new Request(url, init)) };
+  }
+
   /** Where the end user grants access; `publicOrigin` is this API's origin (the simulator is served by it). */
-  authorizeUrl(publicOrigin: string, params: { state: string; redirectUri: string }): string {
-    const url = this.usesSimulator
-      ? new URL(`/simulator/${this.portal}/oauth/authorize`, publicOrigin)
-      : new URL("oauth/authorize", this.base);
+  authorizeUrl(publicOrigin: string, params: { state: string; redirectUri: string; codeChallenge: string }): string {
+    const url = new URL(this.authorizationServer(publicOrigin).authorization_endpoint as string);
     url.searchParams.set("response_type", "code");
-    url.searchParams.set("state", params.state);
+    url.searchParams.set("client_id", this.oauthClient().client.client_id);
     url.searchParams.set("redirect_uri", params.redirectUri);
+    url.searchParams.set("scope", SCOPE);
+    url.searchParams.set("state", params.state);
+    url.searchParams.set("code_challenge", params.codeChallenge);
+    url.searchParams.set("code_challenge_method", "S256");
     return url.toString();
+  }
+
+  private tokens(result: oauth.TokenEndpointResponse): TokenSet {
+    const account = result.account as { id?: unknown; email?: unknown } | undefined;
+    if (typeof account?.id !== "number" || !result.refresh_token) {
+      throw new PortalError("refused", "the token response names no account or refresh token");
+    }
+    return {
+      accessToken: result.access_token,
+      refreshToken: result.refresh_token,
+      expiresAt: new Date(Date.now() + (result.expires_in ?? 3600) * 1000),
+      scope: (result.scope ?? SCOPE).split(" ").filter(Boolean),
+      account: { id: account.id, email: typeof account.email === "string" ? account.email : "" },
+    };
+  }
+
+  /** The code the user came back with, exchanged with its PKCE verifier; the state is checked again. */
+  async exchangeCode(input: {
+    code: string;
+    state: string;
+    expectedState: string;
+    redirectUri: string;
+    codeVerifier: string;
+  }): Promise<TokenSet> {
+    const as = this.authorizationServer();
+    const { client, authentication } = this.oauthClient();
+    try {
+      const callback = oauth.validateAuthResponse(
+        as,
+        client,
+        new URLSearchParams({ code: input.code, state: input.state }),
+        input.expectedState,
+      );
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        authentication,
+        callback,
+        input.redirectUri,
+        input.codeVerifier,
+        this.requestOptions(),
+      );
+      return this.tokens(await oauth.processAuthorizationCodeResponse(as, client, response));
+    } catch (error) {
+      throw portalErrorOf(error);
+    }
+  }
+
+  async refresh(refreshToken: string): Promise<TokenSet> {
+    const as = this.authorizationServer();
+    const { client, authentication } = this.oauthClient();
+    try {
+      const response = await oauth.refreshTokenGrantRequest(
+        as,
+        client,
+        authentication,
+        refreshToken,
+        this.requestOptions(),
+      );
+      return this.tokens(await oauth.processRefreshTokenResponse(as, client, response));
+    } catch (error) {
+      throw portalErrorOf(error);
+    }
+  }
+
+  async revoke(token: string): Promise<void> {
+    const as = this.authorizationServer();
+    const { client, authentication } = this.oauthClient();
+    try {
+      await oauth.processRevocationResponse(
+        await oauth.revocationRequest(as, client, authentication, token, this.requestOptions()),
+      );
+    } catch (error) {
+      throw portalErrorOf(error);
+    }
   }
 
   private async send<T>(path: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<T> {
@@ -124,44 +238,6 @@ export class PortalGateway {
     if (response.status === 401) throw new PortalError("unauthorized", reason);
     if (response.status === 429 || response.status >= 500) throw new PortalError("transient", reason);
     throw new PortalError("refused", reason);
-  }
-
-  private tokens(raw: {
-    access_token: string;
-    refresh_token: string;
-    expires_in: number;
-    scope: string[];
-    account: { id: number; email: string };
-  }): TokenSet {
-    return {
-      accessToken: raw.access_token,
-      refreshToken: raw.refresh_token,
-      expiresAt: new Date(Date.now() + raw.expires_in * 1000),
-      scope: raw.scope,
-      account: raw.account,
-    };
-  }
-
-  async exchangeCode(code: string, redirectUri: string): Promise<TokenSet> {
-    return this.tokens(
-      await this.send("oauth/token", {
-        method: "POST",
-        body: { grant_type: "authorization_code", code, redirect_uri: redirectUri },
-      }),
-    );
-  }
-
-  async refresh(refreshToken: string): Promise<TokenSet> {
-    return this.tokens(
-      await this.send("oauth/token", {
-        method: "POST",
-        body: { grant_type: "refresh_token", refresh_token: refreshToken },
-      }),
-    );
-  }
-
-  async revoke(token: string): Promise<void> {
-    await this.send("oauth/revoke", { method: "POST", body: { token } });
   }
 
   private listingState(raw: RawListing): ListingState {

@@ -301,7 +301,7 @@ describe("tenant isolation and random bodies", () => {
     const calls: [string, string, unknown?][] = [
       ["GET", `/oauth/${userId}/portal_a/`],
       ["POST", `/oauth/${userId}/portal_a/`],
-      ["PUT", `/oauth/${userId}/portal_a/`, { code: "x" }],
+      ["PUT", `/oauth/${userId}/portal_a/`, { code: "x", state: "y" }],
       ["DELETE", `/oauth/${userId}/portal_a/`],
       ["POST", "/publish/", { userId, adId: ad.adId, portal: "portal_a" }],
       ["PUT", "/publish/", { userId, adId: ad.adId, portal: "portal_a" }],

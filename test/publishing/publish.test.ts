@@ -181,7 +181,9 @@ describe("publishing", () => {
     ]);
 
     const business = await seller(0, { companyName: "Handel BV", externalUserId: 7 });
-    const sofa = await createAd(key, business);
+    const sofa = await createAd(key, business, {
+      attributes: [{ portal: "portal_b", values: [{ key: "condition", value: "nieuw" }] }],
+    });
     const gpsr = await call("POST", "/publish/", {
       key,
       body: { userId: business, adId: sofa.adId, portal: "portal_a" },

@@ -68,6 +68,8 @@ export const portalConnections = sqliteTable(
     /** The `state` of the authorization in progress, and when it stops being accepted. */
     oauthState: text("oauth_state"),
     oauthStateExpire: text("oauth_state_expire"),
+    /** The PKCE code verifier of that authorization (sealed), sent with the code. */
+    oauthCodeVerifier: text("oauth_code_verifier"),
     /** When bids and statistics were last pulled; the cron takes the longest-waiting first. */
     marketDataPulledAt: text("market_data_pulled_at"),
     updatedAt: updatedAt(),

@@ -1,30 +1,35 @@
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
-import type { Env } from "../env";
-import { randomToken } from "../lib/crypto";
+import { getDb } from "../../db/client";
+import type { Env } from "../../env";
+import { loadCatalogue } from "../../services/catalogue";
+import type { MarketplacePortal } from "../config";
+import { type Listing, ListingSchema } from "../listing";
+import { AuthorizationServer } from "./authorization";
+import { reviewListing } from "./review";
 
-const ACCESS_TTL_S = 3600;
 const LISTING_DAYS = 30;
 const FLAKY_FAILURES = 2;
 
 type Json = Record<string, unknown>;
 
 /**
- * The bundled marketplace: one object per portal, speaking the HTTP API the PortalGateway uses (OAuth
- * authorization code with expiring access and refresh tokens, listings, features, bids, statistics).
- * Deterministic triggers: a title with `[reject]` is refused, one with `[flaky]` fails transiently on
- * its first two attempts. State lives in the object's SQLite storage.
+ * The bundled marketplace: one object per portal, speaking the HTTP API the PortalGateway uses (an
+ * OAuth authorization server, listings, features, bids, statistics). It behaves like a strict
+ * marketplace: a listing is reviewed against the catalogue's definitions for the portal and refused
+ * with a reason naming the field. Deterministic triggers: a title with `[reject]` is refused, one with
+ * `[flaky]` fails transiently on its first two attempts. State lives in the object's SQLite storage.
  */
 export class MarketplaceSimulator extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly app = new Hono();
+  private readonly authorization: AuthorizationServer;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS codes (code TEXT PRIMARY KEY, account INTEGER, expires INTEGER);
-      CREATE TABLE IF NOT EXISTS tokens (token TEXT PRIMARY KEY, kind TEXT, account INTEGER, expires INTEGER);
-      CREATE TABLE IF NOT EXISTS listings (id INTEGER PRIMARY KEY AUTOINCREMENT, account INTEGER, external_ref TEXT,
+    this.authorization = new AuthorizationServer(this.sql, env);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS listings (id INTEGER PRIMARY KEY AUTOINCREMENT, account INTEGER, external_ref TEXT,
         title TEXT, price INTEGER, online INTEGER, start INTEGER, close INTEGER);
       CREATE TABLE IF NOT EXISTS attempts (ref TEXT PRIMARY KEY, n INTEGER);
       CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);`);
@@ -38,6 +43,14 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       this.sql.exec("ALTER TABLE features ADD COLUMN reference TEXT");
     this.sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference)");
     this.sql.exec("CREATE INDEX IF NOT EXISTS listings_ref ON listings (external_ref, account)");
+    // What arrived, as JSON: the last listing sent for it.
+    if (
+      !this.sql
+        .exec("PRAGMA table_info(listings)")
+        .toArray()
+        .some((c) => c.name === "payload")
+    )
+      this.sql.exec("ALTER TABLE listings ADD COLUMN payload TEXT");
     this.routes();
   }
 
@@ -47,7 +60,7 @@ export class MarketplaceSimulator extends DurableObject<Env> {
 
   /** Simulator control: ends every access token now, so clients must refresh (used to exercise token refresh). */
   expireTokens(): void {
-    this.sql.exec("UPDATE tokens SET expires = 0 WHERE kind = 'access'");
+    this.authorization.expireTokens();
   }
 
   /**
@@ -69,8 +82,8 @@ export class MarketplaceSimulator extends DurableObject<Env> {
   /** Simulator control: the listings of one account with what they hold. */
   listingsOf(account: number) {
     return this.sql
-      .exec<{ id: number; external_ref: string; title: string; online: number }>(
-        "SELECT id, external_ref, title, online FROM listings WHERE account = ? ORDER BY id",
+      .exec<{ id: number; external_ref: string; title: string; online: number; payload: string | null }>(
+        "SELECT id, external_ref, title, online, payload FROM listings WHERE account = ? ORDER BY id",
         account,
       )
       .toArray()
@@ -79,33 +92,26 @@ export class MarketplaceSimulator extends DurableObject<Env> {
         externalRef: row.external_ref,
         title: row.title,
         online: row.online === 1,
+        listing: row.payload === null ? null : (JSON.parse(row.payload) as Listing),
       }));
   }
 
   private account(request: Request): number | null {
-    const token = /^Bearer (.+)$/.exec(request.headers.get("Authorization") ?? "")?.[1];
-    if (!token) return null;
-    const row = this.sql
-      .exec<{ account: number; expires: number }>(
-        "SELECT account, expires FROM tokens WHERE token = ? AND kind = 'access'",
-        token,
-      )
-      .toArray()[0];
-    return row && row.expires > Date.now() ? row.account : null;
+    return this.authorization.accountOf(request);
   }
 
-  private issueTokens(account: number): Json {
-    const access = randomToken(24);
-    const refresh = randomToken(24);
-    this.sql.exec("INSERT INTO tokens VALUES (?, 'access', ?, ?)", access, account, Date.now() + ACCESS_TTL_S * 1000);
-    this.sql.exec("INSERT INTO tokens VALUES (?, 'refresh', ?, ?)", refresh, account, Number.MAX_SAFE_INTEGER);
-    return {
-      access_token: access,
-      refresh_token: refresh,
-      expires_in: ACCESS_TTL_S,
-      scope: ["listings", "features", "bids", "statistics"],
-      account: { id: account, email: `account-${account}@marketplace.example` },
-    };
+  /**
+   * The listing in a create or update body, or the refusal (422 naming the field) a strict marketplace
+   * answers for it.
+   */
+  private async review(portal: MarketplacePortal, body: unknown): Promise<Listing | Response> {
+    const parsed = ListingSchema.safeParse(body);
+    if (!parsed.success) {
+      const [issue] = parsed.error.issues;
+      return Response.json({ error: `${issue?.path.join(".") || "listing"}: ${issue?.message}` }, { status: 422 });
+    }
+    const problem = reviewListing(await loadCatalogue(getDb(this.env.DB)), portal, parsed.data);
+    return problem ? Response.json({ error: problem }, { status: 422 }) : parsed.data;
   }
 
   /** A title with `[reject]` is refused; `[flaky]` fails the first two attempts of the same listing. */
@@ -129,85 +135,54 @@ export class MarketplaceSimulator extends DurableObject<Env> {
     return { remoteAdId: row.id, online: row.online === 1, startDate: row.start, closeDate: row.close };
   }
 
-  private routes(): void {
-    const app = this.app.basePath("/:portal");
-    app.get("/oauth/authorize", (c) => {
-      const redirect = c.req.query("redirect_uri");
-      const account = Number(c.req.query("account") ?? 0) || 1000 + Math.floor(Math.random() * 1000);
-      if (!redirect) return c.json({ error: "redirect_uri is required" }, 400);
-      const code = randomToken(16);
-      this.sql.exec("INSERT INTO codes VALUES (?, ?, ?)", code, account, Date.now() + 600_000);
-      const target = new URL(redirect);
-      target.searchParams.set("code", code);
-      target.searchParams.set("state", c.req.query("state") ?? "");
-      return c.redirect(target.toString(), 302);
-    });
-    app.post("/oauth/token", async (c) => {
-      const body = (await c.req.json().catch(() => ({}))) as Json;
-      if (body.grant_type === "authorization_code") {
-        const row = this.sql
-          .exec<{ account: number; expires: number }>(
-            "SELECT account, expires FROM codes WHERE code = ?",
-            String(body.code),
-          )
-          .toArray()[0];
-        this.sql.exec("DELETE FROM codes WHERE code = ?", String(body.code));
-        if (!row || row.expires < Date.now()) return c.json({ error: "invalid_grant" }, 400);
-        return c.json(this.issueTokens(row.account));
-      }
-      if (body.grant_type === "refresh_token") {
-        const row = this.sql
-          .exec<{ account: number }>(
-            "SELECT account FROM tokens WHERE token = ? AND kind = 'refresh'",
-            String(body.refresh_token),
-          )
-          .toArray()[0];
-        if (!row) return c.json({ error: "invalid_grant" }, 400);
-        this.sql.exec("DELETE FROM tokens WHERE token = ?", String(body.refresh_token));
-        return c.json(this.issueTokens(row.account));
-      }
-      return c.json({ error: "unsupported_grant_type" }, 400);
-    });
-    app.post("/oauth/revoke", async (c) => {
-      const body = (await c.req.json().catch(() => ({}))) as Json;
-      this.sql.exec("DELETE FROM tokens WHERE token = ?", String(body.token ?? ""));
-      return c.json({ revoked: true });
-    });
+  /** Keeps what arrived: the listing as sent, and the columns bids are derived from. */
+  private store(id: number, listing: Listing): void {
+    this.sql.exec(
+      "UPDATE listings SET title = ?, price = ?, payload = ? WHERE id = ?",
+      listing.title,
+      listing.price.price ?? 0,
+      JSON.stringify(listing),
+      id,
+    );
+  }
 
+  private routes(): void {
+    this.authorization.routes(this.app);
+    const app = this.app.basePath("/:portal");
+    const portalOf = (value: string): MarketplacePortal => (value === "portal_b" ? "portal_b" : "portal_a");
     app.post("/listings", async (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
-      const body = (await c.req.json()) as { externalRef: string; title: string; price?: number };
-      const refused = this.trigger(`create:${body.externalRef}`, body.title);
-      if (refused) return refused;
+      const body = await c.req.json().catch(() => null);
+      const triggered = this.trigger(`create:${body?.externalRef}`, String(body?.title ?? ""));
+      if (triggered) return triggered;
+      const listing = await this.review(portalOf(c.req.param("portal")), body);
+      if (listing instanceof Response) return listing;
       const now = Date.now();
       const existing = this.sql
         .exec<{ id: number }>(
           "SELECT id FROM listings WHERE external_ref = ? AND account = ?",
-          body.externalRef,
+          listing.externalRef,
           account,
         )
         .toArray()[0];
       if (existing) {
         // Creating the same listing twice (a retried request) answers the first one.
-        this.sql.exec(
-          "UPDATE listings SET title = ?, price = ?, online = 1 WHERE id = ?",
-          body.title,
-          body.price ?? 0,
-          existing.id,
-        );
+        this.store(existing.id, listing);
+        this.sql.exec("UPDATE listings SET online = 1 WHERE id = ?", existing.id);
         return c.json(this.listingView(existing.id), 200);
       }
       this.sql.exec(
         "INSERT INTO listings (account, external_ref, title, price, online, start, close) VALUES (?, ?, ?, ?, 1, ?, ?)",
         account,
-        body.externalRef,
-        body.title,
-        body.price ?? 0,
+        listing.externalRef,
+        listing.title,
+        listing.price.price ?? 0,
         now,
         now + LISTING_DAYS * 86_400_000,
       );
       const id = this.sql.exec<{ id: number }>("SELECT last_insert_rowid() AS id").one().id;
+      this.store(id, listing);
       return c.json(this.listingView(id), 201);
     });
     // Control route for scripts (the benchmark): the account summary, as `accountSummary`.
@@ -228,17 +203,14 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const id = Number(c.req.param("id"));
-      const body = (await c.req.json()) as { title: string; price?: number };
-      const refused = this.trigger(`update:${id}`, body.title);
-      if (refused) return refused;
-      const changed = this.sql.exec(
-        "UPDATE listings SET title = ?, price = ? WHERE id = ? AND account = ?",
-        body.title,
-        body.price ?? 0,
-        id,
-        account,
-      );
-      if (changed.rowsWritten === 0) return c.json({ error: "listing not found" }, 404);
+      const body = await c.req.json().catch(() => null);
+      const triggered = this.trigger(`update:${id}`, String(body?.title ?? ""));
+      if (triggered) return triggered;
+      if (this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length === 0)
+        return c.json({ error: "listing not found" }, 404);
+      const listing = await this.review(portalOf(c.req.param("portal")), body);
+      if (listing instanceof Response) return listing;
+      this.store(id, listing);
       return c.json(this.listingView(id));
     });
     app.delete("/listings/:id", (c) => {
@@ -254,7 +226,11 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       const id = Number(c.req.param("id"));
       const found =
         this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length > 0;
-      return found ? c.json(this.listingView(id)) : c.json({ error: "listing not found" }, 404);
+      if (!found) return c.json({ error: "listing not found" }, 404);
+      const { payload } = this.sql
+        .exec<{ payload: string | null }>("SELECT payload FROM listings WHERE id = ?", id)
+        .one();
+      return c.json({ ...this.listingView(id), listing: payload === null ? null : JSON.parse(payload) });
     });
     app.post("/listings/:id/features", async (c) => {
       const account = this.account(c.req.raw);

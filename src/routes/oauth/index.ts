@@ -4,12 +4,15 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
+import { PAGE_HEADERS } from "../../lib/htmlPage";
 import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { withCache } from "../../lib/responseCache";
 import { type MarketplacePortal, PortalGateway, simulatorOf } from "../../portals/gateway";
+import { ORIGIN_HEADER as SIMULATOR_ORIGIN_HEADER } from "../../portals/simulator/authorization";
 import { completeConnection, disconnect, getConnection, startConnection } from "../../services/publishing";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { landingPage } from "./landing";
 
 const tags = ["Portal connection"];
 const PORTALS = ["portal_a", "portal_b"] as const;
@@ -82,7 +85,10 @@ export const oauthRouter = createRouter()
         params,
         body: jsonBody(
           z
-            .object({ code: z.string().min(1).max(512), state: z.string().max(512).optional() })
+            .object({
+              code: z.string().min(1).max(512),
+              state: z.string().min(1).max(512).openapi({ description: "The state the portal returned with the code" }),
+            })
             .openapi("CompleteConnection"),
         ),
       },
@@ -115,9 +121,17 @@ const isPortal = (value: string): value is MarketplacePortal => (PORTALS as read
  * the code and state to hand to PUT /oauth/<userId>/<portal>/, and the bundled simulator's own pages.
  */
 export const oauthPublicRouter = new Hono<AppEnv>()
-  .get("/oauth/callback/:portal", (c) =>
-    c.json(ok({ portal: c.req.param("portal"), code: c.req.query("code") ?? "", state: c.req.query("state") ?? "" })),
-  )
+  .get("/oauth/callback/:portal", (c) => {
+    const landing = {
+      portal: c.req.param("portal"),
+      code: c.req.query("code") ?? "",
+      state: c.req.query("state") ?? "",
+      error: c.req.query("error_description") ?? c.req.query("error") ?? "",
+    };
+    // A browser gets a page; scripts keep the JSON envelope.
+    if (c.req.header("Accept")?.includes("text/html")) return c.html(landingPage(landing), 200, PAGE_HEADERS);
+    return c.json(ok(landing));
+  })
   .all("/simulator/:portal/*", async (c) => {
     const portal = c.req.param("portal");
     if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator || !c.env.MARKETPLACE_SIMULATOR)
@@ -127,5 +141,7 @@ export const oauthPublicRouter = new Hono<AppEnv>()
       `https://simulator.internal${url.pathname.replace(/^\/simulator/, "")}${url.search}`,
       c.req.raw,
     );
+    // The origin the simulator is served from: its registered redirect URI is our callback there.
+    forwarded.headers.set(SIMULATOR_ORIGIN_HEADER, url.origin);
     return simulatorOf(c.env, portal).fetch(forwarded);
   });

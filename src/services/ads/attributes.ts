@@ -17,7 +17,8 @@ interface CheckContext {
   gpsrRequired: boolean;
 }
 
-function checkValue(definition: AttributeDefinition, value: string | number): string | null {
+/** What is wrong with one value of an attribute, or null (our check and the simulated marketplace's). */
+export function checkAttributeValue(definition: AttributeDefinition, value: string | number): string | null {
   const text = String(value);
   if (definition.values.length > 0 && !definition.values.includes(text)) {
     return `must be one of: ${definition.values.join(", ")}`;
@@ -68,7 +69,7 @@ export function checkAttributes(
         problems.push(`${field(key)}: takes one value (only LIST attributes repeat their key)`);
         return;
       }
-      const problem = checkValue(definition, value);
+      const problem = checkAttributeValue(definition, value);
       if (problem) {
         problems.push(`${field(key)}: ${problem}`);
         return;

@@ -1,4 +1,5 @@
 export { ADS_REVISION } from "./access";
+export { checkAttributeValue } from "./attributes";
 export {
   createAd,
   deleteAd,

@@ -1,3 +1,3 @@
-export { CATALOGUE_TTL_MS, LOCALES, loadCatalogue } from "./catalogue";
+export { CATALOGUE_TTL_MS, type Catalogue, LOCALES, loadCatalogue } from "./catalogue";
 export { FEATURE_NAMES } from "./features";
 export { listAttributes, listGroups } from "./queries";

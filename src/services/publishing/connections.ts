@@ -1,4 +1,5 @@
 import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
+import * as oauth from "oauth4webapi";
 import { batchAll, type Db } from "../../db/client";
 import { portalConnections } from "../../db/schema";
 import type { Env } from "../../env";
@@ -6,10 +7,12 @@ import { randomToken } from "../../lib/crypto";
 import { DomainError } from "../../lib/errors";
 import { currentKeyId, mask, open, seal } from "../../lib/secretBox";
 import { formatDateTime, nowIso } from "../../lib/time";
+import { callbackUrl } from "../../portals/config";
 import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../../portals/gateway";
 import { eventOf } from "../events/events";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, userRevision } from "../shared/revisions";
 
 const STATE_TTL_MS = 10 * 60 * 1000;
 type ConnectionRow = typeof portalConnections.$inferSelect;
@@ -41,8 +44,6 @@ export async function getConnection(ctx: ServiceContext, userId: number, portal:
   return connectionView(userId, portal, await loadConnection(db, userId, portal));
 }
 
-const callbackUrl = (publicOrigin: string, portal: MarketplacePortal) => `${publicOrigin}/oauth/callback/${portal}`;
-
 const cleared = {
   status: false,
   externalUserId: null,
@@ -62,10 +63,12 @@ export async function startConnection(
   await requireUser(db, caller, input.userId);
   await revokeAtPortal(env, input.portal, await loadConnection(db, input.userId, input.portal));
   const state = randomToken(16);
+  const codeVerifier = oauth.generateRandomCodeVerifier();
   const values = {
     ...cleared,
     oauthState: state,
     oauthStateExpire: new Date(Date.now() + STATE_TTL_MS).toISOString(),
+    oauthCodeVerifier: await seal(codeVerifier, env),
     updatedAt: nowIso(),
   };
   await db
@@ -77,6 +80,7 @@ export async function startConnection(
     redirect: gateway.authorizeUrl(input.publicOrigin, {
       state,
       redirectUri: callbackUrl(input.publicOrigin, input.portal),
+      codeChallenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
     }),
   };
 }
@@ -92,37 +96,50 @@ async function storeTokens(db: Db, env: Env, userId: number, portal: Marketplace
     scope: tokens.scope,
     oauthState: null,
     oauthStateExpire: null,
+    oauthCodeVerifier: null,
     updatedAt: nowIso(),
   };
-  return db
-    .insert(portalConnections)
-    .values({ userId, portal, ...values })
-    .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values })
-    .returning()
-    .get();
+  // The connection shows in cached answers of the user (GET /oauth/, /attributes/ with userId).
+  const [[row]] = await db.batch([
+    db
+      .insert(portalConnections)
+      .values({ userId, portal, ...values })
+      .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values })
+      .returning(),
+    bumpRevisions(db, [userRevision(userId)]),
+  ]);
+  return row;
 }
 
 /** PUT: exchanges the authorization code for tokens; a wrong state or code is refused. */
 export async function completeConnection(
   ctx: ServiceContext,
-  input: { userId: number; portal: MarketplacePortal; code: string; state?: string | undefined; publicOrigin: string },
+  input: { userId: number; portal: MarketplacePortal; code: string; state: string; publicOrigin: string },
 ) {
   const { db, env, caller } = ctx;
   await requireUser(db, caller, input.userId);
   const current = await loadConnection(db, input.userId, input.portal);
-  if (!current?.oauthState || !current.oauthStateExpire || current.oauthStateExpire < nowIso()) {
+  if (
+    !current?.oauthState ||
+    !current.oauthCodeVerifier ||
+    !current.oauthStateExpire ||
+    current.oauthStateExpire < nowIso()
+  ) {
     throw DomainError.of(
       "oauth_not_started",
       "portal: no authorization in progress; start one with POST /oauth/<userId>/<portal>/",
     );
   }
-  if (input.state !== undefined && input.state !== current.oauthState)
+  if (input.state !== current.oauthState)
     throw DomainError.of("oauth_state_mismatch", "state: does not match the authorization");
   try {
-    const tokens = await new PortalGateway(env, input.portal).exchangeCode(
-      input.code,
-      callbackUrl(input.publicOrigin, input.portal),
-    );
+    const tokens = await new PortalGateway(env, input.portal).exchangeCode({
+      code: input.code,
+      state: input.state,
+      expectedState: current.oauthState,
+      redirectUri: callbackUrl(input.publicOrigin, input.portal),
+      codeVerifier: await open(current.oauthCodeVerifier, env),
+    });
     return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
   } catch (error) {
     if (error instanceof PortalError && error.kind !== "transient")
@@ -147,11 +164,14 @@ export async function disconnect(ctx: ServiceContext, userId: number, portal: Ma
   if (current?.refreshToken) {
     await new PortalGateway(env, portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);
   }
-  const values = { ...cleared, oauthState: null, oauthStateExpire: null, updatedAt: nowIso() };
-  await db
-    .update(portalConnections)
-    .set(values)
-    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)));
+  const values = { ...cleared, oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, updatedAt: nowIso() };
+  await db.batch([
+    db
+      .update(portalConnections)
+      .set(values)
+      .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal))),
+    bumpRevisions(db, [userRevision(userId)]),
+  ]);
   return connectionView(userId, portal, undefined);
 }
 

@@ -7,11 +7,11 @@ import { log } from "../../lib/log";
 import { mediaBaseOf } from "../../lib/media";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import { type Listing, type MarketplacePortal, PortalError } from "../../portals/gateway";
-import { listImages } from "../images/images";
+import { type MarketplacePortal, PortalError } from "../../portals/gateway";
 import { withAccessToken } from "./connections";
 import { sendItems } from "./intents";
 import { applyEvent, JOB_KINDS, type ListingOutcome, type QueueItem, transition } from "./lifecycle";
+import { listingOf } from "./listing";
 
 const WEBSITE_LISTING_DAYS = 30;
 
@@ -128,13 +128,8 @@ async function marketplaceCall(
   const db = getDb(env.DB);
   const portal = item.portal as MarketplacePortal;
   const externalRef = item.externalRef ?? `ad-${ad.id}-${item.id}`;
-  const listing = async (): Promise<Listing> => ({
-    externalRef,
-    title: ad.title,
-    description: ad.description,
-    price: ad.price,
-    images: item.images ? (await listImages(db, ad.id, mediaBaseOf(env))).map((i) => i.image.url) : [],
-  });
+  const listing = () =>
+    listingOf(db, { ad, portal, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
   return withAccessToken(db, env, item.userId, portal, async (gateway, token) => {
     switch (item.action) {
       case "publish": {

@@ -15,8 +15,9 @@ import { DomainError } from "../../lib/errors";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
+import { checkAttributes } from "../ads/attributes";
 import type { AdRow } from "../ads/views";
-import { GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue/catalogue";
+import { type Catalogue, GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue/catalogue";
 import { type FeatureName, featurePrice, placingPrice } from "../catalogue/features";
 import { requireUser, type UserRow } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -26,18 +27,32 @@ import { type Intent, type QueuedIntent, queueIntents } from "./intents";
 import { noteRefund, type QueueItem, transition } from "./lifecycle";
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
 
-/** Whether the ad answers the product-safety rule of portal_a for a business seller. */
-async function meetsGpsr(db: Db, user: UserRow, ad: AdRow): Promise<boolean> {
-  if (!user.companyName || ad.manufacturerId !== null) return true;
-  const catalogue = await loadCatalogue(db);
-  if (ad.categoryId === null || !hasGpsrAttributes(catalogue, ad.categoryId)) return true;
-  const keys = await db
-    .select({ key: adAttributes.key })
-    .from(adAttributes)
-    .where(
-      and(eq(adAttributes.adId, ad.id), eq(adAttributes.portal, "portal_a"), inArray(adAttributes.key, [...GPSR_KEYS])),
-    );
-  return GPSR_KEYS.every((k) => keys.some((row) => row.key === k));
+type AttributeRow = typeof adAttributes.$inferSelect;
+
+/**
+ * What keeps an ad from being listed on a marketplace, as the marketplace would say it: the product-safety
+ * data portal_a asks of a business seller without a manufacturer, then each attribute of the portal's set
+ * that is missing or no longer valid. Checked before anything is queued or charged.
+ */
+function listingProblems(
+  catalogue: Catalogue,
+  user: UserRow,
+  ad: AdRow,
+  portal: MarketplacePortal,
+  rows: AttributeRow[],
+): string[] {
+  if (ad.categoryId === null) return [];
+  if (
+    portal === "portal_a" &&
+    user.companyName &&
+    ad.manufacturerId === null &&
+    hasGpsrAttributes(catalogue, ad.categoryId) &&
+    !GPSR_KEYS.every((key) => rows.some((row) => row.key === key))
+  ) {
+    return [`manufacturer data is missing (${GPSR_KEYS.join(", ")})`];
+  }
+  const set = { portal, locale: "nl_NL", values: rows.map(({ key, value }) => ({ key, value })) };
+  return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired: false }).problems;
 }
 
 /** The outcome of an intent once queued: its item, or the refusal of a payer who cannot pay. */
@@ -77,7 +92,7 @@ export async function requestPublishing(
     );
   const byId = new Map(adRows.map((ad) => [ad.id, ad]));
   const adIds = Array.isArray(input.adIds) ? [...new Set(input.adIds)] : adRows.map((ad) => ad.id);
-  const [settings, publications, pendingItems, connected, catalogue, payerId] = await Promise.all([
+  const [settings, publications, pendingItems, connected, catalogue, payerId, attributeRows] = await Promise.all([
     db.select({ status: userSettings.status }).from(userSettings).where(eq(userSettings.userId, user.id)).get(),
     db
       .select()
@@ -92,7 +107,16 @@ export async function requestPublishing(
     portal === "website" ? Promise.resolve(true) : isConnected(db, user.id, portal),
     loadCatalogue(db),
     payerOf(db, user.id),
+    portal === "website" || mode === "unpublish"
+      ? Promise.resolve([] as AttributeRow[])
+      : db
+          .select()
+          .from(adAttributes)
+          .where(and(inList(adAttributes.adId, adIds), eq(adAttributes.portal, portal)))
+          .orderBy(adAttributes.adId, adAttributes.seq),
   ]);
+  const attributesByAd = new Map<number, AttributeRow[]>();
+  for (const row of attributeRows) attributesByAd.set(row.adId, [...(attributesByAd.get(row.adId) ?? []), row]);
   const published = new Map(publications.map((p) => [p.adId, p]));
   const outcomes: (Outcome | Intent)[] = [];
   const cancellations: typeof pendingItems = [];
@@ -135,15 +159,10 @@ export async function requestPublishing(
       outcomes.push(refused("ad_not_published", portal, adId, "this advertisement is not published"));
       continue;
     }
-    if (portal === "portal_a" && !(await meetsGpsr(db, user, ad))) {
-      outcomes.push(
-        refused(
-          "listing_incomplete",
-          portal,
-          adId,
-          "manufacturer data is missing (manufacturerTradename, manufacturerAddress, manufacturerEmail)",
-        ),
-      );
+    const problems =
+      portal === "website" ? [] : listingProblems(catalogue, user, ad, portal, attributesByAd.get(adId) ?? []);
+    if (problems.length > 0) {
+      outcomes.push(refused("listing_incomplete", portal, adId, problems));
       continue;
     }
     // Publishing a published ad updates it, free of charge.

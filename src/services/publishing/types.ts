@@ -26,7 +26,8 @@ export const accepted = (adId: number, queueItemId?: number): Outcome => ({
   ...(queueItemId ? { queueItemId } : {}),
 });
 
-export function refused(code: ErrorCode, portal: string, adId: number, reason: string): Outcome {
-  const message = refusal(portal, adId, reason);
-  return { adId, result: false, errors: [message], errorDetails: [detail(code, message)] };
+/** A refused ad; several reasons (each missing attribute, say) give one message each. */
+export function refused(code: ErrorCode, portal: string, adId: number, reason: string | string[]): Outcome {
+  const messages = (Array.isArray(reason) ? reason : [reason]).map((r) => refusal(portal, adId, r));
+  return { adId, result: false, errors: messages, errorDetails: messages.map((m) => detail(code, m)) };
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `portal_connections` ADD `oauth_code_verifier` text;

@@ -1,0 +1,22 @@
+import type { Env } from "../env";
+
+export type MarketplacePortal = "portal_a" | "portal_b";
+
+/** Where a portal's API lives: a base URL, or "simulator" for the bundled one. */
+export const portalApiBase = (env: Env, portal: MarketplacePortal): string =>
+  portal === "portal_a" ? env.PORTAL_A_API : env.PORTAL_B_API;
+
+/** Our OAuth client registration at a portal (the simulator registers the same values). */
+export function portalClient(env: Env, portal: MarketplacePortal): { clientId: string; clientSecret: string } {
+  const [clientId, clientSecret] =
+    portal === "portal_a"
+      ? [env.PORTAL_A_CLIENT_ID, env.PORTAL_A_CLIENT_SECRET]
+      : [env.PORTAL_B_CLIENT_ID, env.PORTAL_B_CLIENT_SECRET];
+  if (!clientId || !clientSecret)
+    throw new Error(`${portal}: set ${portal.toUpperCase()}_CLIENT_ID and ${portal.toUpperCase()}_CLIENT_SECRET`);
+  return { clientId, clientSecret };
+}
+
+/** The page the marketplace sends the user back to; the only redirect URI registered for our client. */
+export const callbackUrl = (publicOrigin: string, portal: MarketplacePortal) =>
+  `${publicOrigin}/oauth/callback/${portal}`;

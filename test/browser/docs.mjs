@@ -1,7 +1,9 @@
 // npm run test:browser: the API reference in a real browser. Starts `npm run dev` on a spare port,
 // opens /docs in headless Chromium (Debian's package, driven by puppeteer-core), and checks that it
 // renders every tag group, that "Test Request" against GET /rest/v1/client with the development key
-// answers 200, and that no request leaves localhost. Screenshots go to test/screenshots/ (git-ignored).
+// answers 200, and that no request leaves localhost; then connects a user to portal_a the way a seller
+// does: the marketplace's consent page, signing in as `demo`, and our landing page with the code and
+// state. Screenshots go to test/screenshots/ (git-ignored).
 import { spawn } from "node:child_process";
 import { mkdir, open } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -81,6 +83,7 @@ try {
   await page.screenshot({ path: `${SHOTS}/docs.png` });
 
   check(await tryClient(page), `"Test Request" of GET /rest/v1/client with ${DEV_KEY} shows 200`);
+  await connectThroughConsent(page);
 
   check(
     outside.length === 0,
@@ -124,6 +127,49 @@ async function tryClient(page) {
   await page.screenshot({ path: `${SHOTS}/docs-try-client.png` });
   console.log(`     answered ${response.status()}, key sent: ${authorised}, status shown: ${shown}`);
   return response.status() === 200 && authorised && shown;
+}
+
+/** The API as a script calls it, with the development key. */
+async function api(method, path, body) {
+  const response = await fetch(`${origin}/rest/v1${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${DEV_KEY}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return response.json();
+}
+
+/** A new user connects portal_a in the browser: consent page, sign-in as demo, landing page, PUT. */
+async function connectThroughConsent(page) {
+  const user = await api("POST", "/users/", {
+    externalUserId: Date.now() % 1_000_000_000,
+    lastName: "Browser",
+    email: "browser@example.nl",
+    phone: "0201234567",
+  });
+  const { userId, activation } = user.data;
+  await api("POST", "/user/activate/", { userId, activationtoken: activation.activationtoken });
+  const { redirect } = (await api("POST", `/oauth/${userId}/portal_a/`)).data;
+  const consent = await page.goto(redirect, { waitUntil: "load" });
+  const fields = await page.evaluate(() => [...document.querySelectorAll("form input")].map((input) => input.name));
+  check(
+    consent?.status() === 200 && fields.includes("username") && fields.includes("password"),
+    `the consent page shows a sign-in form (${consent?.status()}: ${fields.filter((f) => !f.includes("_")).join(", ")})`,
+  );
+  await page.screenshot({ path: `${SHOTS}/oauth-consent.png` });
+  await page.type("#username", "demo");
+  await page.type("#password", "demo");
+  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[type=submit]")]);
+  const landing = new URL(page.url());
+  const text = await page.evaluate(() => document.body.innerText);
+  const code = landing.searchParams.get("code");
+  check(
+    landing.pathname === "/oauth/callback/portal_a" && Boolean(code) && text.includes(code ?? "?"),
+    `signing in lands on /oauth/callback/portal_a, which shows the code and state`,
+  );
+  await page.screenshot({ path: `${SHOTS}/oauth-landing.png` });
+  const done = await api("PUT", `/oauth/${userId}/portal_a/`, { code, state: landing.searchParams.get("state") });
+  check(done.data?.status === true, `PUT /oauth/<userId>/portal_a/ with them connects the user (${done.data?.status})`);
 }
 
 /** Clicks the first visible element of `selector` whose text contains `text`, waiting for it to appear. */

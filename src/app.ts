@@ -1,6 +1,7 @@
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
 import { BASE_PATH, createRouter } from "./lib/openapi";
+import { withExamples } from "./lib/openapiExamples";
 import { installZodMessages } from "./lib/validation";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
@@ -168,7 +169,7 @@ const TAG_DESCRIPTIONS = {
 } as const;
 
 export function openApiDocument(app: App) {
-  return app.getOpenAPI31Document({
+  const document = app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
       title: "Classified Advertisement Management API",
@@ -181,6 +182,7 @@ export function openApiDocument(app: App) {
     servers: [{ url: "/", description: "The deployment serving this document" }],
     tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
   });
+  return withExamples(document);
 }
 
 export const app = createApp();

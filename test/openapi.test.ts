@@ -22,6 +22,34 @@ function servedRoutes(): string[] {
 }
 
 describe("OpenAPI document", () => {
+  it("has an example on every JSON request body and response", () => {
+    type Media = { content?: Record<string, { example?: unknown }> };
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(committed.paths as Record<string, Record<string, unknown>>)) {
+      for (const [method, operation] of Object.entries(
+        operations as Record<string, { requestBody?: Media; responses: Record<string, Media> }>,
+      )) {
+        const bodies = [["request", operation.requestBody], ...Object.entries(operation.responses)] as [
+          string,
+          Media | undefined,
+        ][];
+        for (const [what, media] of bodies) {
+          const json = media?.content?.["application/json"];
+          if (json && json.example === undefined) missing.push(`${method} ${path} ${what}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    // The examples follow the schemas (Redocly's no-invalid-media-type-examples in npm run lint:openapi).
+    const createUser = (committed.paths as Record<string, { post?: { responses: Record<string, Media> } }>)[
+      "/rest/v1/users"
+    ];
+    expect(createUser?.post?.responses["404"]?.content?.["application/json"]?.example).toMatchObject({
+      result: false,
+      errorDetails: [{ code: "user_not_found" }],
+    });
+  });
+
   it("is OpenAPI 3.1 with the bearer scheme and lists exactly the routes the app serves", async () => {
     const answer = await call("GET", "/openapi.json");
     expect(answer.status).toBe(200);

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { ErrorDetail } from "./errors";
+import { detail, type ErrorCode, ErrorDetail } from "./errors";
 import { validationHook } from "./validation";
 
 /** Where the API lives; resources answer under it. */
@@ -54,24 +54,52 @@ const RATE_LIMIT_HEADERS = {
 };
 const RETRY_AFTER_HEADER = { "Retry-After": header("Seconds to wait before trying again") };
 
-const errorResponse = (description: string, headers: Record<string, ReturnType<typeof header>> = {}) => ({
+/** An error answer as the API writes it, for the document's examples. */
+const errorExample = (code: ErrorCode, message: string) => ({
+  result: false,
+  errors: [message],
+  data: [],
+  errorDetails: [detail(code, message)],
+});
+
+const errorResponse = (
+  description: string,
+  example: ReturnType<typeof errorExample>,
+  headers: Record<string, ReturnType<typeof header>> = {},
+) => ({
   description,
   headers: { ...REQUEST_ID_HEADER, ...headers },
-  content: { "application/json": { schema: ErrorEnvelope } },
+  content: { "application/json": { schema: ErrorEnvelope, example } },
 });
 
 const commonErrors = {
-  400: errorResponse("Validation failed: one message per problem, naming the field"),
-  401: errorResponse("Missing, unknown or revoked API key"),
-  403: errorResponse("A field or call reserved for internal clients"),
-  404: errorResponse("Unknown resource, or a resource of another client"),
+  400: errorResponse(
+    "Validation failed: one message per problem, naming the field",
+    errorExample("validation_failed", "title: must be 5-60 characters"),
+  ),
+  401: errorResponse("Missing, unknown or revoked API key", errorExample("invalid_api_key", "invalid API key")),
+  403: errorResponse(
+    "A field or call reserved for internal clients",
+    errorExample("internal_only", "walletUserId: may only be set by internal clients"),
+  ),
+  404: errorResponse(
+    "Unknown resource, or a resource of another client",
+    errorExample("user_not_found", "userId: user 42 not found"),
+  ),
   409: errorResponse(
     "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After)",
+    errorExample("insufficient_means", "portal: portal_a - adId: 7 - insufficient means"),
     RETRY_AFTER_HEADER,
   ),
-  413: errorResponse("Request body over 1 MiB"),
-  429: errorResponse("Rate limit exceeded; see Retry-After", { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER }),
-  500: errorResponse("Unexpected failure (`internal error`), logged with the request id"),
+  413: errorResponse("Request body over 1 MiB", errorExample("body_too_large", "body: must not exceed 1 MiB")),
+  429: errorResponse("Rate limit exceeded; see Retry-After", errorExample("rate_limited", "rate limit exceeded"), {
+    ...RATE_LIMIT_HEADERS,
+    ...RETRY_AFTER_HEADER,
+  }),
+  500: errorResponse(
+    "Unexpected failure (`internal error`), logged with the request id",
+    errorExample("internal_error", "internal error"),
+  ),
 } as const;
 
 /** Idempotency on writes: the header, and what a write can answer because of it. */
@@ -84,7 +112,10 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   schema: { type: "string" as const, minLength: 1, maxLength: 255 },
 };
 const writeErrors = {
-  422: errorResponse("The Idempotency-Key was used with a different request"),
+  422: errorResponse(
+    "The Idempotency-Key was used with a different request",
+    errorExample("idempotency_conflict", "Idempotency-Key: was used with a different request"),
+  ),
 } as const;
 const REPLAYED_HEADER = {
   "Idempotent-Replayed": {

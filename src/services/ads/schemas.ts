@@ -49,7 +49,8 @@ export const PriceInput = z
   })
   .openapi("PriceInput");
 
-const MP4_URL = /^(https?:\/\/)?[^\s/]+\.[^\s/]+\/\S*\.mp4(\?\S*)?$/i;
+// No regex flags: the pattern goes into the OpenAPI document, where JSON Schema has none.
+const MP4_URL = /^([hH][tT][tT][pP][sS]?:\/\/)?[^\s/]+\.[^\s/]+\/\S*\.[mM][pP]4(\?\S*)?$/;
 
 export const AdSettingInput = z
   .object({

@@ -3134,7 +3134,10 @@ export interface operations {
     "client.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3149,6 +3152,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3405,7 +3410,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3420,6 +3428,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3730,6 +3740,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3776,6 +3788,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4100,6 +4114,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4145,6 +4161,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4473,6 +4491,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4498,6 +4518,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4777,7 +4799,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -4794,6 +4819,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5104,6 +5131,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 userId: number;
@@ -5121,6 +5150,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5400,7 +5431,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -5417,6 +5451,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5695,7 +5731,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 contactId: number;
@@ -5713,6 +5752,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5990,6 +6031,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6024,6 +6067,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6317,6 +6362,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6350,6 +6397,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6643,6 +6692,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6668,6 +6719,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6964,7 +7017,10 @@ export interface operations {
                 /** @description true: one complete list; false (default): paged by page and itemsPerPage */
                 total?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -6981,6 +7037,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7252,7 +7310,10 @@ export interface operations {
                 /** @description true: one complete list; false (default): paged by page and itemsPerPage */
                 total?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 folderId: number;
@@ -7270,6 +7331,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7538,6 +7601,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7564,6 +7629,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7848,6 +7915,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7873,6 +7942,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8157,6 +8228,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8182,6 +8255,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8465,7 +8540,10 @@ export interface operations {
             query?: {
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -8482,6 +8560,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8750,7 +8830,10 @@ export interface operations {
                 userId?: number;
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8765,6 +8848,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9033,6 +9118,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9075,6 +9162,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9372,6 +9461,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9404,6 +9495,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9700,7 +9793,10 @@ export interface operations {
             query?: {
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -9717,6 +9813,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9985,7 +10083,10 @@ export interface operations {
                 userId?: number;
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10000,6 +10101,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10268,6 +10371,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10310,6 +10415,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10607,6 +10714,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10639,6 +10748,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10935,7 +11046,10 @@ export interface operations {
             query?: {
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -10952,6 +11066,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11209,7 +11325,10 @@ export interface operations {
             query?: {
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 portal: "portal_a" | "portal_b" | "website";
@@ -11227,6 +11346,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11485,6 +11606,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11517,6 +11640,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -11804,6 +11929,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11829,6 +11956,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -12107,6 +12236,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12131,6 +12262,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -12412,6 +12545,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12437,6 +12572,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -12719,6 +12856,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12744,6 +12883,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -13136,7 +13277,10 @@ export interface operations {
                 }[];
                 searchmanufacturer?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -13151,6 +13295,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13509,6 +13655,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -13581,6 +13729,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -13953,6 +14103,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14016,6 +14168,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -14388,6 +14542,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14413,6 +14569,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -14785,6 +14943,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14812,6 +14972,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -15104,6 +15266,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -15132,6 +15296,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -15424,6 +15590,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 adId: number;
@@ -15441,6 +15609,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -15716,7 +15886,10 @@ export interface operations {
     "adsettings.byAdId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 adId: number;
             };
@@ -15733,6 +15906,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15990,7 +16165,10 @@ export interface operations {
             query?: {
                 adId?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -16005,6 +16183,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16263,6 +16443,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16295,6 +16477,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -16582,6 +16766,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16618,6 +16804,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -16924,6 +17112,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16957,6 +17147,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -17286,7 +17478,10 @@ export interface operations {
                 /** @description When nothing stored matches, suggest data for the brand */
                 aiassist?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -17301,6 +17496,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17578,6 +17775,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17612,6 +17811,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -17903,6 +18104,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17936,6 +18139,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -18227,6 +18432,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18251,6 +18458,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -18529,6 +18738,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18556,6 +18767,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -18831,7 +19044,10 @@ export interface operations {
     "images.byAdId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 adId: number;
             };
@@ -18848,6 +19064,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19109,6 +19327,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 adId: number;
@@ -19144,6 +19364,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -19434,6 +19656,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 adId: number;
@@ -19469,6 +19693,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -19759,6 +19985,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 adId: number;
@@ -19776,6 +20004,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -20054,6 +20284,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -20081,6 +20313,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -20359,6 +20593,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -20386,6 +20622,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -20676,6 +20914,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -20704,6 +20944,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -20991,6 +21233,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -21019,6 +21263,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -21306,6 +21552,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -21334,6 +21582,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -21618,7 +21868,10 @@ export interface operations {
     "imagestatus.byUserId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -21635,6 +21888,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21899,6 +22154,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 userId: number;
@@ -21925,6 +22182,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -22215,7 +22474,10 @@ export interface operations {
     "imagestatus.byUserId.byAdId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 adId: number;
@@ -22233,6 +22495,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22497,6 +22761,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 userId: number;
@@ -22515,6 +22781,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -22808,6 +23076,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -22833,6 +23103,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -23125,7 +23397,10 @@ export interface operations {
             query?: {
                 useCache?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 portal: "portal_a" | "portal_b";
@@ -23143,6 +23418,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23403,6 +23680,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 userId: number;
@@ -23431,6 +23710,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -23720,6 +24001,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 userId: number;
@@ -23738,6 +24021,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -24019,6 +24304,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 userId: number;
@@ -24037,6 +24324,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -24326,6 +24615,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -24353,6 +24644,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
@@ -24633,6 +24926,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -24660,6 +24955,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
@@ -24940,6 +25237,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -24967,6 +25266,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
@@ -25247,6 +25548,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -25276,6 +25579,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -25572,6 +25877,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -25601,6 +25908,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -25897,6 +26206,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -25926,6 +26237,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -26222,6 +26535,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -26249,6 +26564,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -26545,6 +26862,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -26572,6 +26891,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -26868,6 +27189,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -26895,6 +27218,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -27188,7 +27513,10 @@ export interface operations {
     "status.totals.byUserId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -27205,6 +27533,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27462,7 +27792,10 @@ export interface operations {
     "status.byUserId.byAdId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 adId: number;
@@ -27480,6 +27813,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27767,6 +28102,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -27795,6 +28132,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -28117,7 +28456,10 @@ export interface operations {
                 state?: "pending" | "processing" | "done" | "error" | "cancelled";
                 kind?: "placement" | "update" | "unpublish" | "feature";
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -28132,6 +28474,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28407,7 +28751,10 @@ export interface operations {
     "jobs.byQueueItemId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 queueItemId: number;
             };
@@ -28424,6 +28771,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28687,6 +29036,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 queueItemId: number;
@@ -28704,6 +29055,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
@@ -29003,7 +29356,10 @@ export interface operations {
                 /** @description At most 500; default 100 */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -29018,6 +29374,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -29276,7 +29634,10 @@ export interface operations {
     "webhooks.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -29291,6 +29652,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -29552,6 +29915,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -29581,6 +29946,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -29867,7 +30234,10 @@ export interface operations {
     "webhooks.byWebhookId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 webhookId: number;
             };
@@ -29884,6 +30254,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -30143,6 +30515,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 webhookId: number;
@@ -30174,6 +30548,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -30462,6 +30838,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 webhookId: number;
@@ -30479,6 +30857,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -30767,6 +31147,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 webhookId: number;
@@ -30784,6 +31166,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -31073,6 +31457,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 webhookId: number;
@@ -31090,6 +31476,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -31368,6 +31756,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 webhookId: number;
@@ -31394,6 +31784,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -31676,7 +32068,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 webhookId: number;
             };
@@ -31693,6 +32088,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -31967,6 +32364,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 webhookId: number;
@@ -31985,6 +32384,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -32260,7 +32661,10 @@ export interface operations {
     "features.byPortal.byAdId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 portal: "portal_a" | "portal_b" | "website";
                 adId: number;
@@ -32278,6 +32682,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -32535,7 +32941,10 @@ export interface operations {
                 portal: "portal_a" | "portal_b" | "website";
                 adId: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -32550,6 +32959,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -32807,6 +33218,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -32833,6 +33246,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
@@ -33110,7 +33525,10 @@ export interface operations {
     "wallet.byUserId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -33127,6 +33545,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -33389,6 +33809,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -33415,6 +33837,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -33703,7 +34127,10 @@ export interface operations {
     "bids.byUserId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -33720,6 +34147,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -33976,7 +34405,10 @@ export interface operations {
     "bids.byUserId.byAdId.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 adId: number;
@@ -33994,6 +34426,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -34253,6 +34687,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -34281,6 +34717,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -34559,6 +34997,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -34587,6 +35027,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -34865,6 +35307,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -34894,6 +35338,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -35204,7 +35650,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
             };
@@ -35221,6 +35670,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -35512,7 +35963,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 portal: "portal_a" | "portal_b";
@@ -35530,6 +35984,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -35821,7 +36277,10 @@ export interface operations {
                 page?: number;
                 itemsPerPage?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 userId: number;
                 portal: "portal_a" | "portal_b";
@@ -35840,6 +36299,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -36132,7 +36593,10 @@ export interface operations {
                 itemsPerPage?: number;
                 userId: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -36147,6 +36611,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -36437,6 +36903,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -36471,6 +36939,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -36777,6 +37247,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -36811,6 +37283,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -37117,6 +37591,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
                 "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -37143,6 +37619,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;

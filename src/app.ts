@@ -6,6 +6,7 @@ import { installZodMessages } from "./lib/validation";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
+import { d1Session } from "./middleware/d1Session";
 import { BODY_TOO_LARGE, onError, onNotFound } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { ipRateLimit, rateLimit } from "./middleware/rateLimit";
@@ -61,7 +62,7 @@ export function createApp() {
   app.route("/", mediaRouter);
   app.route("/", oauthPublicRouter);
 
-  app.use(`${BASE_PATH}/*`, authenticate, rateLimit, bracketQuery);
+  app.use(`${BASE_PATH}/*`, d1Session, authenticate, rateLimit, bracketQuery);
   app.use(
     `${BASE_PATH}/*`,
     bodyLimit({

@@ -111,6 +111,18 @@ const IDEMPOTENCY_KEY_PARAMETER = {
     "Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409.",
   schema: { type: "string" as const, minLength: 1, maxLength: 255 },
 };
+/** D1 Sessions: the bookmark of the data an answer saw; sent back, the next read sees at least that. */
+const BOOKMARK_PARAMETER = {
+  name: "x-d1-bookmark",
+  in: "header" as const,
+  required: false,
+  description:
+    "The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served.",
+  schema: { type: "string" as const, pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+};
+const BOOKMARK_HEADER = {
+  "x-d1-bookmark": header("The database bookmark this answer saw; send it back to read your own writes"),
+};
 const writeErrors = {
   422: errorResponse(
     "The Idempotency-Key was used with a different request",
@@ -175,7 +187,7 @@ export function apiRoute<
   const write = options.method !== "get";
   const headers = {
     ...REQUEST_ID_HEADER,
-    ...(options.public ? {} : RATE_LIMIT_HEADERS),
+    ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
     ...(write ? REPLAYED_HEADER : {}),
     ...options.headers,
   };
@@ -188,7 +200,9 @@ export function apiRoute<
     description: options.description,
     request: options.request as R,
     security: options.public ? [] : [{ bearerAuth: [] }],
-    ...(write && !options.public ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
+    ...(options.public
+      ? {}
+      : { parameters: write ? [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER] : [BOOKMARK_PARAMETER] }),
     responses: {
       200: {
         description: "Success",

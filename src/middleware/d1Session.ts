@@ -1,0 +1,26 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { DomainError } from "../lib/errors";
+
+export const BOOKMARK_HEADER = "x-d1-bookmark";
+/** D1's bookmark format: three 8-digit and one 32-digit hex group. */
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/i;
+
+/**
+ * D1 Sessions (read replication): a GET may be answered by a nearby read replica, a write goes to the
+ * primary. Every answer carries the session's bookmark in `x-d1-bookmark`; a client that sends it back
+ * reads at least what that answer saw, so it reads its own writes wherever it is served. The request's
+ * handlers and services see the session as `env.DB`.
+ */
+export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const bookmark = c.req.header(BOOKMARK_HEADER);
+  if (bookmark && !BOOKMARK.test(bookmark))
+    throw DomainError.of("validation_failed", `${BOOKMARK_HEADER}: not a D1 bookmark`);
+  const constraint = c.req.method === "GET" ? "first-unconstrained" : "first-primary";
+  const session = c.env.DB.withSession(bookmark || constraint);
+  // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.
+  c.env = { ...c.env, DB: session as unknown as D1Database };
+  await next();
+  const reached = session.getBookmark();
+  if (reached) c.header(BOOKMARK_HEADER, reached);
+};

@@ -1,13 +1,14 @@
-import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { inList } from "../../db/inList";
 import { ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
+import { loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { AdsQueryInput } from "./schemas";
-import { type AdView, adViews, type SimpleAdView } from "./views";
+import { type AdRow, type AdView, assembleViews, type SimpleAdView, viewQueries } from "./views";
 
 /** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
 const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -100,34 +101,53 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
   return where;
 }
 
-/** GET /ads/: one round trip for count and page, one for the details (see adViews). */
+/**
+ * GET /ads/ in one D1 round trip: the count, the page and the details of the page's ads go in one
+ * batch, the details selecting the page's ids with the page query itself. The count reaches the users
+ * table through an `IN` on its primary key, so it stays on the ads indexes; the page keeps the join, which
+ * lets SQLite walk the order index and stop at the page (written as the count is, it sorts every match).
+ */
 export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
   const { db, caller } = ctx;
   const itemsPerPage = q.itemsPerPage ?? 25;
-  const where = and(...conditions(caller, q));
+  const [visible, ...filters] = conditions(caller, q);
   const order = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => {
     const expression = ORDER_EXPRESSIONS[field] as SQL;
     return descending ? desc(expression) : asc(expression);
   });
-  // Categories and groups are joined only for the filters that read them: the count is the costly part.
+  // Categories and groups are joined only for the filters that read them.
   const needsCatalogue = q.groupId !== undefined || Boolean(q.groupDescription) || Boolean(q.categoryDescription);
-  const withJoins = <T extends SQLiteSelect>(query: T): T => {
-    query.innerJoin(users, eq(users.id, ads.userId));
+  // Dynamic queries are changed in place by their join methods.
+  const withCatalogue = <T extends SQLiteSelect>(query: T): T => {
     if (needsCatalogue) {
       query.leftJoin(categories, eq(categories.id, ads.categoryId)).leftJoin(groups, eq(groups.id, categories.groupId));
     }
-    return query.where(where);
+    return query;
   };
-  const [[total], rows] = await db.batch([
-    withJoins(db.select({ n: count() }).from(ads).$dynamic()),
-    withJoins(db.select(getTableColumns(ads)).from(ads).$dynamic())
+  const page = <T extends SQLiteSelect>(query: T): T => {
+    query.innerJoin(users, eq(users.id, ads.userId));
+    return withCatalogue(query)
+      .where(and(visible, ...filters))
       .orderBy(...order, asc(ads.id))
       .limit(itemsPerPage)
-      .offset((q.page - 1) * itemsPerPage),
+      .offset((q.page - 1) * itemsPerPage);
+  };
+  const visibleUserIds = db.select({ id: users.id }).from(users).where(visible);
+  const countQuery = withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
+    and(inArray(ads.userId, visibleUserIds), ...filters),
+  );
+  const pageIds = page(db.select({ id: ads.id }).from(ads).$dynamic());
+  const [catalogue, [counted, rows, ...details]] = await Promise.all([
+    loadCatalogue(db),
+    db.batch([
+      countQuery,
+      page(db.select(getTableColumns(ads)).from(ads).$dynamic()),
+      ...viewQueries(db, pageIds, q.simple),
+    ]),
   ]);
   return {
-    items: await adViews(db, rows, q.simple, ctx.mediaBase),
-    totalItems: total?.n ?? 0,
+    items: assembleViews(catalogue, rows as AdRow[], details, q.simple, ctx.mediaBase),
+    totalItems: (counted as { n: number }[])[0]?.n ?? 0,
     page: q.page,
     itemsPerPage,
   };

@@ -2,10 +2,11 @@ import type { AdRow } from "./access";
 
 export type { AdRow };
 
-import { asc } from "drizzle-orm";
+import { type AnyColumn, asc, inArray } from "drizzle-orm";
+import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adAttributes, adFeatures, adPublications, adSettings, contacts } from "../../db/schema";
+import { adAttributes, adFeatures, adPublications, adSettings, ads, contacts } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { contactFields } from "../accounts/contacts";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
@@ -16,6 +17,8 @@ type AttributeRow = typeof adAttributes.$inferSelect;
 type SettingRow = typeof adSettings.$inferSelect;
 type PublicationRow = typeof adPublications.$inferSelect;
 type FeatureRow = typeof adFeatures.$inferSelect;
+type ContactRow = typeof contacts.$inferSelect;
+type ImageRow = Parameters<typeof imagesByAd>[0][number];
 
 function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   const byPortal = new Map<string, AttributeRow[]>();
@@ -102,10 +105,75 @@ const groupBy = <T extends { adId: number }>(rows: T[]) => {
   return map;
 };
 
+/** The ads to describe: their ids, or a query that selects them (a page, read in the same batch). */
+export type AdIds = number[] | SQLiteSelect;
+
+const idsIn = (column: AnyColumn, ids: AdIds) => (Array.isArray(ids) ? inList(column, ids) : inArray(column, ids));
+
 /**
- * Views of a page of ads in one D1 round trip (plus the catalogue, cached per isolate), whatever the
- * page holds. `simple` leaves out attributes, contact, settings, description and provider.
+ * The reads behind the views of some ads, to run in one D1 batch (with the page query itself when the
+ * ids are that query): `simple` reads publications, features and images; a full view adds attributes,
+ * settings and contacts.
  */
+export function viewQueries(db: Db, ids: AdIds, simple: boolean) {
+  const common = [
+    db.select().from(adPublications).where(idsIn(adPublications.adId, ids)),
+    db.select().from(adFeatures).where(idsIn(adFeatures.adId, ids)),
+    imagesQuery(db, ids),
+  ] as const;
+  if (simple) return common;
+  return [
+    ...common,
+    db.select().from(adAttributes).where(idsIn(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
+    db.select().from(adSettings).where(idsIn(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
+    db
+      .select()
+      .from(contacts)
+      .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(idsIn(ads.id, ids)))),
+  ] as const;
+}
+
+type ViewRows = [PublicationRow[], FeatureRow[], ImageRow[], AttributeRow[]?, SettingRow[]?, ContactRow[]?];
+
+/** The views of `rows` from what `viewQueries` read, in the rows' order. */
+export function assembleViews(
+  catalogue: Catalogue,
+  rows: AdRow[],
+  results: unknown[],
+  simple: boolean,
+  mediaBase: string,
+): (AdView | SimpleAdView)[] {
+  const [publicationRows, featureRows, imageRows, attributeRows = [], settingRows = [], contactRows = []] =
+    results as ViewRows;
+  const publications = groupBy(publicationRows);
+  const features = groupBy(featureRows);
+  const images = imagesByAd(imageRows);
+  const base = (ad: AdRow) =>
+    baseView(
+      catalogue,
+      ad,
+      publications.get(ad.id) ?? [],
+      features.get(ad.id) ?? [],
+      imagesOf(images.get(ad.id), simple, mediaBase),
+    );
+  if (simple) return rows.map(base);
+  const attributes = groupBy(attributeRows);
+  const settings = groupBy(settingRows);
+  const contactsById = new Map(contactRows.map((c) => [c.id, c]));
+  return rows.map((ad) => {
+    const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);
+    return {
+      ...base(ad),
+      description: ad.description,
+      attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
+      settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),
+      contact: contact ? contactFields(contact) : false,
+      provider: ad.provider ?? null,
+    };
+  });
+}
+
+/** Views of some ads in one D1 round trip (plus the catalogue, cached per isolate). */
 export async function adViews(
   db: Db,
   rows: AdRow[],
@@ -114,56 +182,10 @@ export async function adViews(
 ): Promise<(AdView | SimpleAdView)[]> {
   const catalogue = await loadCatalogue(db);
   if (rows.length === 0) return [];
-  const ids = rows.map((r) => r.id);
-  if (simple) {
-    const [publicationRows, featureRows, imageRows] = await db.batch([
-      db.select().from(adPublications).where(inList(adPublications.adId, ids)),
-      db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
-      imagesQuery(db, ids),
-    ]);
-    const publications = groupBy(publicationRows);
-    const features = groupBy(featureRows);
-    const images = imagesByAd(imageRows);
-    return rows.map((ad) =>
-      baseView(
-        catalogue,
-        ad,
-        publications.get(ad.id) ?? [],
-        features.get(ad.id) ?? [],
-        imagesOf(images.get(ad.id), true, mediaBase),
-      ),
-    );
-  }
-  const contactIds = [...new Set(rows.map((r) => r.contactId).filter((v): v is number => v !== null))];
-  const [attributeRows, settingRows, publicationRows, contactRows, imageRows, featureRows] = await db.batch([
-    db.select().from(adAttributes).where(inList(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
-    db.select().from(adSettings).where(inList(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
-    db.select().from(adPublications).where(inList(adPublications.adId, ids)),
-    db.select().from(contacts).where(inList(contacts.id, contactIds)),
-    imagesQuery(db, ids),
-    db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
-  ]);
-  const images = imagesByAd(imageRows);
-  const features = groupBy(featureRows);
-  const attributes = groupBy(attributeRows);
-  const settings = groupBy(settingRows as (SettingRow & { adId: number })[]);
-  const publications = groupBy(publicationRows);
-  const contactsById = new Map(contactRows.map((c) => [c.id, c]));
-  return rows.map((ad) => {
-    const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);
-    return {
-      ...baseView(
-        catalogue,
-        ad,
-        publications.get(ad.id) ?? [],
-        features.get(ad.id) ?? [],
-        imagesOf(images.get(ad.id), false, mediaBase),
-      ),
-      description: ad.description,
-      attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
-      settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),
-      contact: contact ? contactFields(contact) : false,
-      provider: ad.provider ?? null,
-    };
-  });
+  const [first, ...rest] = viewQueries(
+    db,
+    rows.map((r) => r.id),
+    simple,
+  );
+  return assembleViews(catalogue, rows, await db.batch([first, ...rest]), simple, mediaBase);
 }

@@ -1,5 +1,6 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
@@ -28,11 +29,11 @@ export const toImageView = (row: ImageRow, counter: number, mediaBase: string): 
 });
 
 /** The images of several ads in order, with their counters, in one query. */
-export function imagesQuery(db: Db, adIds: number[]) {
+export function imagesQuery(db: Db, adIds: number[] | SQLiteSelect) {
   return db
     .select()
     .from(adImages)
-    .where(inList(adImages.adId, adIds))
+    .where(Array.isArray(adIds) ? inList(adImages.adId, adIds) : inArray(adImages.adId, adIds))
     .orderBy(adImages.adId, adImages.sortKey, adImages.id);
 }
 

@@ -17,6 +17,11 @@ const scenarios = [
   { name: "GET /rest/v1/health (baseline)", path: "/rest/v1/health" },
   { name: "GET /rest/v1/client/ (auth + rate limit)", path: "/rest/v1/client/", headers: auth },
   { name: "GET /ads/ 25 full ads of 20,000", path: "/rest/v1/ads/?itemsPerPage=25&page=40", headers: auth },
+  {
+    name: "GET /ads/ simple page of 500",
+    path: "/rest/v1/ads/?simple=true&itemsPerPage=500&page=10",
+    headers: auth,
+  },
   { name: "GET /ads/ keyword search", path: "/rest/v1/ads/?searchkeyword=fiets&itemsPerPage=25", headers: auth },
 ];
 
@@ -97,7 +102,12 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
   });
   await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
   const { redirect } = await api("POST", `/oauth/${user.userId}/portal_a/`);
-  const approval = await fetch(redirect, { redirect: "manual" });
+  // A marketplace account of its own, made on the consent page's sign-up form (its hidden fields are
+  // the authorization request's parameters), so the simulator's counts are this run's alone.
+  const signup = new URLSearchParams(new URL(redirect).search);
+  signup.set("username", `bench-${Date.now()}`);
+  signup.set("password", "bench-password");
+  const approval = await fetch(`${origin}/simulator/portal_a/signup`, { method: "POST", body: signup, redirect: "manual" });
   const callback = new URL(approval.headers.get("Location"));
   await api("PUT", `/oauth/${user.userId}/portal_a/`, {
     code: callback.searchParams.get("code"),
@@ -114,6 +124,7 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
           title: `Publicatie ${i + j}`,
           description: "Bank voor de benchmark",
           price: { model: "fixed", price: 1000 },
+          attributes: [{ portal: "portal_a", values: [{ key: "condition", value: "gebruikt" }] }],
         }),
       ),
     );

@@ -371,3 +371,44 @@ export async function publishMixedAds(key: string, internalKey: string, count = 
     await call("POST", "/publish/batch", { key, body: { userId, adId: adIds.slice(i, i + 100), portal: "portal_a" } });
   return { userId, adIds };
 }
+
+/**
+ * A D1 binding that counts round trips to the database: each `batch`, and each statement run on its own
+ * (`all`, `run`, `first`, `raw`). Services given `getDb(counter.d1)` are measured.
+ */
+export function countingD1(target: D1Database) {
+  const counter = { roundTrips: 0, reset: () => (counter.roundTrips = 0), d1: target };
+  // The runtime's batch takes its own statement objects, not proxies of them.
+  const unwrapped = new WeakMap<object, D1PreparedStatement>();
+  const counted = <F extends (...args: never[]) => unknown>(run: F) =>
+    ((...args: Parameters<F>) => {
+      counter.roundTrips += 1;
+      return run(...args);
+    }) as F;
+  const statement = (prepared: D1PreparedStatement): D1PreparedStatement => {
+    const proxy = new Proxy(prepared, {
+      get(s, property) {
+        const member = Reflect.get(s, property);
+        if (typeof member !== "function") return member;
+        if (["all", "run", "first", "raw"].includes(String(property))) return counted(member.bind(s));
+        // bind() answers a new statement: it is counted too.
+        return (...args: unknown[]) => {
+          const result = member.apply(s, args);
+          return result instanceof Object && "bind" in result ? statement(result as D1PreparedStatement) : result;
+        };
+      },
+    });
+    unwrapped.set(proxy, prepared);
+    return proxy;
+  };
+  counter.d1 = new Proxy(target, {
+    get(d1, property) {
+      const value = Reflect.get(d1, property);
+      if (property === "batch")
+        return counted((statements: D1PreparedStatement[]) => d1.batch(statements.map((s) => unwrapped.get(s) ?? s)));
+      if (property === "prepare") return (query: string) => statement(d1.prepare(query));
+      return typeof value === "function" ? value.bind(d1) : value;
+    },
+  });
+  return counter;
+}

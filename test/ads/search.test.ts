@@ -6,7 +6,7 @@ import { ads } from "../../src/db/schema";
 import { searchAds } from "../../src/services/ads";
 import { adViews } from "../../src/services/ads/views";
 import { loadCatalogue } from "../../src/services/catalogue";
-import { CAR_CATEGORY, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
+import { CAR_CATEGORY, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -270,42 +270,8 @@ describe("GET /ads/ search", () => {
         ...car("Audi", 1000 * i, ["airco", "navigatie"]),
       });
     }
-    let roundTrips = 0;
-    const counting = new Proxy(env.DB, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (property === "batch") {
-          return (...args: unknown[]) => {
-            roundTrips += 1;
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        if (property === "prepare") {
-          return (query: string) => {
-            const statement = target.prepare(query);
-            return new Proxy(statement, {
-              get(s, p) {
-                const member = Reflect.get(s, p);
-                if (typeof member !== "function") return member;
-                if (["all", "run", "first", "raw"].includes(String(p))) {
-                  return (...args: unknown[]) => {
-                    roundTrips += 1;
-                    return member.apply(s, args);
-                  };
-                }
-                // bind() returns a new statement: keep counting on it.
-                return (...args: unknown[]) => {
-                  const result = member.apply(s, args);
-                  return result === s ? s : result;
-                };
-              },
-            });
-          };
-        }
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const db = getDb(counting as D1Database);
+    const counter = countingD1(env.DB);
+    const db = getDb(counter.d1);
     const ctx = { db, env, caller: { clientId, internal: false, partner: true }, mediaBase: "/media/" };
     const page = await searchAds(ctx, {
       page: 1,
@@ -315,16 +281,16 @@ describe("GET /ads/ search", () => {
     });
     expect(page.items).toHaveLength(25);
     // Count, page and the details of all 25 in one batch; a second only when the catalogue is not cached yet.
-    expect(roundTrips).toBeGreaterThanOrEqual(1);
-    expect(roundTrips).toBeLessThanOrEqual(2);
+    expect(counter.roundTrips).toBeGreaterThanOrEqual(1);
+    expect(counter.roundTrips).toBeLessThanOrEqual(2);
     // With the catalogue already cached in the isolate, one: for a full page and a simple page of 500.
     await loadCatalogue(db);
-    roundTrips = 0;
+    counter.reset();
     const again = await searchAds(ctx, { page: 1, itemsPerPage: 25, simple: false, userId });
-    expect(roundTrips).toBe(1);
-    roundTrips = 0;
+    expect(counter.roundTrips).toBe(1);
+    counter.reset();
     const simple = await searchAds(ctx, { page: 1, itemsPerPage: 500, simple: true, userId });
-    expect(roundTrips).toBe(1);
+    expect(counter.roundTrips).toBe(1);
     // The one-batch page is the same as views built for its ads one step at a time.
     const rows = await db.select().from(ads).where(eq(ads.userId, userId)).orderBy(asc(ads.createdAt), asc(ads.id));
     expect(again.items).toEqual(await adViews(db, rows.slice(0, 25), false, "/media/"));

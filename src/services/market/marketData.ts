@@ -27,7 +27,7 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
   const dates = [new Date(now.getTime() - 86_400_000), now].map((d) => d.toISOString().slice(0, 10));
   let bidCount = 0;
   for (const { userId, portal } of batch) {
-    await withAccessToken(db, env, userId, portal as MarketplacePortal, async (gateway, token) => {
+    await withAccessToken(db, env, { userId, portal: portal as MarketplacePortal }, async (gateway, token) => {
       const remoteBids = await gateway.bids(token);
       const daily = await Promise.all(
         dates.map(async (date) => ({ date, rows: await gateway.statistics(token, date) })),

@@ -15,7 +15,7 @@ import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userRevision } from "../shared/revisions";
 
 const STATE_TTL_MS = 10 * 60 * 1000;
-type ConnectionRow = typeof portalConnections.$inferSelect;
+export type ConnectionRow = typeof portalConnections.$inferSelect;
 
 /** The spec's portal connection; token fields exist but never show a token. */
 export const connectionView = (userId: number, portal: MarketplacePortal, row: ConnectionRow | undefined) => ({
@@ -30,12 +30,15 @@ export const connectionView = (userId: number, portal: MarketplacePortal, row: C
   scope: row?.scope ?? [],
 });
 
-async function loadConnection(db: Db, userId: number, portal: MarketplacePortal) {
-  return db
+/** The user's connection row for a portal (a query, so a job can read it in its claiming batch). */
+export const connectionQuery = (db: Db, userId: number, portal: MarketplacePortal) =>
+  db
     .select()
     .from(portalConnections)
-    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)))
-    .get();
+    .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)));
+
+async function loadConnection(db: Db, userId: number, portal: MarketplacePortal) {
+  return connectionQuery(db, userId, portal).get();
 }
 
 export async function getConnection(ctx: ServiceContext, userId: number, portal: MarketplacePortal) {
@@ -175,23 +178,20 @@ export async function disconnect(ctx: ServiceContext, userId: number, portal: Ma
   return connectionView(userId, portal, undefined);
 }
 
-export async function isConnected(db: Db, userId: number, portal: MarketplacePortal): Promise<boolean> {
-  return (await loadConnection(db, userId, portal))?.status ?? false;
-}
-
 /**
  * Runs a marketplace call with the user's access token: refreshed first when it has expired, and once
- * more when the portal does not accept it.
+ * more when the portal does not accept it. `current` is the connection row when the caller read it
+ * already (a publish job reads it with its claim).
  */
 export async function withAccessToken<T>(
   db: Db,
   env: Env,
-  userId: number,
-  portal: MarketplacePortal,
+  target: { userId: number; portal: MarketplacePortal; current?: ConnectionRow | undefined },
   call: (gateway: PortalGateway, token: string) => Promise<T>,
 ): Promise<T> {
+  const { userId, portal } = target;
   const gateway = new PortalGateway(env, portal);
-  const current = await loadConnection(db, userId, portal);
+  const current = "current" in target ? target.current : await loadConnection(db, userId, portal);
   if (!current?.status || !current.accessToken || !current.refreshToken) {
     throw new PortalError("refused", "user is not connected to the portal");
   }

@@ -8,10 +8,10 @@ import { mediaBaseOf } from "../../lib/media";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import { type MarketplacePortal, PortalError } from "../../portals/gateway";
-import { withAccessToken } from "./connections";
+import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
 import { sendItems } from "./intents";
 import { applyEvent, JOB_KINDS, type ListingOutcome, type QueueItem, transition } from "./lifecycle";
-import { listingOf } from "./listing";
+import { assembleListing, listingQueries } from "./listing";
 
 const WEBSITE_LISTING_DAYS = 30;
 
@@ -28,6 +28,16 @@ export async function runPublishItem(env: Env, itemId: number, requestId?: strin
   if (item?.status !== "pending") return;
 
   const now = nowIso();
+  const marketplace = item.portal === "website" ? null : (item.portal as MarketplacePortal);
+  // Everything the job reads goes with its claim: the ad, its publication, newer changes of the same
+  // listing, and for a marketplace the user's connection and the reads behind the listing.
+  const sendsListing = item.action === "publish" || item.action === "update";
+  const marketplaceReads = marketplace
+    ? [
+        connectionQuery(db, item.userId, marketplace),
+        ...(sendsListing ? listingQueries(db, item.adId, item.userId, marketplace) : []),
+      ]
+    : [];
   const [claimed, ...rest] = await db.batch([
     ...transition(db, item, "started", { now }),
     db.select().from(ads).where(eq(ads.id, item.adId)),
@@ -48,6 +58,7 @@ export async function runPublishItem(env: Env, itemId: number, requestId?: strin
           inArray(queueItems.status, ["pending", "processing"]),
         ),
       ),
+    ...marketplaceReads,
   ]);
   const running = claimed[0];
   if (!running) return; // another delivery claimed it first
@@ -76,9 +87,12 @@ export async function runPublishItem(env: Env, itemId: number, requestId?: strin
       attempts: running.attempts,
     });
   };
-  const [ad] = rest.at(-3) as (typeof ads.$inferSelect)[];
-  const [publication] = rest.at(-2) as (typeof adPublications.$inferSelect)[];
-  const newer = rest.at(-1) as { id: number }[];
+  const reads = rest.slice(rest.length - marketplaceReads.length - 3);
+  const [ad] = reads[0] as (typeof ads.$inferSelect)[];
+  const [publication] = reads[1] as (typeof adPublications.$inferSelect)[];
+  const newer = reads[2] as { id: number }[];
+  const [connection] = (reads[3] ?? []) as ConnectionRow[];
+  const listingRows = reads.slice(4);
   if (!ad) return;
   if (item.action === "update" && newer.length > 0) {
     await applyEvent(db, running, "cancelled", { now: nowIso(), reason: "superseded" }, metrics);
@@ -91,7 +105,7 @@ export async function runPublishItem(env: Env, itemId: number, requestId?: strin
     outcome =
       item.portal === "website"
         ? websiteOutcome(item.action, ad.id)
-        : await marketplaceCall(env, running, ad, publication?.remoteAdId ?? 0);
+        : await marketplaceCall(env, running, ad, publication?.remoteAdId ?? 0, { connection, listingRows });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof PortalError && error.kind === "refused") {
@@ -124,13 +138,14 @@ async function marketplaceCall(
   item: QueueItem,
   ad: typeof ads.$inferSelect,
   remoteAdId: number,
+  read: { connection: ConnectionRow | undefined; listingRows: unknown[] },
 ): Promise<ListingOutcome> {
   const db = getDb(env.DB);
   const portal = item.portal as MarketplacePortal;
   const externalRef = item.externalRef ?? `ad-${ad.id}-${item.id}`;
   const listing = () =>
-    listingOf(db, { ad, portal, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
-  return withAccessToken(db, env, item.userId, portal, async (gateway, token) => {
+    assembleListing(read.listingRows, { ad, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
+  return withAccessToken(db, env, { userId: item.userId, portal, current: read.connection }, async (gateway, token) => {
     switch (item.action) {
       case "publish": {
         // A placement is always a new listing; an earlier attempt of this one may have made it already.

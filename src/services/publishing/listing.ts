@@ -1,6 +1,6 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { adAttributes, adSettings, type ads, contacts, userAdSettings, userSettings, users } from "../../db/schema";
+import { adAttributes, adSettings, ads, contacts, userAdSettings, userSettings, users } from "../../db/schema";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
 import type { Listing, MarketplacePortal } from "../../portals/gateway";
 import { imagesByAd, imagesQuery, toImageView } from "../images/images";
@@ -11,38 +11,50 @@ type AdRow = typeof ads.$inferSelect;
 const withScheme = (link: string | null) => (link && !/^[a-z][a-z0-9+.-]*:\/\//i.test(link) ? `https://${link}` : link);
 
 /**
- * The listing a marketplace gets for an ad: everything the spec stores for that portal, read in one
- * D1 round trip. The description is the user's header and footer for the portal around the ad's own,
- * sanitised as one text; contact details go only where the ad's `showcontact` for the portal allows.
+ * The reads behind an ad's listing on a portal, to run in the batch that claims its job (so building the
+ * listing costs no round trip of its own); `assembleListing` makes the listing from their results.
  */
-export async function listingOf(
-  db: Db,
-  input: { ad: AdRow; portal: MarketplacePortal; externalRef: string; withImages: boolean; mediaBase: string },
+export function listingQueries(db: Db, adId: number, userId: number, portal: MarketplacePortal) {
+  return [
+    db
+      .select()
+      .from(adAttributes)
+      .where(and(eq(adAttributes.adId, adId), eq(adAttributes.portal, portal)))
+      .orderBy(asc(adAttributes.seq)),
+    db
+      .select()
+      .from(adSettings)
+      .where(and(eq(adSettings.adId, adId), eq(adSettings.portal, portal))),
+    db
+      .select()
+      .from(userAdSettings)
+      .where(and(eq(userAdSettings.userId, userId), eq(userAdSettings.portal, portal))),
+    db.select().from(userSettings).where(eq(userSettings.userId, userId)),
+    db
+      .select()
+      .from(contacts)
+      .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(eq(ads.id, adId)))),
+    db.select().from(users).where(eq(users.id, userId)),
+    imagesQuery(db, [adId]),
+  ] as const;
+}
+
+type ListingRows = {
+  [K in keyof ReturnType<typeof listingQueries>]: Awaited<ReturnType<typeof listingQueries>[K]>;
+};
+
+/**
+ * The listing a marketplace gets for an ad: everything the spec stores for that portal. The description
+ * is the user's header and footer for the portal around the ad's own, sanitised as one text; contact
+ * details go only where the ad's `showcontact` for the portal allows.
+ */
+export async function assembleListing(
+  results: readonly unknown[],
+  input: { ad: AdRow; externalRef: string; withImages: boolean; mediaBase: string },
 ): Promise<Listing> {
-  const { ad, portal } = input;
+  const { ad } = input;
   const [attributeRows, settingRows, userAdSettingRows, userSettingRows, contactRows, userRows, imageRows] =
-    await db.batch([
-      db
-        .select()
-        .from(adAttributes)
-        .where(and(eq(adAttributes.adId, ad.id), eq(adAttributes.portal, portal)))
-        .orderBy(asc(adAttributes.seq)),
-      db
-        .select()
-        .from(adSettings)
-        .where(and(eq(adSettings.adId, ad.id), eq(adSettings.portal, portal))),
-      db
-        .select()
-        .from(userAdSettings)
-        .where(and(eq(userAdSettings.userId, ad.userId), eq(userAdSettings.portal, portal))),
-      db.select().from(userSettings).where(eq(userSettings.userId, ad.userId)),
-      db
-        .select()
-        .from(contacts)
-        .where(eq(contacts.id, ad.contactId ?? 0)),
-      db.select().from(users).where(eq(users.id, ad.userId)),
-      imagesQuery(db, [ad.id]),
-    ]);
+    results as unknown as ListingRows;
   const [setting] = settingRows;
   const [userAdSetting] = userAdSettingRows;
   const [userSetting] = userSettingRows;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lte, sql } from "drizzle-orm";
+import { type AnyColumn, and, eq, inArray, lte, sql } from "drizzle-orm";
 import { batchAll, type Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import {
@@ -7,8 +7,10 @@ import {
   adSettings,
   ads,
   adUpdateRequests,
+  portalConnections,
   queueItems,
   userSettings,
+  users,
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { DomainError } from "../../lib/errors";
@@ -19,10 +21,9 @@ import { checkAttributes } from "../ads/attributes";
 import type { AdRow } from "../ads/views";
 import { type Catalogue, GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue/catalogue";
 import { type FeatureName, featurePrice, placingPrice } from "../catalogue/features";
-import { requireUser, type UserRow } from "../shared/access";
+import { requireUser, type UserRow, userNotFound, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { payerOf } from "../wallet/wallet";
-import { isConnected } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
 import { noteRefund, type QueueItem, transition } from "./lifecycle";
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
@@ -75,46 +76,69 @@ export async function requestPublishing(
   },
 ): Promise<Outcome[]> {
   const { db, env } = ctx;
-  const user = await requireUser(db, ctx.caller, input.userId);
   const { portal, mode } = input;
-  const adRows = await db
-    .select()
-    .from(ads)
-    .where(
-      and(
-        eq(ads.userId, user.id),
-        Array.isArray(input.adIds)
-          ? inList(ads.id, input.adIds)
-          : input.adIds === "allActive"
-            ? eq(ads.status, "active")
-            : undefined,
-      ),
-    );
-  const byId = new Map(adRows.map((ad) => [ad.id, ad]));
-  const adIds = Array.isArray(input.adIds) ? [...new Set(input.adIds)] : adRows.map((ad) => ad.id);
-  const [settings, publications, pendingItems, connected, catalogue, payerId, attributeRows] = await Promise.all([
-    db.select({ status: userSettings.status }).from(userSettings).where(eq(userSettings.userId, user.id)).get(),
+  // One D1 round trip for everything the checks read: the user (as the caller may see it), its
+  // settings, the ads, and their publications, pending items and attributes on the portal. With
+  // `all`/`allActive` the ads' ids are a subquery of the same batch.
+  const ownAds = and(
+    eq(ads.userId, input.userId),
+    Array.isArray(input.adIds)
+      ? inList(ads.id, input.adIds)
+      : input.adIds === "allActive"
+        ? eq(ads.status, "active")
+        : undefined,
+  );
+  const adIdsIn = (column: AnyColumn) =>
+    Array.isArray(input.adIds)
+      ? inList(column, input.adIds)
+      : inArray(column, db.select({ id: ads.id }).from(ads).where(ownAds));
+  const checksAttributes = portal !== "website" && mode !== "unpublish";
+  const [userRows, settingRows, adRows, publications, pendingItems, connections, attributeRows] = await db.batch([
+    db
+      .select()
+      .from(users)
+      .where(and(eq(users.id, input.userId), visibleUsers(ctx.caller))),
+    db
+      .select({ status: userSettings.status, walletUserId: userSettings.walletUserId })
+      .from(userSettings)
+      .where(eq(userSettings.userId, input.userId)),
+    db.select().from(ads).where(ownAds),
     db
       .select()
       .from(adPublications)
-      .where(and(inList(adPublications.adId, adIds), eq(adPublications.portal, portal))),
-    mode === "unpublish"
-      ? db
-          .select()
-          .from(queueItems)
-          .where(and(inList(queueItems.adId, adIds), eq(queueItems.portal, portal), eq(queueItems.status, "pending")))
-      : Promise.resolve([] as QueueItem[]),
-    portal === "website" ? Promise.resolve(true) : isConnected(db, user.id, portal),
-    loadCatalogue(db),
-    payerOf(db, user.id),
-    portal === "website" || mode === "unpublish"
-      ? Promise.resolve([] as AttributeRow[])
-      : db
-          .select()
-          .from(adAttributes)
-          .where(and(inList(adAttributes.adId, adIds), eq(adAttributes.portal, portal)))
-          .orderBy(adAttributes.adId, adAttributes.seq),
+      .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal))),
+    db
+      .select()
+      .from(queueItems)
+      .where(
+        and(
+          adIdsIn(queueItems.adId),
+          eq(queueItems.portal, portal),
+          eq(queueItems.status, "pending"),
+          // Read only for an unpublish (a batch cannot leave a statement out by type).
+          sql`${mode === "unpublish" ? 1 : 0} = 1`,
+        ),
+      ),
+    db
+      .select({ status: portalConnections.status })
+      .from(portalConnections)
+      .where(and(eq(portalConnections.userId, input.userId), sql`${portalConnections.portal} = ${portal}`)),
+    db
+      .select()
+      .from(adAttributes)
+      .where(
+        and(adIdsIn(adAttributes.adId), sql`${adAttributes.portal} = ${portal}`, sql`${checksAttributes ? 1 : 0} = 1`),
+      )
+      .orderBy(adAttributes.adId, adAttributes.seq),
   ]);
+  const [user] = userRows;
+  if (!user) throw userNotFound(input.userId);
+  const [settings] = settingRows;
+  const payerId = settings?.walletUserId ?? user.id;
+  const connected = portal === "website" || (connections[0]?.status ?? false);
+  const catalogue = await loadCatalogue(db);
+  const byId = new Map(adRows.map((ad) => [ad.id, ad]));
+  const adIds = Array.isArray(input.adIds) ? [...new Set(input.adIds)] : adRows.map((ad) => ad.id);
   const attributesByAd = new Map<number, AttributeRow[]>();
   for (const row of attributeRows) attributesByAd.set(row.adId, [...(attributesByAd.get(row.adId) ?? []), row]);
   const published = new Map(publications.map((p) => [p.adId, p]));

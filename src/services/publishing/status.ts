@@ -51,8 +51,11 @@ async function refreshFromPortals(db: Db, env: Env, userId: number, adIds: numbe
     .where(and(inList(adPublications.adId, adIds), eq(adPublications.active, true)));
   for (const publication of live) {
     if (publication.portal === "website" || !publication.remoteAdId) continue;
-    const state = await withAccessToken(db, env, userId, publication.portal as MarketplacePortal, (gateway, token) =>
-      gateway.getListing(token, publication.remoteAdId),
+    const state = await withAccessToken(
+      db,
+      env,
+      { userId, portal: publication.portal as MarketplacePortal },
+      (gateway, token) => gateway.getListing(token, publication.remoteAdId),
     ).catch(() => null);
     if (!state) continue;
     await db

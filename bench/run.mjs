@@ -107,7 +107,11 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
   const signup = new URLSearchParams(new URL(redirect).search);
   signup.set("username", `bench-${Date.now()}`);
   signup.set("password", "bench-password");
-  const approval = await fetch(`${origin}/simulator/portal_a/signup`, { method: "POST", body: signup, redirect: "manual" });
+  const approval = await fetch(`${origin}/simulator/portal_a/signup`, {
+    method: "POST",
+    body: signup,
+    redirect: "manual",
+  });
   const callback = new URL(approval.headers.get("Location"));
   await api("PUT", `/oauth/${user.userId}/portal_a/`, {
     code: callback.searchParams.get("code"),

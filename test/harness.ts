@@ -401,14 +401,21 @@ export function countingD1(target: D1Database) {
     unwrapped.set(proxy, prepared);
     return proxy;
   };
-  counter.d1 = new Proxy(target, {
-    get(d1, property) {
-      const value = Reflect.get(d1, property);
-      if (property === "batch")
-        return counted((statements: D1PreparedStatement[]) => d1.batch(statements.map((s) => unwrapped.get(s) ?? s)));
-      if (property === "prepare") return (query: string) => statement(d1.prepare(query));
-      return typeof value === "function" ? value.bind(d1) : value;
-    },
-  });
+  // A session (D1 Sessions, which each request opens) is counted like the binding.
+  const database = <T extends D1Database | D1DatabaseSession>(d1: T): T =>
+    new Proxy(d1, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property === "batch")
+          return counted((statements: D1PreparedStatement[]) =>
+            target.batch(statements.map((s) => unwrapped.get(s) ?? s)),
+          );
+        if (property === "prepare") return (query: string) => statement(target.prepare(query));
+        if (property === "withSession")
+          return (constraint?: string) => database((target as D1Database).withSession(constraint));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  counter.d1 = database(target);
   return counter;
 }

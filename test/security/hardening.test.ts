@@ -5,7 +5,7 @@ import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { checkTarget, isInternalHost, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../src/lib/outbound";
 import { runImageJob } from "../../src/services/images";
-import { BASE, call, createAd, createUser, expectEnvelope, newClient } from "../harness";
+import { BASE, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;
 let userId: number;
@@ -253,19 +253,8 @@ describe("URLs in data", () => {
 
 describe("unauthenticated floods", () => {
   it("300 parallel requests with one bad key hit the per-IP limit and cost one D1 lookup", async () => {
-    let d1Queries = 0;
-    const counted = new Proxy(env.DB, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        if (name === "prepare" || name === "batch" || name === "exec")
-          return (...args: unknown[]) => {
-            d1Queries += 1;
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const limited = { ...env, DB: counted, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "20" } as Env;
+    const counter = countingD1(env.DB);
+    const limited = { ...env, DB: counter.d1, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "20" } as Env;
     const badKey = `bad-${crypto.randomUUID()}`;
     const answers = await Promise.all(
       Array.from({ length: 300 }, () =>
@@ -290,7 +279,7 @@ describe("unauthenticated floods", () => {
       data: [],
       errorDetails: [{ code: "rate_limited", message: "rate limit exceeded" }],
     });
-    expect(d1Queries).toBe(1);
+    expect(counter.roundTrips).toBe(1);
 
     // Another address still gets its 401; a valid key is not limited by the address it comes from.
     const elsewhere = await app.fetch(

@@ -8,7 +8,7 @@ import { loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { AdsQueryInput } from "./schemas";
-import { type AdRow, type AdView, assembleViews, type SimpleAdView, viewQueries } from "./views";
+import { type AdRow, type AdView, adViews, assembleViews, type SimpleAdView, viewQueries } from "./views";
 
 /** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
 const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -103,7 +103,7 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
 
 /**
  * GET /ads/ in one D1 round trip: the count, the page and the details of the page's ads go in one
- * batch, the details selecting the page's ids with the page query itself. The count reaches the users
+ * batch, the details selecting the page's ids with the page query itself (a keyword search takes two). The count reaches the users
  * table through an `IN` on its primary key, so it stays on the ads indexes; the page keeps the join, which
  * lets SQLite walk the order index and stop at the page (written as the count is, it sorts every match).
  */
@@ -136,14 +136,22 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   const countQuery = withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
     and(inArray(ads.userId, visibleUserIds), ...filters),
   );
+  const pageRows = page(db.select(getTableColumns(ads)).from(ads).$dynamic());
+  // A keyword page sorts every FTS match: each detail read would sort them again, so it costs a second
+  // round trip with the page's ids instead.
+  if (q.searchkeyword) {
+    const [[counted], rows] = await db.batch([countQuery, pageRows]);
+    return {
+      items: await adViews(db, rows, q.simple, ctx.mediaBase),
+      totalItems: counted?.n ?? 0,
+      page: q.page,
+      itemsPerPage,
+    };
+  }
   const pageIds = page(db.select({ id: ads.id }).from(ads).$dynamic());
   const [catalogue, [counted, rows, ...details]] = await Promise.all([
     loadCatalogue(db),
-    db.batch([
-      countQuery,
-      page(db.select(getTableColumns(ads)).from(ads).$dynamic()),
-      ...viewQueries(db, pageIds, q.simple),
-    ]),
+    db.batch([countQuery, pageRows, ...viewQueries(db, pageIds, q.simple)]),
   ]);
   return {
     items: assembleViews(catalogue, rows as AdRow[], details, q.simple, ctx.mediaBase),

@@ -419,3 +419,24 @@ export function countingD1(target: D1Database) {
   counter.d1 = database(target);
   return counter;
 }
+
+/** The wallet balance of a user, in cents. */
+export const walletBalance = async (key: string, userId: number) =>
+  (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
+
+/** The publish status of an ad on a portal, as GET /status/ shows it. */
+export const publicationOf = async (key: string, userId: number, adId: number, portal = "portal_a") => {
+  const answer = await call("GET", `/status/${userId}/${adId}`, { key });
+  return answer.body.data[0]?.portals.find((p: { portal: string }) => p.portal === portal)?.publish;
+};
+
+/** The publish status once the ad's job on the portal is neither pending nor processing. */
+export const settledPublication = (key: string, userId: number, adId: number, portal = "portal_a") =>
+  eventually(
+    async () => {
+      const publish = await publicationOf(key, userId, adId, portal);
+      return publish?.pending || publish?.processing ? undefined : publish;
+    },
+    `ad ${adId} on ${portal} to settle`,
+    300,
+  );

@@ -19,6 +19,9 @@ import {
   expectEnvelope,
   newClient,
   placements,
+  publicationOf,
+  settledPublication,
+  walletBalance,
   withoutMessages,
 } from "../harness";
 
@@ -33,21 +36,6 @@ beforeAll(async () => {
 /** Category 9204 (Brommers): placing costs money on portal_a. */
 const PAID_CATEGORY = 9204;
 const seller = (credit = 100_000) => connectedSeller(key, internalKey, credit);
-
-const publication = async (userId: number, adId: number, portal = "portal_a") => {
-  const answer = await call("GET", `/status/${userId}/${adId}`, { key });
-  return answer.body.data[0]?.portals.find((p: { portal: string }) => p.portal === portal)?.publish;
-};
-const settled = (userId: number, adId: number, portal = "portal_a") =>
-  eventually(
-    async () => {
-      const publish = await publication(userId, adId, portal);
-      return publish?.pending || publish?.processing ? undefined : publish;
-    },
-    `ad ${adId} on ${portal} to settle`,
-    300,
-  );
-const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
 /** What reached the marketplace simulator for the user's portal_a account. */
 async function atMarketplace(userId: number) {
@@ -92,12 +80,12 @@ describe("one open intent per ad, portal and kind", () => {
     const [location] = [...locations];
     expect(location).toMatch(/^\/rest\/v1\/jobs\/\d+$/);
 
-    const published = await settled(userId, ad.adId);
+    const published = await settledPublication(key, userId, ad.adId);
     expect(published).toMatchObject({ active: true, online: true, error: false, errorReason: null });
     expect(`/rest/v1/jobs/${published.queueItemId}`).toBe(location);
     expect(await rows("SELECT id FROM queue_items WHERE ad_id = ?", ad.adId)).toHaveLength(1);
     expect(await ledger(userId)).toEqual([{ kind: "charge", n: 1 }]);
-    expect(await balance(userId)).toBe(100_000 - price);
+    expect(await walletBalance(key, userId)).toBe(100_000 - price);
     const { summary } = await atMarketplace(userId);
     expect(summary).toMatchObject({ listings: 1, online: 1, duplicateRefs: 0 });
 
@@ -106,7 +94,7 @@ describe("one open intent per ad, portal and kind", () => {
       await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }),
       200,
     );
-    expect(await settled(userId, ad.adId)).toMatchObject({ active: false, online: false });
+    expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: false, online: false });
     expect((await atMarketplace(userId)).summary).toMatchObject({ listings: 1, online: 0 });
   }, 60_000);
 
@@ -114,8 +102,8 @@ describe("one open intent per ad, portal and kind", () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { title: "Bank met een feature" });
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
-    await settled(userId, ad.adId);
-    const before = await balance(userId);
+    await settledPublication(key, userId, ad.adId);
+    const before = await walletBalance(key, userId);
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
         call("POST", "/features/", { key, body: { adId: ad.adId, portal: "portal_a", feature: "omhoogplaatsen" } }),
@@ -138,7 +126,7 @@ describe("one open intent per ad, portal and kind", () => {
       ad.adId,
     );
     expect(charges).toHaveLength(1);
-    expect(await balance(userId)).toBe(before + (charges[0]?.amount ?? 0));
+    expect(await walletBalance(key, userId)).toBe(before + (charges[0]?.amount ?? 0));
     expect((await atMarketplace(userId)).summary.features).toBe(1);
   }, 60_000);
 
@@ -150,8 +138,8 @@ describe("one open intent per ad, portal and kind", () => {
       key,
       body: { userId, adId: [first.adId, second.adId], portal: "portal_a" },
     });
-    await settled(userId, first.adId);
-    await settled(userId, second.adId);
+    await settledPublication(key, userId, first.adId);
+    await settledPublication(key, userId, second.adId);
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
         call("PUT", "/publish/batchauto", { key, body: { userId, portal: "portal_a" } }),
@@ -160,8 +148,8 @@ describe("one open intent per ad, portal and kind", () => {
     for (const answer of answers) expectEnvelope(answer, 200);
     const jobIds = new Set(answers.flatMap((a) => a.body.data.map((o) => o.queueItemId)));
     expect(jobIds.size).toBe(2);
-    await settled(userId, first.adId);
-    await settled(userId, second.adId);
+    await settledPublication(key, userId, first.adId);
+    await settledPublication(key, userId, second.adId);
     const updates = await rows<{ ad_id: number; n: number }>(
       "SELECT ad_id, count(*) AS n FROM queue_items WHERE ad_id IN (?, ?) AND action = 'update' GROUP BY ad_id",
       first.adId,
@@ -204,7 +192,8 @@ describe("at-least-once delivery and crashes", () => {
     await worker.queue(batch, env, ctx);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks).toHaveLength(10);
-    for (const adId of adIds) expect(await settled(userId, adId)).toMatchObject({ active: true, online: true });
+    for (const adId of adIds)
+      expect(await settledPublication(key, userId, adId)).toMatchObject({ active: true, online: true });
     expect((await atMarketplace(userId)).summary).toMatchObject({ listings: 5, online: 5, duplicateRefs: 0 });
     expect(await ledger(userId)).toEqual([{ kind: "charge", n: 5 }]);
   });
@@ -222,7 +211,7 @@ describe("at-least-once delivery and crashes", () => {
     )
       .bind(new Date(Date.now() - 6 * 60_000).toISOString(), userId)
       .run();
-    const pending = await publication(userId, adIds[1] as number);
+    const pending = await publicationOf(key, userId, adIds[1] as number);
     expect(pending).toMatchObject({ pending: true, active: false });
 
     // A cron run right away leaves recent items alone (their message may still be on its way).
@@ -233,7 +222,8 @@ describe("at-least-once delivery and crashes", () => {
       .bind(new Date(Date.now() - 3 * 60_000).toISOString(), userId)
       .run();
     await runCron();
-    for (const adId of adIds) expect(await settled(userId, adId)).toMatchObject({ active: true, online: true });
+    for (const adId of adIds)
+      expect(await settledPublication(key, userId, adId)).toMatchObject({ active: true, online: true });
     expect((await atMarketplace(userId)).summary).toMatchObject({ listings: 30, online: 30, duplicateRefs: 0 });
     expect(await ledger(userId)).toEqual([{ kind: "charge", n: 30 }]);
   }, 90_000);
@@ -245,7 +235,7 @@ describe("at-least-once delivery and crashes", () => {
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     const first = await eventually(
       async () => {
-        const p = await publication(userId, ad.adId);
+        const p = await publicationOf(key, userId, ad.adId);
         return p?.active ? p : undefined;
       },
       "the flaky placement",
@@ -255,11 +245,11 @@ describe("at-least-once delivery and crashes", () => {
     expect(job.body.data).toMatchObject({ kind: "placement", state: "done", attempts: 3, lastError: null });
 
     await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
-    expect(await settled(userId, ad.adId)).toMatchObject({ active: false, online: false });
+    expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: false, online: false });
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     const again = await eventually(
       async () => {
-        const p = await publication(userId, ad.adId);
+        const p = await publicationOf(key, userId, ad.adId);
         return p?.active && !p?.pending ? p : undefined;
       },
       "the second placement",
@@ -273,6 +263,6 @@ describe("at-least-once delivery and crashes", () => {
       [again.remoteAdId, true],
     ]);
     // A new placement is paid again.
-    expect(await balance(userId)).toBe(100_000 - 2 * price);
+    expect(await walletBalance(key, userId)).toBe(100_000 - 2 * price);
   }, 90_000);
 });

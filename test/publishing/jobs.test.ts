@@ -9,6 +9,7 @@ import {
   expectEnvelope,
   expectError,
   newClient,
+  walletBalance,
 } from "../harness";
 
 let key: string;
@@ -26,7 +27,6 @@ const finished = (id: number) =>
     const answer = await job(id);
     return ["done", "error", "cancelled"].includes(answer.body.data.state) ? answer.body.data : undefined;
   }, `job ${id} to finish`);
-const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
 describe("jobs", () => {
   it("a refused placement shows the portal's reason in /status/ and /jobs/, and is refunded", async () => {
@@ -60,7 +60,7 @@ describe("jobs", () => {
     });
     const listed = await call("GET", `/ads/?adId=${ad.adId}`, { key });
     expect(listed.body.data[0]?.portals[0]?.publish.errorReason).toBe("rejected by portal");
-    expect(await balance(userId)).toBe(10_000);
+    expect(await walletBalance(key, userId)).toBe(10_000);
   });
 
   it("lists with filters and paging, per client; internal clients see every user's", async () => {
@@ -108,7 +108,7 @@ describe("jobs", () => {
     const queued = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     const id = Number(queued.headers.get("Location")?.split("/").pop());
     await finished(id);
-    expect(await balance(userId)).toBe(10_000);
+    expect(await walletBalance(key, userId)).toBe(10_000);
 
     // The seller fixes the title; the operator retries.
     expectEnvelope(await call("PUT", "/ads/", { key, body: { adId: ad.adId, title: "Nu wel toegestaan" } }), 200);
@@ -116,7 +116,7 @@ describe("jobs", () => {
     expectEnvelope(retried, 200);
     expect(retried.body.data).toMatchObject({ kind: "placement", state: "pending", retryOf: id, cost: price });
     expect(retried.headers.get("Location")).toBe(`/rest/v1/jobs/${retried.body.data.queueItemId}`);
-    expect(await balance(userId)).toBe(10_000 - price);
+    expect(await walletBalance(key, userId)).toBe(10_000 - price);
     expect(await finished(retried.body.data.queueItemId)).toMatchObject({ state: "done", refunded: false });
     const status = await call("GET", `/status/${userId}/${ad.adId}`, { key });
     expect(status.body.data[0]?.portals[0]?.publish).toMatchObject({

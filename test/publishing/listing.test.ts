@@ -17,7 +17,9 @@ import {
   expectError,
   formOf,
   newClient,
+  settledPublication,
   submitForm,
+  walletBalance,
 } from "../harness";
 
 let key: string;
@@ -29,17 +31,6 @@ beforeAll(async () => {
 });
 
 const ORIGIN = "http://api.test";
-
-const publication = async (userId: number, adId: number) => {
-  const answer = await call("GET", `/status/${userId}/${adId}`, { key });
-  return answer.body.data[0]?.portals.find((p: { portal: string }) => p.portal === "portal_a")?.publish;
-};
-const settled = (userId: number, adId: number) =>
-  eventually(async () => {
-    const publish = await publication(userId, adId);
-    return publish?.pending || publish?.processing ? undefined : publish;
-  }, `ad ${adId} to settle`);
-const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
 /** The listings the user's portal_a account holds at the simulator, with what arrived. */
 async function listingsAtMarketplace(userId: number) {
@@ -105,7 +96,7 @@ describe("the listing a marketplace gets", () => {
     }, "the images");
 
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
-    expect(await settled(userId, ad.adId)).toMatchObject({ active: true, error: false });
+    expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: true, error: false });
 
     const [listed] = await listingsAtMarketplace(userId);
     expect(defined(listed).listing).toEqual({
@@ -146,7 +137,7 @@ describe("the listing a marketplace gets", () => {
       settings: [{ portal: "portal_a", showcontact: false }],
     });
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
-    expect(await settled(userId, ad.adId)).toMatchObject({ active: true });
+    expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: true });
     const [listed] = await listingsAtMarketplace(userId);
     expect(defined(defined(listed).listing)).toMatchObject({
       contact: null,
@@ -174,7 +165,7 @@ describe("the listing a marketplace gets", () => {
       title: "Bank alleen voor portal_b",
       attributes: [{ portal: "portal_b", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] }],
     });
-    const before = await balance(userId);
+    const before = await walletBalance(key, userId);
 
     const single = await call("POST", "/publish/", { key, body: { userId, adId: car.adId, portal: "portal_a" } });
     expectError(single, "listing_incomplete");
@@ -195,7 +186,7 @@ describe("the listing a marketplace gets", () => {
         errorDetails: [expect.objectContaining({ code: "listing_incomplete" })],
       },
     ]);
-    expect(await balance(userId)).toBe(before);
+    expect(await walletBalance(key, userId)).toBe(before);
     const jobs = await call("GET", `/jobs/?userId=${userId}`, { key });
     expect(jobs.body.data).toEqual([]);
     expect(await listingsAtMarketplace(userId)).toEqual([]);
@@ -210,15 +201,15 @@ describe("the listing a marketplace gets", () => {
       attributes: CAR_ATTRIBUTES,
       price: { model: "bidding", price: 500000, minimumBid: 400000 },
     });
-    const before = await balance(userId);
+    const before = await walletBalance(key, userId);
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
-    const publish = await settled(userId, ad.adId);
+    const publish = await settledPublication(key, userId, ad.adId);
     expect(publish).toMatchObject({
       active: false,
       error: true,
       errorReason: `price.model: bidding is not offered in category ${CAR_CATEGORY}`,
     });
-    expect(await balance(userId)).toBe(before);
+    expect(await walletBalance(key, userId)).toBe(before);
     expect(await listingsAtMarketplace(userId)).toEqual([]);
   });
 });

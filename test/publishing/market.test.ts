@@ -20,6 +20,7 @@ import {
   expectEnvelope,
   expectError,
   newClient,
+  walletBalance,
 } from "../harness";
 
 let key: string;
@@ -44,7 +45,6 @@ const published = (userId: number, adId: number) =>
     const [state] = await publishStatus(userId, [adId]);
     return state?.active ? state : undefined;
   }, `ad ${adId} active`);
-const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
 describe("features", () => {
   it("lists features with prices, refuses unpublished ads and missing money, and activates a bought one", async () => {
@@ -94,7 +94,7 @@ describe("features", () => {
     });
     expectEnvelope(bought, 200);
     const price = defined(offers.body.data[0]);
-    expect(await balance(userId)).toBe(1000 - (Number(price.price) + price.priceAdditional));
+    expect(await walletBalance(key, userId)).toBe(1000 - (Number(price.price) + price.priceAdditional));
     const status = await eventually(async () => {
       const answer = await call("GET", `/status/${userId}/${ad.adId}`, { key });
       const features = answer.body.data[0]?.portals[0]?.features;
@@ -289,7 +289,7 @@ describe("reliability", () => {
     const price = defined(
       (await call("GET", `/ads/?adId=${adIds[0]}`, { key })).body.data[0]?.prices.portal_a[0],
     ).priceTotal;
-    expect(await balance(userId)).toBe(1_000_000 - 180 * price);
+    expect(await walletBalance(key, userId)).toBe(1_000_000 - 180 * price);
   }, 180_000);
 });
 

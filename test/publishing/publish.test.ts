@@ -13,6 +13,9 @@ import {
   expectError,
   GPSR_VALUES,
   newClient,
+  publicationOf,
+  settledPublication,
+  walletBalance,
 } from "../harness";
 
 let key: string;
@@ -25,17 +28,6 @@ beforeAll(async () => {
 
 const seller = (credit = 10_000, overrides: Record<string, unknown> = {}) =>
   connectedSeller(key, internalKey, credit, overrides);
-
-const status = async (userId: number, adId: number, portal = "portal_a") => {
-  const answer = await call("GET", `/status/${userId}/${adId}`, { key });
-  return answer.body.data[0]?.portals.find((p: { portal: string }) => p.portal === portal)?.publish;
-};
-const settledStatus = (userId: number, adId: number, portal = "portal_a") =>
-  eventually(async () => {
-    const publish = await status(userId, adId, portal);
-    return publish?.pending || publish?.processing ? undefined : publish;
-  }, `ad ${adId} on ${portal}`);
-const balance = async (userId: number) => (await call("GET", `/wallet/${userId}`, { key })).body.data.balance as number;
 
 describe("portal connection", () => {
   it("connects through the redirect, shows masked tokens, and disconnects", async () => {
@@ -96,17 +88,17 @@ describe("publishing", () => {
     const queued = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     expectEnvelope(queued, 200);
     expect(queued.body.data).toEqual([]);
-    expect(await balance(userId)).toBe(10_000 - cost);
+    expect(await walletBalance(key, userId)).toBe(10_000 - cost);
 
-    const publish = await settledStatus(userId, ad.adId);
+    const publish = await settledPublication(key, userId, ad.adId);
     expect(publish).toMatchObject({ active: true, online: true, error: false, clientResult: true, queueResult: true });
     expect(publish.remoteAdId).toBeGreaterThan(0);
     expect(publish.closeDate).not.toBe("0000-00-00 00:00:00");
 
     // Publishing again updates, free of charge.
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
-    await settledStatus(userId, ad.adId);
-    expect(await balance(userId)).toBe(10_000 - cost);
+    await settledPublication(key, userId, ad.adId);
+    expect(await walletBalance(key, userId)).toBe(10_000 - cost);
 
     const listed = await call("GET", `/ads/?adId=${ad.adId}`, { key });
     expect(listed.body.data[0]?.portals[0]?.publish.remoteAdId).toBe(publish.remoteAdId);
@@ -115,7 +107,7 @@ describe("publishing", () => {
       await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }),
       200,
     );
-    const after = await settledStatus(userId, ad.adId);
+    const after = await settledPublication(key, userId, ad.adId);
     expect(after).toMatchObject({ active: false, online: false });
   });
 
@@ -127,7 +119,7 @@ describe("publishing", () => {
       await call("POST", "/publish/", { key, body: { userId: user.userId, adId: ad.adId, portal: "website" } }),
       200,
     );
-    const publish = await settledStatus(user.userId, ad.adId, "website");
+    const publish = await settledPublication(key, user.userId, ad.adId, "website");
     expect(publish).toMatchObject({ active: true, online: true, remoteAdId: ad.adId });
     expect(publish).not.toHaveProperty("clientResult");
   });
@@ -221,7 +213,7 @@ describe("publishing", () => {
       { adId: rejected.adId, result: true, errors: [], errorDetails: [], queueItemId: expect.any(Number) },
       { adId: flaky.adId, result: true, errors: [], errorDetails: [], queueItemId: expect.any(Number) },
     ]);
-    const refusedStatus = await settledStatus(userId, rejected.adId);
+    const refusedStatus = await settledPublication(key, userId, rejected.adId);
     expect(refusedStatus).toMatchObject({ error: true, active: false });
     const item = await env.DB.prepare("SELECT status, reason FROM queue_items WHERE ad_id = ?")
       .bind(rejected.adId)
@@ -229,7 +221,7 @@ describe("publishing", () => {
     expect(item).toEqual({ status: "error", reason: "rejected by portal" });
     const flakyStatus = await eventually(
       async () => {
-        const publish = await status(userId, flaky.adId);
+        const publish = await publicationOf(key, userId, flaky.adId);
         return publish?.active ? publish : undefined;
       },
       "the flaky listing after retries",
@@ -237,7 +229,7 @@ describe("publishing", () => {
     );
     expect(flakyStatus.remoteAdId).toBeGreaterThan(0);
     const cost = defined(rejected.prices.portal_a[0]).priceTotal;
-    expect(await balance(userId)).toBe(10_000 - cost);
+    expect(await walletBalance(key, userId)).toBe(10_000 - cost);
   }, 60_000);
 
   it("cancels a pending item: nothing is published and nothing charged", async () => {
@@ -253,8 +245,8 @@ describe("publishing", () => {
     expectEnvelope(cancelled, 200);
     const item = await env.DB.prepare("SELECT status FROM queue_items WHERE ad_id = ?").bind(ad.adId).first();
     expect(item).toEqual({ status: "cancelled" });
-    expect(await balance(userId)).toBe(10_000);
-    expect((await status(userId, ad.adId))?.active).toBe(false);
+    expect(await walletBalance(key, userId)).toBe(10_000);
+    expect((await publicationOf(key, userId, ad.adId))?.active).toBe(false);
   });
 });
 
@@ -277,8 +269,8 @@ describe("batchall and batchauto", () => {
       `portal: portal_b - adId: ${second.adId} - user is not connected to the portal`,
     ]);
     for (const ad of [first, second]) {
-      await settledStatus(userId, ad.adId, "portal_a");
-      expect((await settledStatus(userId, ad.adId, "website")).active).toBe(true);
+      await settledPublication(key, userId, ad.adId, "portal_a");
+      expect((await settledPublication(key, userId, ad.adId, "website")).active).toBe(true);
     }
 
     const auto = await call("PUT", "/publish/batchauto", { key: internalKey, body: { userId, portal: "portal_a" } });
@@ -297,8 +289,8 @@ describe("batchall and batchauto", () => {
     const down = await call("DELETE", "/publish/batchall", { key: internalKey, body: { userId, portal: "meta" } });
     expectEnvelope(down, 200);
     for (const ad of [first, second]) {
-      expect((await settledStatus(userId, ad.adId, "website")).active).toBe(false);
-      expect((await settledStatus(userId, ad.adId, "portal_a")).active).toBe(false);
+      expect((await settledPublication(key, userId, ad.adId, "website")).active).toBe(false);
+      expect((await settledPublication(key, userId, ad.adId, "portal_a")).active).toBe(false);
     }
   }, 60_000);
 });

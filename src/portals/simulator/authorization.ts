@@ -90,7 +90,7 @@ export class AuthorizationServer {
       const params = this.requestParams(new URL(c.req.url).searchParams);
       const refused = this.checkRequest(c, params);
       if (refused) return this.answerRefusal(c, refused);
-      return this.consent(c, params);
+      return c.html(this.consentHtml(c, params), 200, PAGE_HEADERS);
     });
     app.post("/:portal/oauth/authorize", async (c) => {
       const form = await c.req.formData();
@@ -233,10 +233,6 @@ export class AuthorizationServer {
       params,
       ...(error ? { error } : {}),
     });
-  }
-
-  private consent(c: Context, params: Record<string, string>) {
-    return c.html(this.consentHtml(c, params), 200, PAGE_HEADERS);
   }
 
   private recentFailures(ip: string): number {

@@ -7,7 +7,6 @@ import {
   adSettings,
   ads,
   adUpdateRequests,
-  portalConnections,
   queueItems,
   userSettings,
   users,
@@ -24,8 +23,9 @@ import { type FeatureName, featurePrice, placingPrice } from "../catalogue/featu
 import { requireUser, type UserRow, userNotFound, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { payerOf } from "../wallet/wallet";
+import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
-import { noteRefund, type QueueItem, transition } from "./lifecycle";
+import { noteRefund, transition } from "./lifecycle";
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
@@ -119,10 +119,8 @@ export async function requestPublishing(
           sql`${mode === "unpublish" ? 1 : 0} = 1`,
         ),
       ),
-    db
-      .select({ status: portalConnections.status })
-      .from(portalConnections)
-      .where(and(eq(portalConnections.userId, input.userId), sql`${portalConnections.portal} = ${portal}`)),
+    // (The website needs no connection; its query finds none.)
+    connectionQuery(db, input.userId, portal as MarketplacePortal),
     db
       .select()
       .from(adAttributes)

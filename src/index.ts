@@ -1,21 +1,5 @@
-import { app } from "./app";
-import { runScheduled } from "./cron";
-import type { Env } from "./env";
-import { handleJobs } from "./jobs/consumer";
-import type { Job } from "./services/shared";
+// The Worker with the bundled marketplace simulator (development, tests, sandbox). Production deploys
+// src/worker.ts, which leaves the simulator out of the bundle.
 
-export { RateLimiter } from "./durable/RateLimiter";
-export { UserTokens } from "./durable/UserTokens";
 export { MarketplaceSimulator } from "./portals/simulator";
-
-export default {
-  fetch: app.fetch,
-
-  async queue(batch, env, ctx) {
-    await handleJobs(batch, env, ctx);
-  },
-
-  async scheduled(controller, env) {
-    await runScheduled(env, controller.scheduledTime);
-  },
-} satisfies ExportedHandler<Env, Job>;
+export { default, RateLimiter, UserTokens } from "./worker";

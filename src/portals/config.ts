@@ -6,6 +6,9 @@ export type MarketplacePortal = "portal_a" | "portal_b";
 export const portalApiBase = (env: Env, portal: MarketplacePortal): string =>
   portal === "portal_a" ? env.PORTAL_A_API : env.PORTAL_B_API;
 
+/** The header the forwarding route sets to the origin the simulator is served from. */
+export const SIMULATOR_ORIGIN_HEADER = "X-Simulator-Origin";
+
 /** Our OAuth client registration at a portal (the simulator registers the same values). */
 export function portalClient(env: Env, portal: MarketplacePortal): { clientId: string; clientSecret: string } {
   const [clientId, clientSecret] =

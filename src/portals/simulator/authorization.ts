@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import type { Env } from "../../env";
 import { randomToken, timingSafeEqualText } from "../../lib/crypto";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
-import { callbackUrl, type MarketplacePortal, portalClient } from "../config";
+import { callbackUrl, type MarketplacePortal, portalClient, SIMULATOR_ORIGIN_HEADER } from "../config";
 import { consentPage, refusalPage, signupPage } from "./pages";
 
 const ACCESS_TTL_S = 3600;
@@ -11,8 +11,6 @@ const DEMO_ACCOUNT = 1000;
 const LOGIN_FAILURES_PER_MINUTE = 5;
 const PBKDF2_ITERATIONS = 100_000;
 const SCOPE = "listings features bids statistics";
-/** The header the forwarding route sets to the origin the simulator is served from. */
-export const ORIGIN_HEADER = "X-Simulator-Origin";
 
 /** The authorization request's parameters, carried from the consent page's query to its form. */
 const REQUEST_PARAMS = [
@@ -201,7 +199,7 @@ export class AuthorizationServer {
     const portal = this.portalOf(c);
     const client = portalClient(this.env, portal);
     if (params.client_id !== client.clientId) return { page: "client_id: unknown client" };
-    const origin = c.req.header(ORIGIN_HEADER);
+    const origin = c.req.header(SIMULATOR_ORIGIN_HEADER);
     if (!origin || params.redirect_uri !== callbackUrl(origin, portal)) {
       return { page: "redirect_uri: not registered for this client" };
     }

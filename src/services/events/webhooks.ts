@@ -1,9 +1,8 @@
 import { and, desc, eq, gt, sql } from "drizzle-orm";
-import { Webhook } from "standardwebhooks";
 import type { Db } from "../../db/client";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Env } from "../../env";
-import { randomToken } from "../../lib/crypto";
+import { randomToken, standardWebhookSignature } from "../../lib/crypto";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { log } from "../../lib/log";
@@ -286,7 +285,8 @@ async function signatures(env: Env, endpoint: EndpointRow, messageId: string, at
   if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > at.toISOString())
     secrets.push(endpoint.previousSecret);
   const opened = await Promise.all(secrets.map((sealed) => open(sealed, env)));
-  return opened.map((secret) => new Webhook(secret).sign(messageId, at, payload)).join(" ");
+  const signed = await Promise.all(opened.map((secret) => standardWebhookSignature(secret, messageId, at, payload)));
+  return signed.join(" ");
 }
 
 /**

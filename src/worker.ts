@@ -1,0 +1,22 @@
+// The Worker: the API, the queue consumer and the cron. Production deploys this entry; development,
+// tests and the sandbox deploy src/index.ts, which adds the bundled marketplace simulator.
+import { app } from "./app";
+import { runScheduled } from "./cron";
+import type { Env } from "./env";
+import { handleJobs } from "./jobs/consumer";
+import type { Job } from "./services/shared";
+
+export { RateLimiter } from "./durable/RateLimiter";
+export { UserTokens } from "./durable/UserTokens";
+
+export default {
+  fetch: app.fetch,
+
+  async queue(batch, env, ctx) {
+    await handleJobs(batch, env, ctx);
+  },
+
+  async scheduled(controller, env) {
+    await runScheduled(env, controller.scheduledTime);
+  },
+} satisfies ExportedHandler<Env, Job>;

@@ -1,9 +1,16 @@
-// npm run bench: starts `wrangler dev` with the rate limit raised, drives each scenario with autocannon
-// and prints requests/s and latency next to the trivial health route, measured in the same run.
-//   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 npm run bench
+// npm run bench: starts `wrangler dev` (bench/worker.ts: the Worker plus a ceiling route) with the rate
+// limit raised, drives each scenario with autocannon and prints requests/s, latency and the server's CPU
+// per request next to the trivial health route, measured in the same run; then publishes 1,000 ads.
+// Three runs by default, then the medians.
+//   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 npm run bench
 import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import autocannon from "autocannon";
+
+const runs = Number(process.env.BENCH_RUNS ?? 3);
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -11,11 +18,18 @@ const port = Number(process.env.BENCH_PORT ?? 8788);
 const receiverPort = port + 2;
 const origin = `http://127.0.0.1:${port}`;
 const auth = { Authorization: "Bearer dev-internal-key" };
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+// wrangler's own log grows some 40 MB a minute under load: it goes to a directory of its own in /tmp.
+const env = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CI: "true",
+  WRANGLER_LOG_PATH: mkdtempSync(join(tmpdir(), "bench-wrangler-logs-")),
+};
 
 const scenarios = [
   { name: "GET /rest/v1/health (baseline)", path: "/rest/v1/health" },
   { name: "GET /rest/v1/client/ (auth + rate limit)", path: "/rest/v1/client/", headers: auth },
+  { name: "ceiling: one bare D1 query of 25 ads", path: "/rest/v1/bench/ceiling", headers: auth },
   { name: "GET /ads/ 25 full ads of 20,000", path: "/rest/v1/ads/?itemsPerPage=25&page=40", headers: auth },
   {
     name: "GET /ads/ simple page of 500",
@@ -23,6 +37,13 @@ const scenarios = [
     headers: auth,
   },
   { name: "GET /ads/ keyword search", path: "/rest/v1/ads/?searchkeyword=fiets&itemsPerPage=25", headers: auth },
+  {
+    name: "GET /ads/ attribute search",
+    path:
+      "/rest/v1/ads/?categoryId=9301&itemsPerPage=25" +
+      "&searchattributes[0][portal]=portal_a&searchattributes[0][key]=condition&searchattributes[0][value_equals]=nieuw",
+    headers: auth,
+  },
 ];
 
 /** Local D1 migrations and seed, then the 20,000 benchmark ads: once per run. */
@@ -42,6 +63,7 @@ function startServer() {
     [
       "wrangler",
       "dev",
+      "bench/worker.ts",
       "--port",
       String(port),
       "--var",
@@ -64,7 +86,7 @@ async function withServer(work) {
   const exited = new Promise((resolve) => server.on("exit", resolve));
   try {
     await waitForHealth();
-    return await work();
+    return await work(server);
   } finally {
     process.kill(-server.pid, "SIGTERM");
     await exited;
@@ -159,38 +181,98 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
   return { ads: adIds.length, queuedAfter, seconds, adsPerSecond: adIds.length / seconds, charges, marketplace };
 }
 
-const run = (scenario) =>
-  autocannon({ url: origin + scenario.path, headers: scenario.headers, connections, duration: seconds });
+/** CPU seconds (user + system) used so far by every process of the server's process group. */
+function groupCpuSeconds(pgid) {
+  let ticks = 0;
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {} // the process ended meanwhile
+  }
+  return ticks / 100; // USER_HZ
+}
 
-setUp();
-const rows = [];
-for (const scenario of scenarios) {
-  const result = await withServer(async () => {
-    // One request first, so the measurement does not pay for compilation.
-    await fetch(origin + scenario.path, { headers: scenario.headers });
-    return run(scenario);
+async function measure(scenario, server) {
+  // One request first, so the measurement does not pay for compilation.
+  await fetch(origin + scenario.path, { headers: scenario.headers });
+  const cpuBefore = groupCpuSeconds(server.pid);
+  const result = await autocannon({
+    url: origin + scenario.path,
+    headers: scenario.headers,
+    connections,
+    duration: seconds,
   });
-  rows.push({
+  const requests = result.requests.total;
+  return {
     scenario: scenario.name,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    cpuMs: ((groupCpuSeconds(server.pid) - cpuBefore) * 1000) / Math.max(requests, 1),
     non2xx: result.non2xx + result.errors,
-  });
+  };
 }
-const base = rows[0];
-console.log(`\n${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each, on this machine\n`);
+
+const report = (label, publish) => {
+  console.log(
+    `\n${label}: POST /publish/batch of ${publish.ads} ads to portal_a (simulator) answered in ${publish.queuedAfter.toFixed(1)} s, ` +
+      `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s`,
+  );
+  console.log(
+    `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
+      `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
+  );
+};
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+setUp();
+const readRuns = [];
+const publishRuns = [];
+for (let r = 1; r <= runs; r += 1) {
+  const rows = [];
+  for (const scenario of scenarios) rows.push(await withServer((server) => measure(scenario, server)));
+  const base = rows[0];
+  console.log(
+    `\nrun ${r} of ${runs}: ${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each\n`,
+  );
+  console.table(
+    rows.map((row) => ({
+      scenario: row.scenario,
+      "req/s": Math.round(row.rps),
+      "p50 ms": row.p50,
+      "p99 ms": row.p99,
+      "req/s vs health": (row.rps / base.rps).toFixed(2),
+      "server CPU ms/req": row.cpuMs.toFixed(1),
+      "non-2xx": row.non2xx,
+    })),
+  );
+  readRuns.push(rows.map((row) => ({ ...row, ratio: row.rps / base.rps })));
+  const publish = await withServer(() => publishScenario());
+  report(`run ${r} of ${runs}`, publish);
+  publishRuns.push(publish);
+}
+
+console.log(`\nmedians of ${runs} runs (each value in brackets is one run)\n`);
+/** The median of the runs, then each run. */
+const runsOf = (values) => `${median(values).toFixed(2)} (${values.map((v) => v.toFixed(2)).join(", ")})`;
 console.table(
-  rows.map((r) => ({
-    scenario: r.scenario,
-    "req/s": Math.round(r.rps),
-    "p50 ms": r.p50,
-    "p99 ms": r.p99,
-    "req/s vs health": (r.rps / base.rps).toFixed(2),
-    "p50 vs health": (r.p50 / Math.max(base.p50, 1)).toFixed(2),
-    "non-2xx": r.non2xx,
+  scenarios.map((scenario, i) => ({
+    scenario: scenario.name,
+    "req/s vs health": runsOf(readRuns.map((rows) => rows[i].ratio)),
+    "of the ceiling": runsOf(readRuns.map((rows) => rows[i].ratio / rows[2].ratio)),
+    "server CPU ms/req": runsOf(readRuns.map((rows) => rows[i].cpuMs)),
   })),
 );
+console.log(
+  `publishing ${publishRuns[0].ads} ads: POST answered in ${runsOf(publishRuns.map((p) => p.queuedAfter))} s, ` +
+    `${runsOf(publishRuns.map((p) => p.adsPerSecond))} ads/s until all active; charged ` +
+    `${publishRuns.map((p) => p.charges).join(", ")}; listings at the simulator ` +
+    `${publishRuns.map((p) => p.marketplace.listings).join(", ")}, references with more than one listing ` +
+    `${publishRuns.map((p) => p.marketplace.duplicateRefs).join(", ")}`,
+);
+
 /** A webhook receiver in this process: counts what arrives, answers 204. */
 function startReceiver() {
   const received = { count: 0 };
@@ -204,19 +286,7 @@ function startReceiver() {
   return { received, close: () => server.close() };
 }
 
-const report = (label, publish) => {
-  console.log(
-    `\n${label}: POST /publish/batch of ${publish.ads} ads to portal_a (simulator) answered in ${publish.queuedAfter.toFixed(1)} s, ` +
-      `all active after ${publish.seconds.toFixed(1)} s = ${publish.adsPerSecond.toFixed(1)} ads/s ` +
-      `(${(publish.adsPerSecond / base.rps).toFixed(3)} × the health route's ${Math.round(base.rps)} req/s in this run)`,
-  );
-  console.log(
-    `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
-      `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
-  );
-};
-
-report("without webhooks", await withServer(() => publishScenario()));
+// Once more with a webhook endpoint registered (the bench runs its own receiver).
 const receiver = startReceiver();
 try {
   const withWebhook = await withServer(async () => {
@@ -224,7 +294,7 @@ try {
     try {
       return await publishScenario();
     } finally {
-      // The local database outlives the run: the next run's "without" must be without.
+      // The local database outlives the bench: the next one's runs must be without.
       await api("DELETE", `/webhooks/${webhookId}`);
     }
   });

@@ -1,12 +1,15 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import type { ApiSchema } from "../src/app";
 import { getDb } from "../src/db/client";
+import { queueItems } from "../src/db/schema";
 import type { Env } from "../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../src/lib/errors";
+import { type MarketplacePortal, simulatorOf } from "../src/portals/gateway";
 import { createApiClient, type NewClient } from "../src/services/accounts";
-import type { Intent } from "../src/services/publishing";
+import { type Intent, publishMessage, runPublishJobs } from "../src/services/publishing";
 
 export const BASE = "http://api.test/rest/v1";
 
@@ -342,6 +345,22 @@ export async function connectedSeller(
  */
 export const withoutMessages = (base: Env = env) =>
   ({ ...base, JOBS: { send: async () => {}, sendBatch: async () => {} } }) as unknown as Env;
+
+/**
+ * Runs one item's job as the consumer does, from the message the API sends for it; throws what would
+ * make the queue retry the message.
+ */
+export async function runPublishItem(base: Env, itemId: number, requestId?: string): Promise<void> {
+  const item = await getDb(base.DB).select().from(queueItems).where(eq(queueItems.id, itemId)).get();
+  const [outcome] = await runPublishJobs(base, [publishMessage(defined(item), requestId)]);
+  if (outcome?.status === "rejected") throw outcome.reason;
+}
+
+/** The listings the user's account at a portal holds at the simulator, with what arrived. */
+export async function listingsAtMarketplace(key: string, userId: number, portal: MarketplacePortal = "portal_a") {
+  const connection = await call("GET", `/oauth/${userId}/${portal}/`, { key });
+  return simulatorOf(env, portal).listingsOf(connection.body.data.externalUserId as number);
+}
 
 /** Placement intents for ads on portal_a, as POST /publish/ writes them. */
 export const placements = (userId: number, adIds: number[], cost = 300): Intent[] =>

@@ -7,7 +7,7 @@ import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import { open } from "../src/lib/secretBox";
-import { queueIntents, reencryptTokens, runPublishItem, tokensToReseal } from "../src/services/publishing";
+import { queueIntents, reencryptTokens, tokensToReseal } from "../src/services/publishing";
 import type { Job } from "../src/services/shared";
 import wranglerToml from "../wrangler.toml?raw";
 import {
@@ -20,6 +20,7 @@ import {
   expectError,
   newClient,
   placements,
+  runPublishItem,
   withoutMessages,
 } from "./harness";
 

@@ -25,6 +25,16 @@ export async function batchAll(db: Db, statements: BatchItem<"sqlite">[]): Promi
   return first ? db.batch([first, ...rest]) : [];
 }
 
+/** Groups of statements in one D1 batch (one round trip, one transaction); answers each group's results. */
+export async function batchGroups(db: Db, groups: BatchItem<"sqlite">[][]): Promise<unknown[][]> {
+  const results = await batchAll(db, groups.flat());
+  let at = 0;
+  return groups.map((group) => {
+    at += group.length;
+    return results.slice(at - group.length, at);
+  });
+}
+
 const dialect = new SQLiteAsyncDialect();
 
 /**

@@ -8,15 +8,14 @@ import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
 import { deliverWebhook, dispatchEvents } from "../services/events";
 import { failImageJob, runImageJob } from "../services/images";
-import { applyEvent, runPublishItem } from "../services/publishing";
+import { applyEvent, runPublishJobs } from "../services/publishing";
 import type { Job } from "../services/shared";
 
-async function runJob(env: Env, job: Job): Promise<void> {
+/** A job other than publishing (those run together, per batch). */
+async function runJob(env: Env, job: Exclude<Job, { kind: "publish" }>): Promise<void> {
   switch (job.kind) {
     case "image":
       return runImageJob(env, job.jobId, job.requestId);
-    case "publish":
-      return runPublishItem(env, job.itemId, job.requestId);
     case "webhook":
       return deliverWebhook(env, getDb(env.DB), job);
     case "ping":
@@ -57,40 +56,61 @@ async function giveUp(env: Env, job: Job): Promise<void> {
   }
 }
 
+/** Runs a batch's jobs: the publish jobs together, the others each on its own; one settled result per job, in order. */
+function runAll(env: Env, jobs: Job[]): Promise<PromiseSettledResult<void>[]> {
+  const publishJobs = jobs.flatMap((job) => (job.kind === "publish" ? [job] : []));
+  const published = publishJobs.length ? runPublishJobs(env, publishJobs) : Promise.resolve([]);
+  return Promise.allSettled(
+    jobs.map(async (job) => {
+      if (job.kind !== "publish") return runJob(env, job);
+      const outcome = (await published)[publishJobs.indexOf(job)];
+      if (outcome?.status === "rejected") throw outcome.reason;
+    }),
+  );
+}
+
 /**
  * Consumer of `jobs` and of its dead-letter queue; which one a batch comes from is configuration
  * (DEAD_LETTER_QUEUE), not a guess from its name. Messages are pointers to D1 rows; handlers are
- * idempotent. A failed write of the dead-letter consumer is retried too; what still fails goes to that
+ * idempotent. The batch's publish jobs run together (two D1 round trips for all of them); the others one
+ * by one, side by side. A failed write of the dead-letter consumer is retried too; what still fails goes to that
  * queue's own last-resort queue (wrangler.toml), so nothing is dropped silently.
  */
 export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: ExecutionContext): Promise<void> {
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const job = message.body;
-      if (!deadLetter && message.attempts === 1)
-        metrics.record({ event: "queue_lag", kind: job.kind, lagMs: Date.now() - message.timestamp.getTime() });
-      try {
-        if (deadLetter) {
-          await giveUp(env, job);
-          metrics.record({ event: "dead_letter", kind: job.kind });
-          log("error", "job dead-lettered", { job, requestId: job.requestId });
-        } else await runJob(env, job);
-        message.ack();
-      } catch (error) {
-        log("error", deadLetter ? "dead-letter write failed, will retry" : "job failed, will retry", {
-          queue: batch.queue,
-          job,
-          attempts: message.attempts,
-          requestId: job.requestId,
-          error: error instanceof Error ? error.message : String(error),
+  const jobs = batch.messages.map((message) => message.body);
+  if (!deadLetter)
+    for (const message of batch.messages)
+      if (message.attempts === 1)
+        metrics.record({
+          event: "queue_lag",
+          kind: message.body.kind,
+          lagMs: Date.now() - message.timestamp.getTime(),
         });
-        metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
-        message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+  const outcomes = deadLetter ? await Promise.allSettled(jobs.map((job) => giveUp(env, job))) : await runAll(env, jobs);
+  batch.messages.forEach((message, at) => {
+    const job = message.body;
+    const outcome = outcomes[at];
+    if (outcome?.status === "fulfilled") {
+      if (deadLetter) {
+        metrics.record({ event: "dead_letter", kind: job.kind });
+        log("error", "job dead-lettered", { job, requestId: job.requestId });
       }
-    }),
-  );
+      message.ack();
+      return;
+    }
+    const error = outcome?.reason;
+    log("error", deadLetter ? "dead-letter write failed, will retry" : "job failed, will retry", {
+      queue: batch.queue,
+      job,
+      attempts: message.attempts,
+      requestId: job.requestId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
+    message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+  });
   // The jobs just run wrote events: hand them to webhook delivery now rather than at the next cron.
   if (!deadLetter && batch.messages.some((m) => m.body.kind !== "webhook"))
     ctx?.waitUntil(

@@ -16,6 +16,7 @@ import {
   expectEnvelope,
   expectError,
   formOf,
+  listingsAtMarketplace,
   newClient,
   settledPublication,
   submitForm,
@@ -31,12 +32,6 @@ beforeAll(async () => {
 });
 
 const ORIGIN = "http://api.test";
-
-/** The listings the user's portal_a account holds at the simulator, with what arrived. */
-async function listingsAtMarketplace(userId: number) {
-  const connection = await call("GET", `/oauth/${userId}/portal_a/`, { key });
-  return simulatorOf(env, "portal_a").listingsOf(connection.body.data.externalUserId as number);
-}
 
 describe("the listing a marketplace gets", () => {
   it("carries the whole ad: header and footer, attributes, price model, contact, settings, images in order", async () => {
@@ -98,7 +93,7 @@ describe("the listing a marketplace gets", () => {
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
     expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: true, error: false });
 
-    const [listed] = await listingsAtMarketplace(userId);
+    const [listed] = await listingsAtMarketplace(key, userId);
     expect(defined(listed).listing).toEqual({
       externalRef: expect.any(String),
       categoryId: 9204,
@@ -138,7 +133,7 @@ describe("the listing a marketplace gets", () => {
     });
     expectEnvelope(await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } }), 200);
     expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: true });
-    const [listed] = await listingsAtMarketplace(userId);
+    const [listed] = await listingsAtMarketplace(key, userId);
     expect(defined(defined(listed).listing)).toMatchObject({
       contact: null,
       allowContactByEmail: true,
@@ -189,7 +184,7 @@ describe("the listing a marketplace gets", () => {
     expect(await walletBalance(key, userId)).toBe(before);
     const jobs = await call("GET", `/jobs/?userId=${userId}`, { key });
     expect(jobs.body.data).toEqual([]);
-    expect(await listingsAtMarketplace(userId)).toEqual([]);
+    expect(await listingsAtMarketplace(key, userId)).toEqual([]);
   });
 
   it("ends a listing the marketplace refuses for a field in error, with that reason, and refunds it", async () => {
@@ -210,7 +205,7 @@ describe("the listing a marketplace gets", () => {
       errorReason: `price.model: bidding is not offered in category ${CAR_CATEGORY}`,
     });
     expect(await walletBalance(key, userId)).toBe(before);
-    expect(await listingsAtMarketplace(userId)).toEqual([]);
+    expect(await listingsAtMarketplace(key, userId)).toEqual([]);
   });
 });
 

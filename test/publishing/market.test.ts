@@ -9,7 +9,6 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { simulatorOf } from "../../src/portals/gateway";
-import { runPublishItem } from "../../src/services/publishing";
 import type { Job } from "../../src/services/shared";
 import {
   call,
@@ -20,6 +19,7 @@ import {
   expectEnvelope,
   expectError,
   newClient,
+  runPublishItem,
   walletBalance,
 } from "../harness";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { applyEvent, type ItemEvent, type ItemKind, queueIntents, runPublishItem } from "../../src/services/publishing";
-import { call, connectedSeller, createAd, newClient, withoutMessages } from "../harness";
+import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
+import { call, connectedSeller, createAd, newClient, runPublishItem, withoutMessages } from "../harness";
 
 /**
  * Every row of the README's state-machine table: a job of each kind is queued (rows written, no message

@@ -85,8 +85,10 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
       );
     if (a.value_lessequal !== undefined) match.push(sql`a.value_number <= ${a.value_lessequal}`);
     if (a.value_greaterequal !== undefined) match.push(sql`a.value_number >= ${a.value_greaterequal}`);
+    // The matching ads are listed once (on the portal/key/value index) and looked up by id: a correlated
+    // EXISTS walked every matching attribute row for each ad (6 s for 4,000 ads in one category).
     where.push(
-      sql`EXISTS (SELECT 1 FROM ad_attributes a WHERE a.ad_id = ${ads.id} AND a.portal = ${a.portal} AND a.key = ${a.key} AND ${sql.join(match, sql` AND `)})`,
+      sql`${ads.id} IN (SELECT a.ad_id FROM ad_attributes a WHERE a.portal = ${a.portal} AND a.key = ${a.key} AND ${sql.join(match, sql` AND `)})`,
     );
   }
   if (q.searchmanufacturer !== undefined) {
@@ -103,7 +105,8 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
 
 /**
  * GET /ads/ in one D1 round trip: the count, the page and the details of the page's ads go in one
- * batch, the details selecting the page's ids with the page query itself (a keyword search takes two). The count reaches the users
+ * batch, the details selecting the page's ids with the page query itself (a keyword or attribute search
+ * takes two). The count reaches the users
  * table through an `IN` on its primary key, so it stays on the ads indexes; the page keeps the join, which
  * lets SQLite walk the order index and stop at the page (written as the count is, it sorts every match).
  */
@@ -137,9 +140,9 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     and(inArray(ads.userId, visibleUserIds), ...filters),
   );
   const pageRows = page(db.select(getTableColumns(ads)).from(ads).$dynamic());
-  // A keyword page sorts every FTS match: each detail read would sort them again, so it costs a second
-  // round trip with the page's ids instead.
-  if (q.searchkeyword) {
+  // A keyword or attribute page sorts every match: each detail read would sort them again, so it costs a
+  // second round trip with the page's ids instead.
+  if (q.searchkeyword || q.searchattributes) {
     const [[counted], rows] = await db.batch([countQuery, pageRows]);
     return {
       items: await adViews(db, rows, q.simple, ctx.mediaBase),

@@ -8,9 +8,9 @@ export {
   startConnection,
   tokensToReseal,
 } from "./connections";
-export { runPublishItem } from "./delivery";
+export { runPublishJobs } from "./delivery";
 export { featureOffers } from "./featureOffers";
-export { type Intent, queueIntents, sendItems } from "./intents";
+export { type Intent, publishMessage, queueIntents, sendItems } from "./intents";
 export { getJob, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
 export {
   applyEvent,

@@ -8,9 +8,10 @@ import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
+import type { PublishJob } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 import { noteBudgetCrossing } from "../wallet/wallet";
-import type { ItemKind } from "./lifecycle";
+import type { ItemKind, ItemRef } from "./lifecycle";
 import type { PublishPortal } from "./types";
 
 /** Something to do for one ad on one portal, and what it costs whom. */
@@ -51,10 +52,12 @@ export async function queueIntents(db: Db, env: Env, intents: Intent[], requestI
     const chunk = intents.slice(i, i + CHUNK);
     const queued = await writeChunk(db, env.DB, chunk, requestId);
     results.push(...queued);
-    const created = queued.filter((q): q is { itemId: number; created: true } => q?.created === true);
     await sendItems(
       env,
-      created.map((q) => ({ itemId: q.itemId, requestId })),
+      chunk.flatMap((intent, at) => {
+        const q = queued[at];
+        return q?.created ? [{ item: { ...intent, id: q.itemId, feature: intent.feature ?? null }, requestId }] : [];
+      }),
     );
     await noteCharges(db, metricsOf(env), chunk, queued);
   }
@@ -149,21 +152,32 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
   );
 }
 
-/** Sends the messages of new items; a failure is logged and left to the cron, which re-sends open items. */
-export async function sendItems(env: Env, messages: { itemId: number; requestId?: string }[]): Promise<void> {
+/** Sends the messages of items to run; a failure is logged and left to the cron, which re-sends open items. */
+export async function sendItems(env: Env, messages: { item: ItemRef; requestId?: string }[]): Promise<void> {
   for (let i = 0; i < messages.length; i += 100) {
     const chunk = messages.slice(i, i + 100);
     try {
-      await env.JOBS.sendBatch(chunk.map((message) => ({ body: { kind: "publish" as const, ...message } })));
+      await env.JOBS.sendBatch(chunk.map(({ item, requestId }) => ({ body: publishMessage(item, requestId) })));
     } catch (error) {
       log("error", "queue send failed; the cron re-sends these items", {
-        itemIds: chunk.map((message) => message.itemId),
+        itemIds: chunk.map((message) => message.item.id),
         requestId: chunk[0]?.requestId,
         error: error instanceof Error ? error.message : String(error),
       });
     }
   }
 }
+
+/** The queue message of an item: its id and fixed columns. */
+export const publishMessage = (
+  { id, userId, adId, portal, action, feature }: ItemRef,
+  requestId?: string,
+): PublishJob => ({
+  kind: "publish",
+  itemId: id,
+  item: { userId, adId, portal, action, feature },
+  requestId,
+});
 
 /** After charges: a wallet metric per charge, and the budget notice of each payer whose balance dropped (one query per payer charged). */
 async function noteCharges(db: Db, metrics: Metrics, chunk: Intent[], queued: QueuedIntent[]): Promise<void> {

@@ -6,6 +6,7 @@ import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/
 import type { Metrics } from "../../lib/metrics";
 import { ADS_REVISION } from "../ads/access";
 import { type EventType, eventOf } from "../events/events";
+import type { PublishItemRef } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 
 /**
@@ -38,7 +39,7 @@ export interface EventDetail {
   outcome?: ListingOutcome;
 }
 
-export type ItemRef = Pick<QueueItem, "id" | "userId" | "adId" | "portal" | "action" | "feature">;
+export type ItemRef = PublishItemRef;
 
 /** From which states each event may move an item, and to which. */
 export const ITEM_TRANSITIONS: Record<ItemEvent, { from: ItemState[]; to: ItemState }> = {

@@ -22,7 +22,7 @@ export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 50
   const stuckBefore = new Date(now.getTime() - STUCK_AFTER_MS).toISOString();
   const [stalled, stuck] = await db.batch([
     db
-      .select({ id: queueItems.id, requestId: queueItems.requestId })
+      .select()
       .from(queueItems)
       .where(and(eq(queueItems.status, "pending"), lte(queueItems.retryAt, resendBefore)))
       .limit(limit),
@@ -55,7 +55,7 @@ export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 50
   const items = [...stalled, ...stuck];
   await sendItems(
     env,
-    items.map((item) => ({ itemId: item.id, requestId: item.requestId ?? undefined })),
+    items.map((item) => ({ item, requestId: item.requestId ?? undefined })),
   );
   return items.length;
 }

@@ -1,13 +1,23 @@
+import type { queueItems } from "../../db/schema";
 import type { WebhookMessage } from "../events/webhooks";
+
+/** The columns of a publish item that never change: a message carries them so the consumer can claim the item without reading it first. */
+export type PublishItemRef = Pick<
+  typeof queueItems.$inferSelect,
+  "id" | "userId" | "adId" | "portal" | "action" | "feature"
+>;
 
 /**
  * Messages on the `jobs` queue. Each names a row in D1 that holds the job's state; the message is only a
  * pointer. `requestId` is the request (or cron run) that caused the work, so its log lines can be tied to
- * it. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
+ * it. A `publish` message also carries its item's fixed columns (`item`); one queued before they were
+ * added names only the id, and the consumer reads the item first. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
  * `webhook` is one delivery attempt of an event to an endpoint.
  */
 export type Job =
   | { kind: "image"; jobId: number; requestId?: string }
-  | { kind: "publish"; itemId: number; requestId?: string }
+  | { kind: "publish"; itemId: number; item?: Omit<PublishItemRef, "id">; requestId?: string }
   | { kind: "ping"; requestId?: string }
   | WebhookMessage;
+
+export type PublishJob = Extract<Job, { kind: "publish" }>;

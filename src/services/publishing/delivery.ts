@@ -49,8 +49,9 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
   const metrics = metricsOf(env);
   const runs = refs.flatMap((item, at) => {
     const results = claimed[at] ?? [];
-    const [ad, publication, newer, connection, ...listingRows] = results;
-    const running = (results[claims[at]?.reads.length ?? 0] as QueueItem[] | undefined)?.[0];
+    const readCount = claims[at]?.reads.length ?? 0;
+    const [ad, publication, newer, connection, ...listingRows] = results.slice(0, readCount);
+    const running = (results[readCount] as QueueItem[] | undefined)?.[0];
     if (!item || !running) return []; // gone, or another delivery claimed it first
     return [
       {

@@ -41,13 +41,16 @@ export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =
 /** An id in the path, e.g. `/users/{userId}`. */
 export const pathId = (name: string) => queryInt().openapi({ param: { name, in: "path" } });
 
+/** A stored URL as a whole URL: the spec lets a bare host (`www.example.nl`) stand for https. */
+export const absoluteWebUrl = (value: string) =>
+  /^[a-z][a-z0-9+.-]*:/i.test(value) ? value : `https://${value.replace(/^\/+/, "")}`;
+
 /** A URL in stored data (an ad's url, a website, a video): http or https only; a bare host means https. */
 export const isWebUrl = (value: string) => {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters and spaces never belong in a URL.
   if (/[\u0000-\u0020\u007f]/.test(value)) return false;
-  const absolute = /^[a-z][a-z0-9+.-]*:/i.test(value) ? value : `https://${value.replace(/^\/+/, "")}`;
   try {
-    const url = new URL(absolute);
+    const url = new URL(absoluteWebUrl(value));
     return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
   } catch {
     return false;

@@ -138,13 +138,8 @@ describe("the listing a marketplace gets", () => {
       contact: null,
       allowContactByEmail: true,
       allowbids: true,
-      attributes: [
-        { key: "brand", value: "Volkswagen" },
-        { key: "model", value: "Golf" },
-        { key: "mileage", value: 85000 },
-        { key: "year", value: 2018 },
-        { key: "fuel", value: "benzine" },
-      ],
+      // Numbers arrive as numbers, as the ad was given them.
+      attributes: CAR_ATTRIBUTES[0]?.values,
     });
   });
 

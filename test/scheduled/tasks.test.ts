@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
 import worker from "../../src/index";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient } from "../harness";
+import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient, walletBalance } from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -282,6 +282,39 @@ describe("autoreplace, budget notices and housekeeping", () => {
     expect(after.closeDate > "2026-11").toBe(true);
     const untouched = (await call("GET", `/status/${userId}/${kept}`, { key })).body.data[0]?.portals[0]?.publish;
     expect(untouched?.closeDate).toBe("2026-01-01 01:00:00");
+  });
+
+  it("charges a replaced listing to the wallet user the seller's settings name", async () => {
+    const payerId = await connectedSeller(key, internalKey, 100_000);
+    const userId = await connectedSeller(key, internalKey, 100_000);
+    // A brommer: placing one on portal_a costs money.
+    const ad = await createAd(key, userId, { categoryId: 9204, title: "Brommer die terugkomt" });
+    const price = ad.prices.portal_a[0]?.priceTotal as number;
+    expect(price).toBeGreaterThan(0);
+    await call("POST", "/adsettings/", {
+      key,
+      body: { adId: ad.adId, settings: [{ portal: "portal_a", autoreplace: true }] },
+    });
+    await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
+    const first = await eventually(async () => {
+      const publish = (await call("GET", `/status/${userId}/${ad.adId}`, { key })).body.data[0]?.portals[0]?.publish;
+      return publish?.active ? publish : undefined;
+    }, "the first placement");
+    const settings = await call("POST", "/user/settings/", {
+      key: internalKey,
+      body: { userId, walletUserId: payerId },
+    });
+    expect(settings.body.data).toMatchObject({ walletUserId: payerId });
+    await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
+      .bind(ad.adId)
+      .run();
+    await cronAt(new Date().toISOString());
+    await eventually(async () => {
+      const publish = (await call("GET", `/status/${userId}/${ad.adId}`, { key })).body.data[0]?.portals[0]?.publish;
+      return publish?.active && publish.remoteAdId !== first.remoteAdId ? publish : undefined;
+    }, "the listing to be placed again");
+    expect(await walletBalance(key, userId)).toBe(100_000 - price);
+    expect(await walletBalance(key, payerId)).toBe(100_000 - price);
   });
 
   it("writes one budget notice per crossing of the limit, and the cron hands it over", async () => {

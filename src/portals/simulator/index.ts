@@ -34,24 +34,18 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS attempts (ref TEXT PRIMARY KEY, n INTEGER);
       CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);`);
     // Objects made before references existed get the column; one purchase per reference.
-    if (
-      !this.sql
-        .exec("PRAGMA table_info(features)")
-        .toArray()
-        .some((c) => c.name === "reference")
-    )
-      this.sql.exec("ALTER TABLE features ADD COLUMN reference TEXT");
+    this.addColumnIfMissing("features", "reference");
     this.sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference)");
     this.sql.exec("CREATE INDEX IF NOT EXISTS listings_ref ON listings (external_ref, account)");
     // What arrived, as JSON: the last listing sent for it.
-    if (
-      !this.sql
-        .exec("PRAGMA table_info(listings)")
-        .toArray()
-        .some((c) => c.name === "payload")
-    )
-      this.sql.exec("ALTER TABLE listings ADD COLUMN payload TEXT");
+    this.addColumnIfMissing("listings", "payload");
     this.routes();
+  }
+
+  /** A TEXT column added to a table of an object made before the column existed. */
+  private addColumnIfMissing(table: string, column: string) {
+    const columns = this.sql.exec(`PRAGMA table_info(${table})`).toArray();
+    if (!columns.some((c) => c.name === column)) this.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
   }
 
   override fetch(request: Request): Response | Promise<Response> {

@@ -105,6 +105,15 @@ const ImageStatusList = envelope(z.array(ImageStatus));
 /** GET and POST /imagestatus/<userId>/<adId>: the jobs of the ad the path names. */
 const jobsOfAd = (ctx: ServiceContext, params: z.infer<typeof userAdParams>) =>
   imageStatus(ctx, { userId: params.userId, adId: [params.adId] });
+const jobsOfAdRoute = (method: "get" | "post") =>
+  apiRoute({
+    method,
+    path: "/imagestatus/{userId}/{adId}",
+    tags,
+    summary: "Image jobs of one ad",
+    request: { params: userAdParams },
+    response: ImageStatusList,
+  });
 
 /** POST and PUT /images/<adId>: the body's adId, when given, must name the same ad as the path. */
 function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequest>, replace: boolean) {
@@ -274,17 +283,7 @@ export const imagesRouter = router
       return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("param"))), 200);
     },
   )
-  .openapi(
-    apiRoute({
-      method: "get",
-      path: "/imagestatus/{userId}/{adId}",
-      tags,
-      summary: "Image jobs of one ad",
-      request: { params: userAdParams },
-      response: ImageStatusList,
-    }),
-    async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
-  )
+  .openapi(jobsOfAdRoute("get"), async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200))
   .openapi(
     apiRoute({
       method: "post",
@@ -313,14 +312,6 @@ export const imagesRouter = router
       return c.json(ok(await imageStatus(serviceContext(c), { userId, adId })), 200);
     },
   )
-  .openapi(
-    apiRoute({
-      method: "post",
-      path: "/imagestatus/{userId}/{adId}",
-      tags,
-      summary: "Image jobs of one ad",
-      request: { params: userAdParams },
-      response: ImageStatusList,
-    }),
-    async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
+  .openapi(jobsOfAdRoute("post"), async (c) =>
+    c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
   );

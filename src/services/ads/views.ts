@@ -20,6 +20,15 @@ type FeatureRow = typeof adFeatures.$inferSelect;
 type ContactRow = typeof contacts.$inferSelect;
 type ImageRow = Parameters<typeof imagesByAd>[0][number];
 
+/** The spec's price object of an ad (the views and the marketplace listing carry the same). */
+export const priceOf = (ad: AdRow) => ({
+  model: ad.priceModel,
+  price: ad.price,
+  minimumBid: ad.minimumBid,
+  shippingCosts: ad.shippingCosts,
+  retailPrice: ad.retail,
+});
+
 function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   const byPortal = new Map<string, AttributeRow[]>();
   for (const row of rows) byPortal.set(row.portal, [...(byPortal.get(row.portal) ?? []), row]);
@@ -75,13 +84,7 @@ function baseView(
     categoryId: ad.categoryId,
     categoryDescription: category ? describe(category, "nl_NL") : null,
     url: ad.url,
-    price: {
-      model: ad.priceModel,
-      price: ad.price,
-      minimumBid: ad.minimumBid,
-      shippingCosts: ad.shippingCosts,
-      retailPrice: ad.retail,
-    },
+    price: priceOf(ad),
     prices: pricesOf(catalogue, ad.categoryId),
     images,
     portals: portalStatuses(publications, features),
@@ -99,11 +102,16 @@ export type AdView = SimpleAdView & {
   provider: Record<string, string> | null;
 };
 
-const groupBy = <T extends { adId: number }>(rows: T[]) => {
+/** Rows per ad, in the order read. */
+export function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[]> {
   const map = new Map<number, T[]>();
-  for (const row of rows) map.set(row.adId, [...(map.get(row.adId) ?? []), row]);
+  for (const row of rows) {
+    const list = map.get(row.adId);
+    if (list) list.push(row);
+    else map.set(row.adId, [row]);
+  }
   return map;
-};
+}
 
 /** The ads to describe: their ids, or a query that selects them (a page, read in the same batch). */
 export type AdIds = number[] | SQLiteSelect;
@@ -145,8 +153,8 @@ export function assembleViews(
 ): (AdView | SimpleAdView)[] {
   const [publicationRows, featureRows, imageRows, attributeRows = [], settingRows = [], contactRows = []] =
     results as ViewRows;
-  const publications = groupBy(publicationRows);
-  const features = groupBy(featureRows);
+  const publications = groupByAd(publicationRows);
+  const features = groupByAd(featureRows);
   const images = imagesByAd(imageRows);
   const base = (ad: AdRow) =>
     baseView(
@@ -157,8 +165,8 @@ export function assembleViews(
       imagesOf(images.get(ad.id), simple, mediaBase),
     );
   if (simple) return rows.map(base);
-  const attributes = groupBy(attributeRows);
-  const settings = groupBy(settingRows);
+  const attributes = groupByAd(attributeRows);
+  const settings = groupByAd(settingRows);
   const contactsById = new Map(contactRows.map((c) => [c.id, c]));
   return rows.map((ad) => {
     const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);

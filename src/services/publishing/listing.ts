@@ -1,14 +1,16 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { adAttributes, adSettings, ads, contacts, userAdSettings, userSettings, users } from "../../db/schema";
+import { absoluteWebUrl } from "../../lib/fields";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
 import type { Listing, MarketplacePortal } from "../../portals/gateway";
+import { priceOf } from "../ads/views";
 import { imagesByAd, imagesQuery, toImageView } from "../images/images";
 
 type AdRow = typeof ads.$inferSelect;
 
 /** Links may be stored without their scheme (the spec allows it); a marketplace gets them whole. */
-const withScheme = (link: string | null) => (link && !/^[a-z][a-z0-9+.-]*:\/\//i.test(link) ? `https://${link}` : link);
+const withScheme = (link: string | null) => (link ? absoluteWebUrl(link) : link);
 
 /**
  * The reads behind an ad's listing on a portal, to run in the batch that claims its job (so building the
@@ -74,13 +76,7 @@ export async function assembleListing(
     categoryId: ad.categoryId ?? 0,
     title: ad.title,
     description,
-    price: {
-      model: ad.priceModel,
-      price: ad.price,
-      minimumBid: ad.minimumBid,
-      shippingCosts: ad.shippingCosts,
-      retailPrice: ad.retail,
-    },
+    price: priceOf(ad),
     attributes: attributeRows.map((row) => ({ key: row.key, value: row.valueNumber ?? row.value })),
     contact: !showContact
       ? null

@@ -17,12 +17,12 @@ import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
 import { checkAttributes } from "../ads/attributes";
-import type { AdRow } from "../ads/views";
+import { type AdRow, groupByAd } from "../ads/views";
 import { type Catalogue, GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue/catalogue";
 import { type FeatureName, featurePrice, placingPrice } from "../catalogue/features";
 import { requireUser, type UserRow, userNotFound, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { payerOf } from "../wallet/wallet";
+import { payerIdOf, payerOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
 import { noteRefund, transition } from "./lifecycle";
@@ -132,13 +132,12 @@ export async function requestPublishing(
   const [user] = userRows;
   if (!user) throw userNotFound(input.userId);
   const [settings] = settingRows;
-  const payerId = settings?.walletUserId ?? user.id;
+  const payerId = payerIdOf(user.id, settings?.walletUserId);
   const connected = portal === "website" || (connections[0]?.status ?? false);
   const catalogue = await loadCatalogue(db);
   const byId = new Map(adRows.map((ad) => [ad.id, ad]));
   const adIds = Array.isArray(input.adIds) ? [...new Set(input.adIds)] : adRows.map((ad) => ad.id);
-  const attributesByAd = new Map<number, AttributeRow[]>();
-  for (const row of attributeRows) attributesByAd.set(row.adId, [...(attributesByAd.get(row.adId) ?? []), row]);
+  const attributesByAd = groupByAd(attributeRows);
   const published = new Map(publications.map((p) => [p.adId, p]));
   const outcomes: (Outcome | Intent)[] = [];
   const cancellations: typeof pendingItems = [];
@@ -311,6 +310,7 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
       portal: adPublications.portal,
       userId: ads.userId,
       categoryId: ads.categoryId,
+      walletUserId: userSettings.walletUserId,
     })
     .from(adPublications)
     .innerJoin(
@@ -318,6 +318,7 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
       and(eq(adSettings.adId, adPublications.adId), sql`${adSettings.portal} = ${adPublications.portal}`),
     )
     .innerJoin(ads, eq(ads.id, adPublications.adId))
+    .leftJoin(userSettings, eq(userSettings.userId, ads.userId))
     .where(
       and(
         eq(adSettings.autoreplace, true),
@@ -340,18 +341,18 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
         .where(and(eq(adPublications.adId, listing.adId), eq(adPublications.portal, listing.portal))),
     ),
   );
-  const intents: Intent[] = [];
-  for (const listing of expired)
-    intents.push({
+  const intents = expired.map(
+    (listing): Intent => ({
       adId: listing.adId,
       userId: listing.userId,
       portal: listing.portal,
       action: "publish",
       images: true,
       cost: placingPrice(catalogue, listing.categoryId, listing.portal),
-      payerId: await payerOf(db, listing.userId),
+      payerId: payerIdOf(listing.userId, listing.walletUserId),
       description: `autoreplace ${listing.portal} adId ${listing.adId}`,
-    });
+    }),
+  );
   const queued = await queueIntents(db, env, intents, requestId);
   const replaced = queued.filter((q) => q !== null).length;
   return { replaced, refused: queued.length - replaced };

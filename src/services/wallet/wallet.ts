@@ -7,13 +7,16 @@ import { requireInternal, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 
 /** Whose wallet pays for a user's actions: its walletUserId when set, otherwise the user itself. */
+export const payerIdOf = (userId: number, walletUserId: number | null | undefined) => walletUserId ?? userId;
+
+/** `payerIdOf` with the user's settings read. */
 export async function payerOf(db: Db, userId: number): Promise<number> {
   const row = await db
     .select({ walletUserId: userSettings.walletUserId })
     .from(userSettings)
     .where(eq(userSettings.userId, userId))
     .get();
-  return row?.walletUserId ?? userId;
+  return payerIdOf(userId, row?.walletUserId);
 }
 
 export const balanceQuery = (db: Db, userId: number) =>

@@ -2,10 +2,10 @@ import type { AdRow } from "./access";
 
 export type { AdRow };
 
-import { type AnyColumn, asc, inArray } from "drizzle-orm";
+import { asc, inArray } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { inList } from "../../db/inList";
+import { inIds } from "../../db/inList";
 import { adAttributes, adFeatures, adPublications, adSettings, ads, contacts } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { contactFields } from "../accounts/contacts";
@@ -116,8 +116,6 @@ export function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[
 /** The ads to describe: their ids, or a query that selects them (a page, read in the same batch). */
 export type AdIds = number[] | SQLiteSelect;
 
-const idsIn = (column: AnyColumn, ids: AdIds) => (Array.isArray(ids) ? inList(column, ids) : inArray(column, ids));
-
 /**
  * The reads behind the views of some ads, to run in one D1 batch (with the page query itself when the
  * ids are that query): `simple` reads publications, features and images; a full view adds attributes,
@@ -125,19 +123,19 @@ const idsIn = (column: AnyColumn, ids: AdIds) => (Array.isArray(ids) ? inList(co
  */
 export function viewQueries(db: Db, ids: AdIds, simple: boolean) {
   const common = [
-    db.select().from(adPublications).where(idsIn(adPublications.adId, ids)),
-    db.select().from(adFeatures).where(idsIn(adFeatures.adId, ids)),
+    db.select().from(adPublications).where(inIds(adPublications.adId, ids)),
+    db.select().from(adFeatures).where(inIds(adFeatures.adId, ids)),
     imagesQuery(db, ids),
   ] as const;
   if (simple) return common;
   return [
     ...common,
-    db.select().from(adAttributes).where(idsIn(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
-    db.select().from(adSettings).where(idsIn(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
+    db.select().from(adAttributes).where(inIds(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
+    db.select().from(adSettings).where(inIds(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
     db
       .select()
       .from(contacts)
-      .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(idsIn(ads.id, ids)))),
+      .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(inIds(ads.id, ids)))),
   ] as const;
 }
 

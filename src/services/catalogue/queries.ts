@@ -78,9 +78,8 @@ export interface AttributesQuery {
   itemsPerPage: number;
 }
 
-/** POST /attributes/: per category, the attribute definitions per portal and locale. */
 /**
- * The catalogue's attribute definitions. With `userId` only the portals the user is connected to, and
+ * POST /attributes/: per category, the attribute definitions per portal and locale. With `userId` only the portals the user is connected to, and
  * the website's own definitions (`portal_own`): "no results for portals the user is not connected to".
  * `minimum`/`maximum` are ints as the spec types them: 0 where a definition has no bound.
  */

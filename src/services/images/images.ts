@@ -1,8 +1,8 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { inList } from "../../db/inList";
+import { inIds, inList } from "../../db/inList";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
 import { DomainError } from "../../lib/errors";
@@ -33,7 +33,7 @@ export function imagesQuery(db: Db, adIds: number[] | SQLiteSelect) {
   return db
     .select()
     .from(adImages)
-    .where(Array.isArray(adIds) ? inList(adImages.adId, adIds) : inArray(adImages.adId, adIds))
+    .where(inIds(adImages.adId, adIds))
     .orderBy(adImages.adId, adImages.sortKey, adImages.id);
 }
 

@@ -108,12 +108,6 @@ async function readable<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * One image job: download, check, store original and thumbnail, and add the image after the ad's others
- * (ordered by job id, so in request order). Safe to run twice: a finished job is skipped, and the image
- * row is unique per job. A refused image marks the job failed with its reason; the ad's other images
- * are untouched.
- */
 /** An image job ends failed with its reason, and reports `image.failed`; a job already finished stays as it was. */
 export function failImageJob(db: Db, job: { id: number; userId: number; adId: number }, reason: string) {
   const open = and(eq(imageJobs.id, job.id), eq(imageJobs.done, false));
@@ -132,6 +126,12 @@ export function failImageJob(db: Db, job: { id: number; userId: number; adId: nu
   ] as const;
 }
 
+/**
+ * One image job: download, check, store original and thumbnail, and add the image after the ad's others
+ * (ordered by job id, so in request order). Safe to run twice: a finished job is skipped, and the image
+ * row is unique per job. A refused image marks the job failed with its reason; the ad's other images
+ * are untouched.
+ */
 export async function runImageJob(env: Env, jobId: number, requestId?: string): Promise<void> {
   const db = getDb(env.DB);
   const job = await db.select().from(imageJobs).where(eq(imageJobs.id, jobId)).get();

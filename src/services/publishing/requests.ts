@@ -1,6 +1,6 @@
-import { type AnyColumn, and, eq, inArray, lte, sql } from "drizzle-orm";
+import { type AnyColumn, and, eq, lte, sql } from "drizzle-orm";
 import { batchAll, type Db } from "../../db/client";
-import { inList } from "../../db/inList";
+import { inIds, inList } from "../../db/inList";
 import {
   adAttributes,
   adPublications,
@@ -89,9 +89,7 @@ export async function requestPublishing(
         : undefined,
   );
   const adIdsIn = (column: AnyColumn) =>
-    Array.isArray(input.adIds)
-      ? inList(column, input.adIds)
-      : inArray(column, db.select({ id: ads.id }).from(ads).where(ownAds));
+    inIds(column, Array.isArray(input.adIds) ? input.adIds : db.select({ id: ads.id }).from(ads).where(ownAds));
   const checksAttributes = portal !== "website" && mode !== "unpublish";
   const [userRows, settingRows, adRows, publications, pendingItems, connections, attributeRows] = await db.batch([
     db

@@ -13,17 +13,45 @@ const amsterdam = new Intl.DateTimeFormat("en-GB", {
   hourCycle: "h23",
 });
 
+const HOUR_MS = 3_600_000;
+/** Amsterdam's UTC offset per UTC hour, as far as asked: a page of ads formats its dates in few hours. */
+const offsetByHour = new Map<number, number>();
+
+/**
+ * Amsterdam's UTC offset in ms at `ms`. Amsterdam's offset has changed only on whole UTC hours since 1940,
+ * so Intl (microseconds a call, two dates and more per ad) answers once per hour and arithmetic does the rest.
+ */
+function amsterdamOffset(ms: number): number {
+  const hour = Math.floor(ms / HOUR_MS);
+  let offset = offsetByHour.get(hour);
+  if (offset === undefined) {
+    const parts: Record<string, string> = {};
+    for (const p of amsterdam.formatToParts(hour * HOUR_MS)) parts[p.type] = p.value;
+    const wall = Date.UTC(
+      Number(parts.year),
+      Number(parts.month) - 1,
+      Number(parts.day),
+      Number(parts.hour),
+      Number(parts.minute),
+      Number(parts.second),
+    );
+    offset = wall - hour * HOUR_MS;
+    if (offsetByHour.size >= 10_000) offsetByHour.clear();
+    offsetByHour.set(hour, offset);
+  }
+  return offset;
+}
+
 /** Wall-clock parts of an instant in Amsterdam. */
 export function amsterdamParts(instant: Date) {
-  const parts: Record<string, string> = {};
-  for (const p of amsterdam.formatToParts(instant)) parts[p.type] = p.value;
+  const wall = new Date(instant.getTime() + amsterdamOffset(instant.getTime()));
   return {
-    year: Number(parts.year),
-    month: Number(parts.month),
-    day: Number(parts.day),
-    hour: Number(parts.hour),
-    minute: Number(parts.minute),
-    second: Number(parts.second),
+    year: wall.getUTCFullYear(),
+    month: wall.getUTCMonth() + 1,
+    day: wall.getUTCDate(),
+    hour: wall.getUTCHours(),
+    minute: wall.getUTCMinutes(),
+    second: wall.getUTCSeconds(),
   };
 }
 

@@ -22,6 +22,8 @@ export interface Catalogue {
   definitions: Map<number, Map<CataloguePortal, AttributeDefinition[]>>;
   /** categoryId → price rows. */
   prices: Map<number, CategoryPrice[]>;
+  /** categoryId → the `prices` object of its ads, built once per catalogue (shared, never changed). */
+  priceViews: Map<number, PricesView>;
 }
 
 let cached: { catalogue: Catalogue; until: number } | null = null;
@@ -49,6 +51,7 @@ export async function loadCatalogue(db: Db): Promise<Catalogue> {
     categories: new Map(categoryRows.map((c) => [c.id, c])),
     definitions,
     prices,
+    priceViews: new Map([...prices].map(([categoryId, rows]) => [categoryId, priceView(rows)])),
   };
   cached = { catalogue, until: Date.now() + CATALOGUE_TTL_MS };
   return catalogue;
@@ -68,8 +71,7 @@ export function hasGpsrAttributes(catalogue: Catalogue, categoryId: number): boo
 }
 
 /** The spec's read-only `prices` object of an ad: per external portal, the cost of each action. */
-export function pricesOf(catalogue: Catalogue, categoryId: number | null) {
-  const rows = categoryId === null ? [] : (catalogue.prices.get(categoryId) ?? []);
+function priceView(rows: CategoryPrice[]) {
   const view = (portal: "portal_a" | "portal_b") =>
     rows
       .filter((r) => r.portal === portal)
@@ -82,3 +84,9 @@ export function pricesOf(catalogue: Catalogue, categoryId: number | null) {
       }));
   return { portal_a: view("portal_a"), portal_b: view("portal_b") };
 }
+type PricesView = ReturnType<typeof priceView>;
+
+const NO_PRICES: PricesView = priceView([]);
+
+export const pricesOf = (catalogue: Catalogue, categoryId: number | null): PricesView =>
+  (categoryId === null ? undefined : catalogue.priceViews.get(categoryId)) ?? NO_PRICES;

@@ -86,8 +86,9 @@ export const adAttributes = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.adId, t.portal, t.seq] }),
-    index("ad_attributes_search").on(t.portal, t.key, t.value),
-    index("ad_attributes_range").on(t.portal, t.key, t.valueNumber),
+    // The ad id closes both search indexes, so an attribute search lists its ads from the index alone.
+    index("ad_attributes_search").on(t.portal, t.key, t.value, t.adId),
+    index("ad_attributes_range").on(t.portal, t.key, t.valueNumber, t.adId),
   ],
 );
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { ads } from "../../src/db/schema";
 import { searchAds } from "../../src/services/ads";
-import { adViews } from "../../src/services/ads/views";
+import { adViewById } from "../../src/services/ads/views";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { CAR_CATEGORY, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
@@ -263,7 +263,7 @@ describe("GET /ads/ search", () => {
     expect((await search("useCache=1&status=active")).fromCache).toBe(false);
   });
 
-  it("costs one D1 round trip for a full page of 25 ads and a simple page of 500, whatever they hold", async () => {
+  it("costs one D1 round trip for a full page of 25 ads, a simple page of 500 and a search, whatever they hold", async () => {
     for (let i = 0; i < 22; i += 1) {
       await createAd(key, userId, {
         title: `Extra advertentie ${i}`,
@@ -272,7 +272,8 @@ describe("GET /ads/ search", () => {
     }
     const counter = countingD1(env.DB);
     const db = getDb(counter.d1);
-    const ctx = { db, env, caller: { clientId, internal: false, partner: true }, mediaBase: "/media/" };
+    const caller = { clientId, internal: false, partner: true };
+    const ctx = { db, env, caller, mediaBase: "/media/" };
     const page = await searchAds(ctx, {
       page: 1,
       itemsPerPage: 25,
@@ -291,10 +292,28 @@ describe("GET /ads/ search", () => {
     counter.reset();
     const simple = await searchAds(ctx, { page: 1, itemsPerPage: 500, simple: true, userId });
     expect(counter.roundTrips).toBe(1);
-    // The one-batch page is the same as views built for its ads one step at a time.
+    // Keyword and attribute searches too: their count and page are one batch like any other page.
+    counter.reset();
+    const keyword = await searchAds(ctx, { page: 1, itemsPerPage: 25, simple: false, searchkeyword: "extra" });
+    const attribute = await searchAds(ctx, {
+      page: 1,
+      itemsPerPage: 25,
+      simple: false,
+      searchattributes: [{ portal: "portal_a", locale: "nl_NL", key: "brand", value_equals: "Audi" }],
+    });
+    expect(counter.roundTrips).toBe(2);
+    expect([keyword.totalItems, attribute.totalItems]).toEqual([22, 22]);
+    // The page is the same as the views of its ads read one by one.
     const rows = await db.select().from(ads).where(eq(ads.userId, userId)).orderBy(asc(ads.createdAt), asc(ads.id));
-    expect(again.items).toEqual(await adViews(db, rows.slice(0, 25), false, "/media/"));
-    expect(simple.items).toEqual(await adViews(db, rows, true, "/media/"));
+    const views = await Promise.all(rows.map((row) => adViewById(db, caller, row.id, "/media/")));
+    expect(again.items).toEqual(views.slice(0, 25));
+    // A simple view is the full view without the details, with the primary image only.
+    expect(simple.items).toEqual(
+      views.map(({ description: _d, attributes: _a, settings: _s, contact: _c, provider: _p, images, ...base }) => ({
+        ...base,
+        images: images ? images.slice(0, 1) : images,
+      })),
+    );
     expect(simple.totalItems).toBe(rows.length);
   });
 });

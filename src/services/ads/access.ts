@@ -12,7 +12,7 @@ export const ADS_REVISION = "ads";
 /** Revision keys an ad write touches: the ad list, and the owner's (contact `active`, folder totals). */
 export const adWriteRevisions = (userId: number) => [ADS_REVISION, userRevision(userId), USERS_REVISION];
 
-const adNotFound = (adId: number) => DomainError.of("ad_not_found", `adId: ad ${adId} not found`);
+export const adNotFound = (adId: number) => DomainError.of("ad_not_found", `adId: ad ${adId} not found`);
 
 /** The ads among `adIds` that the caller may act on. */
 export async function visibleAds(db: Db, caller: Caller, adIds: number[]): Promise<Map<number, AdRow>> {

@@ -14,12 +14,10 @@ import { bumpRevisions } from "../shared/revisions";
 import { adWriteRevisions, requireAd, visibleAds } from "./access";
 import { type AttributeRowInput, type AttributeSet, checkAttributes } from "./attributes";
 import type { BatchItemResult, CreateAdInput, UpdateAdInput } from "./schemas";
-import { type AdRow, type AdView, adViews } from "./views";
+import { type AdRow, type AdView, adViewById } from "./views";
 
 export async function getAd(ctx: ServiceContext, adId: number): Promise<AdView> {
-  const { db, caller } = ctx;
-  const [view] = await adViews(db, [await requireAd(db, caller, adId)], false, ctx.mediaBase);
-  return view as AdView;
+  return adViewById(ctx.db, ctx.caller, adId, ctx.mediaBase);
 }
 
 /** contactId and folderId must belong to the ad's user. */

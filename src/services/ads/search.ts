@@ -1,4 +1,4 @@
-import { type AnyColumn, and, asc, count, desc, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { inList } from "../../db/inList";
 import { ads, categories, groups, users } from "../../db/schema";
@@ -8,7 +8,7 @@ import { loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { AdsQueryInput } from "./schemas";
-import { type AdRow, type AdView, adViews, assembleViews, type SimpleAdView, viewQueries } from "./views";
+import { type AdView, assembleViews, type SimpleAdView, viewColumns } from "./views";
 
 /** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
 const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -104,11 +104,10 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
 }
 
 /**
- * GET /ads/ in one D1 round trip: the count, the page and the details of the page's ads go in one
- * batch, the details selecting the page's ids with the page query itself (a keyword or attribute search
- * takes two). The count reaches the users
- * table through an `IN` on its primary key, so it stays on the ads indexes; the page keeps the join, which
- * lets SQLite walk the order index and stop at the page (written as the count is, it sorts every match).
+ * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
+ * go in one batch, and the page query runs once. The count reaches the users table through an `IN` on its
+ * primary key, so it stays on the ads indexes; the page keeps the join, which lets SQLite walk the order
+ * index and stop at the page (written as the count is, it sorts every match).
  */
 export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
   const { db, caller } = ctx;
@@ -127,38 +126,21 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     }
     return query;
   };
-  const page = <T extends SQLiteSelect>(query: T): T => {
-    query.innerJoin(users, eq(users.id, ads.userId));
-    return withCatalogue(query)
-      .where(and(visible, ...filters))
-      .orderBy(...order, asc(ads.id))
-      .limit(itemsPerPage)
-      .offset((q.page - 1) * itemsPerPage);
-  };
   const visibleUserIds = db.select({ id: users.id }).from(users).where(visible);
   const countQuery = withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
     and(inArray(ads.userId, visibleUserIds), ...filters),
   );
-  const pageRows = page(db.select(getTableColumns(ads)).from(ads).$dynamic());
-  // A keyword or attribute page sorts every match: each detail read would sort them again, so it costs a
-  // second round trip with the page's ids instead.
-  if (q.searchkeyword || q.searchattributes) {
-    const [[counted], rows] = await db.batch([countQuery, pageRows]);
-    return {
-      items: await adViews(db, rows, q.simple, ctx.mediaBase),
-      totalItems: counted?.n ?? 0,
-      page: q.page,
-      itemsPerPage,
-    };
-  }
-  const pageIds = page(db.select({ id: ads.id }).from(ads).$dynamic());
-  const [catalogue, [counted, rows, ...details]] = await Promise.all([
-    loadCatalogue(db),
-    db.batch([countQuery, pageRows, ...viewQueries(db, pageIds, q.simple)]),
-  ]);
+  const pageQuery = withCatalogue(
+    db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
+  )
+    .where(and(visible, ...filters))
+    .orderBy(...order, asc(ads.id))
+    .limit(itemsPerPage)
+    .offset((q.page - 1) * itemsPerPage);
+  const [catalogue, [[counted], rows]] = await Promise.all([loadCatalogue(db), db.batch([countQuery, pageQuery])]);
   return {
-    items: assembleViews(catalogue, rows as AdRow[], details, q.simple, ctx.mediaBase),
-    totalItems: (counted as { n: number }[])[0]?.n ?? 0,
+    items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
+    totalItems: counted?.n ?? 0,
     page: q.page,
     itemsPerPage,
   };

@@ -1,24 +1,21 @@
-import type { AdRow } from "./access";
-
-export type { AdRow };
-
-import { asc, inArray } from "drizzle-orm";
-import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inIds } from "../../db/inList";
-import { adAttributes, adFeatures, adPublications, adSettings, ads, contacts } from "../../db/schema";
+import { jsonRow, nestedRows } from "../../db/nestedRows";
+import { adAttributes, adFeatures, adImages, adPublications, adSettings, ads, contacts, users } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { contactFields } from "../accounts/contacts";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
-import { type ImageView, imagesByAd, imagesQuery, toImageView } from "../images/images";
+import { type ImageView, toImageView } from "../images/images";
 import { portalStatuses } from "../publishing/portalStatus";
+import { type Caller, visibleUsers } from "../shared/access";
+import { type AdRow, adNotFound } from "./access";
+
+export type { AdRow };
 
 type AttributeRow = typeof adAttributes.$inferSelect;
-type SettingRow = typeof adSettings.$inferSelect;
 type PublicationRow = typeof adPublications.$inferSelect;
 type FeatureRow = typeof adFeatures.$inferSelect;
-type ContactRow = typeof contacts.$inferSelect;
-type ImageRow = Parameters<typeof imagesByAd>[0][number];
+type ImageRow = typeof adImages.$inferSelect;
 
 /** The spec's price object of an ad (the views and the marketplace listing carry the same). */
 export const priceOf = (ad: AdRow) => ({
@@ -50,12 +47,10 @@ function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   }));
 }
 
-type ImageEntry = { row: Parameters<typeof toImageView>[0]; counter: number };
-
-/** `images` of an ad: the list, or false when it has none; `simple` shows the primary image only. */
-const imagesOf = (entries: ImageEntry[] | undefined, simple: boolean, mediaBase: string) => {
-  if (!entries?.length) return false as const;
-  return (simple ? entries.slice(0, 1) : entries).map(({ row, counter }) => toImageView(row, counter, mediaBase));
+/** `images` of an ad: the list in order, or false when it has none; `simple` shows the primary image only. */
+const imagesOf = (rows: ImageRow[], simple: boolean, mediaBase: string) => {
+  if (rows.length === 0) return false as const;
+  return (simple ? rows.slice(0, 1) : rows).map((row, i) => toImageView(row, i + 1, mediaBase));
 };
 
 function baseView(
@@ -113,85 +108,62 @@ export function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[
   return map;
 }
 
-/** The ads to describe: their ids, or a query that selects them (a page, read in the same batch). */
-export type AdIds = number[] | SQLiteSelect;
+const simpleDetails = {
+  ad: jsonRow(ads),
+  publications: nestedRows(adPublications, eq(adPublications.adId, ads.id)),
+  features: nestedRows(adFeatures, eq(adFeatures.adId, ads.id)),
+  images: nestedRows(adImages, eq(adImages.adId, ads.id), [adImages.sortKey, adImages.id]),
+};
+const fullDetails = {
+  ...simpleDetails,
+  attributes: nestedRows(adAttributes, eq(adAttributes.adId, ads.id), [adAttributes.seq]),
+  settings: nestedRows(adSettings, eq(adSettings.adId, ads.id), [adSettings.portal]),
+  contacts: nestedRows(contacts, eq(contacts.id, ads.contactId)),
+};
 
 /**
- * The reads behind the views of some ads, to run in one D1 batch (with the page query itself when the
- * ids are that query): `simple` reads publications, features and images; a full view adds attributes,
- * settings and contacts.
+ * What to select from `ads` for its views: the ad and, as nested rows, everything its view shows
+ * (`simple`: publications, features and images; a full view adds attributes, settings and the contact).
+ * A page of views is then one statement that walks the page once.
  */
-export function viewQueries(db: Db, ids: AdIds, simple: boolean) {
-  const common = [
-    db.select().from(adPublications).where(inIds(adPublications.adId, ids)),
-    db.select().from(adFeatures).where(inIds(adFeatures.adId, ids)),
-    imagesQuery(db, ids),
-  ] as const;
-  if (simple) return common;
-  return [
-    ...common,
-    db.select().from(adAttributes).where(inIds(adAttributes.adId, ids)).orderBy(asc(adAttributes.seq)),
-    db.select().from(adSettings).where(inIds(adSettings.adId, ids)).orderBy(asc(adSettings.portal)),
-    db
-      .select()
-      .from(contacts)
-      .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(inIds(ads.id, ids)))),
-  ] as const;
-}
+export const viewColumns = (simple: boolean) => (simple ? simpleDetails : fullDetails);
 
-type ViewRows = [PublicationRow[], FeatureRow[], ImageRow[], AttributeRow[]?, SettingRow[]?, ContactRow[]?];
+type Decoded<T> = { [K in keyof T]: T[K] extends SQL<infer V> ? V : never };
+/** An ad with its details, as `viewColumns` reads it (a simple view's read has no full details). */
+export type ViewRow = Decoded<typeof simpleDetails> & Partial<Decoded<typeof fullDetails>>;
 
-/** The views of `rows` from what `viewQueries` read, in the rows' order. */
+/** The views of ad rows read with `viewColumns`, in the rows' order. */
 export function assembleViews(
   catalogue: Catalogue,
-  rows: AdRow[],
-  results: unknown[],
+  rows: ViewRow[],
   simple: boolean,
   mediaBase: string,
 ): (AdView | SimpleAdView)[] {
-  const [publicationRows, featureRows, imageRows, attributeRows = [], settingRows = [], contactRows = []] =
-    results as ViewRows;
-  const publications = groupByAd(publicationRows);
-  const features = groupByAd(featureRows);
-  const images = imagesByAd(imageRows);
-  const base = (ad: AdRow) =>
-    baseView(
-      catalogue,
-      ad,
-      publications.get(ad.id) ?? [],
-      features.get(ad.id) ?? [],
-      imagesOf(images.get(ad.id), simple, mediaBase),
-    );
-  if (simple) return rows.map(base);
-  const attributes = groupByAd(attributeRows);
-  const settings = groupByAd(settingRows);
-  const contactsById = new Map(contactRows.map((c) => [c.id, c]));
-  return rows.map((ad) => {
-    const contact = ad.contactId === null ? undefined : contactsById.get(ad.contactId);
+  return rows.map(({ ad, publications, features, images, attributes = [], settings = [], contacts = [] }) => {
+    const base = baseView(catalogue, ad, publications, features, imagesOf(images, simple, mediaBase));
+    if (simple) return base;
+    const [contact] = contacts;
     return {
-      ...base(ad),
+      ...base,
       description: ad.description,
-      attributes: attributesView(catalogue, ad, attributes.get(ad.id) ?? []),
-      settings: (settings.get(ad.id) ?? []).map(({ adId: _a, ...s }) => s),
+      attributes: attributesView(catalogue, ad, attributes),
+      settings: settings.map(({ adId: _a, ...s }) => s),
       contact: contact ? contactFields(contact) : false,
       provider: ad.provider ?? null,
     };
   });
 }
 
-/** Views of some ads in one D1 round trip (plus the catalogue, cached per isolate). */
-export async function adViews(
-  db: Db,
-  rows: AdRow[],
-  simple: boolean,
-  mediaBase: string,
-): Promise<(AdView | SimpleAdView)[]> {
-  const catalogue = await loadCatalogue(db);
-  if (rows.length === 0) return [];
-  const [first, ...rest] = viewQueries(
-    db,
-    rows.map((r) => r.id),
-    simple,
-  );
-  return assembleViews(catalogue, rows, await db.batch([first, ...rest]), simple, mediaBase);
+/** The full view of one ad the caller may see, in one statement (plus the catalogue, cached per isolate). */
+export async function adViewById(db: Db, caller: Caller, adId: number, mediaBase: string): Promise<AdView> {
+  const [catalogue, [row]] = await Promise.all([
+    loadCatalogue(db),
+    db
+      .select(viewColumns(false))
+      .from(ads)
+      .innerJoin(users, eq(users.id, ads.userId))
+      .where(and(eq(ads.id, adId), visibleUsers(caller))),
+  ]);
+  if (!row) throw adNotFound(adId);
+  return assembleViews(catalogue, [row], false, mediaBase)[0] as AdView;
 }

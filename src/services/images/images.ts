@@ -1,8 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { inIds, inList } from "../../db/inList";
+import { inList } from "../../db/inList";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
 import { DomainError } from "../../lib/errors";
@@ -28,28 +27,14 @@ export const toImageView = (row: ImageRow, counter: number, mediaBase: string): 
   thumbnail: { url: mediaUrl(mediaBase, row.thumbnailKey) },
 });
 
-/** The images of several ads in order, with their counters, in one query. */
-export function imagesQuery(db: Db, adIds: number[] | SQLiteSelect) {
-  return db
-    .select()
-    .from(adImages)
-    .where(inIds(adImages.adId, adIds))
-    .orderBy(adImages.adId, adImages.sortKey, adImages.id);
+/** An ad's images in order: the first is the primary image, and an image's counter is its position, from 1. */
+export function imagesQuery(db: Db, adId: number) {
+  return db.select().from(adImages).where(eq(adImages.adId, adId)).orderBy(adImages.sortKey, adImages.id);
 }
 
-/** Groups ordered image rows per ad; the counter is the position, from 1. */
-export function imagesByAd(rows: ImageRow[]): Map<number, { row: ImageRow; counter: number }[]> {
-  const byAd = new Map<number, { row: ImageRow; counter: number }[]>();
-  for (const row of rows) {
-    const list = byAd.get(row.adId) ?? [];
-    list.push({ row, counter: list.length + 1 });
-    byAd.set(row.adId, list);
-  }
-  return byAd;
-}
-
+/** The ad's images in order, with their counters. */
 async function orderedImages(db: Db, adId: number) {
-  return imagesByAd(await imagesQuery(db, [adId])).get(adId) ?? [];
+  return (await imagesQuery(db, adId)).map((row, i) => ({ row, counter: i + 1 }));
 }
 
 /** The ad's images in order, with URLs under `mediaBase`. */

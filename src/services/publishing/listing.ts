@@ -5,7 +5,7 @@ import { absoluteWebUrl } from "../../lib/fields";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
 import type { Listing, MarketplacePortal } from "../../portals/gateway";
 import { priceOf } from "../ads/views";
-import { imagesByAd, imagesQuery, toImageView } from "../images/images";
+import { imagesQuery, toImageView } from "../images/images";
 
 type AdRow = typeof ads.$inferSelect;
 
@@ -37,7 +37,7 @@ export function listingQueries(db: Db, adId: number, userId: number, portal: Mar
       .from(contacts)
       .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(eq(ads.id, adId)))),
     db.select().from(users).where(eq(users.id, userId)),
-    imagesQuery(db, [adId]),
+    imagesQuery(db, adId),
   ] as const;
 }
 
@@ -104,10 +104,6 @@ export async function assembleListing(
     imagetext: ad.imagetext,
     url: withScheme(ad.url),
     video: withScheme(setting?.video ?? null),
-    images: input.withImages
-      ? (imagesByAd(imageRows).get(ad.id) ?? []).map(
-          ({ row, counter }) => toImageView(row, counter, input.mediaBase).image.url,
-        )
-      : [],
+    images: input.withImages ? imageRows.map((row, i) => toImageView(row, i + 1, input.mediaBase).image.url) : [],
   };
 }

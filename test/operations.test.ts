@@ -1,6 +1,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { parse } from "smol-toml";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import journal from "../migrations/meta/_journal.json";
 import { app } from "../src/app";
 import { runScheduled } from "../src/cron";
 import { getDb } from "../src/db/client";
@@ -197,7 +198,7 @@ describe("readiness", () => {
     expect(deep.body.data).toMatchObject({
       status: "ok",
       version: "development",
-      migration: "0013_external_user_id_unique.sql",
+      migration: `${journal.entries.at(-1)?.tag}.sql`,
       tokensToReseal: 0,
     });
     for (const name of ["d1", "r2", "queue", "rateLimiter"] as const)

@@ -255,6 +255,40 @@ describe("GET /ads/ search", () => {
     expect(simple.data[0]).toHaveProperty("portals");
   });
 
+  it("answers a keyword search in the order, count and pages of the same ads found without one", async () => {
+    const seller = (await createUser(key)).userId;
+    const titles = [
+      "beta Zoekwoord",
+      "Alpha zoekwoord",
+      "gamma zoekwoord",
+      "Delta zoekwoord",
+      "alpha Zoekwoord",
+      "epsilon",
+    ];
+    for (const [i, title] of titles.entries()) {
+      await createAd(key, seller, { title, price: { model: "fixed", price: [500, 100, 900, 100, 300, 700][i] } });
+    }
+    const list = async (query: string) => {
+      const answer = await call("GET", `/ads/?userId=${seller}&itemsPerPage=2&${query}`, { key });
+      expectEnvelope(answer, 200);
+      return { ids: answer.body.data.map((ad: { adId: number }) => ad.adId), total: answer.body.totalItems };
+    };
+    for (const order of [
+      "",
+      "order[0][field]=price&order[1][field]=title",
+      "order[0][field]=title&order[0][descending]=true",
+    ]) {
+      for (const page of [1, 2, 3, 4]) {
+        // The title filter (LIKE) takes the plain page's way; the keyword search lists its matches first.
+        const plain = await list(`title=zoekwoord&${order}&page=${page}`);
+        expect(await list(`searchkeyword=zoekwoord&${order}&page=${page}`)).toEqual(plain);
+        expect(plain.total).toBe(5);
+        expect(plain.ids).toHaveLength(page < 3 ? 2 : page === 3 ? 1 : 0);
+      }
+    }
+    expect(await list("searchkeyword=nergens")).toEqual({ ids: [], total: 0 });
+  });
+
   it("serves from the cache until an ad changes", async () => {
     const first = await search("useCache=1&status=active");
     expect(first.fromCache).toBe(false);

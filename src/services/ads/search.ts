@@ -4,11 +4,11 @@ import { inList } from "../../db/inList";
 import { ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { loadCatalogue } from "../catalogue/catalogue";
+import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { AdsQueryInput } from "./schemas";
-import { type AdView, assembleViews, type SimpleAdView, viewColumns } from "./views";
+import { type AdView, assembleViews, type SimpleAdView, type ViewRow, viewColumns } from "./views";
 
 /** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
 const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -107,16 +107,18 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
  * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
  * go in one batch, and the page query runs once. The count reaches the users table through an `IN` on its
  * primary key, so it stays on the ads indexes; the page keeps the join, which lets SQLite walk the order
- * index and stop at the page (written as the count is, it sorts every match).
+ * index and stop at the page (written as the count is, it sorts every match). A keyword or attribute
+ * search is one statement that lists its matches once for both.
  */
 export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
   const { db, caller } = ctx;
   const itemsPerPage = q.itemsPerPage ?? 25;
+  const offset = (q.page - 1) * itemsPerPage;
   const [visible, ...filters] = conditions(caller, q);
-  const order = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => {
-    const expression = ORDER_EXPRESSIONS[field] as SQL;
-    return descending ? desc(expression) : asc(expression);
-  });
+  const orderKeys = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => ({
+    expression: ORDER_EXPRESSIONS[field] as SQL,
+    descending,
+  }));
   // Categories and groups are joined only for the filters that read them.
   const needsCatalogue = q.groupId !== undefined || Boolean(q.groupDescription) || Boolean(q.categoryDescription);
   // Dynamic queries are changed in place by their join methods.
@@ -130,18 +132,67 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   const countQuery = withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
     and(inArray(ads.userId, visibleUserIds), ...filters),
   );
+  const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number) => ({
+    items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
+    totalItems,
+    page: q.page,
+    itemsPerPage,
+  });
+
+  if (q.searchkeyword || q.searchattributes) {
+    // A search visits every match both to count it and to sort it: the matches are listed once, with their
+    // order keys, and the count and the page both come from that list (SQLite materialises a CTE read twice).
+    const keys = Object.fromEntries(orderKeys.map(({ expression }, i) => [`k${i}`, expression.as(`k${i}`)]));
+    const matches = db.$with("matches").as(
+      withCatalogue(
+        db
+          .select({ id: ads.id, ...keys })
+          .from(ads)
+          .innerJoin(users, eq(users.id, ads.userId))
+          .$dynamic(),
+      ).where(and(visible, ...filters)),
+    );
+    // The order keys of the matches or of the page, by their aliases.
+    const sorted = (source: object) => {
+      const field = (name: string) => (source as Record<string, SQL.Aliased | AnyColumn>)[name] as SQL.Aliased;
+      return [
+        ...orderKeys.map(({ descending }, i) => (descending ? desc(field(`k${i}`)) : asc(field(`k${i}`)))),
+        asc(field("id")),
+      ];
+    };
+    const pageIds = db.$with("page_ids").as(
+      db
+        .select()
+        .from(matches)
+        .orderBy(...sorted(matches))
+        .limit(itemsPerPage)
+        .offset(offset),
+    );
+    const [catalogue, rows] = await Promise.all([
+      loadCatalogue(db),
+      db
+        .with(matches, pageIds)
+        .select({ total: sql<number>`(SELECT count(*) FROM ${matches})`, ...viewColumns(q.simple) })
+        .from(pageIds)
+        .innerJoin(ads, eq(ads.id, pageIds.id))
+        .orderBy(...sorted(pageIds)),
+    ]);
+    // An empty page has no row to carry the count: on the first page there are no matches; past the last
+    // page the count is read on its own (a second round trip, only then).
+    const total = rows[0]?.total ?? (q.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
+    return answer(catalogue, rows, total);
+  }
+
   const pageQuery = withCatalogue(
     db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
   )
     .where(and(visible, ...filters))
-    .orderBy(...order, asc(ads.id))
+    .orderBy(
+      ...orderKeys.map(({ expression, descending }) => (descending ? desc(expression) : asc(expression))),
+      asc(ads.id),
+    )
     .limit(itemsPerPage)
-    .offset((q.page - 1) * itemsPerPage);
+    .offset(offset);
   const [catalogue, [[counted], rows]] = await Promise.all([loadCatalogue(db), db.batch([countQuery, pageQuery])]);
-  return {
-    items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
-    totalItems: counted?.n ?? 0,
-    page: q.page,
-    itemsPerPage,
-  };
+  return answer(catalogue, rows, counted?.n ?? 0);
 }

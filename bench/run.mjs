@@ -4,7 +4,7 @@
 // Three runs by default, then the medians.
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 npm run bench
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,11 +19,14 @@ const receiverPort = port + 2;
 const origin = `http://127.0.0.1:${port}`;
 const auth = { Authorization: "Bearer dev-internal-key" };
 // wrangler's own log grows some 40 MB a minute under load: it goes to a directory of its own in /tmp.
+// So does the local state: every bench starts from the same 20,000 ads and leaves the dev database alone.
+const state = mkdtempSync(join(tmpdir(), "bench-state-"));
 const env = {
   ...process.env,
   WRANGLER_SEND_METRICS: "false",
   CI: "true",
   WRANGLER_LOG_PATH: mkdtempSync(join(tmpdir(), "bench-wrangler-logs-")),
+  D1_PERSIST_TO: state,
 };
 
 const scenarios = [
@@ -46,15 +49,16 @@ const scenarios = [
   },
 ];
 
-/** Local D1 migrations and seed, then the 20,000 benchmark ads: once per run. */
+/** The bench's own local D1: migrations, the dev clients, then the 20,000 benchmark ads. */
 function setUp() {
-  const setup = spawnSync("npm", ["run", "db:setup", "--silent"], { env, stdio: "inherit" });
-  if (setup.status !== 0) throw new Error("db:setup failed");
-  const seed = spawnSync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--file", "bench/seed-ads.sql"], {
-    env,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  if (seed.status !== 0) throw new Error("seeding the benchmark ads failed");
+  const wrangler = (args, stdio = "inherit") => {
+    const run = spawnSync("npx", ["wrangler", ...args, "--local", "--persist-to", state], { env, stdio });
+    if (run.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed`);
+  };
+  wrangler(["d1", "migrations", "apply", "DB"], ["ignore", "ignore", "inherit"]);
+  const seed = spawnSync("node", ["scripts/seed.mjs"], { env, stdio: "inherit" });
+  if (seed.status !== 0) throw new Error("seeding the dev clients failed");
+  wrangler(["d1", "execute", "DB", "--file", "bench/seed-ads.sql"], ["ignore", "ignore", "inherit"]);
 }
 
 function startServer() {
@@ -64,6 +68,8 @@ function startServer() {
       "wrangler",
       "dev",
       "bench/worker.ts",
+      "--persist-to",
+      state,
       "--port",
       String(port),
       "--var",
@@ -302,4 +308,5 @@ try {
   console.log(`webhook deliveries received by then: ${receiver.received.count}`);
 } finally {
   receiver.close();
+  rmSync(state, { recursive: true, force: true });
 }

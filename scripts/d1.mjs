@@ -8,10 +8,14 @@ export const sha256Hex = (value) => createHash("sha256").update(value).digest("h
 /** SQL string literal. */
 export const sqlText = (value) => `'${String(value).replaceAll("'", "''")}'`;
 
-/** Runs SQL against the local database by default, or the deployed one of `env` with `remote`. */
+/**
+ * Runs SQL against the local database by default, or the deployed one of `env` with `remote`. A local
+ * database kept elsewhere than .wrangler/state (the benchmark's own) is named by D1_PERSIST_TO.
+ */
 export function executeSql(sql, { remote = false, env } = {}) {
   const args = ["wrangler", "d1", "execute", "DB", remote ? "--remote" : "--local", "--command", sql];
   if (env) args.push("--env", env);
+  if (!remote && process.env.D1_PERSIST_TO) args.push("--persist-to", process.env.D1_PERSIST_TO);
   return execFileSync("npx", args, {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },

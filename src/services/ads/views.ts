@@ -108,17 +108,17 @@ export function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[
   return map;
 }
 
-const simpleDetails = {
+const simpleViewColumns = {
   ad: jsonRow(ads),
   publications: nestedRows(adPublications, eq(adPublications.adId, ads.id)),
   features: nestedRows(adFeatures, eq(adFeatures.adId, ads.id)),
   images: nestedRows(adImages, eq(adImages.adId, ads.id), [adImages.sortKey, adImages.id]),
 };
-const fullDetails = {
-  ...simpleDetails,
+const fullViewColumns = {
+  ...simpleViewColumns,
   attributes: nestedRows(adAttributes, eq(adAttributes.adId, ads.id), [adAttributes.seq]),
   settings: nestedRows(adSettings, eq(adSettings.adId, ads.id), [adSettings.portal]),
-  contacts: nestedRows(contacts, eq(contacts.id, ads.contactId)),
+  contacts: nestedRows(contacts, eq(contacts.id, ads.contactId)), // the ad's contact, if any: at most one
 };
 
 /**
@@ -126,11 +126,11 @@ const fullDetails = {
  * (`simple`: publications, features and images; a full view adds attributes, settings and the contact).
  * A page of views is then one statement that walks the page once.
  */
-export const viewColumns = (simple: boolean) => (simple ? simpleDetails : fullDetails);
+export const viewColumns = (simple: boolean) => (simple ? simpleViewColumns : fullViewColumns);
 
 type Decoded<T> = { [K in keyof T]: T[K] extends SQL<infer V> ? V : never };
 /** An ad with its details, as `viewColumns` reads it (a simple view's read has no full details). */
-export type ViewRow = Decoded<typeof simpleDetails> & Partial<Decoded<typeof fullDetails>>;
+export type ViewRow = Decoded<typeof simpleViewColumns> & Partial<Decoded<typeof fullViewColumns>>;
 
 /** The views of ad rows read with `viewColumns`, in the rows' order. */
 export function assembleViews(

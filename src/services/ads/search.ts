@@ -1,4 +1,4 @@
-import { type AnyColumn, and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, and, asc, count, desc, eq, inArray, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { inList } from "../../db/inList";
 import { ads, categories, groups, users } from "../../db/schema";
@@ -37,6 +37,9 @@ const ORDER_EXPRESSIONS: Record<string, SQL> = {
   closeDatePortalB: closeDate("portal_b"),
   closeDateMeta: closeDate("website"),
 };
+
+/** An order key in its direction. */
+const directed = (key: SQLWrapper | AnyColumn, descending: boolean) => (descending ? desc(key) : asc(key));
 
 function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
   const where: SQL[] = [visibleUsers(caller)];
@@ -155,10 +158,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     // The order keys of the matches or of the page, by their aliases.
     const sorted = (source: object) => {
       const field = (name: string) => (source as Record<string, SQL.Aliased | AnyColumn>)[name] as SQL.Aliased;
-      return [
-        ...orderKeys.map(({ descending }, i) => (descending ? desc(field(`k${i}`)) : asc(field(`k${i}`)))),
-        asc(field("id")),
-      ];
+      return [...orderKeys.map(({ descending }, i) => directed(field(`k${i}`), descending)), asc(field("id"))];
     };
     const pageIds = db.$with("page_ids").as(
       db
@@ -187,10 +187,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
   )
     .where(and(visible, ...filters))
-    .orderBy(
-      ...orderKeys.map(({ expression, descending }) => (descending ? desc(expression) : asc(expression))),
-      asc(ads.id),
-    )
+    .orderBy(...orderKeys.map(({ expression, descending }) => directed(expression, descending)), asc(ads.id))
     .limit(itemsPerPage)
     .offset(offset);
   const [catalogue, [[counted], rows]] = await Promise.all([loadCatalogue(db), db.batch([countQuery, pageQuery])]);

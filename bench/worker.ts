@@ -7,6 +7,6 @@ import { ok } from "../src/lib/envelope";
 export { default, MarketplaceSimulator, RateLimiter, UserTokens } from "../src/index";
 
 app.get("/rest/v1/bench/ceiling", async (c) => {
-  const { results } = await c.env.DB.prepare("SELECT * FROM ads ORDER BY created_at, id LIMIT 25 OFFSET 975").all();
+  const { results } = await c.env.DB.prepare("SELECT * FROM ads ORDER BY id LIMIT 25 OFFSET 975").all();
   return c.json(ok(results));
 });

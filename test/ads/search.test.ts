@@ -362,3 +362,71 @@ describe("GET /ads/ search", () => {
     expect(simple.totalItems).toBe(rows.length);
   });
 });
+
+describe("GET /ads/ keyword search inside the keyword index", () => {
+  const hits = async (client: string, query: string) => {
+    const answer = await call("GET", `/ads/?${query}`, { key: client });
+    expectEnvelope(answer, 200);
+    return { ids: answer.body.data.map((ad: { adId: number }) => ad.adId), total: answer.body.totalItems };
+  };
+
+  it("finds only the ads the caller may see, as users are deleted or move to another client", async () => {
+    const [a, b] = [await newClient({ partner: true }), await newClient({ partner: true })];
+    const internal = (await newClient({ internal: true })).key;
+    const [sellerA, sellerB] = [(await createUser(a.key)).userId, (await createUser(b.key)).userId];
+    const word = `zichtbaar${Date.now()}`;
+    const adsA = [];
+    for (const title of [`${word} een`, `${word} twee`, "iets anders"]) {
+      adsA.push((await createAd(a.key, sellerA, { title })).adId);
+    }
+    const adB = (await createAd(b.key, sellerB, { title: `${word} drie` })).adId;
+    const [a1, a2] = adsA;
+
+    expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [a1, a2], total: 2 });
+    expect(await hits(b.key, `searchkeyword=${word}`)).toEqual({ ids: [adB], total: 1 });
+    expect(await hits(internal, `searchkeyword=${word}`)).toEqual({ ids: [a1, a2, adB], total: 3 });
+    expect(await hits(a.key, `searchkeyword=${word}&order[0][field]=created&order[0][descending]=true`)).toEqual({
+      ids: [a2, a1],
+      total: 2,
+    });
+    // Another client's user, named in the search, is not a way in.
+    expect(await hits(a.key, `searchkeyword=${word}&userId=${sellerB}`)).toEqual({ ids: [], total: 0 });
+    expect(await hits(internal, `searchkeyword=${word}&userId=${sellerB}`)).toEqual({ ids: [adB], total: 1 });
+    // The audience tokens are not words of the ads.
+    expect(await hits(a.key, `searchkeyword=c${a.client.id}`)).toEqual({ ids: [], total: 0 });
+    expect(await hits(a.key, `searchkeyword=u${sellerA}`)).toEqual({ ids: [], total: 0 });
+
+    // A new title is found by its words only; a deleted ad is not found.
+    expectEnvelope(await call("PUT", "/ads/", { key: a.key, body: { adId: a2, title: "hernoemd" } }), 200);
+    expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [a1], total: 1 });
+    expect((await hits(a.key, "searchkeyword=hernoemd")).ids).toEqual([a2]);
+    expectEnvelope(await call("DELETE", `/ads/${a1}`, { key: a.key }), 200);
+    expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
+
+    // A user moved to another client takes its ads along; a deleted user's ads are found by nobody.
+    const moved = await call("PUT", "/users/", { key: internal, body: { userId: sellerB, clientId: a.client.id } });
+    expectEnvelope(moved, 200);
+    expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [adB], total: 1 });
+    expect(await hits(b.key, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
+    expectEnvelope(await call("DELETE", `/users/${sellerB}`, { key: a.key }), 200);
+    expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
+    expect(await hits(internal, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
+    // The same answers where another filter sends the search the general way (ads joined to their users).
+    expect(await hits(internal, `searchkeyword=${word}&status=active`)).toEqual({ ids: [], total: 0 });
+    expect(await hits(a.key, "searchkeyword=hernoemd&status=active")).toEqual({ ids: [a2], total: 1 });
+  });
+
+  it("orders by creation as by id: a new ad is never dated before the newest one, whatever the clock says", async () => {
+    const seller = (await createUser(key)).userId;
+    const first = (await createAd(key, seller, { title: "klok een" })).adId;
+    const ahead = new Date(Date.now() + 3_600_000).toISOString();
+    await env.DB.prepare("UPDATE ads SET created_at = ? WHERE id = ?").bind(ahead, first).run();
+    const second = (await createAd(key, seller, { title: "klok twee" })).adId;
+    const [stored] = await getDb(env.DB).select().from(ads).where(eq(ads.id, second));
+    expect(stored?.createdAt).toBe(ahead);
+    const listed: { adId: number; created: string }[] = (await call("GET", `/ads/?userId=${seller}`, { key })).body
+      .data;
+    expect(listed.map((ad) => ad.adId)).toEqual([first, second]);
+    expect(listed[1]?.created).toBe(listed[0]?.created);
+  });
+});

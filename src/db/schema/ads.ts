@@ -65,7 +65,6 @@ export const ads = sqliteTable(
     index("ads_contact_idx").on(t.contactId),
     index("ads_folder_idx").on(t.folderId),
     index("ads_category_idx").on(t.categoryId),
-    index("ads_created_idx").on(t.createdAt),
   ],
 );
 

@@ -171,6 +171,7 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
         ...priceColumns(input.price),
         licensePlate: input.misc?.licensePlate ?? null,
         provider: input.provider ?? null,
+        createdAt: creationTime,
       })
       .returning({ id: ads.id }),
     ...insertAttributes(db, newAdId, attributes.rows),
@@ -179,6 +180,12 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
   ]);
   return getAd(ctx, (created as { id: number }).id);
 }
+
+/**
+ * An ad's creation time: now, or the newest ad's if the clock reads earlier. Creation order is then id order
+ * (searches page by id for `created`), and the dates a client sees in that order never run backwards.
+ */
+const creationTime = sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce((SELECT created_at FROM ads ORDER BY id DESC LIMIT 1), ''))`;
 
 /** Inserts in chunks that stay under D1's 100 bound parameters per statement. */
 function insertAttributes(db: Db, adId: SQLValue, rows: AttributeRowInput[]): BatchItem<"sqlite">[] {

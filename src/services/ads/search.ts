@@ -14,13 +14,26 @@ import { type AdView, assembleViews, type SimpleAdView, type ViewRow, viewColumn
 const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 const likeContains = (column: AnyColumn, value: string) => sql`${column} LIKE ${contains(value)} ESCAPE '\\'`;
 
-/** FTS5 query: every word must occur (as a prefix), each quoted so user input is never FTS syntax. */
-export function ftsQuery(keyword: string): string {
-  return keyword
+/**
+ * The keyword index's audience tokens a search is limited to (migration 0015): a client's ads, and one
+ * user's when the search names a user. An internal client's search sees every user who is not deleted, which
+ * is what the index holds.
+ */
+function audienceTokens(caller: Caller, userId: number | undefined): string[] {
+  return [...(caller.internal ? [] : [`c${caller.clientId}`]), ...(userId === undefined ? [] : [`u${userId}`])];
+}
+
+/**
+ * FTS5 query: every word must occur in the title or description (as a prefix), each quoted so user input is
+ * never FTS syntax, and the ad must be in each audience.
+ */
+export function ftsQuery(keyword: string, audience: string[] = []): string {
+  const words = keyword
     .split(/\s+/)
     .filter(Boolean)
     .map((word) => `"${word.replaceAll('"', '""')}"*`)
     .join(" ");
+  return [`{title description} : (${words})`, ...audience.map((token) => `audience : "${token}"`)].join(" AND ");
 }
 
 const closeDate = (portal: string) =>
@@ -29,7 +42,8 @@ const closeDate = (portal: string) =>
 /** Order expressions of the spec's order fields. `closeDate` is the soonest close over all portals. */
 const ORDER_EXPRESSIONS: Record<string, SQL> = {
   price: sql`${ads.price}`,
-  created: sql`${ads.createdAt}`,
+  // Ids are handed out in creation order and creation times never run backwards (see createAd).
+  created: sql`${ads.id}`,
   updated: sql`${ads.updatedAt}`,
   title: sql`${ads.title} COLLATE NOCASE`,
   closeDate: sql`(SELECT min(close_date) FROM ad_publications p WHERE p.ad_id = ${ads.id})`,
@@ -63,7 +77,8 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
     );
   }
   if (q.searchkeyword) {
-    where.push(sql`${ads.id} IN (SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${ftsQuery(q.searchkeyword)})`);
+    const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
+    where.push(sql`${ads.id} IN (SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match})`);
   }
   if (q.searchportal) {
     const inverted = q.searchportal.startsWith("!");
@@ -106,6 +121,22 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
   return where;
 }
 
+/** Query fields that page or shape the answer; every other field that is set filters it. */
+const PAGING_FIELDS = new Set(["useCache", "page", "itemsPerPage", "simple", "order"]);
+
+/**
+ * A keyword search of the caller's ads, or of one user's, in creation order is answered by the keyword index
+ * alone: it holds who may see each ad, and its rowids are ad ids, so it counts the matches and walks them in
+ * order up to the page without reading an ad.
+ */
+function answeredByKeywordIndex(q: AdsQueryInput): boolean {
+  const filters = Object.entries(q).filter(([field, value]) => value !== undefined && !PAGING_FIELDS.has(field));
+  return (
+    filters.every(([field]) => field === "searchkeyword" || field === "userId") &&
+    (q.order ?? []).every(({ field }) => field === "created")
+  );
+}
+
 /**
  * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
  * go in one batch, and the page query runs once. The count reaches the users table through an `IN` on its
@@ -142,6 +173,29 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     itemsPerPage,
   });
 
+  // An empty page has no row to carry the count: on the first page there are no matches; past the last
+  // page the count is read on its own (a second round trip, only then).
+  const totalOf = async (rows: { total: number }[]) =>
+    rows[0]?.total ?? (q.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
+
+  if (q.searchkeyword && answeredByKeywordIndex(q)) {
+    const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
+    const descending = q.order?.[0]?.descending ?? false;
+    const pageIds = sql`SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match} ORDER BY rowid ${sql.raw(descending ? "DESC" : "ASC")} LIMIT ${itemsPerPage} OFFSET ${offset}`;
+    const [catalogue, rows] = await Promise.all([
+      loadCatalogue(db),
+      db
+        .select({
+          total: sql<number>`(SELECT count(*) FROM ads_fts WHERE ads_fts MATCH ${match})`,
+          ...viewColumns(q.simple),
+        })
+        .from(ads)
+        .where(sql`${ads.id} IN (${pageIds})`)
+        .orderBy(directed(ads.id, descending)),
+    ]);
+    return answer(catalogue, rows, await totalOf(rows));
+  }
+
   if (q.searchkeyword || q.searchattributes) {
     // A search visits every match both to count it and to sort it: the matches are listed once, with their
     // order keys, and the count and the page both come from that list (SQLite materialises a CTE read twice).
@@ -177,10 +231,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
         .innerJoin(ads, eq(ads.id, pageIds.id))
         .orderBy(...sorted(pageIds)),
     ]);
-    // An empty page has no row to carry the count: on the first page there are no matches; past the last
-    // page the count is read on its own (a second round trip, only then).
-    const total = rows[0]?.total ?? (q.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
-    return answer(catalogue, rows, total);
+    return answer(catalogue, rows, await totalOf(rows));
   }
 
   const pageQuery = withCatalogue(

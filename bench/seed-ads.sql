@@ -21,13 +21,13 @@ SELECT (SELECT id FROM users WHERE external_user_id = 990000001), i,
 FROM n
 WHERE NOT EXISTS (SELECT 1 FROM ads a JOIN users u ON u.id = a.user_id WHERE u.external_user_id = 990000001);
 
-INSERT INTO ad_attributes (ad_id, portal, locale, key, value, value_number, seq)
-SELECT a.id, p.portal, 'nl_NL', 'condition', CASE a.id % 3 WHEN 0 THEN 'nieuw' WHEN 1 THEN 'gebruikt' ELSE 'zo goed als nieuw' END, NULL, 0
+INSERT INTO ad_attributes (ad_id, portal, locale, key, value, value_number, seq, category_id, user_id)
+SELECT a.id, p.portal, 'nl_NL', 'condition', CASE a.id % 3 WHEN 0 THEN 'nieuw' WHEN 1 THEN 'gebruikt' ELSE 'zo goed als nieuw' END, NULL, 0, a.category_id, a.user_id
 FROM ads a JOIN users u ON u.id = a.user_id, (SELECT 'portal_a' AS portal UNION ALL SELECT 'portal_b') p
 WHERE u.external_user_id = 990000001 AND NOT EXISTS (SELECT 1 FROM ad_attributes x WHERE x.ad_id = a.id);
 
-INSERT INTO ad_attributes (ad_id, portal, locale, key, value, value_number, seq)
-SELECT a.id, 'portal_b', 'nl_NL', 'delivery', 'ophalen of verzenden', NULL, 1
+INSERT INTO ad_attributes (ad_id, portal, locale, key, value, value_number, seq, category_id, user_id)
+SELECT a.id, 'portal_b', 'nl_NL', 'delivery', 'ophalen of verzenden', NULL, 1, a.category_id, a.user_id
 FROM ads a JOIN users u ON u.id = a.user_id
 WHERE u.external_user_id = 990000001 AND NOT EXISTS (SELECT 1 FROM ad_attributes x WHERE x.ad_id = a.id AND x.seq = 1);
 

@@ -12,6 +12,7 @@ let key: string;
 let internalKey: string;
 let clientId: number;
 let userId: number;
+let folderId: number;
 const ids = { sofa: 0, golf: 0, yaris: 0, table: 0, lamp: 0 };
 
 const car = (brand: string, mileage: number, options: string[]) => ({
@@ -38,8 +39,9 @@ beforeAll(async () => {
   clientId = partner.client.id;
   internalKey = (await newClient({ internal: true })).key;
   userId = (await createUser(key)).userId;
-  const folderId = (await call("POST", "/folders/", { key, body: { userId, description: "Auto's" } })).body.data[0]
-    ?.folderId;
+  folderId = Number(
+    (await call("POST", "/folders/", { key, body: { userId, description: "Auto's" } })).body.data[0]?.folderId,
+  );
   ids.sofa = (
     await createAd(key, userId, {
       title: "Leren bank cognac",
@@ -183,6 +185,14 @@ describe("GET /ads/ search", () => {
     const attr = (i: number, k: string, v: string) =>
       `searchattributes[${i}][portal]=portal_a&searchattributes[${i}][locale]=nl_NL&searchattributes[${i}][key]=${k}&${v}`;
     const base = `categoryId=${CAR_CATEGORY}`;
+    // Both cars are in the folder: with it, the search reads its ads; without, the attribute index answers.
+    const found = async (query: string) => {
+      const indexed = await search(query);
+      const read = await search(`${query}&folderId=${folderId}`);
+      expect([indexed.data, indexed.totalItems]).toEqual([read.data, read.totalItems]);
+      expect(indexed.totalItems).toBe(indexed.data.length);
+      return indexed.data.map((ad: { adId: number }) => ad.adId);
+    };
     expect(await found(`${base}&${attr(0, "brand", "searchattributes[0][value_equals]=Toyota")}`)).toEqual(
       named("yaris"),
     );
@@ -192,6 +202,12 @@ describe("GET /ads/ search", () => {
     expect(
       await found(
         `${base}&${attr(0, "options", "searchattributes[0][value_equals_list][]=airco&searchattributes[0][value_equals_list][]=navigatie")}`,
+      ),
+    ).toEqual(named("golf", "yaris"));
+    // The golf has both options: it is one match, not two.
+    expect(
+      await found(
+        `${base}&${attr(0, "options", "searchattributes[0][value_equals_list][]=airco&searchattributes[0][value_equals_list][]=trekhaak")}`,
       ),
     ).toEqual(named("golf", "yaris"));
     expect(await found(`${base}&${attr(0, "mileage", "searchattributes[0][value_lessequal]=50000")}`)).toEqual(
@@ -363,7 +379,7 @@ describe("GET /ads/ search", () => {
   });
 });
 
-describe("GET /ads/ keyword search inside the keyword index", () => {
+describe("GET /ads/ searches one index answers by itself", () => {
   const hits = async (client: string, query: string) => {
     const answer = await call("GET", `/ads/?${query}`, { key: client });
     expectEnvelope(answer, 200);
@@ -380,10 +396,17 @@ describe("GET /ads/ keyword search inside the keyword index", () => {
       adsA.push((await createAd(a.key, sellerA, { title })).adId);
     }
     const adB = (await createAd(b.key, sellerB, { title: `${word} drie` })).adId;
-    const [a1, a2] = adsA;
+    const [a1, a2, a3] = adsA;
+    const usedSofas =
+      "categoryId=9301&searchattributes[0][portal]=portal_a&searchattributes[0][key]=condition" +
+      "&searchattributes[0][value_equals]=gebruikt";
 
     expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [a1, a2], total: 2 });
     expect(await hits(b.key, `searchkeyword=${word}`)).toEqual({ ids: [adB], total: 1 });
+    // The attribute index answers the same way: a client's used sofas are its own.
+    expect(await hits(a.key, usedSofas)).toEqual({ ids: adsA, total: 3 });
+    expect(await hits(b.key, usedSofas)).toEqual({ ids: [adB], total: 1 });
+    expect(await hits(a.key, `${usedSofas}&userId=${sellerB}`)).toEqual({ ids: [], total: 0 });
     expect(await hits(internal, `searchkeyword=${word}`)).toEqual({ ids: [a1, a2, adB], total: 3 });
     expect(await hits(a.key, `searchkeyword=${word}&order[0][field]=created&order[0][descending]=true`)).toEqual({
       ids: [a2, a1],
@@ -408,9 +431,16 @@ describe("GET /ads/ keyword search inside the keyword index", () => {
     expectEnvelope(moved, 200);
     expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [adB], total: 1 });
     expect(await hits(b.key, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
+    expect(await hits(a.key, usedSofas)).toEqual({ ids: [a2, a3, adB], total: 3 });
+    expect(await hits(b.key, usedSofas)).toEqual({ ids: [], total: 0 });
     expectEnvelope(await call("DELETE", `/users/${sellerB}`, { key: a.key }), 200);
     expect(await hits(a.key, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
     expect(await hits(internal, `searchkeyword=${word}`)).toEqual({ ids: [], total: 0 });
+    expect(await hits(a.key, usedSofas)).toEqual({ ids: [a2, a3], total: 2 });
+    expect(await hits(a.key, `${usedSofas}&order[0][field]=created&order[0][descending]=true`)).toEqual({
+      ids: [a3, a2],
+      total: 2,
+    });
     // The same answers where another filter sends the search the general way (ads joined to their users).
     expect(await hits(internal, `searchkeyword=${word}&status=active`)).toEqual({ ids: [], total: 0 });
     expect(await hits(a.key, "searchkeyword=hernoemd&status=active")).toEqual({ ids: [a2], total: 1 });

@@ -82,12 +82,16 @@ export const adAttributes = sqliteTable(
     /** The value as a number when it is one, for range search. */
     valueNumber: real("value_number"),
     seq: integer("seq").notNull(),
+    /** The ad's category and user, both fixed when the ad is created: an attribute search stays in this table. */
+    categoryId: integer("category_id"),
+    userId: integer("user_id"),
   },
   (t) => [
     primaryKey({ columns: [t.adId, t.portal, t.seq] }),
-    // The ad id closes both search indexes, so an attribute search lists its ads from the index alone.
-    index("ad_attributes_search").on(t.portal, t.key, t.value, t.adId),
-    index("ad_attributes_range").on(t.portal, t.key, t.valueNumber, t.adId),
+    // An attribute search names the category; the user and the ad id close both search indexes, so the search
+    // lists its ads, and who owns them, from the index alone.
+    index("ad_attributes_search").on(t.portal, t.key, t.categoryId, t.value, t.userId, t.adId),
+    index("ad_attributes_range").on(t.portal, t.key, t.categoryId, t.valueNumber, t.userId, t.adId),
   ],
 );
 

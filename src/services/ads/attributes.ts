@@ -7,7 +7,7 @@ export interface AttributeSet {
   locale: string;
   values: { key: string; value: string | number }[];
 }
-export type AttributeRowInput = Omit<typeof adAttributes.$inferInsert, "adId">;
+export type AttributeRowInput = Omit<typeof adAttributes.$inferInsert, "adId" | "categoryId" | "userId">;
 
 interface CheckContext {
   categoryId: number;

@@ -174,7 +174,7 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
         createdAt: creationTime,
       })
       .returning({ id: ads.id }),
-    ...insertAttributes(db, newAdId, attributes.rows),
+    ...insertAttributes(db, { id: newAdId, userId: input.userId, categoryId: input.categoryId }, attributes.rows),
     ...(settings.length ? [db.insert(adSettings).values(settingRows(newAdId, settings))] : []),
     bumpRevisions(db, adWriteRevisions(input.userId)),
   ]);
@@ -188,11 +188,18 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
 const creationTime = sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce((SELECT created_at FROM ads ORDER BY id DESC LIMIT 1), ''))`;
 
 /** Inserts in chunks that stay under D1's 100 bound parameters per statement. */
-function insertAttributes(db: Db, adId: SQLValue, rows: AttributeRowInput[]): BatchItem<"sqlite">[] {
-  const perStatement = 12;
+function insertAttributes(
+  db: Db,
+  ad: { id: SQLValue; userId: number; categoryId: number | null },
+  rows: AttributeRowInput[],
+): BatchItem<"sqlite">[] {
+  const perStatement = 10;
+  const owner = { adId: ad.id, userId: ad.userId, categoryId: ad.categoryId };
   const statements: BatchItem<"sqlite">[] = [];
   for (let i = 0; i < rows.length; i += perStatement) {
-    statements.push(db.insert(adAttributes).values(rows.slice(i, i + perStatement).map((row) => ({ ...row, adId }))));
+    statements.push(
+      db.insert(adAttributes).values(rows.slice(i, i + perStatement).map((row) => ({ ...row, ...owner }))),
+    );
   }
   return statements;
 }
@@ -231,7 +238,7 @@ export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promi
     ...(replacedPortals.length
       ? [db.delete(adAttributes).where(and(eq(adAttributes.adId, ad.id), inList(adAttributes.portal, replacedPortals)))]
       : []),
-    ...insertAttributes(db, ad.id, attributes.rows),
+    ...insertAttributes(db, ad, attributes.rows),
     ...upsertSettings(db, ad.id, input.settings ?? []),
     bumpRevisions(db, adWriteRevisions(ad.userId)),
   ]);

@@ -267,6 +267,7 @@ export const AdsQuery = z
   });
 
 export type AdsQueryInput = z.infer<typeof AdsQuery>;
+export type SearchAttributeInput = z.infer<typeof SearchAttribute>;
 
 // ---- responses ----
 

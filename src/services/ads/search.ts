@@ -1,13 +1,26 @@
-import { type AnyColumn, and, asc, count, desc, eq, inArray, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import {
+  type AnyColumn,
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gte,
+  inArray,
+  lte,
+  type SQL,
+  type SQLWrapper,
+  sql,
+} from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { inList } from "../../db/inList";
-import { ads, categories, groups, users } from "../../db/schema";
+import { adAttributes, ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import type { AdsQueryInput } from "./schemas";
+import type { AdsQueryInput, SearchAttributeInput } from "./schemas";
 import { type AdView, assembleViews, type SimpleAdView, type ViewRow, viewColumns } from "./views";
 
 /** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
@@ -55,6 +68,22 @@ const ORDER_EXPRESSIONS: Record<string, SQL> = {
 /** An order key in its direction. */
 const directed = (key: SQLWrapper | AnyColumn, descending: boolean) => (descending ? desc(key) : asc(key));
 
+/** The attribute rows that match one `searchattributes` entry, in the category the search names. */
+function attributeMatch(a: SearchAttributeInput, categoryId: number | undefined): SQL {
+  const match: SQL[] = [eq(adAttributes.portal, a.portal), eq(adAttributes.key, a.key)];
+  if (categoryId !== undefined) match.push(eq(adAttributes.categoryId, categoryId));
+  if (a.value_equals !== undefined) match.push(eq(adAttributes.value, String(a.value_equals)));
+  if (a.value_equals_list) match.push(inArray(adAttributes.value, a.value_equals_list.map(String)));
+  if (a.value_lessequal !== undefined) match.push(lte(adAttributes.valueNumber, a.value_lessequal));
+  if (a.value_greaterequal !== undefined) match.push(gte(adAttributes.valueNumber, a.value_greaterequal));
+  return and(...match) as SQL;
+}
+
+// The matching ads are listed once (on the search index) and looked up by id: a correlated EXISTS walked
+// every matching attribute row for each ad (6 s for 4,000 ads in one category).
+const attributeAdIds = (a: SearchAttributeInput, categoryId: number | undefined) =>
+  sql`SELECT ${adAttributes.adId} FROM ${adAttributes} WHERE ${attributeMatch(a, categoryId)}`;
+
 function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
   const where: SQL[] = [visibleUsers(caller)];
   if (q.adId) where.push(inList(ads.id, q.adId));
@@ -91,24 +120,7 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
         : sql`EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = ${ads.id} AND p.portal = ${portal} AND p.active = 1)`;
     where.push(inverted ? sql`NOT ${active}` : active);
   }
-  for (const a of q.searchattributes ?? []) {
-    const match: SQL[] = [];
-    if (a.value_equals !== undefined) match.push(sql`a.value = ${String(a.value_equals)}`);
-    if (a.value_equals_list)
-      match.push(
-        sql`a.value IN (${sql.join(
-          a.value_equals_list.map((v) => sql`${String(v)}`),
-          sql`, `,
-        )})`,
-      );
-    if (a.value_lessequal !== undefined) match.push(sql`a.value_number <= ${a.value_lessequal}`);
-    if (a.value_greaterequal !== undefined) match.push(sql`a.value_number >= ${a.value_greaterequal}`);
-    // The matching ads are listed once (on the portal/key/value index) and looked up by id: a correlated
-    // EXISTS walked every matching attribute row for each ad (6 s for 4,000 ads in one category).
-    where.push(
-      sql`${ads.id} IN (SELECT a.ad_id FROM ad_attributes a WHERE a.portal = ${a.portal} AND a.key = ${a.key} AND ${sql.join(match, sql` AND `)})`,
-    );
-  }
+  for (const a of q.searchattributes ?? []) where.push(sql`${ads.id} IN (${attributeAdIds(a, q.categoryId)})`);
   if (q.searchmanufacturer !== undefined) {
     // Only categories that carry the product-safety attributes take part.
     const hasGpsr = sql`EXISTS (SELECT 1 FROM attribute_definitions d WHERE d.category_id = ${ads.categoryId} AND d.portal = 'portal_a' AND d.key = 'manufacturerTradename')`;
@@ -124,17 +136,50 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
 /** Query fields that page or shape the answer; every other field that is set filters it. */
 const PAGING_FIELDS = new Set(["useCache", "page", "itemsPerPage", "simple", "order"]);
 
-/**
- * A keyword search of the caller's ads, or of one user's, in creation order is answered by the keyword index
- * alone: it holds who may see each ad, and its rowids are ad ids, so it counts the matches and walks them in
- * order up to the page without reading an ad.
- */
-function answeredByKeywordIndex(q: AdsQueryInput): boolean {
-  const filters = Object.entries(q).filter(([field, value]) => value !== undefined && !PAGING_FIELDS.has(field));
+/** Whether the query filters by nothing but `fields` and orders by creation (which is id order). */
+function filtersOnly(q: AdsQueryInput, fields: string[]): boolean {
   return (
-    filters.every(([field]) => field === "searchkeyword" || field === "userId") &&
-    (q.order ?? []).every(({ field }) => field === "created")
+    Object.entries(q).every(
+      ([field, value]) => value === undefined || PAGING_FIELDS.has(field) || fields.includes(field),
+    ) && (q.order ?? []).every(({ field }) => field === "created")
   );
+}
+
+/**
+ * A search one index answers by itself, in id order: the SQL of the page's ad ids and of the number of
+ * matches. A keyword search (and `userId`) is the keyword index's, which holds who may see each ad and walks
+ * its matches in rowid (ad id) order; an attribute search in its category (and `userId`) is the attribute
+ * index's, whose rows carry the category and the user. Any other search reads its matching ads.
+ */
+function indexedSearch(
+  caller: Caller,
+  q: AdsQueryInput,
+  visible: SQL | undefined,
+  window: { limit: number; offset: number; descending: boolean },
+): { pageIds: SQL; total: SQL } | undefined {
+  const direction = sql.raw(window.descending ? "DESC" : "ASC");
+  const paged = sql`ORDER BY 1 ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`;
+  if (q.searchkeyword && filtersOnly(q, ["searchkeyword", "userId"])) {
+    const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
+    return {
+      pageIds: sql`SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match} ${paged}`,
+      total: sql`SELECT count(*) FROM ads_fts WHERE ads_fts MATCH ${match}`,
+    };
+  }
+  const [first, ...more] = q.searchattributes ?? [];
+  if (first && q.categoryId !== undefined && filtersOnly(q, ["searchattributes", "categoryId", "userId"])) {
+    const { categoryId } = q;
+    const where = and(
+      visible,
+      attributeMatch(first, categoryId),
+      q.userId === undefined ? undefined : eq(adAttributes.userId, q.userId),
+      ...more.map((a) => sql`${adAttributes.adId} IN (${attributeAdIds(a, categoryId)})`),
+    );
+    // A key with several values has a row per value: an ad is one match however many of its rows match.
+    const matches = sql`SELECT DISTINCT ${adAttributes.adId} FROM ${adAttributes} INNER JOIN ${users} ON ${users.id} = ${adAttributes.userId} WHERE ${where}`;
+    return { pageIds: sql`${matches} ${paged}`, total: sql`SELECT count(*) FROM (${matches})` };
+  }
+  return undefined;
 }
 
 /**
@@ -178,19 +223,15 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   const totalOf = async (rows: { total: number }[]) =>
     rows[0]?.total ?? (q.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
 
-  if (q.searchkeyword && answeredByKeywordIndex(q)) {
-    const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
-    const descending = q.order?.[0]?.descending ?? false;
-    const pageIds = sql`SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match} ORDER BY rowid ${sql.raw(descending ? "DESC" : "ASC")} LIMIT ${itemsPerPage} OFFSET ${offset}`;
+  const descending = q.order?.[0]?.descending ?? false;
+  const indexed = indexedSearch(caller, q, visible, { limit: itemsPerPage, offset, descending });
+  if (indexed) {
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
       db
-        .select({
-          total: sql<number>`(SELECT count(*) FROM ads_fts WHERE ads_fts MATCH ${match})`,
-          ...viewColumns(q.simple),
-        })
+        .select({ total: sql<number>`(${indexed.total})`, ...viewColumns(q.simple) })
         .from(ads)
-        .where(sql`${ads.id} IN (${pageIds})`)
+        .where(sql`${ads.id} IN (${indexed.pageIds})`)
         .orderBy(directed(ads.id, descending)),
     ]);
     return answer(catalogue, rows, await totalOf(rows));

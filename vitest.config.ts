@@ -28,6 +28,9 @@ export default defineConfig(async () => {
             WEBSITE_URL: "https://www.example.test/login/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",
             IMAGE_MAX_BYTES: String(TEST_IMAGE_MAX_BYTES),
+            // The model-based test's length and seed (npm run test:model runs it longer).
+            MODEL_RUNS: process.env.MODEL_RUNS ?? "",
+            MODEL_SEED: process.env.MODEL_SEED ?? "",
           },
         },
       }),

@@ -10,6 +10,7 @@ import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from 
 import { type MarketplacePortal, simulatorOf } from "../src/portals/gateway";
 import { createApiClient, type NewClient } from "../src/services/accounts";
 import { type Intent, publishMessage, runPublishJobs } from "../src/services/publishing";
+import worker from "../src/worker";
 
 export const BASE = "http://api.test/rest/v1";
 
@@ -27,11 +28,19 @@ export async function newClient(options: Partial<NewClient> = {}) {
   });
 }
 
+/** The pair of clients most tests act as: a partner client and an internal one, each with its own key. */
+export async function twoClients() {
+  const [partner, internal] = await Promise.all([newClient({ partner: true }), newClient({ internal: true })]);
+  return { key: partner.key, internalKey: internal.key };
+}
+
 export interface CallOptions {
   key?: string | null;
   body?: unknown;
   rawBody?: BodyInit;
   headers?: Record<string, string>;
+  /** The Worker's bindings for this call (default: the test pool's own, with its live queue). */
+  env?: Env;
 }
 
 /** The schema's patterns start with the base path; tests write paths below it. */
@@ -89,7 +98,10 @@ export async function call<M extends string, P extends string>(
     headers["Content-Type"] ??= "application/json";
   }
   const url = path.startsWith("http") ? path : `${BASE}${path}`;
-  const response = await exports.default.fetch(new Request(url, { method, headers, body }));
+  const request = new Request(url, { method, headers, body });
+  const response = options.env
+    ? await worker.fetch(request, options.env, createExecutionContext())
+    : await exports.default.fetch(request);
   const text = await response.text();
   let parsed: Envelope;
   try {
@@ -178,6 +190,8 @@ export async function createUser(key: string, overrides: Record<string, unknown>
 
 /** Category 9301 (Banken, group 93 Huis en Inrichting): free to place, condition mandatory on the portals. */
 export const SOFA_CATEGORY = 9301;
+/** Category 9204 (Brommers): placing an ad costs money on portal_a. */
+export const PAID_CATEGORY = 9204;
 /** Category 9101 (Personenauto's, automotive group 91). */
 export const CAR_CATEGORY = 9101;
 
@@ -392,50 +406,71 @@ export async function publishMixedAds(key: string, internalKey: string, count = 
 }
 
 /**
- * A D1 binding that counts round trips to the database: each `batch`, and each statement run on its own
- * (`all`, `run`, `first`, `raw`). Services given `getDb(counter.d1)` are measured.
+ * A D1 binding whose every round trip to the database (each `batch`, and each statement run on its own:
+ * `all`, `run`, `first`, `raw`) first awaits `before`: a test counts them, holds them still, or hands
+ * their order to fast-check's scheduler. Sessions (D1 Sessions, which each request opens) are
+ * intercepted like the binding.
  */
-export function countingD1(target: D1Database) {
-  const counter = { roundTrips: 0, reset: () => (counter.roundTrips = 0), d1: target };
-  // The runtime's batch takes its own statement objects, not proxies of them.
+export function interceptD1(
+  target: D1Database,
+  before: (kind: "batch" | "statement", sql: string[]) => Promise<void> | void,
+) {
+  // The runtime's batch takes its own statement objects, not proxies of them; each proxy knows its SQL.
   const unwrapped = new WeakMap<object, D1PreparedStatement>();
-  const counted = <F extends (...args: never[]) => unknown>(run: F) =>
-    ((...args: Parameters<F>) => {
-      counter.roundTrips += 1;
-      return run(...args);
-    }) as F;
-  const statement = (prepared: D1PreparedStatement): D1PreparedStatement => {
+  const sqlOf = new WeakMap<object, string>();
+  const statement = (prepared: D1PreparedStatement, query: string): D1PreparedStatement => {
     const proxy = new Proxy(prepared, {
       get(s, property) {
         const member = Reflect.get(s, property);
         if (typeof member !== "function") return member;
-        if (["all", "run", "first", "raw"].includes(String(property))) return counted(member.bind(s));
-        // bind() answers a new statement: it is counted too.
+        if (["all", "run", "first", "raw"].includes(String(property)))
+          return async (...args: unknown[]) => {
+            await before("statement", [query]);
+            return member.apply(s, args);
+          };
+        // bind() answers a new statement: it is intercepted too.
         return (...args: unknown[]) => {
           const result = member.apply(s, args);
-          return result instanceof Object && "bind" in result ? statement(result as D1PreparedStatement) : result;
+          return result instanceof Object && "bind" in result
+            ? statement(result as D1PreparedStatement, query)
+            : result;
         };
       },
     });
     unwrapped.set(proxy, prepared);
+    sqlOf.set(proxy, query);
     return proxy;
   };
-  // A session (D1 Sessions, which each request opens) is counted like the binding.
   const database = <T extends D1Database | D1DatabaseSession>(d1: T): T =>
     new Proxy(d1, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
+      get(d1Target, property) {
+        const value = Reflect.get(d1Target, property);
         if (property === "batch")
-          return counted((statements: D1PreparedStatement[]) =>
-            target.batch(statements.map((s) => unwrapped.get(s) ?? s)),
-          );
-        if (property === "prepare") return (query: string) => statement(target.prepare(query));
+          return async (statements: D1PreparedStatement[]) => {
+            await before(
+              "batch",
+              statements.map((s) => sqlOf.get(s) ?? ""),
+            );
+            return d1Target.batch(statements.map((s) => unwrapped.get(s) ?? s));
+          };
+        if (property === "prepare") return (query: string) => statement(d1Target.prepare(query), query);
         if (property === "withSession")
-          return (constraint?: string) => database((target as D1Database).withSession(constraint));
-        return typeof value === "function" ? value.bind(target) : value;
+          return (constraint?: string) => database((d1Target as D1Database).withSession(constraint));
+        return typeof value === "function" ? value.bind(d1Target) : value;
       },
     });
-  counter.d1 = database(target);
+  return database(target);
+}
+
+/** A D1 binding that counts round trips to the database. Services given `getDb(counter.d1)` are measured. */
+export function countingD1(target: D1Database) {
+  const counter = {
+    roundTrips: 0,
+    reset: () => (counter.roundTrips = 0),
+    d1: interceptD1(target, () => {
+      counter.roundTrips += 1;
+    }),
+  };
   return counter;
 }
 

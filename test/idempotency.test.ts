@@ -1,8 +1,10 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../src/db/client";
 import worker from "../src/index";
-import { BASE, call, connectedSeller, createAd, expectEnvelope, newClient, userBody } from "./harness";
+import { claimKey, IDEMPOTENCY_LOCK_MS, renewKey, storeAnswer } from "../src/services/operations";
+import { BASE, call, connectedSeller, createAd, expectEnvelope, newClient, PAID_CATEGORY, userBody } from "./harness";
 
 let key: string;
 let internalKey: string;
@@ -126,25 +128,12 @@ describe("Idempotency-Key", () => {
     expect(charges?.n).toBe(1);
   });
 
-  it("keeps refusals too, frees a key whose request died, and the cron purges expired keys", async () => {
-    const refused = await send(
-      "POST",
-      "/publish/",
-      { userId: 99_999_999, adId: 1, portal: "website" },
-      {
-        "Idempotency-Key": "refused-once",
-      },
-    );
-    expect(refused.status).toBe(404);
-    const replay = await send(
-      "POST",
-      "/publish/",
-      { userId: 99_999_999, adId: 1, portal: "website" },
-      {
-        "Idempotency-Key": "refused-once",
-      },
-    );
-    expect(replay.status).toBe(404);
+  it("keeps refusals of the request itself, frees a key whose request died, and the cron purges expired keys", async () => {
+    const invalid = { userId: 99_999_999, adId: 1, portal: "nowhere" };
+    const refused = await send("POST", "/publish/", invalid, { "Idempotency-Key": "refused-once" });
+    expect(refused.status).toBe(400);
+    const replay = await send("POST", "/publish/", invalid, { "Idempotency-Key": "refused-once" });
+    expect(replay.status).toBe(400);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
 
     // A request that died left its lock; once it lapses, the same request may run.
@@ -189,6 +178,51 @@ describe("Idempotency-Key", () => {
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env);
     const left = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE key IN ('refused-once', 'died')").all();
     expect(left.results).toEqual([{ key: "died" }]);
+  });
+
+  it("does not pin a key to a refusal that depended on state: insufficient means, then funded, runs anew", async () => {
+    const userId = await connectedSeller(key, internalKey, 0);
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer zonder tegoed" });
+    const publish = () =>
+      send(
+        "POST",
+        "/publish/",
+        { userId, adId: ad.adId, portal: "portal_a" },
+        { "Idempotency-Key": "broke-then-paid" },
+      );
+    const broke = await publish();
+    expect(broke.status).toBe(409);
+    expect(JSON.parse(broke.text).errorDetails[0].code).toBe("insufficient_means");
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId, amount: 100_000, description: "opwaardering" },
+    });
+    const paid = await publish();
+    expect(paid.status).toBe(200);
+    expect(paid.headers.get("Idempotent-Replayed")).toBeNull();
+    const replay = await publish();
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.text).toBe(paid.text);
+  });
+
+  it("holds the lock of a slow first request for as long as it renews it", async () => {
+    const db = getDb(env.DB);
+    const clientId = 424_242;
+    const start = new Date("2026-11-23T10:00:00Z");
+    const at = (seconds: number) => new Date(start.getTime() + seconds * 1000);
+    expect((await claimKey(db, clientId, "slow", "f", start)).kind).toBe("claimed");
+    // Renewed every third of the lock while the request runs: a retry 70 s and 130 s later still waits.
+    await renewKey(db, clientId, "slow", at(IDEMPOTENCY_LOCK_MS / 3000));
+    await renewKey(db, clientId, "slow", at(40));
+    expect((await claimKey(db, clientId, "slow", "f", at(70))).kind).toBe("running");
+    await renewKey(db, clientId, "slow", at(80));
+    expect((await claimKey(db, clientId, "slow", "f", at(130))).kind).toBe("running");
+    // Its renewals stopped (the request died): the lock lapses a lock's length after the last one.
+    expect((await claimKey(db, clientId, "slow", "f", at(141))).kind).toBe("claimed");
+    // A key with an answer is not renewed into a lock again.
+    await storeAnswer(db, clientId, "slow", { status: 200, headers: {}, body: "{}" });
+    await renewKey(db, clientId, "slow", at(150));
+    expect((await claimKey(db, clientId, "slow", "f", at(151))).kind).toBe("replay");
   });
 
   it("leaves reads alone and is documented as a header of every write", async () => {

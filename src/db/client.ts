@@ -26,14 +26,52 @@ export async function batchAll(db: Db, statements: BatchItem<"sqlite">[]): Promi
   return first ? db.batch([first, ...rest]) : [];
 }
 
-/** Groups of statements in one D1 batch (one round trip, one transaction); answers each group's results. */
-export async function batchGroups(db: Db, groups: BatchItem<"sqlite">[][]): Promise<unknown[][]> {
-  const results = await batchAll(db, groups.flat());
+/** Named statements of one group: a statement, or a list of statements read as one list of results. */
+export type NamedStatements = Record<string, BatchItem<"sqlite"> | readonly BatchItem<"sqlite">[]>;
+/** Each name's result: the statement's own result type, or a list of them. */
+export type NamedResults<S extends NamedStatements> = {
+  [K in keyof S]: S[K] extends readonly BatchItem<"sqlite">[] ? Awaited<S[K][number]>[] : Awaited<S[K]>;
+};
+
+/** A group's statements in the order of its names (what `namedBatches` sends). */
+export const statementsOf = (group: NamedStatements): BatchItem<"sqlite">[] => Object.values(group).flat();
+
+/**
+ * Groups of named statements in one D1 batch (one round trip, one transaction); answers each group's
+ * results by the names it gave them, typed as the statements answer, so no caller decodes by position.
+ */
+export async function namedBatches<S extends NamedStatements>(db: Db, groups: S[]): Promise<NamedResults<S>[]> {
+  const results = await batchAll(db, groups.flatMap(statementsOf));
   let at = 0;
-  return groups.map((group) => {
-    at += group.length;
-    return results.slice(at - group.length, at);
-  });
+  const next = (count: number) => {
+    at += count;
+    return results.slice(at - count, at);
+  };
+  return groups.map(
+    (group) =>
+      Object.fromEntries(
+        Object.entries(group).map(([name, statement]) => [
+          name,
+          Array.isArray(statement) ? next(statement.length) : next(1)[0],
+        ]),
+      ) as NamedResults<S>,
+  );
+}
+
+/** A raw D1 statement that carries the type of its rows, for `namedD1Batch`. */
+export type RowsOf<Row> = D1PreparedStatement & { readonly rowType?: Row };
+export const rowsOf = <Row>(statement: D1PreparedStatement): RowsOf<Row> => statement;
+
+/** Named raw D1 statements in one batch (one transaction); answers each one's result by its name. */
+export async function namedD1Batch<S extends Record<string, RowsOf<unknown>>>(
+  d1: D1Database,
+  statements: S,
+): Promise<{ [K in keyof S]: D1Result<S[K] extends RowsOf<infer Row> ? Row : never> }> {
+  const names = Object.keys(statements);
+  const results = await d1.batch(Object.values(statements));
+  return Object.fromEntries(names.map((name, i) => [name, results[i]])) as {
+    [K in keyof S]: D1Result<S[K] extends RowsOf<infer Row> ? Row : never>;
+  };
 }
 
 /** Renders Drizzle SQL to text and parameters outside a query. */

@@ -3,7 +3,8 @@ import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { DomainError, detail, validationFailed } from "../lib/errors";
-import { claimKey, releaseKey, storeAnswer } from "../services/operations";
+import { log } from "../lib/log";
+import { claimKey, IDEMPOTENCY_LOCK_MS, keepsAnswer, releaseKey, renewKey, storeAnswer } from "../services/operations";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Headers of the first answer that a replay repeats. */
@@ -12,8 +13,9 @@ const REPLAYED_HEADERS = ["content-type", "location"];
 /**
  * `Idempotency-Key` (IETF httpapi draft, as Stripe has it) on every write: per client, the first answer
  * (status, body, Content-Type and Location) is kept 24 hours and replayed with `Idempotent-Replayed:
- * true`; the same key with another request answers 422, and while the first is still running 409. An
- * answer of 500 or more is not kept: the key is freed so that the client can try again.
+ * true`; the same key with another request answers 422, and while the first is still running 409 (its
+ * lock is renewed until it answers, however long it takes). An answer that depends on changing state,
+ * or of 500 or more, is not kept (`keepsAnswer`): the key is freed so that the client can try again.
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("Idempotency-Key");
@@ -46,8 +48,18 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
       break;
   }
 
-  await next();
-  if (c.res.status >= 500) {
+  // The lock outlives a slow request: renewed while it runs, so a retry never runs beside it.
+  const renewal = setInterval(() => {
+    renewKey(db, clientId, key, new Date()).catch((error) =>
+      log("warn", "idempotency lock not renewed", { error: error instanceof Error ? error.message : String(error) }),
+    );
+  }, IDEMPOTENCY_LOCK_MS / 3);
+  try {
+    await next();
+  } finally {
+    clearInterval(renewal);
+  }
+  if (!keepsAnswer(c.res.status)) {
     await releaseKey(db, clientId, key);
     return;
   }

@@ -5,7 +5,7 @@ import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../s
 import { call, connectedSeller, createAd, newClient, runPublishItem, withoutMessages } from "../harness";
 
 /**
- * Every row of the README's state-machine table: a job of each kind is queued (rows written, no message
+ * Every row of the state-machine table (docs/publishing.md): a job of each kind is queued (rows written, no message
  * sent, so nothing else moves it) and driven through events; after each, what a client reads in
  * /status/, /jobs/ and the wallet is compared with the table.
  */

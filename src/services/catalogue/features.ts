@@ -12,6 +12,8 @@ export const FEATURES = {
 
 export type FeatureName = keyof typeof FEATURES;
 export const FEATURE_NAMES = Object.keys(FEATURES) as [FeatureName, ...FeatureName[]];
+export const isFeatureName = (name: string | null): name is FeatureName =>
+  name !== null && Object.hasOwn(FEATURES, name);
 
 /** Service price, portal price and what the wallet is charged, in cents. */
 export function featurePrice(

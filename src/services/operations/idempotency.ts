@@ -4,7 +4,11 @@ import { idempotencyKeys } from "../../db/schema";
 
 /** How long a first answer is kept and replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
-/** A first request still holds its key this long; one that died without answering frees it after. */
+/**
+ * A first request holds its key this long past its last renewal; it renews the lock every third of
+ * that while it runs, so one that died without answering frees its key within a minute, and one that
+ * is slow keeps it until it answers.
+ */
 export const IDEMPOTENCY_LOCK_MS = 60_000;
 
 export interface StoredAnswer {
@@ -65,6 +69,25 @@ export async function claimKey(
   if (existing.status === null || existing.body === null) return { kind: "running" };
   return { kind: "replay", answer: { status: existing.status, headers: existing.headers ?? {}, body: existing.body } };
 }
+
+/** Extends the lock of a request still running (only while it has no answer). */
+export async function renewKey(db: Db, clientId: number, key: string, now: Date): Promise<void> {
+  await db
+    .update(idempotencyKeys)
+    .set({ lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString() })
+    .where(
+      and(eq(idempotencyKeys.clientId, clientId), eq(idempotencyKeys.key, key), sql`${idempotencyKeys.status} IS NULL`),
+    );
+}
+
+/**
+ * Whether a first answer is kept for replay: a success, or a refusal of the request itself (its body,
+ * size, type or rights), which the same request would get again. A refusal that depends on state that
+ * can change (404, 409 such as `insufficient_means` or `user_locked`, 429) and any 5xx free the key, so
+ * the same key runs anew once the client has fixed the state. (Stripe keeps every answer of an endpoint
+ * that started executing, but not a refusal before it or a conflict with a concurrent request.)
+ */
+export const keepsAnswer = (status: number) => status < 400 || [400, 403, 413, 415, 422].includes(status);
 
 /** Keeps the first answer for replay. */
 export async function storeAnswer(db: Db, clientId: number, key: string, answer: StoredAnswer): Promise<void> {

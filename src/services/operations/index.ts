@@ -1,2 +1,10 @@
 export { readiness } from "./health";
-export { claimKey, purgeExpiredKeys, releaseKey, storeAnswer } from "./idempotency";
+export {
+  claimKey,
+  IDEMPOTENCY_LOCK_MS,
+  keepsAnswer,
+  purgeExpiredKeys,
+  releaseKey,
+  renewKey,
+  storeAnswer,
+} from "./idempotency";

@@ -1,6 +1,5 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import { batchGroups, type Db, getDb } from "../../db/client";
+import { type Db, getDb, namedBatches } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, ads, queueItems } from "../../db/schema";
 import type { Env } from "../../env";
@@ -23,7 +22,7 @@ type AdRow = typeof ads.$inferSelect;
 /** What a claimed item's job comes to; written with the others of its batch. */
 type Decision =
   | { event: "succeeded"; outcome: ListingOutcome }
-  | { event: "failed" | "cancelled"; reason: string }
+  | { event: "failed" | "superseded"; reason: string }
   | { event: "retrying"; reason: string; error: unknown };
 
 /**
@@ -41,18 +40,17 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
   const db = getDb(env.DB);
   const refs = await itemRefs(db, jobs);
   const now = nowIso();
-  const claims = refs.map((item) => (item ? claimOf(db, item, now) : { reads: [], claim: [] }));
-  const claimed = await batchGroups(
+  const claimed = await namedBatches(
     db,
-    claims.map(({ reads, claim }) => [...reads, ...claim]),
+    refs.flatMap((item) => (item ? [claimOf(db, item, now)] : [])),
   );
   const metrics = metricsOf(env);
+  let claimAt = 0;
   const runs = refs.flatMap((item, at) => {
-    const results = claimed[at] ?? [];
-    const readCount = claims[at]?.reads.length ?? 0;
-    const [ad, publication, newer, connection, ...listingRows] = results.slice(0, readCount);
-    const running = (results[readCount] as QueueItem[] | undefined)?.[0];
-    if (!item || !running) return []; // gone, or another delivery claimed it first
+    if (!item) return [];
+    const read = claimed[claimAt++];
+    const running = read?.claim[0];
+    if (!read || !running) return []; // gone, taken by another delivery, or waiting for an earlier job of its listing
     return [
       {
         at,
@@ -60,33 +58,34 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
         job: jobs[at] as PublishJob,
         startedAt: Date.now(),
         decision: decide(env, running, {
-          ad: (ad as AdRow[])[0],
-          remoteAdId: (publication as (typeof adPublications.$inferSelect)[])[0]?.remoteAdId ?? 0,
-          superseded: (newer as unknown[]).length > 0,
-          connection: (connection as ConnectionRow[] | undefined)?.[0],
-          listingRows,
+          ad: read.ad[0],
+          remoteAdId: read.publication[0]?.remoteAdId ?? 0,
+          superseded: read.newer.length > 0,
+          connection: read.connection[0]?.[0],
+          listingRows: read.listing,
         }),
       },
     ];
   });
   const decided = await Promise.all(runs.map(async (run) => ({ ...run, decision: await run.decision })));
 
-  const written = await batchGroups(
+  const written = await namedBatches(
     db,
     decided.map(({ item, decision }) => outcomeStatements(db, item, decision, nowIso())),
   );
-  const reruns: { item: QueueItem; requestId?: string }[] = [];
+  const toSend: { item: ItemRef; requestId?: string }[] = [];
   const results: PromiseSettledResult<void>[] = jobs.map(() => ({ status: "fulfilled", value: undefined }));
   decided.forEach(({ at, item, job, startedAt, decision }, i) => {
-    const [moved, ...rest] = written[i] ?? [];
-    if ((moved as QueueItem[])[0]) noteRefund(metrics, decision.event, item);
+    const outcome = written[i];
+    if (outcome?.outcome[0]) noteRefund(metrics, decision.event, item);
     // An update asked for again while it was being sent was re-opened with its outcome: it goes out once more.
-    if (item.action === "update" && decision.event === "succeeded" && (rest.at(-2) as unknown[]).length > 0)
-      reruns.push({ item, requestId: job.requestId });
+    if (outcome?.rerun[0]) toSend.push({ item, requestId: job.requestId });
+    // The next job of the listing waited for this one: it goes now.
+    for (const next of outcome?.next ?? []) toSend.push({ item: next, requestId: next.requestId ?? undefined });
     report(metrics, item, job.requestId, Date.now() - startedAt, decision);
     if (decision.event === "retrying") results[at] = { status: "rejected", reason: decision.error };
   });
-  await sendItems(env, reruns);
+  await sendItems(env, toSend);
   return results;
 }
 
@@ -99,40 +98,40 @@ async function itemRefs(db: Db, jobs: PublishJob[]): Promise<(ItemRef | undefine
   return jobs.map((job) => (job.item ? { id: job.itemId, ...job.item } : read.get(job.itemId)));
 }
 
+/** Items of the same ad and portal queued after this one. */
+const queuedAfter = (item: ItemRef) =>
+  and(eq(queueItems.adId, item.adId), eq(queueItems.portal, item.portal), gt(queueItems.id, item.id));
+
 /**
- * Every read one item's job needs, and its claim (only a pending item moves; the claim's first
- * statement answers the item when it did). Read and claimed in one transaction, so the order is free.
+ * Every read one item's job needs, by name, and its claim (only a pending item whose listing has no
+ * earlier open job moves; the claim answers the item when it did). Read and claimed in one transaction.
  */
 function claimOf(db: Db, item: ItemRef, now: string) {
   const marketplace = item.portal === "website" ? null : (item.portal as MarketplacePortal);
   const sendsListing = item.action === "publish" || item.action === "update";
-  const reads: BatchItem<"sqlite">[] = [
-    db.select().from(ads).where(eq(ads.id, item.adId)),
-    db
+  const { item: claim, effects } = transition(db, item, "started", { now });
+  return {
+    ad: db.select().from(ads).where(eq(ads.id, item.adId)),
+    publication: db
       .select()
       .from(adPublications)
       .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal))),
     // A newer update or unpublish of the same listing makes an update pointless.
-    db
+    newer: db
       .select({ id: queueItems.id })
       .from(queueItems)
       .where(
         and(
-          eq(queueItems.adId, item.adId),
-          eq(queueItems.portal, item.portal),
-          gt(queueItems.id, item.id),
+          queuedAfter(item),
           inArray(queueItems.action, ["update", "unpublish"]),
           inArray(queueItems.status, ["pending", "processing"]),
         ),
       ),
-    ...(marketplace
-      ? [
-          connectionQuery(db, item.userId, marketplace),
-          ...(sendsListing ? listingQueries(db, item.adId, item.userId, marketplace) : []),
-        ]
-      : []),
-  ];
-  return { reads, claim: transition(db, item, "started", { now }) };
+    connection: marketplace ? [connectionQuery(db, item.userId, marketplace)] : [],
+    listing: marketplace && sendsListing ? listingQueries(db, item.adId, item.userId, marketplace) : [],
+    claim,
+    claimEffects: effects,
+  };
 }
 
 /** The job of one claimed item, up to its outcome; never throws. */
@@ -149,7 +148,7 @@ async function decide(
 ): Promise<Decision> {
   const { ad } = read;
   if (!ad) return { event: "failed", reason: "the advertisement no longer exists" };
-  if (item.action === "update" && read.superseded) return { event: "cancelled", reason: "superseded" };
+  if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
   try {
     const outcome =
       item.portal === "website"
@@ -164,45 +163,67 @@ async function decide(
 }
 
 /**
- * The writes of a decision. A success of an update asked for again while it was being sent (`rerun`)
- * re-opens the item in the same batch (the caller sends its message again, with the ad as it is now).
+ * The writes of a decision, by name: the transition (`outcome` answers the item when it moved); an
+ * update asked for again while it was being sent (`rerun`) re-opened in the same batch, so it goes out
+ * once more with the ad as it is now; and `next`, the oldest job of the listing still pending, which
+ * waited for this one to end.
  */
-function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: string): BatchItem<"sqlite">[] {
-  switch (decision.event) {
-    case "succeeded": {
-      const succeeded = transition(db, item, "succeeded", { now, outcome: decision.outcome });
-      if (item.action !== "update") return succeeded;
-      return [
-        ...succeeded,
-        db
-          .update(queueItems)
-          .set({ status: "pending", rerun: false, retryAt: now })
-          .where(and(eq(queueItems.id, item.id), eq(queueItems.status, "done"), eq(queueItems.rerun, true)))
-          .returning({ id: queueItems.id }),
-        db
-          .update(adPublications)
-          .set({ pending: true, pendingDate: now })
-          .where(
-            and(
-              eq(adPublications.adId, item.adId),
-              eq(adPublications.portal, item.portal),
-              eq(adPublications.queueItemId, item.id),
-              sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${item.id} AND ${queueItems.status} = 'pending')`,
-            ),
-          ),
-      ];
-    }
-    case "retrying": {
-      const retryAt = new Date(Date.now() + backoffSeconds(item.attempts) * 1000).toISOString();
-      return transition(db, item, "retrying", { now, reason: decision.reason, retryAt });
-    }
-    case "failed":
-    case "cancelled":
-      return transition(db, item, decision.event, { now, reason: decision.reason });
-  }
+function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: string) {
+  const { item: outcome, effects } =
+    decision.event === "retrying"
+      ? transition(db, item, "retrying", {
+          now,
+          reason: decision.reason,
+          retryAt: new Date(Date.now() + backoffSeconds(item.attempts) * 1000).toISOString(),
+        })
+      : decision.event === "succeeded"
+        ? transition(db, item, "succeeded", { now, outcome: decision.outcome })
+        : transition(db, item, decision.event, { now, reason: decision.reason });
+  const reruns = item.action === "update" && decision.event === "succeeded";
+  return {
+    outcome,
+    effects,
+    rerun: db
+      .update(queueItems)
+      .set({ status: "pending", rerun: false, retryAt: now })
+      .where(
+        and(
+          eq(queueItems.id, item.id),
+          eq(queueItems.status, "done"),
+          eq(queueItems.rerun, true),
+          sql`${reruns ? 1 : 0} = 1`,
+        ),
+      )
+      .returning({ id: queueItems.id }),
+    rerunFlags: db
+      .update(adPublications)
+      .set({ pending: true, pendingDate: now })
+      .where(
+        and(
+          eq(adPublications.adId, item.adId),
+          eq(adPublications.portal, item.portal),
+          eq(adPublications.queueItemId, item.id),
+          sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${item.id} AND ${queueItems.status} = 'pending' AND ${queueItems.rerun} = 0 AND ${queueItems.retryAt} = ${now})`,
+          sql`${reruns ? 1 : 0} = 1`,
+        ),
+      ),
+    next: db
+      .select()
+      .from(queueItems)
+      .where(
+        and(
+          queuedAfter(item),
+          sql`${queueItems.action} != 'feature'`,
+          eq(queueItems.status, "pending"),
+          sql`${item.action !== "feature" && decision.event !== "retrying" ? 1 : 0} = 1`,
+        ),
+      )
+      .orderBy(queueItems.id)
+      .limit(1),
+  };
 }
 
-const RESULT_OF = { succeeded: "done", failed: "error", retrying: "retry", cancelled: "cancelled" } as const;
+const RESULT_OF = { succeeded: "done", failed: "error", retrying: "retry", superseded: "cancelled" } as const;
 
 /** One log line and one metric per outcome of a job. */
 function report(

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { type Db, d1Statement } from "../../db/client";
+import { type Db, d1Statement, namedD1Batch, rowsOf } from "../../db/client";
 import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -27,13 +27,26 @@ export interface Intent {
   payerId: number;
   /** The ledger's text for the charge. */
   description: string;
+  /**
+   * A placement asked for by POST /publish/: when the listing is live (and no unpublish is queued), it
+   * becomes a free update instead. Decided in the transaction that queues it, not from an earlier read.
+   */
+  updateIfLive?: boolean;
   /** A retried placement keeps the reference of the one it retries. */
   externalRef?: string;
   retryOf?: number;
 }
 
-/** Per intent: the open item that carries it (`created` when this call made it), or null when it could not be paid. */
-export type QueuedIntent = { itemId: number; created: boolean } | null;
+/**
+ * Per intent: the item that carries it (`created` when this call made it; a retry answers the item made
+ * for its failed job), with the kind and cost it was queued as; or why nothing was queued: its payer
+ * cannot pay, or the listing is not (or no longer) in a state the intent applies to (`not_applicable`:
+ * an update or unpublish of a listing that is not live, a placement of one that is, a retry of a job a
+ * newer one superseded).
+ */
+export type QueuedIntent =
+  | { itemId: number; created: boolean; action: ItemKind; cost: number; refused?: undefined }
+  | { itemId?: undefined; created?: undefined; refused: "insufficient_means" | "not_applicable" };
 
 /** Intents written per D1 batch; each batch is a handful of statements whatever its size (the rows travel as JSON). */
 const CHUNK = 100;
@@ -56,13 +69,63 @@ export async function queueIntents(db: Db, env: Env, intents: Intent[], requestI
       env,
       chunk.flatMap((intent, at) => {
         const q = queued[at];
-        return q?.created ? [{ item: { ...intent, id: q.itemId, feature: intent.feature ?? null }, requestId }] : [];
+        return q?.created
+          ? [{ item: { ...intent, action: q.action, id: q.itemId, feature: intent.feature ?? null }, requestId }]
+          : [];
       }),
     );
     await noteCharges(db, metricsOf(env), chunk, queued);
   }
   return results;
 }
+
+interface OutcomeRow {
+  idx: number;
+  applicable: number;
+  id: number | null;
+  action: ItemKind | null;
+  cost: number | null;
+  created: number | null;
+}
+
+/**
+ * The intents of a chunk as a table, each decided against the state of its listing in this transaction:
+ * `action` and `cost` (a placement of a live listing asked for with `updateIfLive` is a free update) and
+ * `applicable`: a placement needs a listing that is not live, an update or a feature a live one, an
+ * unpublish an active one, and a retry must still be the newest attempt of its listing (or feature).
+ * Live means active with no unpublish queued: the queued work will take it down.
+ */
+function decidedIntents(rows: string) {
+  const activeSql =
+    "EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1)";
+  const active = sql.raw(activeSql);
+  const live = sql.raw(`(${activeSql} AND NOT EXISTS (SELECT 1 FROM queue_items u WHERE u.ad_id = i.ad_id
+    AND u.portal = i.portal AND u.action = 'unpublish' AND u.status IN ('pending', 'processing')))`);
+  const superseded = sql.raw(`(i.retry_of IS NOT NULL AND EXISTS (SELECT 1 FROM queue_items n WHERE n.ad_id = i.ad_id
+    AND n.portal = i.portal AND n.id > i.retry_of
+    AND CASE WHEN i.action = 'feature' THEN n.action = 'feature' AND n.feature = i.feature ELSE n.action != 'feature' END))`);
+  return sql`(SELECT i.idx, i.ad_id, i.user_id, i.portal, i.feature, i.images, i.payer_id, i.description, i.external_ref, i.retry_of,
+      CASE WHEN i.update_if_live = 1 AND ${live} THEN 'update' ELSE i.action END AS action,
+      CASE WHEN i.update_if_live = 1 AND ${live} THEN 0 ELSE i.cost END AS cost,
+      CASE i.action
+        WHEN 'publish' THEN i.update_if_live = 1 OR NOT ${live}
+        WHEN 'unpublish' THEN ${active}
+        ELSE ${live}
+      END AND NOT ${superseded} AS applicable
+    FROM (SELECT CAST(j.key AS INTEGER) AS idx,
+      json_extract(j.value, '$.adId') AS ad_id, json_extract(j.value, '$.userId') AS user_id,
+      json_extract(j.value, '$.portal') AS portal, json_extract(j.value, '$.action') AS action,
+      json_extract(j.value, '$.feature') AS feature, json_extract(j.value, '$.images') AS images,
+      json_extract(j.value, '$.cost') AS cost, json_extract(j.value, '$.payerId') AS payer_id,
+      json_extract(j.value, '$.description') AS description, json_extract(j.value, '$.externalRef') AS external_ref,
+      json_extract(j.value, '$.retryOf') AS retry_of, json_extract(j.value, '$.updateIfLive') AS update_if_live
+    FROM json_each(${rows}) j) i)`;
+}
+
+/** The open item of the same intent as the decided intent `alias` (at most one, by `queue_items_open_intent`). */
+const sameOpenIntent = (alias: string) =>
+  sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
+      AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
 
 async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: string): Promise<QueuedIntent[]> {
   const rows = JSON.stringify(
@@ -78,52 +141,44 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
       description: intent.description,
       externalRef: intent.externalRef ?? null,
       retryOf: intent.retryOf ?? null,
+      updateIfLive: intent.updateIfLive ? 1 : 0,
     })),
   );
   const nonce = randomToken(12);
   const now = nowIso();
-  const intentsTable = sql`(SELECT CAST(j.key AS INTEGER) AS idx,
-      json_extract(j.value, '$.adId') AS ad_id, json_extract(j.value, '$.userId') AS user_id,
-      json_extract(j.value, '$.portal') AS portal, json_extract(j.value, '$.action') AS action,
-      json_extract(j.value, '$.feature') AS feature, json_extract(j.value, '$.images') AS images,
-      json_extract(j.value, '$.cost') AS cost, json_extract(j.value, '$.payerId') AS payer_id,
-      json_extract(j.value, '$.description') AS description, json_extract(j.value, '$.externalRef') AS external_ref,
-      json_extract(j.value, '$.retryOf') AS retry_of
-    FROM json_each(${rows}) j)`;
-  const sameIntent = (alias: string) =>
-    sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
-      AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
+  const decided = decidedIntents(rows);
   const userIds = [...new Set(chunk.map((intent) => intent.userId))];
   const statement = (query: SQL) => d1Statement(d1, query);
-  const [, , , , , , outcome] = await d1.batch<{ idx: number; id: number | null; created: number | null }>([
-    // Items for intents with no open item that their payer can afford, paid in the order given.
-    statement(sql`INSERT OR IGNORE INTO queue_items
+  const { outcome } = await namedD1Batch(d1, {
+    // Items for applicable intents with no open item that their payer can afford, paid in the order given.
+    insert: statement(sql`INSERT OR IGNORE INTO queue_items
         (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
       SELECT ad_id, user_id, portal, action, feature, images, ${nonce},
         coalesce(external_ref, 'ad-' || ad_id || '-' || portal || '-' || ${nonce}), cost, payer_id, ${now}, retry_of, ${requestId ?? null}
       FROM (
-        SELECT i.*, sum(i.cost) OVER (PARTITION BY i.payer_id ORDER BY i.idx) AS running
-        FROM ${intentsTable} i
-        WHERE NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameIntent("i")})
+        SELECT d.*, sum(d.cost) OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS running
+        FROM ${decided} d
+        WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
       ) c
       WHERE c.cost = 0 OR c.running <= (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = c.payer_id)
       ORDER BY c.idx`),
     // Their charges, in the same transaction: never a charge without an item, nor an item unpaid.
-    statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
-      SELECT q.payer_id, -q.cost, 'charge', i.description, q.ad_id, q.portal, q.id
-      FROM queue_items q JOIN ${intentsTable} i
-        ON i.ad_id = q.ad_id AND i.portal = q.portal AND i.action = q.action AND coalesce(i.feature, '') = coalesce(q.feature, '')
+    charges: statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
+      SELECT q.payer_id, -q.cost, 'charge', d.description, q.ad_id, q.portal, q.id
+      FROM queue_items q JOIN ${decided} d
+        ON d.ad_id = q.ad_id AND d.portal = q.portal AND d.action = q.action AND coalesce(d.feature, '') = coalesce(q.feature, '')
       WHERE q.nonce = ${nonce} AND q.cost > 0`),
     // Event `queued` of the state machine: the publication (or feature) follows its new item.
-    statement(sql`INSERT INTO ad_publications (ad_id, portal, pending, pending_date, processing, error, error_reason, queue_result, queue_item_id)
+    publications:
+      statement(sql`INSERT INTO ad_publications (ad_id, portal, pending, pending_date, processing, error, error_reason, queue_result, queue_item_id)
       SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE nonce = ${nonce} AND action != 'feature'
       ON CONFLICT (ad_id, portal) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, processing = 0,
         error = 0, error_reason = NULL, queue_result = 1, queue_item_id = excluded.queue_item_id`),
-    statement(sql`INSERT INTO ad_features (ad_id, portal, feature, pending, pending_date, error)
+    features: statement(sql`INSERT INTO ad_features (ad_id, portal, feature, pending, pending_date, error)
       SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
       ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
     // Its event, in the same transaction: `publish.pending` for a placement, update or unpublish.
-    d1Statement(
+    event: d1Statement(
       d1,
       eventOf(
         db,
@@ -139,16 +194,25 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
       ),
     ),
     // An update asked for while the same update is being sent: that one goes out once more, with what is new.
-    statement(sql`UPDATE queue_items AS o SET rerun = 1
+    reruns: statement(sql`UPDATE queue_items AS o SET rerun = 1
       WHERE o.status = 'processing' AND o.action = 'update'
-        AND EXISTS (SELECT 1 FROM ${intentsTable} i WHERE i.action = 'update' AND i.ad_id = o.ad_id AND i.portal = o.portal)`),
-    statement(sql`SELECT i.idx, o.id, o.nonce = ${nonce} AS created
-      FROM ${intentsTable} i LEFT JOIN queue_items o ON ${sameIntent("i")}
-      ORDER BY i.idx`),
-    d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteRevisions))),
-  ]);
-  return (outcome?.results ?? []).map((row) =>
-    row.id === null ? null : { itemId: row.id, created: row.created === 1 },
+        AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
+    // Per intent, the item that carries it: a retry's own item, else the open item of its intent.
+    outcome: rowsOf<OutcomeRow>(
+      statement(sql`SELECT r.idx, r.applicable, q.id, q.action, q.cost, q.nonce = ${nonce} AS created
+      FROM (SELECT d.idx, d.applicable, CASE WHEN d.retry_of IS NOT NULL
+          THEN (SELECT max(o.id) FROM queue_items o WHERE o.retry_of = d.retry_of)
+          ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
+        FROM ${decided} d) r
+      LEFT JOIN queue_items q ON q.id = r.item_id
+      ORDER BY r.idx`),
+    ),
+    revisions: d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteRevisions))),
+  });
+  return outcome.results.map((row) =>
+    row.id !== null && row.action !== null
+      ? { itemId: row.id, created: row.created === 1, action: row.action, cost: row.cost ?? 0 }
+      : { refused: row.applicable ? "insufficient_means" : "not_applicable" },
   );
 }
 
@@ -183,9 +247,10 @@ export const publishMessage = (
 async function noteCharges(db: Db, metrics: Metrics, chunk: Intent[], queued: QueuedIntent[]): Promise<void> {
   const charged = new Map<number, number>();
   chunk.forEach((intent, i) => {
-    if (!queued[i]?.created || intent.cost <= 0) return;
-    charged.set(intent.payerId, (charged.get(intent.payerId) ?? 0) + intent.cost);
-    metrics.record({ event: "wallet", entry: "charge", portal: intent.portal, cents: intent.cost });
+    const q = queued[i];
+    if (!q?.created || q.cost <= 0) return;
+    charged.set(intent.payerId, (charged.get(intent.payerId) ?? 0) + q.cost);
+    metrics.record({ event: "wallet", entry: "charge", portal: intent.portal, cents: q.cost });
   });
   for (const [payerId, amount] of charged) await noteBudgetCrossing(db, payerId, amount);
 }

@@ -3,16 +3,39 @@ import { queueItems, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
+import { isFeatureName } from "../catalogue/features";
 import { requireUser, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { queueIntents } from "./intents";
 import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem } from "./lifecycle";
+import { requestFeature, requestPublishing } from "./requests";
 import type { PublishPortal } from "./types";
 export type JobKind = (typeof JOB_KINDS)[ItemKind];
 
 const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${queueItems.id} AND w.kind = 'refund')`;
+/** The first later job of the same listing (placement, update, unpublish) or of the same feature: it took this one's place. */
+const laterJob = sql<
+  number | null
+>`(SELECT n.id FROM queue_items n WHERE n.ad_id = ${queueItems.adId} AND n.portal = ${queueItems.portal}
+  AND n.id > ${queueItems.id} AND CASE WHEN ${queueItems.action} = 'feature'
+    THEN n.action = 'feature' AND n.feature = ${queueItems.feature} ELSE n.action != 'feature' END
+  ORDER BY n.id LIMIT 1)`;
+/** What the job view reads beside the item. */
+const jobColumns = { refunded, laterJob };
+type JobRow = QueueItem & { refunded: number | boolean; laterJob: number | null };
 
-export const jobView = (row: QueueItem & { refunded: number | boolean }) => ({
+/**
+ * Whether POST /jobs/<id>/retry can queue the job again, and if not why: only the newest failed job of
+ * its listing (or feature) is retried. The checks of a fresh call (locked user, archived ad, connection,
+ * funds, a listing already live) run when the retry is asked for.
+ */
+function retryBlocker(row: JobRow): string | null {
+  if (row.status !== "error") return `only a failed job can be retried; job ${row.id} is ${row.status}`;
+  if (row.laterJob !== null)
+    return `job ${row.id} was followed by job ${row.laterJob} for the same ${row.action === "feature" ? "feature" : "listing"}; retry that one`;
+  return null;
+}
+
+export const jobView = (row: JobRow) => ({
   queueItemId: row.id,
   userId: row.userId,
   adId: row.adId,
@@ -25,6 +48,8 @@ export const jobView = (row: QueueItem & { refunded: number | boolean }) => ({
   cost: row.cost,
   refunded: Boolean(row.refunded),
   retryOf: row.retryOf,
+  retryable: retryBlocker(row) === null,
+  notRetryableReason: retryBlocker(row),
   created: formatDateTime(row.createdAt),
   updated: formatDateTime(row.updatedAt),
 });
@@ -35,13 +60,13 @@ const jobNotFound = (id: number) => DomainError.of("job_not_found", `queueItemId
 /** The item if the caller may see it (its user is the client's, or the caller is internal). */
 async function findJob(ctx: ServiceContext, id: number) {
   const row = await ctx.db
-    .select({ item: queueItems, refunded })
+    .select({ item: queueItems, ...jobColumns })
     .from(queueItems)
     .innerJoin(users, eq(users.id, queueItems.userId))
     .where(and(eq(queueItems.id, id), visibleUsers(ctx.caller)))
     .get();
   if (!row) throw jobNotFound(id);
-  return { ...row.item, refunded: row.refunded };
+  return { ...row.item, refunded: row.refunded, laterJob: row.laterJob };
 }
 
 export async function getJob(ctx: ServiceContext, id: number): Promise<JobView> {
@@ -80,7 +105,7 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
       .innerJoin(users, eq(users.id, queueItems.userId))
       .where(where),
     db
-      .select({ item: queueItems, refunded })
+      .select({ item: queueItems, ...jobColumns })
       .from(queueItems)
       .innerJoin(users, eq(users.id, queueItems.userId))
       .where(where)
@@ -89,7 +114,7 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
       .offset((filter.page - 1) * filter.itemsPerPage),
   ]);
   return {
-    items: rows.map((row) => jobView({ ...row.item, refunded: row.refunded })),
+    items: rows.map((row) => jobView({ ...row.item, refunded: row.refunded, laterJob: row.laterJob })),
     totalItems: total?.n ?? 0,
     page: filter.page,
     itemsPerPage: filter.itemsPerPage,
@@ -97,38 +122,36 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
 }
 
 /**
- * POST /jobs/<id>/retry: a failed item is queued again as a new item (`retryOf` names the failed one)
- * with the same marketplace reference, so a placement that did reach the marketplace is not made twice.
- * It is charged again only when its charge was given back.
+ * POST /jobs/<id>/retry: the newest failed job of its listing (or feature) is asked for again, as a new
+ * job (`retryOf` names the failed one) with the checks and price of a fresh call, so a retry is never
+ * charged twice for one failure nor run for a listing that is live again or was changed since. It keeps
+ * the failed placement's marketplace reference, so a placement that did reach the marketplace is not
+ * made twice. Parallel retries of one job answer the same new job.
  */
 export async function retryJob(ctx: ServiceContext, id: number): Promise<JobView> {
   const failed = await findJob(ctx, id);
-  if (failed.status !== "error")
-    throw DomainError.of(
-      "job_not_retryable",
-      `queueItemId: only a failed job can be retried; job ${id} is ${failed.status}`,
-    );
-  const [queued] = await queueIntents(
-    ctx.db,
-    ctx.env,
-    [
-      {
-        adId: failed.adId,
-        userId: failed.userId,
-        portal: failed.portal,
-        action: failed.action,
-        feature: failed.feature,
-        images: failed.images,
-        cost: failed.refunded ? failed.cost : 0,
-        payerId: failed.payerId ?? failed.userId,
-        description: `retry of job ${id}: ${JOB_KINDS[failed.action]} ${failed.portal} adId ${failed.adId}`,
-        externalRef: failed.externalRef ?? undefined,
-        retryOf: id,
-      },
-    ],
-    ctx.requestId,
-  );
-  if (!queued)
-    throw DomainError.of("insufficient_means", `portal: ${failed.portal} - adId: ${failed.adId} - insufficient means`);
-  return getJob(ctx, queued.itemId);
+  const blocker = retryBlocker(failed);
+  if (blocker) throw DomainError.of("job_not_retryable", `queueItemId: ${blocker}`);
+  const retry = { retryOf: id, externalRef: failed.externalRef ?? undefined };
+  const { action, feature, portal } = failed;
+  const outcome =
+    action === "feature"
+      ? portal === "website" || !isFeatureName(feature)
+        ? undefined
+        : await requestFeature(ctx, { adId: failed.adId, portal, feature }, retry)
+      : (
+          await requestPublishing(
+            ctx,
+            {
+              userId: failed.userId,
+              adIds: [failed.adId],
+              portal: failed.portal,
+              images: failed.images,
+              mode: action,
+            },
+            retry,
+          )
+        )[0];
+  if (!outcome?.result || outcome.queueItemId === undefined) throw new DomainError(outcome?.errorDetails ?? []);
+  return getJob(ctx, outcome.queueItemId);
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import type { Db } from "../../db/client";
+import { type Db, namedBatches } from "../../db/client";
 import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
 import { ADS_REVISION } from "../ads/access";
@@ -12,15 +12,19 @@ import { bumpRevisions } from "../shared/revisions";
 /**
  * The publication state machine, in one place: what each event of a queue item does to the item, to
  * the publication flags of `/status/` (placement, update, unpublish) or to the feature flags, to the
- * wallet, and which event it writes to the event log. The README's "Publishing state machine" table is
+ * wallet, and which event it writes to the event log. The state-machine table of docs/publishing.md is
  * this file in prose.
  */
 
 export type QueueItem = typeof queueItems.$inferSelect;
 export type ItemKind = QueueItem["action"];
 export type ItemState = QueueItem["status"];
-/** `queued` is written by `queueIntents` (it needs the conditional insert); the others are transitions. */
-export type ItemEvent = "started" | "retrying" | "succeeded" | "failed" | "cancelled";
+/**
+ * `queued` is written by `queueIntents` (it needs the conditional insert); the others are transitions.
+ * `cancelled` is a client's (DELETE /publish/ before the job started); `superseded` is the consumer's
+ * (an update it claimed and found a newer change of the same listing behind).
+ */
+export type ItemEvent = "started" | "retrying" | "succeeded" | "failed" | "cancelled" | "superseded";
 
 /** What a marketplace (or the website) answered for a placement or update. */
 export interface ListingOutcome {
@@ -47,49 +51,62 @@ export const ITEM_TRANSITIONS: Record<ItemEvent, { from: ItemState[]; to: ItemSt
   retrying: { from: ["processing"], to: "pending" },
   succeeded: { from: ["processing"], to: "done" },
   failed: { from: ["pending", "processing"], to: "error" },
-  // Clients cancel pending items only; the consumer cancels an update it finds superseded after claiming it.
-  cancelled: { from: ["pending", "processing"], to: "cancelled" },
+  // A client cancels only what has not started: once claimed, the job reaches the marketplace.
+  cancelled: { from: ["pending"], to: "cancelled" },
+  superseded: { from: ["processing"], to: "cancelled" },
 };
 
 type PublicationChange = Partial<typeof adPublications.$inferInsert>;
 type FeatureChange = Partial<typeof adFeatures.$inferInsert>;
 
-/** Publication flags per kind × event (features leave the publication alone). */
-export function publicationChange(kind: ItemKind, event: ItemEvent, detail: EventDetail): PublicationChange | null {
+/**
+ * What an event does to the publication, per kind (features leave it alone), in two parts: `listing`,
+ * the facts of the marketplace listing a job's success establishes (live or not, its id and dates),
+ * written whichever item is the publication's current one, since jobs of one listing run in order; and
+ * `job`, the flags of the job a client follows (pending, processing, error), written only while the
+ * item is the publication's current one.
+ */
+export function publicationChange(
+  kind: ItemKind,
+  event: ItemEvent,
+  detail: EventDetail,
+): { listing: PublicationChange | null; job: PublicationChange } | null {
   if (kind === "feature") return null;
   switch (event) {
     case "started":
-      return { processing: true, processingDate: detail.now };
+      return { listing: null, job: { processing: true, processingDate: detail.now } };
     case "retrying":
-      return { processing: false };
+      return { listing: null, job: { processing: false } };
     case "cancelled":
-      return { pending: false, processing: false };
+    case "superseded":
+      return { listing: null, job: { pending: false, processing: false } };
     case "failed":
       return {
-        pending: false,
-        processing: false,
-        error: true,
-        errorReason: detail.reason ?? null,
-        ...(kind === "publish" ? { clientResult: false } : {}),
+        listing: null,
+        job: {
+          pending: false,
+          processing: false,
+          error: true,
+          errorReason: detail.reason ?? null,
+          ...(kind === "publish" ? { clientResult: false } : {}),
+        },
       };
     case "succeeded": {
-      const settled = { pending: false, processing: false, error: false, errorReason: null, clientResult: true };
-      if (kind === "unpublish") return { ...settled, active: false, online: false };
+      const job = { pending: false, processing: false, error: false, errorReason: null, clientResult: true };
+      if (kind === "unpublish") return { listing: { active: false, online: false }, job };
       const outcome = detail.outcome ?? {};
+      const closes = outcome.closeDate ? { closeDate: outcome.closeDate } : {};
+      if (kind === "update") return { listing: { online: outcome.online ?? true, ...closes }, job };
       // Only a placement makes a listing: an update keeps the listing's id and start.
-      const placed =
-        kind === "publish"
-          ? {
-              ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
-              ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
-            }
-          : {};
       return {
-        ...settled,
-        active: true,
-        online: outcome.online ?? true,
-        ...placed,
-        ...(outcome.closeDate ? { closeDate: outcome.closeDate } : {}),
+        listing: {
+          active: true,
+          online: outcome.online ?? true,
+          ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
+          ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
+          ...closes,
+        },
+        job,
       };
     }
   }
@@ -107,6 +124,7 @@ export function featureChange(kind: ItemKind, event: ItemEvent, detail: EventDet
     case "failed":
       return { pending: false, error: true };
     case "cancelled":
+    case "superseded":
       return { pending: false };
   }
 }
@@ -123,47 +141,62 @@ function itemChange(event: ItemEvent, detail: EventDetail): SQLiteUpdateSetSourc
       return { ...change, reason: null };
     case "failed":
     case "cancelled":
+    case "superseded":
       return { ...change, reason: detail.reason ?? null };
   }
 }
 
-/** Holds when the item is now in the event's target state (the flags follow only a transition that happened). */
-const itemIsNow = (itemId: number, state: ItemState) =>
-  sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${itemId} AND ${queueItems.status} = ${state})`;
+/** Holds when this very batch moved the item (it is in the event's target state, stamped with the batch's clock). */
+const movedNow = (itemId: number, state: ItemState, now: string) =>
+  sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${itemId} AND ${queueItems.status} = ${state} AND ${queueItems.updatedAt} = ${now})`;
 
 /**
- * The statements of one event, for one D1 batch: the item (guarded by the states it may move from;
- * it returns the row when it moved), its flags (only while it is the publication's current item),
- * a refund of its charge when it failed or was cancelled (once per item, by the ledger's unique key),
- * and the cache revision.
+ * The jobs of one listing (placement, update, unpublish of an ad on a portal) run in the order they were
+ * queued: an item is claimed only when no older one of its listing is still open. So an unpublish and
+ * the placement asked for after it reach the marketplace in that order. Features wait for nothing.
+ */
+const noEarlierOpenJob = (item: ItemRef) =>
+  item.action === "feature"
+    ? undefined
+    : sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE earlier.ad_id = ${item.adId} AND earlier.portal = ${item.portal}
+        AND earlier.action != 'feature' AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`;
+
+/**
+ * The statements of one event, for one D1 batch, by name: `item` moves the item (guarded by the states
+ * it may move from, and for a claim by the order of its listing's jobs; it returns the row when it
+ * moved); `effects` follow only a move made by this batch: the listing's facts, the job flags (only
+ * while it is the publication's current item), a refund of its charge when it failed or was cancelled
+ * (once per item, by the ledger's unique key), its event and the cache revision.
  */
 export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: EventDetail) {
   const { from, to } = ITEM_TRANSITIONS[event];
-  const moved = itemIsNow(item.id, to);
+  const moved = movedNow(item.id, to, detail.now);
   const publication = publicationChange(item.action, event, detail);
   const feature = featureChange(item.action, event, detail);
   const itemUpdate = db
     .update(queueItems)
     .set(itemChange(event, detail))
-    .where(and(eq(queueItems.id, item.id), inArray(queueItems.status, from)))
+    .where(
+      and(
+        eq(queueItems.id, item.id),
+        inArray(queueItems.status, from),
+        event === "started" ? noEarlierOpenJob(item) : undefined,
+      ),
+    )
     .returning();
-  const follows: BatchItem<"sqlite">[] = [];
+  const thisPublication = and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal));
+  const effects: BatchItem<"sqlite">[] = [];
+  if (publication?.listing)
+    effects.push(db.update(adPublications).set(publication.listing).where(and(thisPublication, moved)));
   if (publication)
-    follows.push(
+    effects.push(
       db
         .update(adPublications)
-        .set(publication)
-        .where(
-          and(
-            eq(adPublications.adId, item.adId),
-            eq(adPublications.portal, item.portal),
-            eq(adPublications.queueItemId, item.id),
-            moved,
-          ),
-        ),
+        .set(publication.job)
+        .where(and(thisPublication, eq(adPublications.queueItemId, item.id), moved)),
     );
   if (feature)
-    follows.push(
+    effects.push(
       db
         .update(adFeatures)
         .set(feature)
@@ -176,11 +209,11 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
           ),
         ),
     );
-  if (event === "failed" || event === "cancelled") follows.push(refundOf(db, item.id, detail.reason ?? event));
+  if (to === "error" || to === "cancelled") effects.push(refundOf(db, item.id, detail.reason ?? event));
   const reported = eventOfTransition(db, item, event, detail);
-  if (reported) follows.push(reported);
-  follows.push(bumpRevisions(db, [ADS_REVISION]));
-  return [itemUpdate, ...follows] as [typeof itemUpdate, ...BatchItem<"sqlite">[]];
+  if (reported) effects.push(reported);
+  effects.push(bumpRevisions(db, [ADS_REVISION]));
+  return { item: itemUpdate, effects };
 }
 
 /** The event each transition reports (the README's event catalogue); none for started and retrying. */
@@ -195,6 +228,7 @@ const EVENT_OF: Record<ItemEvent, Partial<Record<ItemKind, EventType>>> = {
   },
   failed: { publish: "publish.error", update: "publish.error", unpublish: "publish.error", feature: "feature.error" },
   cancelled: { publish: "publish.cancelled", update: "publish.cancelled", unpublish: "publish.cancelled" },
+  superseded: { update: "publish.cancelled" },
 };
 
 /** The transition's event, written only when the item moved in this very batch (its state and clock). */
@@ -221,7 +255,7 @@ function eventOfTransition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
       portal: item.portal,
       data: sql`json_object('queueItemId', ${item.id}, ${listing}${dates}${reason})`,
     },
-    sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${item.id} AND ${queueItems.status} = ${ITEM_TRANSITIONS[event].to} AND ${queueItems.updatedAt} = ${detail.now})`,
+    movedNow(item.id, ITEM_TRANSITIONS[event].to, detail.now),
   );
 }
 
@@ -271,13 +305,14 @@ export async function applyEvent(
   detail: EventDetail,
   metrics?: Metrics,
 ): Promise<QueueItem | null> {
-  const [[moved]] = await db.batch(transition(db, item, event, detail));
-  if (moved && metrics) noteRefund(metrics, event, moved);
-  return moved ?? null;
+  const [moved] = await namedBatches(db, [transition(db, item, event, detail)]);
+  const [row] = moved?.item ?? [];
+  if (row && metrics) noteRefund(metrics, event, row);
+  return row ?? null;
 }
 
 /** The wallet metric of an event that gave a charge back. */
 export function noteRefund(metrics: Metrics, event: ItemEvent, item: Pick<QueueItem, "cost" | "portal">): void {
-  if ((event === "failed" || event === "cancelled") && item.cost > 0)
+  if ((event === "failed" || event === "cancelled" || event === "superseded") && item.cost > 0)
     metrics.record({ event: "wallet", entry: "refund", portal: item.portal, cents: item.cost });
 }

@@ -1,5 +1,5 @@
 import { and, eq, inArray, lte } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, statementsOf } from "../../db/client";
 import { inList } from "../../db/inList";
 import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
@@ -49,7 +49,9 @@ export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 50
         ),
       ),
     ...stuck.flatMap((item) =>
-      transition(db, item, "retrying", { now: at, retryAt: at, reason: "the consumer stopped while working on it" }),
+      statementsOf(
+        transition(db, item, "retrying", { now: at, retryAt: at, reason: "the consumer stopped while working on it" }),
+      ),
     ),
   ]);
   const items = [...stalled, ...stuck];

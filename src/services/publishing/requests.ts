@@ -1,5 +1,5 @@
 import { type AnyColumn, and, eq, lte, sql } from "drizzle-orm";
-import { batchAll, type Db } from "../../db/client";
+import { batchAll, type Db, namedBatches } from "../../db/client";
 import { inIds, inList } from "../../db/inList";
 import {
   adAttributes,
@@ -12,7 +12,7 @@ import {
   users,
 } from "../../db/schema";
 import type { Env } from "../../env";
-import { DomainError } from "../../lib/errors";
+import { DomainError, type ErrorCode } from "../../lib/errors";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
@@ -22,10 +22,10 @@ import { type Catalogue, GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../
 import { type FeatureName, featurePrice, placingPrice } from "../catalogue/features";
 import { requireUser, type UserRow, userNotFound, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { payerIdOf, payerOf } from "../wallet/wallet";
+import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
-import { noteRefund, transition } from "./lifecycle";
+import { type ItemKind, noteRefund, type QueueItem, transition } from "./lifecycle";
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
@@ -56,14 +56,32 @@ function listingProblems(
   return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired: false }).problems;
 }
 
-/** The outcome of an intent once queued: its item, or the refusal of a payer who cannot pay. */
-const queuedOutcome = (portal: string, adId: number, queued: QueuedIntent): Outcome =>
-  queued ? accepted(adId, queued.itemId) : refused("insufficient_means", portal, adId, "insufficient means");
+/**
+ * The outcome of an intent once queued: its item; or the refusal of a payer who cannot pay; or, when the
+ * listing was not (or no longer) in the state the intent needs by the time it was written, the refusal
+ * a fresh call would get then.
+ */
+function queuedOutcome(portal: string, adId: number, action: ItemKind, queued: QueuedIntent): Outcome {
+  if (queued.itemId !== undefined) return accepted(adId, queued.itemId);
+  if (queued.refused === "insufficient_means") return refused("insufficient_means", portal, adId, "insufficient means");
+  if (action === "publish")
+    return refused("job_not_retryable", portal, adId, "the listing is live, or a newer job took this one's place");
+  return refused("ad_not_published", portal, adId, "this advertisement is not published");
+}
+
+/** A retry (POST /jobs/<id>/retry): the failed job it repeats and the marketplace reference it keeps. */
+export interface RetryOf {
+  retryOf: number;
+  externalRef?: string;
+}
 
 /**
  * POST/PUT/DELETE /publish/ and the batch forms. Every ad gets an outcome; what can go is queued
- * exactly once (see `queueIntents`) and, for a placement, paid for when it is queued. Unpublishing
- * an ad whose placement or update has not started cancels that item and refunds it.
+ * exactly once (see `queueIntents`) and, for a placement, paid for when it is queued. Whether a
+ * publish places or updates is decided in the transaction that queues it. Unpublishing an ad whose
+ * placement or update has not started cancels that item and refunds it; one already claimed by the
+ * consumer runs to its end, and the unpublish queued behind it runs after it. A retry runs the same
+ * checks as a fresh call.
  */
 export async function requestPublishing(
   ctx: ServiceContext,
@@ -74,6 +92,7 @@ export async function requestPublishing(
     images: boolean;
     mode: PublishMode;
   },
+  retry?: RetryOf,
 ): Promise<Outcome[]> {
   const { db, env } = ctx;
   const { portal, mode } = input;
@@ -138,8 +157,16 @@ export async function requestPublishing(
   const attributesByAd = groupByAd(attributeRows);
   const published = new Map(publications.map((p) => [p.adId, p]));
   const outcomes: (Outcome | Intent)[] = [];
-  const cancellations: typeof pendingItems = [];
   const now = nowIso();
+  // Not started yet: taken out of the queue and its charge given back (what the consumer claimed meanwhile stays).
+  const withdrawn =
+    mode === "unpublish" && !retry
+      ? await withdrawPending(
+          ctx,
+          pendingItems.filter((item) => item.action !== "unpublish"),
+          now,
+        )
+      : new Map<number, number>();
 
   for (const adId of adIds) {
     const ad = byId.get(adId);
@@ -148,13 +175,11 @@ export async function requestPublishing(
       continue;
     }
     const isPublished = published.get(adId)?.active ?? false;
-    const base = { adId, userId: user.id, portal, payerId, cost: 0, description: "", images: false };
+    const base = { adId, userId: user.id, portal, payerId, cost: 0, description: "", images: false, ...retry };
     if (mode === "unpublish") {
-      // Not started yet: taken out of the queue and its charge given back.
-      const waiting = pendingItems.filter((item) => item.adId === adId && item.action !== "unpublish");
-      cancellations.push(...waiting);
       // A placement that never happened needs nothing more; a listing that is live still goes down.
-      if (!isPublished && waiting.length > 0) outcomes.push(accepted(adId, waiting[0]?.id));
+      const cancelled = withdrawn.get(adId);
+      if (!isPublished && cancelled) outcomes.push(accepted(adId, cancelled));
       else if (!isPublished)
         outcomes.push(refused("ad_not_published", portal, adId, "this advertisement is not published"));
       else if (!connected)
@@ -184,32 +209,56 @@ export async function requestPublishing(
       outcomes.push(refused("listing_incomplete", portal, adId, problems));
       continue;
     }
-    // Publishing a published ad updates it, free of charge.
-    const action = isPublished ? "update" : "publish";
-    outcomes.push({
-      ...base,
-      action,
-      images: input.images,
-      cost: action === "publish" ? placingPrice(catalogue, ad.categoryId, portal) : 0,
-      description: `plaatsen ${portal} adId ${adId}`,
-    });
+    outcomes.push(
+      mode === "update"
+        ? { ...base, action: "update", images: input.images }
+        : {
+            ...base,
+            action: "publish",
+            // Publishing a live ad updates it, free of charge (a retried placement stays a placement).
+            updateIfLive: !retry,
+            images: input.images,
+            cost: placingPrice(catalogue, ad.categoryId, portal),
+            description: `plaatsen ${portal} adId ${adId}`,
+          },
+    );
   }
 
-  await batchAll(
-    db,
-    cancellations.flatMap((item) => transition(db, item, "cancelled", { now, reason: "removed before processing" })),
-  );
-  for (const item of cancellations) noteRefund(metricsOf(env), "cancelled", item);
   const intents = outcomes.filter((o): o is Intent => "action" in o);
   const queued = await queueIntents(db, env, intents, ctx.requestId);
-  const byIntent = new Map(intents.map((intent, i) => [intent, queued[i] ?? null]));
-  return outcomes.map((o) => ("action" in o ? queuedOutcome(portal, o.adId, byIntent.get(o) ?? null) : o));
+  const byIntent = new Map(intents.map((intent, i) => [intent, queued[i]]));
+  return outcomes.map((o) => {
+    if (!("action" in o)) return o;
+    const q = byIntent.get(o);
+    return q
+      ? queuedOutcome(portal, o.adId, o.action, q)
+      : refused("insufficient_means", portal, o.adId, "insufficient means");
+  });
+}
+
+/**
+ * Cancels pending items (a client's DELETE before the job started) and refunds them, in one batch; an
+ * item the consumer claimed meanwhile does not move. Answers, per ad, an item that was cancelled.
+ */
+async function withdrawPending(ctx: ServiceContext, items: QueueItem[], now: string): Promise<Map<number, number>> {
+  const moved = await namedBatches(
+    ctx.db,
+    items.map((item) => transition(ctx.db, item, "cancelled", { now, reason: "removed before processing" })),
+  );
+  const cancelled = new Map<number, number>();
+  moved.forEach(({ item: [row] }) => {
+    if (!row) return;
+    noteRefund(metricsOf(ctx.env), "cancelled", row);
+    if (!cancelled.has(row.adId)) cancelled.set(row.adId, row.id);
+  });
+  return cancelled;
 }
 
 /** POST /features/: a feature for an ad published on the portal, paid when queued. */
 export async function requestFeature(
   ctx: ServiceContext,
   input: { adId: number; portal: MarketplacePortal; feature: FeatureName },
+  retry?: RetryOf,
 ): Promise<Outcome> {
   const { db } = ctx;
   const notFound = () => DomainError.of("ad_not_found", refusal(input.portal, input.adId, "advertisement not found"));
@@ -218,11 +267,15 @@ export async function requestFeature(
   await requireUser(db, ctx.caller, ad.userId).catch(() => {
     throw notFound();
   });
-  const { outcome } = await queueFeature(db, ctx.env, ad, input.portal, input.feature, ctx.requestId);
+  const { outcome } = await queueFeature(db, ctx.env, ad, input.portal, input.feature, ctx.requestId, retry);
   return outcome;
 }
 
-/** Queues a paid feature for an ad (the features endpoint and scheduled tasks share it); answers what it cost. */
+/**
+ * Queues a paid feature for an ad (the features endpoint, scheduled tasks and retries share it) after
+ * the checks of a fresh call: the user not locked, the ad not archived and live on the portal, the
+ * feature sold there; answers what it cost.
+ */
 export async function queueFeature(
   db: Db,
   env: Env,
@@ -230,16 +283,24 @@ export async function queueFeature(
   portal: MarketplacePortal,
   feature: FeatureName,
   requestId?: string,
+  retry?: RetryOf,
 ): Promise<{ outcome: Outcome; cost: number }> {
-  const publication = await db
-    .select()
-    .from(adPublications)
-    .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal)))
-    .get();
-  if (!publication?.active)
-    return { outcome: refused("ad_not_published", portal, ad.id, "this advertisement is not published"), cost: 0 };
+  const [[publication], [settings]] = await db.batch([
+    db
+      .select()
+      .from(adPublications)
+      .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal))),
+    db
+      .select({ status: userSettings.status, walletUserId: userSettings.walletUserId })
+      .from(userSettings)
+      .where(eq(userSettings.userId, ad.userId)),
+  ]);
+  const refuse = (code: ErrorCode, reason: string) => ({ outcome: refused(code, portal, ad.id, reason), cost: 0 });
+  if (settings?.status === "locked") return refuse("user_locked", "user is locked");
+  if (ad.status === "archive") return refuse("ad_archived", "advertisement is archived");
+  if (!publication?.active) return refuse("ad_not_published", "this advertisement is not published");
   const price = featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature);
-  if (!price) return { outcome: refused("feature_not_available", portal, ad.id, "feature not available"), cost: 0 };
+  if (!price) return refuse("feature_not_available", "feature not available");
   const [queued] = await queueIntents(
     db,
     env,
@@ -252,14 +313,15 @@ export async function queueFeature(
         feature,
         images: false,
         cost: price.total,
-        payerId: await payerOf(db, ad.userId),
+        payerId: payerIdOf(ad.userId, settings?.walletUserId),
         description: `${feature} ${portal} adId ${ad.id}`,
+        ...retry,
       },
     ],
     requestId,
   );
-  const outcome = queuedOutcome(portal, ad.id, queued ?? null);
-  return { outcome, cost: queued?.created ? price.total : 0 };
+  if (!queued) return refuse("insufficient_means", "insufficient means");
+  return { outcome: queuedOutcome(portal, ad.id, "feature", queued), cost: queued.created ? queued.cost : 0 };
 }
 
 /**
@@ -352,6 +414,6 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
     }),
   );
   const queued = await queueIntents(db, env, intents, requestId);
-  const replaced = queued.filter((q) => q !== null).length;
+  const replaced = queued.filter((q) => q.itemId !== undefined).length;
   return { replaced, refused: queued.length - replaced };
 }

@@ -1,0 +1,527 @@
+import { env } from "cloudflare:test";
+import fc from "fast-check";
+import { expect } from "vitest";
+import { getDb } from "../../src/db/client";
+import type { Env } from "../../src/env";
+import { handleJobs } from "../../src/jobs/consumer";
+import { simulatorOf } from "../../src/portals/gateway";
+import { loadCatalogue } from "../../src/services/catalogue";
+import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
+import { resendStalledItems } from "../../src/services/publishing";
+import type { Job, PublishJob } from "../../src/services/shared/jobMessages";
+import { type Answer, call, connectedSeller, createAd, interceptD1, PAID_CATEGORY } from "../harness";
+
+/**
+ * A model-based test of publishing and its money. Each run is a fresh seller with two paid ads, an API
+ * whose queue is held by the test (messages are delivered, redelivered, lost or dead-lettered when a
+ * command says so), a consumer that can be killed between its marketplace call and its writes, a
+ * marketplace that can go down, and commands that race with their D1 round trips interleaved by
+ * fast-check's scheduler. After every run the queue is drained and the invariants are checked against
+ * what the marketplace simulator holds.
+ */
+
+const FEATURE = "omhoogplaatsen";
+const PORTAL = "portal_a";
+
+interface Message {
+  body: PublishJob;
+  attempts: number;
+}
+
+/** What the test holds and drives for one run. */
+export interface World {
+  key: string;
+  internalKey: string;
+  userId: number;
+  account: number;
+  adIds: number[];
+  placementPrice: number;
+  featurePrice: number;
+  /** The messages sent and not yet acknowledged, oldest first. */
+  queue: Message[];
+  env: Env;
+  /** The run's scheduler; `active` while a race hands it the D1 round trips. */
+  scheduler: fc.Scheduler | null;
+  racing: boolean;
+  portalDown: boolean;
+  /** Batches left before the consumer's process dies (null: it lives). */
+  batchesBeforeCrash: number | null;
+  /** Messages sent while this is set are lost (the request died after its writes, before its send). */
+  losingSends: boolean;
+  /** Items whose consumer died after it called the marketplace. */
+  crashed: Set<number>;
+  /** Round trips held still until a test lets them go (see `holdAt`). */
+  holds: Hold[];
+}
+
+interface Hold {
+  matches: (sql: string[]) => boolean;
+  reached: () => void;
+  released: Promise<void>;
+}
+
+/** What a client has been told, per ad: the last intent answered 200, and the job that carries it. */
+export interface Model {
+  lastIntent: Map<number, { kind: "publish" | "unpublish"; jobId: number }>;
+  locked: boolean;
+  archived: Set<number>;
+}
+
+export type Command = fc.AsyncCommand<Model, World>;
+
+const adOf = (world: World, index: number) => world.adIds[index % world.adIds.length] as number;
+
+function expectNoServerError(answer: Answer, what: string) {
+  expect(answer.status, `${what}: ${JSON.stringify(answer.body)}`).toBeLessThan(500);
+}
+
+const jobIdOf = (answer: Answer): number | undefined => {
+  const location = answer.headers.get("Location");
+  return location ? Number(location.split("/").pop()) : undefined;
+};
+
+/** Sets up one run: a connected seller with credit, two ads in a paid category, and the held queue. */
+export async function newWorld(key: string, internalKey: string): Promise<World> {
+  const userId = await connectedSeller(key, internalKey, 100_000);
+  const adIds: number[] = [];
+  for (const title of ["Brommer voor het model", "Scooter voor het model"])
+    adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title })).adId);
+  const catalogue = await loadCatalogue(getDb(env.DB));
+  const account = (await call("GET", `/oauth/${userId}/${PORTAL}/`, { key })).body.data.externalUserId as number;
+  const world: World = {
+    key,
+    internalKey,
+    userId,
+    account,
+    adIds,
+    placementPrice: placingPrice(catalogue, PAID_CATEGORY, PORTAL),
+    featurePrice: featurePrice(catalogue, PAID_CATEGORY, PORTAL, FEATURE)?.total ?? 0,
+    queue: [],
+    env,
+    scheduler: null,
+    racing: false,
+    portalDown: false,
+    batchesBeforeCrash: null,
+    losingSends: false,
+    crashed: new Set(),
+    holds: [],
+  };
+  const d1 = interceptD1(env.DB, async (kind, sql) => {
+    const hold = world.holds.find((h) => h.matches(sql));
+    if (hold) {
+      world.holds.splice(world.holds.indexOf(hold), 1);
+      hold.reached();
+      await hold.released;
+    }
+    if (world.racing && world.scheduler) await world.scheduler.schedule(Promise.resolve(kind), kind);
+    if (kind === "batch" && world.batchesBeforeCrash !== null) {
+      if (world.batchesBeforeCrash === 0) {
+        world.batchesBeforeCrash = null;
+        throw new Error("the consumer's process was killed");
+      }
+      world.batchesBeforeCrash -= 1;
+    }
+  });
+  const send = (bodies: Job[]) => {
+    if (world.losingSends) return;
+    for (const body of bodies) if (body.kind === "publish") world.queue.push({ body, attempts: 0 });
+  };
+  const simulators = env.MARKETPLACE_SIMULATOR as NonNullable<Env["MARKETPLACE_SIMULATOR"]>;
+  world.env = {
+    ...env,
+    DB: d1,
+    JOBS: {
+      send: async (body: Job) => send([body]),
+      sendBatch: async (messages: { body: Job }[]) => send(messages.map((m) => m.body)),
+    },
+    MARKETPLACE_SIMULATOR: {
+      idFromName: (name: string) => simulators.idFromName(name),
+      get: (id: DurableObjectId) => {
+        const stub = simulators.get(id);
+        return {
+          fetch: (request: Request) =>
+            world.portalDown ? new Response('{"error":"down for maintenance"}', { status: 503 }) : stub.fetch(request),
+        };
+      },
+    },
+  } as unknown as Env;
+  return world;
+}
+
+/**
+ * Holds the next D1 round trip whose SQL `matches` still: `reached` resolves when it is held, and the
+ * round trip runs once `release` is called. A test stops one actor at an exact point while others run.
+ */
+export function holdAt(world: World, matches: (sql: string[]) => boolean) {
+  let reached = () => {};
+  let release = () => {};
+  const hold: Hold = {
+    matches,
+    reached: () => reached(),
+    released: new Promise<void>((resolve) => {
+      release = resolve;
+    }),
+  };
+  const isReached = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  world.holds.push(hold);
+  return { reached: isReached, release: () => release() };
+}
+
+/** Delivers a message to the consumer (the `jobs` queue, or its dead-letter queue); answers whether it was acknowledged. */
+export async function deliver(world: World, message: Message, queue = "jobs"): Promise<boolean> {
+  message.attempts += 1;
+  let acked = false;
+  await handleJobs(
+    {
+      queue: queue === "dlq" ? (world.env.DEAD_LETTER_QUEUE as string) : "jobs",
+      messages: [
+        {
+          id: String(message.body.itemId),
+          timestamp: new Date(),
+          body: message.body,
+          attempts: message.attempts,
+          ack: () => {
+            acked = true;
+          },
+          retry: () => {},
+        },
+      ],
+      ackAll: () => {},
+      retryAll: () => {},
+    } as unknown as MessageBatch<Job>,
+    world.env,
+  );
+  return acked;
+}
+
+const take = (world: World, pick: number) => {
+  const at = pick % world.queue.length;
+  const [message] = world.queue.splice(at, 1);
+  return message as Message;
+};
+
+const api = (world: World, method: string, path: string, body: unknown) =>
+  call(method, path, { key: world.key, body, env: world.env });
+
+// ——— Commands ———
+
+export class Publish implements Command {
+  constructor(readonly ad: number) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    const answer = await api(world, "POST", "/publish/", { userId: world.userId, adId, portal: PORTAL });
+    expectNoServerError(answer, this.toString());
+    if (model.locked || model.archived.has(adId)) expect(answer.status, this.toString()).toBe(409);
+    const jobId = jobIdOf(answer);
+    if (answer.status === 200 && jobId) model.lastIntent.set(adId, { kind: "publish", jobId });
+  }
+  toString = () => `publish(${this.ad})`;
+}
+
+export class Unpublish implements Command {
+  constructor(readonly ad: number) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    const answer = await api(world, "DELETE", "/publish/", { userId: world.userId, adId, portal: PORTAL });
+    expectNoServerError(answer, this.toString());
+    const jobId = jobIdOf(answer) ?? answer.body.data?.[0]?.queueItemId;
+    if (answer.status === 200 && jobId) model.lastIntent.set(adId, { kind: "unpublish", jobId });
+  }
+  toString = () => `unpublish(${this.ad})`;
+}
+
+export class Feature implements Command {
+  constructor(readonly ad: number) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    const answer = await api(world, "POST", "/features/", { adId, portal: PORTAL, feature: FEATURE });
+    expectNoServerError(answer, this.toString());
+  }
+  toString = () => `feature(${this.ad})`;
+}
+
+/** Retries the n-th failed job of the seller (if there is one), as an operator would. */
+export class Retry implements Command {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const failed = await call("GET", `/jobs/?userId=${world.userId}&state=error`, { key: world.key });
+    const jobs = failed.body.data as { queueItemId: number; adId: number; kind: string }[];
+    if (jobs.length === 0) return;
+    const job = jobs[this.pick % jobs.length] as (typeof jobs)[number];
+    const answer = await api(world, "POST", `/jobs/${job.queueItemId}/retry`, undefined);
+    expectNoServerError(answer, this.toString());
+    if (job.kind !== "unpublish" && (model.locked || model.archived.has(job.adId)))
+      expect(answer.status, `${this} of job ${job.queueItemId} while locked or archived`).toBe(409);
+    const jobId = jobIdOf(answer);
+    if (answer.status === 200 && jobId && (job.kind === "placement" || job.kind === "unpublish"))
+      model.lastIntent.set(job.adId, { kind: job.kind === "placement" ? "publish" : "unpublish", jobId });
+  }
+  toString = () => `retry(${this.pick})`;
+}
+
+/** The consumer takes a message: acknowledged, or kept for redelivery when the job asks to be retried. */
+export class Deliver implements Command {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    if (world.queue.length === 0) return;
+    const message = take(world, this.pick);
+    if (!(await deliver(world, message))) world.queue.push(message);
+  }
+  toString = () => `deliver(${this.pick})`;
+}
+
+/** The same message delivered twice (at-least-once delivery): the copy stays in the queue. */
+export class Redeliver implements Command {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    if (world.queue.length === 0) return;
+    const message = world.queue[this.pick % world.queue.length] as Message;
+    await deliver(world, { ...message });
+  }
+  toString = () => `redeliver(${this.pick})`;
+}
+
+/** The consumer's process is killed after its claim and marketplace call, before it writes the outcome. */
+export class Crash implements Command {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    if (world.queue.length === 0) return;
+    const message = world.queue[this.pick % world.queue.length] as Message;
+    world.batchesBeforeCrash = 1;
+    const acknowledged = await deliver(world, { ...message });
+    if (world.batchesBeforeCrash === null) {
+      // The process died: the message was not acknowledged, and stays in the queue for redelivery.
+      expect(acknowledged).toBe(false);
+      world.crashed.add(message.body.itemId);
+    }
+    world.batchesBeforeCrash = null;
+  }
+  toString = () => `crash(${this.pick})`;
+}
+
+/** The cron's recovery, ten minutes on: lost messages and items of dead consumers are sent again. */
+export class Recover implements Command {
+  check = () => true;
+  async run(_: Model, world: World) {
+    await resendStalledItems(getDb(world.env.DB), world.env, new Date(Date.now() + 10 * 60_000));
+  }
+  toString = () => "recover";
+}
+
+export class PortalDown implements Command {
+  constructor(readonly down: boolean) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    world.portalDown = this.down;
+  }
+  toString = () => (this.down ? "portalDown" : "portalUp");
+}
+
+/** A message whose retries ran out while the marketplace was down goes to the dead-letter queue. */
+export class DeadLetter implements Command {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    // Only where no attempt reached the marketplace: a dead letter after a lost answer is a known limit.
+    const candidates = world.queue.filter((m) => !world.crashed.has(m.body.itemId));
+    if (!world.portalDown || candidates.length === 0) return;
+    const message = candidates[this.pick % candidates.length] as Message;
+    world.queue.splice(world.queue.indexOf(message), 1);
+    await deliver(world, message, "dlq");
+  }
+  toString = () => `deadLetter(${this.pick})`;
+}
+
+/** A request that dies between its writes and its message: the message is lost (the cron re-sends it). */
+export class LostSend implements Command {
+  constructor(readonly inner: Command) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    world.losingSends = true;
+    try {
+      await this.inner.run(model, world);
+    } finally {
+      world.losingSends = false;
+    }
+  }
+  toString = () => `lostSend(${this.inner})`;
+}
+
+/** The seller is locked or unlocked by its client. */
+export class Lock implements Command {
+  constructor(readonly locked: boolean) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const answer = await call("POST", "/usersettings/", {
+      key: world.key,
+      body: { userId: world.userId, status: this.locked ? "locked" : "active" },
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    model.locked = this.locked;
+  }
+  toString = () => (this.locked ? "lock" : "unlock");
+}
+
+/** The marketplace starts or stops refusing an ad (its title); an archived ad is archived for good. */
+export class Reject implements Command {
+  constructor(
+    readonly ad: number,
+    readonly on: boolean,
+  ) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    await env.DB.prepare("UPDATE ads SET title = ? WHERE id = ?")
+      .bind(this.on ? `Brommer ${adId} [reject]` : `Brommer ${adId}`, adId)
+      .run();
+  }
+  toString = () => `reject(${this.ad}, ${this.on})`;
+}
+
+export class Archive implements Command {
+  constructor(readonly ad: number) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    await env.DB.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(adId).run();
+    model.archived.add(adId);
+  }
+  toString = () => `archive(${this.ad})`;
+}
+
+/** Two commands at once, their D1 round trips interleaved by fast-check's scheduler. */
+export class Race implements Command {
+  constructor(
+    readonly first: Command,
+    readonly second: Command,
+  ) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const scheduler = world.scheduler;
+    if (!scheduler) throw new Error("a race needs the run's scheduler");
+    world.racing = true;
+    // Both run to their end even when one fails, and what they left scheduled (work a request handed to
+    // waitUntil) is let go: a round trip held forever would hold its connection and stall later runs.
+    const settled = await scheduler.waitFor(
+      Promise.allSettled([this.first.run(model, world), this.second.run(model, world)]),
+    );
+    world.racing = false;
+    await scheduler.waitAll();
+    for (const result of settled) if (result.status === "rejected") throw result.reason;
+  }
+  toString = () => `race(${this.first}, ${this.second})`;
+}
+
+const ad = fc.nat({ max: 1 });
+const pick = fc.nat({ max: 9 });
+const racer = fc.oneof(
+  ad.map((a) => new Publish(a)),
+  ad.map((a) => new Unpublish(a)),
+  ad.map((a) => new Feature(a)),
+  pick.map((p) => new Retry(p)),
+  pick.map((p) => new Deliver(p)),
+);
+
+/** The commands, weighted so that runs reach live listings, failures and retries. */
+export function commandsArbitrary(maxCommands: number) {
+  const commands: fc.Arbitrary<Command>[] = [
+    ad.map((a) => new Publish(a)),
+    ad.map((a) => new Publish(a)),
+    ad.map((a) => new Unpublish(a)),
+    ad.map((a) => new Feature(a)),
+    pick.map((p) => new Retry(p)),
+    pick.map((p) => new Retry(p)),
+    pick.map((p) => new Deliver(p)),
+    pick.map((p) => new Deliver(p)),
+    pick.map((p) => new Deliver(p)),
+    pick.map((p) => new Redeliver(p)),
+    pick.map((p) => new Crash(p)),
+    fc.constant(new Recover()),
+    fc.boolean().map((down) => new PortalDown(down)),
+    pick.map((p) => new DeadLetter(p)),
+    ad.map((a) => new LostSend(new Publish(a))),
+    fc.boolean().map((locked) => new Lock(locked)),
+    fc.tuple(ad, fc.boolean()).map(([a, on]) => new Reject(a, on)),
+    ad.map((a) => new Archive(a)),
+    fc.tuple(racer, racer).map(([first, second]) => new Race(first, second)),
+  ];
+  return fc.commands(commands, { maxCommands });
+}
+
+/** Delivers and recovers until no job is open (bounded); the marketplace is up again. */
+export async function settle(world: World) {
+  world.portalDown = false;
+  for (let round = 0; round < 40; round += 1) {
+    while (world.queue.length > 0) {
+      const message = world.queue.shift() as Message;
+      if (!(await deliver(world, message))) world.queue.push(message);
+      if (message.attempts > 20) throw new Error(`message of item ${message.body.itemId} never settles`);
+    }
+    const open = await env.DB.prepare(
+      "SELECT count(*) AS n FROM queue_items WHERE user_id = ? AND status IN ('pending', 'processing')",
+    )
+      .bind(world.userId)
+      .first<{ n: number }>();
+    if (!open?.n) return;
+    await resendStalledItems(getDb(world.env.DB), world.env, new Date(Date.now() + 10 * 60_000));
+  }
+  throw new Error("jobs still open after 40 rounds of delivery and recovery");
+}
+
+/**
+ * The invariants, against what the marketplace holds: at most one live listing per ad; what the seller
+ * paid (charges less refunds) is what the marketplace holds (placements and features); `/status/` shows
+ * the listing the marketplace has; and the client's last word wins (a publish that reports done is
+ * live, an unpublish that reports done or a placement it cancelled is not).
+ */
+export async function checkInvariants(model: Model, world: World) {
+  const simulator = simulatorOf(env, PORTAL);
+  const listings = await simulator.listingsOf(world.account);
+  const summary = await simulator.accountSummary(world.account);
+  const adOfRef = (ref: string) => Number(/^ad-(\d+)-/.exec(ref)?.[1] ?? 0);
+  const paid = await env.DB.prepare(
+    "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id = ? AND kind IN ('charge', 'refund')",
+  )
+    .bind(world.userId)
+    .first<{ cents: number }>();
+  expect(paid?.cents, "paid = placements and features the marketplace holds").toBe(
+    summary.listings * world.placementPrice + summary.features * world.featurePrice,
+  );
+  for (const adId of world.adIds) {
+    const online = listings.filter((l) => l.online && adOfRef(l.externalRef) === adId);
+    expect(online.length, `ad ${adId}: live listings at the marketplace`).toBeLessThanOrEqual(1);
+    const status = await call("GET", `/status/${world.userId}/${adId}`, { key: world.key });
+    const publish = status.body.data[0]?.portals.find((p: { portal: string }) => p.portal === PORTAL)?.publish;
+    expect(Boolean(publish?.active), `ad ${adId}: /status/ active equals the marketplace`).toBe(online.length === 1);
+    if (online[0])
+      expect(publish?.remoteAdId, `ad ${adId}: /status/ names the live listing`).toBe(online[0].remoteAdId);
+    const last = model.lastIntent.get(adId);
+    if (!last) continue;
+    const job = (await call("GET", `/jobs/${last.jobId}`, { key: world.key })).body.data;
+    if (last.kind === "publish" && job.state === "done")
+      expect(online.length, `ad ${adId}: the last word was a publish (job ${last.jobId} done)`).toBe(1);
+    if (last.kind === "unpublish" && (job.state === "done" || job.state === "cancelled"))
+      expect(online.length, `ad ${adId}: the last word was an unpublish (job ${last.jobId} ${job.state})`).toBe(0);
+  }
+}
+
+export const newModel = (): Model => ({ lastIntent: new Map(), locked: false, archived: new Set() });
+
+/** One property run: a fresh world, the commands, then drained and checked. */
+export async function modelRun(key: string, internalKey: string, scheduler: fc.Scheduler, commands: Iterable<Command>) {
+  const world = await newWorld(key, internalKey);
+  world.scheduler = scheduler;
+  const model = newModel();
+  await fc.asyncModelRun(() => ({ model, real: world }), commands);
+  await settle(world);
+  await checkInvariants(model, world);
+}

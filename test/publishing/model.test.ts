@@ -1,0 +1,33 @@
+import { env } from "cloudflare:test";
+import fc from "fast-check";
+import { beforeAll, describe, it } from "vitest";
+import { twoClients } from "../harness";
+import { commandsArbitrary, modelRun } from "./marketplaceModel";
+
+/**
+ * Model-based test of publishing and its money (see marketplaceModel.ts): random interleavings of
+ * publish, repeat publish, unpublish, feature, retry, consumer steps, redelivery, dead letters, lost
+ * messages and a consumer killed mid-batch, checked after every run against the marketplace simulator.
+ * `npm run test:model` runs it longer (MODEL_RUNS, MODEL_SEED).
+ */
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  ({ key, internalKey } = await twoClients());
+});
+
+const runs = Number(env.MODEL_RUNS || 0) || 25;
+const seed = env.MODEL_SEED ? Number(env.MODEL_SEED) : undefined;
+
+describe("publishing and money, model-based", () => {
+  it(`holds its invariants over ${runs} random runs`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), commandsArbitrary(25), (scheduler, commands) =>
+        modelRun(key, internalKey, scheduler, commands),
+      ),
+      { numRuns: runs, seed },
+    );
+  }, 600_000);
+});

@@ -922,8 +922,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Queue a failed job again, as a fresh call would (its checks and price)
-         * @description Answers the new job: `retryOf` names the failed one, `cost` what it was charged. Only the newest failed job of its listing (or feature) can be retried (`retryable`); a retry of a placement whose listing is live again, or of a job a newer one replaced, answers 409 `job_not_retryable`. The user's lock, the ad's archive, the connection and the funds are checked as for a fresh call. Parallel retries of one job answer the same new job.
+         * Queue a failed job again, checked and priced as a fresh call
+         * @description Answers the new job (`retryOf`, `cost`); only a `retryable` job.
          */
         post: operations["jobs.byQueueItemId.retry.create"];
         delete?: never;
@@ -2611,9 +2611,9 @@ export interface components {
             refunded: boolean;
             /** @description The failed job this one retries */
             retryOf: number | null;
-            /** @description Whether POST /jobs/<id>/retry can queue it again: only the newest failed job of its listing (or feature). The checks of a fresh call (locked user, archived ad, connection, funds) run when the retry is asked for. */
+            /** @description Whether it can be retried: the newest failed job of its listing */
             retryable: boolean;
-            /** @description Why it cannot be retried (null when it can) */
+            /** @description Why not (null when it can) */
             notRetryableReason: string | null;
             created: string;
             updated: string;

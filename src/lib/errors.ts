@@ -42,11 +42,7 @@ export const ERROR_CODES = {
   },
   feature_not_available: { status: 409, description: "The feature is not sold for the ad's category on the portal." },
   oauth_not_started: { status: 409, description: "No authorization is in progress for the user and portal." },
-  job_not_retryable: {
-    status: 409,
-    description:
-      "Only the newest failed job of a listing (or feature) can be retried, and not once its listing is live again.",
-  },
+  job_not_retryable: { status: 409, description: "Only the newest failed job of a listing can be retried." },
   max_images_reached: { status: 409, description: "The ad would have more images than the user's maxImages." },
   max_contacts_reached: { status: 409, description: "The user would have more contacts than maxContacts." },
   contact_in_use: { status: 409, description: "Active ads still use the contact." },

@@ -24,11 +24,8 @@ const Job = z
     cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
     refunded: z.boolean(),
     retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),
-    retryable: z.boolean().openapi({
-      description:
-        "Whether POST /jobs/<id>/retry can queue it again: only the newest failed job of its listing (or feature). The checks of a fresh call (locked user, archived ad, connection, funds) run when the retry is asked for.",
-    }),
-    notRetryableReason: z.string().nullable().openapi({ description: "Why it cannot be retried (null when it can)" }),
+    retryable: z.boolean().openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
+    notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),
     created: z.string(),
     updated: z.string(),
   })
@@ -78,9 +75,8 @@ export const jobsRouter = createRouter()
       method: "post",
       path: "/jobs/{queueItemId}/retry",
       tags,
-      summary: "Queue a failed job again, as a fresh call would (its checks and price)",
-      description:
-        "Answers the new job: `retryOf` names the failed one, `cost` what it was charged. Only the newest failed job of its listing (or feature) can be retried (`retryable`); a retry of a placement whose listing is live again, or of a job a newer one replaced, answers 409 `job_not_retryable`. The user's lock, the ad's archive, the connection and the funds are checked as for a fresh call. Parallel retries of one job answer the same new job.",
+      summary: "Queue a failed job again, checked and priced as a fresh call",
+      description: "Answers the new job (`retryOf`, `cost`); only a `retryable` job.",
       request: { params: jobParams },
       response: envelope(Job),
       headers: LOCATION_OF_JOB,

@@ -11,7 +11,7 @@ import { eventOf } from "../events/events";
 import type { PublishJob } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 import { noteBudgetCrossing } from "../wallet/wallet";
-import type { ItemKind, ItemRef } from "./lifecycle";
+import { type ItemKind, type ItemRef, sameLineOfWork } from "./lifecycle";
 import type { PublishPortal } from "./types";
 
 /** Something to do for one ad on one portal, and what it costs whom. */
@@ -100,32 +100,37 @@ function decidedIntents(rows: string) {
     "EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1)";
   const active = sql.raw(activeSql);
   const live = sql.raw(`(${activeSql} AND NOT EXISTS (SELECT 1 FROM queue_items u WHERE u.ad_id = i.ad_id
-    AND u.portal = i.portal AND u.action = 'unpublish' AND u.status IN ('pending', 'processing')))`);
-  const superseded = sql.raw(`(i.retry_of IS NOT NULL AND EXISTS (SELECT 1 FROM queue_items n WHERE n.ad_id = i.ad_id
-    AND n.portal = i.portal AND n.id > i.retry_of
-    AND CASE WHEN i.action = 'feature' THEN n.action = 'feature' AND n.feature = i.feature ELSE n.action != 'feature' END))`);
+ AND u.portal = i.portal AND u.action = 'unpublish' AND u.status IN ('pending', 'processing')))`);
+  const intent = {
+    adId: sql.raw("i.ad_id"),
+    portal: sql.raw("i.portal"),
+    action: sql.raw("i.action"),
+    feature: sql.raw("i.feature"),
+  };
+  const superseded = sql`(i.retry_of IS NOT NULL AND EXISTS (SELECT 1 FROM queue_items n WHERE ${sameLineOfWork("n", intent)}
+ AND n.id > i.retry_of))`;
   return sql`(SELECT i.idx, i.ad_id, i.user_id, i.portal, i.feature, i.images, i.payer_id, i.description, i.external_ref, i.retry_of,
-      CASE WHEN i.update_if_live = 1 AND ${live} THEN 'update' ELSE i.action END AS action,
-      CASE WHEN i.update_if_live = 1 AND ${live} THEN 0 ELSE i.cost END AS cost,
-      CASE i.action
-        WHEN 'publish' THEN i.update_if_live = 1 OR NOT ${live}
-        WHEN 'unpublish' THEN ${active}
-        ELSE ${live}
-      END AND NOT ${superseded} AS applicable
-    FROM (SELECT CAST(j.key AS INTEGER) AS idx,
-      json_extract(j.value, '$.adId') AS ad_id, json_extract(j.value, '$.userId') AS user_id,
-      json_extract(j.value, '$.portal') AS portal, json_extract(j.value, '$.action') AS action,
-      json_extract(j.value, '$.feature') AS feature, json_extract(j.value, '$.images') AS images,
-      json_extract(j.value, '$.cost') AS cost, json_extract(j.value, '$.payerId') AS payer_id,
-      json_extract(j.value, '$.description') AS description, json_extract(j.value, '$.externalRef') AS external_ref,
-      json_extract(j.value, '$.retryOf') AS retry_of, json_extract(j.value, '$.updateIfLive') AS update_if_live
-    FROM json_each(${rows}) j) i)`;
+ CASE WHEN i.update_if_live = 1 AND ${live} THEN 'update' ELSE i.action END AS action,
+ CASE WHEN i.update_if_live = 1 AND ${live} THEN 0 ELSE i.cost END AS cost,
+ CASE i.action
+ WHEN 'publish' THEN i.update_if_live = 1 OR NOT ${live}
+ WHEN 'unpublish' THEN ${active}
+ ELSE ${live}
+ END AND NOT ${superseded} AS applicable
+ FROM (SELECT CAST(j.key AS INTEGER) AS idx,
+ j.value ->> '$.adId' AS ad_id, j.value ->> '$.userId' AS user_id,
+ j.value ->> '$.portal' AS portal, j.value ->> '$.action' AS action,
+ j.value ->> '$.feature' AS feature, j.value ->> '$.images' AS images,
+ j.value ->> '$.cost' AS cost, j.value ->> '$.payerId' AS payer_id,
+ j.value ->> '$.description' AS description, j.value ->> '$.externalRef' AS external_ref,
+ j.value ->> '$.retryOf' AS retry_of, j.value ->> '$.updateIfLive' AS update_if_live
+ FROM json_each(${rows}) j) i)`;
 }
 
 /** The open item of the same intent as the decided intent `alias` (at most one, by `queue_items_open_intent`). */
 const sameOpenIntent = (alias: string) =>
   sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
-      AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
+ AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
 
 async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: string): Promise<QueuedIntent[]> {
   const rows = JSON.stringify(
@@ -152,31 +157,31 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
   const { outcome } = await namedD1Batch(d1, {
     // Items for applicable intents with no open item that their payer can afford, paid in the order given.
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
-        (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
-      SELECT ad_id, user_id, portal, action, feature, images, ${nonce},
-        coalesce(external_ref, 'ad-' || ad_id || '-' || portal || '-' || ${nonce}), cost, payer_id, ${now}, retry_of, ${requestId ?? null}
-      FROM (
-        SELECT d.*, sum(d.cost) OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS running
-        FROM ${decided} d
-        WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
-      ) c
-      WHERE c.cost = 0 OR c.running <= (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = c.payer_id)
-      ORDER BY c.idx`),
+ (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
+ SELECT ad_id, user_id, portal, action, feature, images, ${nonce},
+ coalesce(external_ref, 'ad-' || ad_id || '-' || portal || '-' || ${nonce}), cost, payer_id, ${now}, retry_of, ${requestId ?? null}
+ FROM (
+ SELECT d.*, sum(d.cost) OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS running
+ FROM ${decided} d
+ WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
+ ) c
+ WHERE c.cost = 0 OR c.running <= (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = c.payer_id)
+ ORDER BY c.idx`),
     // Their charges, in the same transaction: never a charge without an item, nor an item unpaid.
     charges: statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
-      SELECT q.payer_id, -q.cost, 'charge', d.description, q.ad_id, q.portal, q.id
-      FROM queue_items q JOIN ${decided} d
-        ON d.ad_id = q.ad_id AND d.portal = q.portal AND d.action = q.action AND coalesce(d.feature, '') = coalesce(q.feature, '')
-      WHERE q.nonce = ${nonce} AND q.cost > 0`),
+ SELECT q.payer_id, -q.cost, 'charge', d.description, q.ad_id, q.portal, q.id
+ FROM queue_items q JOIN ${decided} d
+ ON d.ad_id = q.ad_id AND d.portal = q.portal AND d.action = q.action AND coalesce(d.feature, '') = coalesce(q.feature, '')
+ WHERE q.nonce = ${nonce} AND q.cost > 0`),
     // Event `queued` of the state machine: the publication (or feature) follows its new item.
     publications:
       statement(sql`INSERT INTO ad_publications (ad_id, portal, pending, pending_date, processing, error, error_reason, queue_result, queue_item_id)
-      SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE nonce = ${nonce} AND action != 'feature'
-      ON CONFLICT (ad_id, portal) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, processing = 0,
-        error = 0, error_reason = NULL, queue_result = 1, queue_item_id = excluded.queue_item_id`),
+ SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE nonce = ${nonce} AND action != 'feature'
+ ON CONFLICT (ad_id, portal) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, processing = 0,
+ error = 0, error_reason = NULL, queue_result = 1, queue_item_id = excluded.queue_item_id`),
     features: statement(sql`INSERT INTO ad_features (ad_id, portal, feature, pending, pending_date, error)
-      SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
-      ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
+ SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
+ ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
     // Its event, in the same transaction: `publish.pending` for a placement, update or unpublish.
     event: d1Statement(
       d1,
@@ -195,17 +200,17 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
     ),
     // An update asked for while the same update is being sent: that one goes out once more, with what is new.
     reruns: statement(sql`UPDATE queue_items AS o SET rerun = 1
-      WHERE o.status = 'processing' AND o.action = 'update'
-        AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
+ WHERE o.status = 'processing' AND o.action = 'update'
+ AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
     // Per intent, the item that carries it: a retry's own item, else the open item of its intent.
     outcome: rowsOf<OutcomeRow>(
       statement(sql`SELECT r.idx, r.applicable, q.id, q.action, q.cost, q.nonce = ${nonce} AS created
-      FROM (SELECT d.idx, d.applicable, CASE WHEN d.retry_of IS NOT NULL
-          THEN (SELECT max(o.id) FROM queue_items o WHERE o.retry_of = d.retry_of)
-          ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
-        FROM ${decided} d) r
-      LEFT JOIN queue_items q ON q.id = r.item_id
-      ORDER BY r.idx`),
+ FROM (SELECT d.idx, d.applicable, CASE WHEN d.retry_of IS NOT NULL
+ THEN (SELECT max(o.id) FROM queue_items o WHERE o.retry_of = d.retry_of)
+ ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
+ FROM ${decided} d) r
+ LEFT JOIN queue_items q ON q.id = r.item_id
+ ORDER BY r.idx`),
     ),
     revisions: d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteRevisions))),
   });

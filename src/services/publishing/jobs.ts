@@ -6,19 +6,15 @@ import { formatDateTime } from "../../lib/time";
 import { isFeatureName } from "../catalogue/features";
 import { requireUser, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem } from "./lifecycle";
+import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem, sameLineOfWork } from "./lifecycle";
 import { requestFeature, requestPublishing } from "./requests";
 import type { PublishPortal } from "./types";
 export type JobKind = (typeof JOB_KINDS)[ItemKind];
 
 const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${queueItems.id} AND w.kind = 'refund')`;
 /** The first later job of the same listing (placement, update, unpublish) or of the same feature: it took this one's place. */
-const laterJob = sql<
-  number | null
->`(SELECT n.id FROM queue_items n WHERE n.ad_id = ${queueItems.adId} AND n.portal = ${queueItems.portal}
-  AND n.id > ${queueItems.id} AND CASE WHEN ${queueItems.action} = 'feature'
-    THEN n.action = 'feature' AND n.feature = ${queueItems.feature} ELSE n.action != 'feature' END
-  ORDER BY n.id LIMIT 1)`;
+const laterJob = sql<number | null>`(SELECT n.id FROM queue_items n WHERE ${sameLineOfWork("n", queueItems)}
+  AND n.id > ${queueItems.id} ORDER BY n.id LIMIT 1)`;
 /** What the job view reads beside the item. */
 const jobColumns = { refunded, laterJob };
 type JobRow = QueueItem & { refunded: number | boolean; laterJob: number | null };
@@ -30,8 +26,7 @@ type JobRow = QueueItem & { refunded: number | boolean; laterJob: number | null 
  */
 function retryBlocker(row: JobRow): string | null {
   if (row.status !== "error") return `only a failed job can be retried; job ${row.id} is ${row.status}`;
-  if (row.laterJob !== null)
-    return `job ${row.id} was followed by job ${row.laterJob} for the same ${row.action === "feature" ? "feature" : "listing"}; retry that one`;
+  if (row.laterJob !== null) return `job ${row.id} was followed by job ${row.laterJob}; retry that one`;
   return null;
 }
 

@@ -151,15 +151,25 @@ const movedNow = (itemId: number, state: ItemState, now: string) =>
   sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${itemId} AND ${queueItems.status} = ${state} AND ${queueItems.updatedAt} = ${now})`;
 
 /**
- * The jobs of one listing (placement, update, unpublish of an ad on a portal) run in the order they were
- * queued: an item is claimed only when no older one of its listing is still open. So an unpublish and
- * the placement asked for after it reach the marketplace in that order. Features wait for nothing.
+ * Queue items (table alias `other`) of the same line of work as the item given by its columns: the same
+ * listing (placements, updates and unpublishes of an ad on a portal) or, for a feature, the same feature.
+ */
+export function sameLineOfWork(other: string, item: Record<"adId" | "portal" | "action" | "feature", unknown>) {
+  const column = (name: string) => sql.raw(`${other}.${name}`);
+  return sql`${column("ad_id")} = ${item.adId} AND ${column("portal")} = ${item.portal} AND CASE WHEN ${item.action} = 'feature'
+    THEN ${column("action")} = 'feature' AND ${column("feature")} = ${item.feature} ELSE ${column("action")} != 'feature' END`;
+}
+
+/**
+ * The jobs of one listing run in the order they were queued: an item is claimed only when no older one
+ * of its listing is still open. So an unpublish and the placement asked for after it reach the
+ * marketplace in that order. Features wait for nothing.
  */
 const noEarlierOpenJob = (item: ItemRef) =>
   item.action === "feature"
     ? undefined
-    : sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE earlier.ad_id = ${item.adId} AND earlier.portal = ${item.portal}
-        AND earlier.action != 'feature' AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`;
+    : sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameLineOfWork("earlier", item)}
+        AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`;
 
 /**
  * The statements of one event, for one D1 batch, by name: `item` moves the item (guarded by the states

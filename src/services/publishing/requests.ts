@@ -65,7 +65,7 @@ function queuedOutcome(portal: string, adId: number, action: ItemKind, queued: Q
   if (queued.itemId !== undefined) return accepted(adId, queued.itemId);
   if (queued.refused === "insufficient_means") return refused("insufficient_means", portal, adId, "insufficient means");
   if (action === "publish")
-    return refused("job_not_retryable", portal, adId, "the listing is live, or a newer job took this one's place");
+    return refused("job_not_retryable", portal, adId, "already live, or replaced by a newer job");
   return refused("ad_not_published", portal, adId, "this advertisement is not published");
 }
 

@@ -10,15 +10,6 @@ import type { ServiceContext } from "../shared/context";
 export const payerIdOf = (userId: number, walletUserId: number | null | undefined) => walletUserId ?? userId;
 
 /** `payerIdOf` with the user's settings read. */
-export async function payerOf(db: Db, userId: number): Promise<number> {
-  const row = await db
-    .select({ walletUserId: userSettings.walletUserId })
-    .from(userSettings)
-    .where(eq(userSettings.userId, userId))
-    .get();
-  return payerIdOf(userId, row?.walletUserId);
-}
-
 export const balanceQuery = (db: Db, userId: number) =>
   db
     .select({ balance: sql<number>`coalesce(sum(${walletEntries.amount}), 0)` })

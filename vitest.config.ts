@@ -31,6 +31,7 @@ export default defineConfig(async () => {
             // The model-based test's length and seed (npm run test:model runs it longer).
             MODEL_RUNS: process.env.MODEL_RUNS ?? "",
             MODEL_SEED: process.env.MODEL_SEED ?? "",
+            MODEL_WITHOUT: process.env.MODEL_WITHOUT ?? "",
           },
         },
       }),

@@ -7,6 +7,8 @@ declare namespace Cloudflare {
     /** The model-based test's number of runs and seed (empty: its defaults). */
     MODEL_RUNS: string;
     MODEL_SEED: string;
+    /** Commands the model-based test leaves out, comma-separated (e.g. `unpublish,race`). */
+    MODEL_WITHOUT: string;
   }
 }
 

@@ -206,7 +206,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
     outcome: rowsOf<OutcomeRow>(
       statement(sql`SELECT r.idx, r.applicable, q.id, q.action, q.cost, q.nonce = ${nonce} AS created
  FROM (SELECT d.idx, d.applicable, CASE WHEN d.retry_of IS NOT NULL
- THEN (SELECT max(o.id) FROM queue_items o WHERE o.retry_of = d.retry_of)
+ THEN (SELECT max(o.id) FROM queue_items o WHERE o.ad_id = d.ad_id AND o.retry_of = d.retry_of)
  ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
  FROM ${decided} d) r
  LEFT JOIN queue_items q ON q.id = r.item_id

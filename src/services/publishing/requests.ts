@@ -160,7 +160,7 @@ export async function requestPublishing(
   const now = nowIso();
   // Not started yet: taken out of the queue and its charge given back (what the consumer claimed meanwhile stays).
   const withdrawn =
-    mode === "unpublish" && !retry
+    mode === "unpublish"
       ? await withdrawPending(
           ctx,
           pendingItems.filter((item) => item.action !== "unpublish"),

@@ -40,15 +40,14 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
   const db = getDb(env.DB);
   const refs = await itemRefs(db, jobs);
   const now = nowIso();
+  const known = refs.flatMap((item, at) => (item ? [{ item, at }] : []));
   const claimed = await namedBatches(
     db,
-    refs.flatMap((item) => (item ? [claimOf(db, item, now)] : [])),
+    known.map(({ item }) => claimOf(db, item, now)),
   );
   const metrics = metricsOf(env);
-  let claimAt = 0;
-  const runs = refs.flatMap((item, at) => {
-    if (!item) return [];
-    const read = claimed[claimAt++];
+  const runs = known.flatMap(({ at }, i) => {
+    const read = claimed[i];
     const running = read?.claim[0];
     if (!read || !running) return []; // gone, taken by another delivery, or waiting for an earlier job of its listing
     return [

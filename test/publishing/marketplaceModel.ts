@@ -429,8 +429,8 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
   publish: [2, ad.map((a) => new Publish(a))],
   unpublish: [1, ad.map((a) => new Unpublish(a))],
   feature: [1, ad.map((a) => new Feature(a))],
-  retry: [2, pick.map((p) => new Retry(p))],
-  deliver: [3, pick.map((p) => new Deliver(p))],
+  retry: [3, pick.map((p) => new Retry(p))],
+  deliver: [4, pick.map((p) => new Deliver(p))],
   redeliver: [1, pick.map((p) => new Redeliver(p))],
   crash: [1, pick.map((p) => new Crash(p))],
   recover: [1, fc.constant(new Recover())],
@@ -438,7 +438,7 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
   deadLetter: [1, pick.map((p) => new DeadLetter(p))],
   lostSend: [1, ad.map((a) => new LostSend(new Publish(a)))],
   lock: [1, fc.boolean().map((locked) => new Lock(locked))],
-  reject: [1, fc.tuple(ad, fc.boolean()).map(([a, on]) => new Reject(a, on))],
+  reject: [2, fc.tuple(ad, fc.boolean()).map(([a, on]) => new Reject(a, on))],
   archive: [1, ad.map((a) => new Archive(a))],
 };
 const RACERS = ["publish", "unpublish", "feature", "retry", "deliver"];

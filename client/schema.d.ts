@@ -884,7 +884,7 @@ export interface paths {
         };
         /**
          * Queued work (placements, updates, unpublishing, features), newest first
-         * @description A client sees its own users' jobs; internal clients see every user's (e.g. `state=error` to find failed ones).
+         * @description A client's own users' jobs; internal clients see every user's (`state=error`: the failed ones).
          */
         get: operations["jobs.get"];
         put?: never;
@@ -922,7 +922,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Queue a failed job again, checked and priced as a fresh call
+         * Queue a failed job again, as a fresh call
          * @description Answers the new job (`retryOf`, `cost`); only a `retryable` job.
          */
         post: operations["jobs.byQueueItemId.retry.create"];

@@ -47,8 +47,7 @@ export const jobsRouter = createRouter()
       path: "/jobs",
       tags,
       summary: "Queued work (placements, updates, unpublishing, features), newest first",
-      description:
-        "A client sees its own users' jobs; internal clients see every user's (e.g. `state=error` to find failed ones).",
+      description: "A client's own users' jobs; internal clients see every user's (`state=error`: the failed ones).",
       request: { query: JobsQuery },
       response: listEnvelope(Job),
     }),
@@ -75,7 +74,7 @@ export const jobsRouter = createRouter()
       method: "post",
       path: "/jobs/{queueItemId}/retry",
       tags,
-      summary: "Queue a failed job again, checked and priced as a fresh call",
+      summary: "Queue a failed job again, as a fresh call",
       description: "Answers the new job (`retryOf`, `cost`); only a `retryable` job.",
       request: { params: jobParams },
       response: envelope(Job),

@@ -147,6 +147,7 @@ export async function retryJob(ctx: ServiceContext, id: number): Promise<JobView
             retry,
           )
         )[0];
-  if (!outcome?.result || outcome.queueItemId === undefined) throw new DomainError(outcome?.errorDetails ?? []);
+  if (!outcome) throw DomainError.of("job_not_retryable", `queueItemId: job ${id} is not retryable`);
+  if (!outcome.result || outcome.queueItemId === undefined) throw new DomainError(outcome.errorDetails);
   return getJob(ctx, outcome.queueItemId);
 }

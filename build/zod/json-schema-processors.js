@@ -1,0 +1,46 @@
+// zod/v4/core/json-schema-processors.js in the Worker bundle (see unavailable.js).
+import { unavailable } from "./unavailable.js";
+
+// String and number schemas read their bounds with it while validating: the real one.
+export { aggregateChecks } from "../../node_modules/zod/v4/core/json-schema-processors.js";
+export const allProcessors = {};
+export const toJSONSchema = unavailable;
+export const anyProcessor = unavailable;
+export const arrayProcessor = unavailable;
+export const bigintProcessor = unavailable;
+export const booleanProcessor = unavailable;
+export const catchProcessor = unavailable;
+export const customProcessor = unavailable;
+export const dateProcessor = unavailable;
+export const defaultProcessor = unavailable;
+export const enumProcessor = unavailable;
+export const fileProcessor = unavailable;
+export const functionProcessor = unavailable;
+export const intersectionProcessor = unavailable;
+export const lazyProcessor = unavailable;
+export const literalProcessor = unavailable;
+export const mapProcessor = unavailable;
+export const nanProcessor = unavailable;
+export const neverProcessor = unavailable;
+export const nonoptionalProcessor = unavailable;
+export const nullProcessor = unavailable;
+export const nullableProcessor = unavailable;
+export const numberProcessor = unavailable;
+export const objectProcessor = unavailable;
+export const optionalProcessor = unavailable;
+export const pipeProcessor = unavailable;
+export const prefaultProcessor = unavailable;
+export const promiseProcessor = unavailable;
+export const readonlyProcessor = unavailable;
+export const recordProcessor = unavailable;
+export const setProcessor = unavailable;
+export const stringProcessor = unavailable;
+export const successProcessor = unavailable;
+export const symbolProcessor = unavailable;
+export const templateLiteralProcessor = unavailable;
+export const transformProcessor = unavailable;
+export const tupleProcessor = unavailable;
+export const undefinedProcessor = unavailable;
+export const unionProcessor = unavailable;
+export const unknownProcessor = unavailable;
+export const voidProcessor = unavailable;

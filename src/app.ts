@@ -1,8 +1,6 @@
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
-import { BASE_PATH, createRouter } from "./lib/openapi";
 import { withExamples } from "./lib/openapiExamples";
-import { installZodMessages } from "./lib/validation";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
@@ -27,6 +25,7 @@ import { loginLinksRouter } from "./routes/loginLinks";
 import { manufacturersRouter } from "./routes/manufacturers";
 import { mediaRouter } from "./routes/media";
 import { oauthPublicRouter, oauthRouter } from "./routes/oauth";
+import { BASE_PATH, createRouter } from "./routes/openapi";
 import { publishRouter } from "./routes/publish";
 import { statisticsRouter } from "./routes/statistics";
 import { statusRouter } from "./routes/status";
@@ -35,6 +34,7 @@ import { tasksRouter } from "./routes/tasks";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
 import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
+import { installZodMessages } from "./routes/validation";
 import { walletRouter } from "./routes/wallet";
 import { registerWebhookPayloads, webhooksRouter } from "./routes/webhooks";
 

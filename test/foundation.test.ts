@@ -7,7 +7,7 @@ import { getDb } from "../src/db/client";
 import { apiClients } from "../src/db/schema";
 import { ok } from "../src/lib/envelope";
 import { text } from "../src/lib/fields";
-import { apiRoute, envelope, jsonBody } from "../src/lib/openapi";
+import { apiRoute, envelope, jsonBody } from "../src/routes/openapi";
 import { BASE, call, executionContext, expectEnvelope, newClient } from "./harness";
 
 const RATE_LIMITED = {

@@ -58,6 +58,12 @@ export async function namedBatches<S extends NamedStatements>(db: Db, groups: S[
   );
 }
 
+/** One group of named statements in one D1 batch: each result by its name. */
+export async function namedBatch<S extends NamedStatements>(db: Db, group: S): Promise<NamedResults<S>> {
+  const [results] = await namedBatches(db, [group]);
+  return results as NamedResults<S>;
+}
+
 /** A raw D1 statement that carries the type of its rows, for `namedD1Batch`. */
 export type RowsOf<Row> = D1PreparedStatement & { readonly rowType?: Row };
 export const rowsOf = <Row>(statement: D1PreparedStatement): RowsOf<Row> => statement;

@@ -8,14 +8,17 @@ import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
 import { deliverWebhook, dispatchEvents } from "../services/events";
 import { failImageJob, runImageJob } from "../services/images";
-import { applyEvent, runPublishJobs } from "../services/publishing";
+import { applyEvent, flushUpdateRequests, runPublishJobs } from "../services/publishing";
 import type { Job } from "../services/shared";
 
 /** A job other than publishing (those run together, per batch). */
 async function runJob(env: Env, job: Exclude<Job, { kind: "publish" }>): Promise<void> {
   switch (job.kind) {
-    case "image":
-      return runImageJob(env, job.jobId, job.requestId);
+    case "image": {
+      const { updatesRequested } = await runImageJob(env, job.jobId, job.requestId);
+      if (updatesRequested) await flushUpdateRequests(getDb(env.DB), env, 100, job.requestId);
+      return;
+    }
     case "webhook":
       return deliverWebhook(env, getDb(env.DB), job);
     case "ping":

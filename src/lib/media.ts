@@ -34,3 +34,9 @@ export const EXTENSIONS = {
   "image/gif": "gif",
   "image/webp": "webp",
 } as const;
+
+/** Removes the R2 objects of image rows (after their rows are gone). */
+export async function deleteObjects(storage: R2Bucket, rows: { originalKey: string; thumbnailKey: string }[]) {
+  const keys = rows.flatMap((r) => [r.originalKey, r.thumbnailKey]);
+  for (let i = 0; i < keys.length; i += 1000) await storage.delete(keys.slice(i, i + 1000));
+}

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
+import { sha256Hex } from "../lib/crypto";
 import { readRevisions } from "../services/shared";
-import { sha256Hex } from "./crypto";
 
 /** How long an answer may be served from the Workers Cache API when a client asks with `useCache=1`. */
 export const CACHE_TTL_SECONDS = 30;

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { detail, type ErrorCode, ErrorDetail } from "./errors";
+import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
 import { validationHook } from "./validation";
 
 /** Where the API lives; resources answer under it. */

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { validationFailed } from "./errors";
+import { validationFailed } from "../lib/errors";
 
 /**
  * One wording for zod's issues across the API, so every 400 reads `<field>: <problem>`.

@@ -3,9 +3,9 @@ import { asc, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { ads } from "../../src/db/schema";
-import { searchAds } from "../../src/services/ads";
-import { adViewById } from "../../src/services/ads/views";
+import { getAd, searchAds } from "../../src/services/adViews";
 import { loadCatalogue } from "../../src/services/catalogue";
+import { callerOf } from "../../src/services/shared";
 import { CAR_CATEGORY, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;
@@ -333,7 +333,7 @@ describe("GET /ads/ search", () => {
     }
     const counter = countingD1(env.DB);
     const db = getDb(counter.d1);
-    const caller = { clientId, internal: false, partner: true };
+    const caller = callerOf({ id: clientId, internal: false, partner: true });
     const ctx = { db, env, caller, mediaBase: "/media/" };
     const page = await searchAds(ctx, {
       page: 1,
@@ -366,7 +366,7 @@ describe("GET /ads/ search", () => {
     expect([keyword.totalItems, attribute.totalItems]).toEqual([22, 22]);
     // The page is the same as the views of its ads read one by one.
     const rows = await db.select().from(ads).where(eq(ads.userId, userId)).orderBy(asc(ads.createdAt), asc(ads.id));
-    const views = await Promise.all(rows.map((row) => adViewById(db, caller, row.id, "/media/")));
+    const views = await Promise.all(rows.map((row) => getAd(ctx, row.id)));
     expect(again.items).toEqual(views.slice(0, 25));
     // A simple view is the full view without the details, with the primary image only.
     expect(simple.items).toEqual(

@@ -5,6 +5,7 @@ import { getDb } from "../../src/db/client";
 import { queueItems } from "../../src/db/schema";
 import type { Env } from "../../src/env";
 import { publishMessage, requestPublishing, runPublishJobs } from "../../src/services/publishing";
+import { callerOf } from "../../src/services/shared";
 import {
   call,
   connectedSeller,
@@ -39,7 +40,7 @@ describe("D1 round trips of publishing", () => {
     const ctx = {
       db: getDb(counter.d1),
       env: counted,
-      caller: { clientId, internal: false, partner: true },
+      caller: callerOf({ id: clientId, internal: false, partner: true }),
       mediaBase: "/media/",
     };
     const outcomes = await requestPublishing(ctx, {

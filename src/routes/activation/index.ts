@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
 import { activate, generateActivation } from "../../services/accounts";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../openapi";
 
 const tags = ["User activation"];
 

@@ -4,9 +4,9 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { AdSetting, AdSettingInput, getAdSettings, replaceAdSettings } from "../../services/ads";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Ad settings"];
 const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import {
   ADS_REVISION,
   Ad,
@@ -17,12 +16,13 @@ import {
   PatchAdsBatch,
   patchAdsBatch,
   SimpleAd,
-  searchAds,
   setAdStatus,
   UpdateAd,
   updateAd,
 } from "../../services/ads";
+import { getAd, searchAds } from "../../services/adViews";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Ads"];
 
@@ -59,7 +59,8 @@ export const adsRouter = createRouter()
       response: envelope(Ad),
     }),
     async (c) => {
-      return c.json(ok(await createAd(serviceContext(c), c.req.valid("json"))), 200);
+      const ctx = serviceContext(c);
+      return c.json(ok(await getAd(ctx, await createAd(ctx, c.req.valid("json")))), 200);
     },
   )
   .openapi(
@@ -72,7 +73,8 @@ export const adsRouter = createRouter()
       response: envelope(Ad),
     }),
     async (c) => {
-      return c.json(ok(await updateAd(serviceContext(c), c.req.valid("json"))), 200);
+      const ctx = serviceContext(c);
+      return c.json(ok(await getAd(ctx, await updateAd(ctx, c.req.valid("json")))), 200);
     },
   )
   .openapi(
@@ -85,7 +87,8 @@ export const adsRouter = createRouter()
       response: envelope(Ad),
     }),
     async (c) => {
-      return c.json(ok(await setAdStatus(serviceContext(c), c.req.valid("json"))), 200);
+      const ctx = serviceContext(c);
+      return c.json(ok(await getAd(ctx, await setAdStatus(ctx, c.req.valid("json")))), 200);
     },
   )
   .openapi(

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../../lib/openapi";
 import { listBids, markBids } from "../../services/market";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../openapi";
 
 const tags = ["Bids"];
 const Bid = z

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { list } from "../../lib/envelope";
 import { id } from "../../lib/fields";
-import { apiRoute, createRouter, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import { ADS_REVISION } from "../../services/ads";
 import { LOCALES, listAttributes, listGroups } from "../../services/catalogue";
 import { CATALOGUE_REVISION, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Catalogue"];
 const locales = z

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
-import { apiRoute, createRouter, envelope } from "../../lib/openapi";
+import { apiRoute, createRouter, envelope } from "../openapi";
 
 const Client = z
   .object({

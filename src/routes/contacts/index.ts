@@ -3,8 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import {
   Contact,
   ContactsQuery,
@@ -18,6 +17,7 @@ import {
 } from "../../services/accounts";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Contacts"];
 const userIdParam = pathId("userId");

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { queryInt } from "../../lib/fields";
-import { apiRoute, createRouter } from "../../lib/openapi";
 import { EVENT_TYPES, type EventType, readEvents } from "../../services/events";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter } from "../openapi";
 
 export const Event = z
   .object({

@@ -4,10 +4,10 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { id, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
 import { FEATURE_NAMES } from "../../services/catalogue";
 import { featureOffers, requestFeature } from "../../services/publishing";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
 
 const tags = ["Features"];
 const portal = z.enum(["portal_a", "portal_b", "website"]);

@@ -3,11 +3,11 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/accounts";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Folders"];
 

@@ -4,7 +4,6 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { id, pathId } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { mediaPathUrl } from "../../lib/outbound";
 import { flushRequestedUpdates } from "../../middleware/afterWrites";
 import {
@@ -21,6 +20,7 @@ import {
 } from "../../services/images";
 import type { ServiceContext } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Images"];
 

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jobPath, LOCATION_OF_JOB, listEnvelope } from "../../lib/openapi";
 import { getJob, JOB_KINDS, type JobKind as JobKindName, listJobs, retryJob } from "../../services/publishing";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jobPath, LOCATION_OF_JOB, listEnvelope } from "../openapi";
 
 const tags = ["Jobs"];
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;

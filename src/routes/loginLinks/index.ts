@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, upTo } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { generateLoginLink, User, UserSettings, validateLoginLink } from "../../services/accounts";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Login link"];
 

@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
 import { flushRequestedUpdates } from "../../middleware/afterWrites";
+import { withCache } from "../../middleware/responseCache";
 import {
   ADS_REVISION,
   attachManufacturer,
@@ -14,6 +13,7 @@ import {
   updateManufacturer,
 } from "../../services/ads";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Manufacturers"];
 

@@ -5,13 +5,13 @@ import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import { SIMULATOR_ORIGIN_HEADER } from "../../portals/config";
 import { type MarketplacePortal, PortalGateway, simulatorOf } from "../../portals/gateway";
 import { completeConnection, disconnect, getConnection, startConnection } from "../../services/publishing";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 import { landingPage } from "./landing";
 
 const tags = ["Portal connection"];

@@ -3,7 +3,6 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../../lib/openapi";
 import {
   type Outcome,
   PublishAd,
@@ -12,9 +11,11 @@ import {
   type PublishMode,
   PublishResults,
   requestPublishing,
+  requestPublishingEverywhere,
   UpdatePublishedAds,
 } from "../../services/publishing";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
 
 const tags = ["Publish"];
 const refusals = "Refusals answer `portal: <portal> - adId: <adId> - <reason>`.";
@@ -51,19 +52,7 @@ async function acrossPortals(
   mode: "publish" | "unpublish",
   body: z.infer<typeof PublishEverywhere>,
 ) {
-  if (!c.get("client").internal) throw DomainError.of("internal_only", "portal: meta is for internal clients only");
-  const outcomes: Outcome[] = [];
-  for (const portal of ["portal_a", "portal_b", "website"] as const) {
-    outcomes.push(
-      ...(await requestPublishing(serviceContext(c), {
-        userId: body.userId,
-        portal,
-        images: body.images,
-        adIds: mode === "publish" ? "allActive" : "all",
-        mode,
-      })),
-    );
-  }
+  const outcomes = await requestPublishingEverywhere(serviceContext(c), { ...body, mode });
   return c.json(mode === "unpublish" ? withoutUnpublished(outcomes) : summarise(outcomes), 200);
 }
 

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { statistics } from "../../services/market";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const date = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" });
 const StatisticsRequest = z

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import { PortalStatus } from "../../services/ads";
 import { adStatuses, statusTotals } from "../../services/publishing";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Status"];
 const AdStatus = z.object({ adId: z.number().int(), portals: z.array(PortalStatus) }).openapi("AdPublishStatus");

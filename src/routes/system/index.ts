@@ -2,10 +2,10 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { DomainError, detail } from "../../lib/errors";
 import { queryBool } from "../../lib/fields";
-import { apiRoute, createRouter, envelope } from "../../lib/openapi";
 import { callingClient } from "../../middleware/auth";
 import { readiness } from "../../services/operations";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope } from "../openapi";
 
 const Check = z
   .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })

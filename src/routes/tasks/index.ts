@@ -4,12 +4,12 @@ import { WEEKDAYS } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { id, pagingQuery, pathId, queryInt } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import { FEATURE_NAMES } from "../../services/catalogue";
 import { createTask, deleteTask, listTasks, updateTask } from "../../services/scheduling";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Tasks"];
 const portal = z.enum(["portal_a", "portal_b"]);

@@ -3,11 +3,11 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { id, pathId, queryBool, upTo } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/accounts";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["User ad settings"];
 const PORTALS = ["portal_a", "portal_b", "website"] as const;

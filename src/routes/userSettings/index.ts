@@ -4,8 +4,7 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import {
   getSettings,
   patchSettings,
@@ -17,6 +16,7 @@ import {
 } from "../../services/accounts";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["User settings"];
 const response = envelope(UserSettings);

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
-import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
-import { withCache } from "../../lib/responseCache";
+import { withCache } from "../../middleware/responseCache";
 import {
   CreatedUser,
   CreateUser,
@@ -19,6 +18,7 @@ import {
 } from "../../services/accounts";
 import { USERS_REVISION, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Users"];
 

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { id, pathId } from "../../lib/fields";
-import { apiRoute, createRouter, envelope, jsonBody } from "../../lib/openapi";
 import { adjustWallet, getWallet } from "../../services/wallet";
 import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Wallet"];
 const Wallet = z

@@ -1,7 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, upTo } from "../../lib/fields";
-import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../../lib/openapi";
 import {
   createWebhook,
   deleteWebhook,
@@ -17,6 +16,7 @@ import {
 } from "../../services/events";
 import { serviceContext } from "../context";
 import { Event } from "../events";
+import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Webhooks"];
 

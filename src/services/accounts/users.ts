@@ -19,10 +19,10 @@ import { userTokens } from "../../durable/UserTokens";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
+import { deleteObjects } from "../../lib/media";
 import { formatDateTime, nowIso } from "../../lib/time";
-import { deleteObjects } from "../images/images";
 import { revokeAllConnections } from "../publishing/connections";
-import { type Caller, requireInternal, requireUser, type UserRow, visibleUsers } from "../shared/access";
+import { type Caller, clientIdOf, requireInternal, requireUser, type UserRow, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
@@ -161,7 +161,7 @@ export async function createUser(ctx: ServiceContext, input: UserInput): Promise
     country: "NL",
     county: "",
     ...toColumns(input),
-    clientId: input.clientId === undefined ? caller.clientId : input.clientId,
+    clientId: input.clientId === undefined ? clientIdOf(caller) : input.clientId,
     email: input.email,
   });
   const row = await db

@@ -17,10 +17,10 @@ import { inList } from "../../db/inList";
 import { adAttributes, ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
+import type { AdsQueryInput, SearchAttributeInput } from "../ads/schemas";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
-import { type Caller, visibleUsers } from "../shared/access";
+import { type Caller, clientIdOf, isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import type { AdsQueryInput, SearchAttributeInput } from "./schemas";
 import { type AdView, assembleViews, type SimpleAdView, type ViewRow, viewColumns } from "./views";
 
 /** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
@@ -33,7 +33,7 @@ const likeContains = (column: AnyColumn, value: string) => sql`${column} LIKE ${
  * is what the index holds.
  */
 function audienceTokens(caller: Caller, userId: number | undefined): string[] {
-  return [...(caller.internal ? [] : [`c${caller.clientId}`]), ...(userId === undefined ? [] : [`u${userId}`])];
+  return [...(isInternal(caller) ? [] : [`c${clientIdOf(caller)}`]), ...(userId === undefined ? [] : [`u${userId}`])];
 }
 
 /**
@@ -112,7 +112,7 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
   if (q.searchportal) {
     const inverted = q.searchportal.startsWith("!");
     const portal = q.searchportal.replace(/^!/, "");
-    if (portal === "meta" && !caller.internal)
+    if (portal === "meta" && !isInternal(caller))
       throw DomainError.of("internal_only", "searchportal: meta is for internal clients only");
     const active =
       portal === "meta"

@@ -1,30 +1,19 @@
 import { and, eq, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { jsonRow, nestedRows } from "../../db/nestedRows";
 import { adAttributes, adFeatures, adImages, adPublications, adSettings, ads, contacts, users } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { contactFields } from "../accounts/contacts";
+import { type AdRow, adNotFound, priceOf } from "../ads/access";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
 import { type ImageView, toImageView } from "../images/images";
 import { portalStatuses } from "../publishing/portalStatus";
-import { type Caller, visibleUsers } from "../shared/access";
-import { type AdRow, adNotFound } from "./access";
-
-export type { AdRow };
+import { visibleUsers } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
 type PublicationRow = typeof adPublications.$inferSelect;
 type FeatureRow = typeof adFeatures.$inferSelect;
 type ImageRow = typeof adImages.$inferSelect;
-
-/** The spec's price object of an ad (the views and the marketplace listing carry the same). */
-export const priceOf = (ad: AdRow) => ({
-  model: ad.priceModel,
-  price: ad.price,
-  minimumBid: ad.minimumBid,
-  shippingCosts: ad.shippingCosts,
-  retailPrice: ad.retail,
-});
 
 function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
   const byPortal = new Map<string, AttributeRow[]>();
@@ -97,17 +86,6 @@ export type AdView = SimpleAdView & {
   provider: Record<string, string> | null;
 };
 
-/** Rows per ad, in the order read. */
-export function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[]> {
-  const map = new Map<number, T[]>();
-  for (const row of rows) {
-    const list = map.get(row.adId);
-    if (list) list.push(row);
-    else map.set(row.adId, [row]);
-  }
-  return map;
-}
-
 const simpleViewColumns = {
   ad: jsonRow(ads),
   publications: nestedRows(adPublications, eq(adPublications.adId, ads.id)),
@@ -155,7 +133,7 @@ export function assembleViews(
 }
 
 /** The full view of one ad the caller may see, in one statement (plus the catalogue, cached per isolate). */
-export async function adViewById(db: Db, caller: Caller, adId: number, mediaBase: string): Promise<AdView> {
+export async function getAd({ db, caller, mediaBase }: ServiceContext, adId: number): Promise<AdView> {
   const [catalogue, [row]] = await Promise.all([
     loadCatalogue(db),
     db

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
-import { ads, users } from "../../db/schema";
+import { adImages, ads, users } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { type Caller, visibleUsers } from "../shared/access";
 import { USERS_REVISION, userRevision } from "../shared/revisions";
@@ -29,4 +29,22 @@ export async function requireAd(db: Db, caller: Caller, adId: number): Promise<A
   const ad = (await visibleAds(db, caller, [adId])).get(adId);
   if (!ad) throw adNotFound(adId);
   return ad;
+}
+
+/** The spec's price object of an ad (the views and the marketplace listing carry the same). */
+export const priceOf = (ad: AdRow) => ({
+  model: ad.priceModel,
+  price: ad.price,
+  minimumBid: ad.minimumBid,
+  shippingCosts: ad.shippingCosts,
+  retailPrice: ad.retail,
+});
+
+/** Every stored object of the given ads' images, to delete once their rows are gone. */
+export async function imageObjectsOf(db: Db, adIds: number[]) {
+  if (adIds.length === 0) return [];
+  return db
+    .select({ originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
+    .from(adImages)
+    .where(inList(adImages.adId, adIds));
 }

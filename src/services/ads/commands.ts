@@ -1,38 +1,33 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { AD_PORTALS, adAttributes, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml } from "../../lib/html";
+import { deleteObjects } from "../../lib/media";
 import { nowIso } from "../../lib/time";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
-import { deleteObjects, imageObjectsOf } from "../images/images";
-import { type Caller, requireUser } from "../shared/access";
+import { type Caller, isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions } from "../shared/revisions";
-import { adWriteRevisions, requireAd, visibleAds } from "./access";
+import { type AdRow, adWriteRevisions, imageObjectsOf, requireAd, visibleAds } from "./access";
 import { type AttributeRowInput, type AttributeSet, checkAttributes } from "./attributes";
 import type { BatchItemResult, CreateAdInput, UpdateAdInput } from "./schemas";
-import { type AdRow, type AdView, adViewById } from "./views";
-
-export async function getAd(ctx: ServiceContext, adId: number): Promise<AdView> {
-  return adViewById(ctx.db, ctx.caller, adId, ctx.mediaBase);
-}
 
 /** contactId and folderId must belong to the ad's user. */
 async function checkOwnership(db: Db, userId: number, input: { contactId?: number | null; folderId?: number | null }) {
   const problems: ErrorDetail[] = [];
-  const [contactRows, folderRows] = await db.batch([
-    db
+  const { contactRows, folderRows } = await namedBatch(db, {
+    contactRows: db
       .select({ id: contacts.id })
       .from(contacts)
       .where(and(eq(contacts.userId, userId), eq(contacts.id, input.contactId ?? 0))),
-    db
+    folderRows: db
       .select({ id: folders.id })
       .from(folders)
       .where(and(eq(folders.userId, userId), eq(folders.id, input.folderId ?? 0))),
-  ]);
+  });
   if (input.contactId && contactRows.length === 0)
     problems.push(detail("reference_not_found", `contactId: contact ${input.contactId} not found for user ${userId}`));
   if (input.folderId && folderRows.length === 0)
@@ -118,11 +113,12 @@ function withShowcontactDefault(settings: NonNullable<CreateAdInput["settings"]>
   return [...settings, ...unset.map((portal) => ({ portal, showcontact }))];
 }
 
-export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promise<AdView> {
+/** POST /ads/: the new ad's id. */
+export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promise<number> {
   const { db, caller } = ctx;
   const user = await requireUser(db, caller, input.userId);
   const problems: ErrorDetail[] = [];
-  if (caller.partner && input.externalAdId === undefined)
+  if (isPartner(caller) && input.externalAdId === undefined)
     problems.push(detail("validation_failed", "externalAdId: is required for partner clients"));
   const [catalogue, ownership, defaults] = await Promise.all([
     loadCatalogue(db),
@@ -153,8 +149,8 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
   // One batch, one transaction: the ad and everything below it are stored together or not at all.
   // The rows below the ad take its id from the AUTOINCREMENT sequence inside that transaction.
   const newAdId = sql`(SELECT seq FROM sqlite_sequence WHERE name = 'ads')`;
-  const [[created]] = await db.batch([
-    db
+  const { created } = await namedBatch(db, {
+    created: db
       .insert(ads)
       .values({
         userId: input.userId,
@@ -174,11 +170,17 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
         createdAt: creationTime,
       })
       .returning({ id: ads.id }),
-    ...insertAttributes(db, { id: newAdId, userId: input.userId, categoryId: input.categoryId }, attributes.rows),
-    ...(settings.length ? [db.insert(adSettings).values(settingRows(newAdId, settings))] : []),
-    bumpRevisions(db, adWriteRevisions(input.userId)),
-  ]);
-  return getAd(ctx, (created as { id: number }).id);
+    attributes: insertAttributes(
+      db,
+      { id: newAdId, userId: input.userId, categoryId: input.categoryId },
+      attributes.rows,
+    ),
+    settings: settings.length ? [db.insert(adSettings).values(settingRows(newAdId, settings))] : [],
+    revisions: bumpRevisions(db, adWriteRevisions(input.userId)),
+  });
+  const [ad] = created;
+  if (!ad) throw new Error("the ad's insert returned no row");
+  return ad.id;
 }
 
 /**
@@ -204,7 +206,8 @@ function insertAttributes(
   return statements;
 }
 
-export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promise<AdView> {
+/** PUT /ads/: the ad's id. */
+export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promise<number> {
   const { db, caller } = ctx;
   const ad = await requireAd(db, caller, input.adId);
   const user = await requireUser(db, caller, ad.userId);
@@ -242,7 +245,7 @@ export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promi
     ...upsertSettings(db, ad.id, input.settings ?? []),
     bumpRevisions(db, adWriteRevisions(ad.userId)),
   ]);
-  return getAd(ctx, ad.id);
+  return ad.id;
 }
 
 function upsertSettings(db: Db, adId: number, settings: NonNullable<CreateAdInput["settings"]>): BatchItem<"sqlite">[] {
@@ -261,14 +264,14 @@ function upsertSettings(db: Db, adId: number, settings: NonNullable<CreateAdInpu
 export async function setAdStatus(
   ctx: ServiceContext,
   input: { adId: number; status: AdRow["status"] },
-): Promise<AdView> {
+): Promise<number> {
   const { db, caller } = ctx;
   const ad = await requireAd(db, caller, input.adId);
   await db.batch([
     db.update(ads).set({ status: input.status, updatedAt: nowIso() }).where(eq(ads.id, ad.id)),
     bumpRevisions(db, adWriteRevisions(ad.userId)),
   ]);
-  return getAd(ctx, ad.id);
+  return ad.id;
 }
 
 /** Removes the ad, what hangs below it and its image files; a listing on a portal stays (unpublish first). */

@@ -32,4 +32,3 @@ export {
   SimpleAd,
   UpdateAd,
 } from "./schemas";
-export { searchAds } from "./search";

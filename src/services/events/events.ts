@@ -3,7 +3,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { events, users, webhookDeliveries } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
-import { requireUser } from "../shared/access";
+import { requireUser, visibleRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 
 /** Every event type the log holds (the README's event catalogue). */
@@ -97,7 +97,7 @@ export async function readEvents(
     .where(
       and(
         gt(events.id, input.after),
-        ctx.caller.internal ? undefined : eq(events.clientId, ctx.caller.clientId),
+        visibleRows(ctx.caller, events.clientId),
         input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
         input.types?.length ? inArray(events.type, input.types) : undefined,
       ),

@@ -10,7 +10,9 @@ import { metricsOf } from "../../lib/metrics";
 import { checkTarget, guardedFetch, OutboundRefused, outboundPolicy } from "../../lib/outbound";
 import { open, seal } from "../../lib/secretBox";
 import { formatDateTime, nowIso } from "../../lib/time";
+import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import type { WebhookMessage } from "../shared/jobMessages";
 import { type EventType, eventView } from "./events";
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -20,15 +22,6 @@ export const FAILING_LIMIT_MS = 3 * 86_400_000;
 const DELIVERY_TIMEOUT_MS = 10_000;
 /** Seconds before attempt 2, 3, …: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 28 hours in all). */
 export const DEFAULT_RETRY_DELAYS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
-
-export type WebhookMessage = {
-  kind: "webhook";
-  endpointId: number;
-  /** The event to deliver; absent for a test message. */
-  eventId?: number;
-  attempt: number;
-  requestId?: string;
-};
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -52,7 +45,7 @@ async function ownEndpoint(ctx: ServiceContext, id: number): Promise<EndpointRow
   const row = await ctx.db
     .select()
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.clientId, ctx.caller.clientId)))
+    .where(and(eq(webhookEndpoints.id, id), ownRows(ctx.caller, webhookEndpoints.clientId)))
     .get();
   if (!row) throw notFound(id);
   return row;
@@ -75,7 +68,7 @@ export async function listWebhooks(ctx: ServiceContext): Promise<WebhookView[]> 
   const rows = await ctx.db
     .select()
     .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.clientId, ctx.caller.clientId))
+    .where(ownRows(ctx.caller, webhookEndpoints.clientId))
     .orderBy(webhookEndpoints.id);
   return rows.map(endpointView);
 }
@@ -99,7 +92,7 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
   const row = await ctx.db
     .insert(webhookEndpoints)
     .values({
-      clientId: ctx.caller.clientId,
+      clientId: clientIdOf(ctx.caller),
       url: input.url,
       types: input.types?.length ? input.types : null,
       enabled: input.enabled ?? true,

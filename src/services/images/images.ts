@@ -5,9 +5,9 @@ import { inList } from "../../db/inList";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
 import { DomainError } from "../../lib/errors";
-import { mediaUrl } from "../../lib/media";
+import { deleteObjects, mediaUrl } from "../../lib/media";
 import { formatDateTime } from "../../lib/time";
-import { adWriteRevisions, requireAd, visibleAds } from "../ads/access";
+import { adWriteRevisions, imageObjectsOf, requireAd, visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -168,21 +168,6 @@ export async function queueImages(
     throw error;
   }
   return { adId: ad.id, images: await listImages(db, ad.id, ctx.mediaBase) };
-}
-
-/** Removes the R2 objects of image rows (after their rows are gone). */
-export async function deleteObjects(storage: R2Bucket, rows: Pick<ImageRow, "originalKey" | "thumbnailKey">[]) {
-  const keys = rows.flatMap((r) => [r.originalKey, r.thumbnailKey]);
-  for (let i = 0; i < keys.length; i += 1000) await storage.delete(keys.slice(i, i + 1000));
-}
-
-/** Every stored object of the given ads, to delete once their rows are gone. */
-export async function imageObjectsOf(db: Db, adIds: number[]) {
-  if (adIds.length === 0) return [];
-  return db
-    .select({ originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
-    .from(adImages)
-    .where(inList(adImages.adId, adIds));
 }
 
 async function changeAndAnswer(

@@ -4,13 +4,12 @@ import { imageJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
-import { EXTENSIONS, mediaBaseOf, mediaUrl, sniffImageType } from "../../lib/media";
+import { deleteObjects, EXTENSIONS, mediaBaseOf, mediaUrl, sniffImageType } from "../../lib/media";
 import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../lib/outbound";
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
-import { flushUpdateRequests } from "../publishing/requests";
 import { bumpRevisions } from "../shared/revisions";
-import { deleteObjects, type ImageTransformer } from "./images";
+import type { ImageTransformer } from "./images";
 
 const DOWNLOAD_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 3;
@@ -130,12 +129,13 @@ export function failImageJob(db: Db, job: { id: number; userId: number; adId: nu
  * One image job: download, check, store original and thumbnail, and add the image after the ad's others
  * (ordered by job id, so in request order). Safe to run twice: a finished job is skipped, and the image
  * row is unique per job. A refused image marks the job failed with its reason; the ad's other images
- * are untouched.
+ * are untouched. Answers whether the stored image asked for updates of the ad's live listings (the
+ * caller queues them; images sit below publishing).
  */
-export async function runImageJob(env: Env, jobId: number, requestId?: string): Promise<void> {
+export async function runImageJob(env: Env, jobId: number, requestId?: string): Promise<{ updatesRequested: boolean }> {
   const db = getDb(env.DB);
   const job = await db.select().from(imageJobs).where(eq(imageJobs.id, jobId)).get();
-  if (!job || job.done) return;
+  if (!job || job.done) return { updatesRequested: false };
   const startedAt = Date.now();
   const outcome = (result: "done" | "error", reason?: string) =>
     log(result === "done" ? "info" : "warn", "job", {
@@ -203,8 +203,8 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
       d1Statement(env.DB, bumpRevisions(db, adWriteRevisions(job.userId))),
     ]);
     if (!inserted?.meta.changes) await deleteObjects(env.MEDIA, [stored]);
-    else if (job.autoupdate) await flushUpdateRequests(db, env, 100, requestId);
     outcome(inserted?.meta.changes ? "done" : "error", inserted?.meta.changes ? undefined : "cancelled");
+    return { updatesRequested: Boolean(inserted?.meta.changes) && job.autoupdate };
   } catch (error) {
     if (stored) await deleteObjects(env.MEDIA, [stored]);
     const reason =
@@ -216,5 +216,6 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
     if (!reason) throw error;
     await db.batch(failImageJob(db, job, reason));
     outcome("error", reason);
+    return { updatesRequested: false };
   }
 }

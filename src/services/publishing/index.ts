@@ -28,6 +28,7 @@ export {
   replaceExpiredListings,
   requestFeature,
   requestPublishing,
+  requestPublishingEverywhere,
 } from "./requests";
 export { PublishAd, PublishAds, PublishEverywhere, PublishResults, UpdatePublishedAds } from "./schemas";
 export { adStatuses, statusTotals } from "./status";

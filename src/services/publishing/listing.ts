@@ -4,7 +4,7 @@ import { adAttributes, adSettings, ads, contacts, userAdSettings, userSettings, 
 import { absoluteWebUrl } from "../../lib/fields";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
 import type { Listing, MarketplacePortal } from "../../portals/gateway";
-import { priceOf } from "../ads/views";
+import { priceOf } from "../ads/access";
 import { imagesQuery, toImageView } from "../images/images";
 
 type AdRow = typeof ads.$inferSelect;

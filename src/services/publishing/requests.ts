@@ -16,11 +16,11 @@ import { DomainError, type ErrorCode } from "../../lib/errors";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
+import type { AdRow } from "../ads/access";
 import { checkAttributes } from "../ads/attributes";
-import { type AdRow, groupByAd } from "../ads/views";
 import { type Catalogue, GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue/catalogue";
 import { type FeatureName, featurePrice, placingPrice } from "../catalogue/features";
-import { requireUser, type UserRow, userNotFound, visibleUsers } from "../shared/access";
+import { isInternal, requireUser, type UserRow, userNotFound, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
@@ -29,6 +29,13 @@ import { type ItemKind, noteRefund, type QueueItem, transition } from "./lifecyc
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
+
+/** Rows per ad, in the order read. */
+function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[]> {
+  const map = new Map<number, T[]>();
+  for (const row of rows) map.set(row.adId, [...(map.get(row.adId) ?? []), row]);
+  return map;
+}
 
 /**
  * What keeps an ad from being listed on a marketplace, as the marketplace would say it: the product-safety
@@ -83,6 +90,20 @@ export interface RetryOf {
  * consumer runs to its end, and the unpublish queued behind it runs after it. A retry runs the same
  * checks as a fresh call.
  */
+/** batchall with portal `meta`: every ad of the user on every portal in turn, for internal clients only. */
+export async function requestPublishingEverywhere(
+  ctx: ServiceContext,
+  input: { userId: number; images: boolean; mode: "publish" | "unpublish" },
+): Promise<Outcome[]> {
+  if (!isInternal(ctx.caller)) throw DomainError.of("internal_only", "portal: meta is for internal clients only");
+  const outcomes: Outcome[] = [];
+  for (const portal of ["portal_a", "portal_b", "website"] as const)
+    outcomes.push(
+      ...(await requestPublishing(ctx, { ...input, portal, adIds: input.mode === "publish" ? "allActive" : "all" })),
+    );
+  return outcomes;
+}
+
 export async function requestPublishing(
   ctx: ServiceContext,
   input: {

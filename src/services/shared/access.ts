@@ -1,26 +1,39 @@
-import { and, eq, isNull, type SQL } from "drizzle-orm";
+import { type AnyColumn, and, eq, isNull, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { users } from "../../db/schema";
 import type { ApiClient } from "../../env";
 import { DomainError } from "../../lib/errors";
 
-/** Who is acting: tenancy and privileges of the calling client, passed to every service. */
+// The key of the caller's fields: not exported, so no other module can read them (the compiler says so),
+// and every decision on tenancy and privileges is made by the functions below.
+const fields = Symbol("caller");
+
+/** Who is acting: tenancy and privileges of the calling client, passed to every service; opaque. */
 export interface Caller {
-  clientId: number;
-  internal: boolean;
-  partner: boolean;
+  readonly [fields]: { readonly clientId: number; readonly internal: boolean; readonly partner: boolean };
 }
 
-export const callerOf = (client: ApiClient): Caller => ({
-  clientId: client.id,
-  internal: client.internal,
-  partner: client.partner,
+export const callerOf = (client: Pick<ApiClient, "id" | "internal" | "partner">): Caller => ({
+  [fields]: { clientId: client.id, internal: client.internal, partner: client.partner },
 });
+
+export const isInternal = (caller: Caller) => caller[fields].internal;
+export const isPartner = (caller: Caller) => caller[fields].partner;
+/** The client a row the caller creates belongs to. */
+export const clientIdOf = (caller: Caller) => caller[fields].clientId;
+
+/** Rows of the caller's own client (a client's own records: internal clients too see only their own). */
+export const ownRows = (caller: Caller, clientColumn: AnyColumn): SQL => eq(clientColumn, caller[fields].clientId);
+
+/** Rows the caller may see: its own client's, or all for an internal client (undefined: no condition). */
+export const visibleRows = (caller: Caller, clientColumn: AnyColumn): SQL | undefined =>
+  caller[fields].internal ? undefined : ownRows(caller, clientColumn);
 
 /** The users a client may see: its own, or every user for internal clients; never deleted ones. */
 export function visibleUsers(caller: Caller): SQL {
   const alive = isNull(users.deletedAt);
-  return caller.internal ? alive : (and(alive, eq(users.clientId, caller.clientId)) as SQL);
+  const own = visibleRows(caller, users.clientId);
+  return own ? (and(alive, own) as SQL) : alive;
 }
 
 export const userNotFound = (userId: number) => DomainError.of("user_not_found", `userId: user ${userId} not found`);
@@ -40,5 +53,5 @@ export async function requireUser(db: Db, caller: Caller, userId: number): Promi
 
 /** 403 unless the client is internal; `field` names what was reserved. */
 export function requireInternal(caller: Caller, field: string): void {
-  if (!caller.internal) throw DomainError.of("internal_only", `${field}: may only be set by internal clients`);
+  if (!caller[fields].internal) throw DomainError.of("internal_only", `${field}: may only be set by internal clients`);
 }

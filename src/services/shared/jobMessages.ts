@@ -1,5 +1,4 @@
 import type { queueItems } from "../../db/schema";
-import type { WebhookMessage } from "../events/webhooks";
 
 /** The columns of a publish item that never change: a message carries them so the consumer can claim the item without reading it first. */
 export type PublishItemRef = Pick<
@@ -14,6 +13,16 @@ export type PublishItemRef = Pick<
  * added names only the id, and the consumer reads the item first. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
  * `webhook` is one delivery attempt of an event to an endpoint.
  */
+/** One delivery attempt of an event (or of a test message) to a webhook endpoint. */
+export type WebhookMessage = {
+  kind: "webhook";
+  endpointId: number;
+  /** The event to deliver; absent for a test message. */
+  eventId?: number;
+  attempt: number;
+  requestId?: string;
+};
+
 export type Job =
   | { kind: "image"; jobId: number; requestId?: string }
   | { kind: "publish"; itemId: number; item?: Omit<PublishItemRef, "id">; requestId?: string }

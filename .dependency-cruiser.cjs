@@ -1,0 +1,96 @@
+// The import rules of src/, run by `npm test` (npm run check:imports). Every import runs downward:
+//   worker.ts, index.ts → app.ts → routes → middleware → services → durable, portals → lib, db
+// and inside services each domain folder imports only folders of a lower rank below (siblings of one
+// rank never import each other). The ad views (adViews) are the read model: the top rank, so no domain
+// imports them. Who the caller is, is read only in services/shared/access.ts: the compiler enforces it
+// (Caller's fields have a key no other module can name).
+
+/** Domain folders by rank, lowest first. */
+const DOMAIN_RANKS = [
+  ["shared"],
+  ["catalogue", "events"],
+  ["wallet"],
+  ["ads"],
+  ["images"],
+  ["publishing"],
+  ["accounts", "market", "operations", "scheduling"],
+  ["adViews"],
+];
+
+const folders = (names) => `^src/services/(${names.join("|")})/`;
+
+const domainRules = DOMAIN_RANKS.flatMap((rank, at) =>
+  rank.map((folder) => {
+    const higher = DOMAIN_RANKS.slice(at)
+      .flat()
+      .filter((name) => name !== folder);
+    return {
+      name: `domain-downward-${folder}`,
+      comment: `services/${folder} imports only domain folders ranked below it`,
+      severity: "error",
+      from: { path: `^src/services/${folder}/` },
+      to: { path: folders(higher) },
+    };
+  }),
+);
+
+/** The HTTP layer: Hono (but its HTML escaping helpers), the routes, the middleware and the app. */
+const HTTP = "^(src/(routes|middleware)/|src/app\\.ts$|node_modules/hono/dist/(?!.*(/html|/utils/html)))";
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "no module imports itself back through others",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    ...domainRules,
+    {
+      name: "every-domain-ranked",
+      comment: "a new domain folder gets its rank in DOMAIN_RANKS",
+      severity: "error",
+      from: { path: "^src/services/", pathNot: folders(DOMAIN_RANKS.flat()) },
+      to: {},
+    },
+    {
+      name: "lib-and-db-are-the-bottom",
+      comment: "lib and db import no domain, entry layer or infrastructure binding",
+      severity: "error",
+      from: { path: "^src/(lib|db)/" },
+      to: { path: "^src/(services|routes|middleware|jobs|cron|durable|portals|app\\.ts|worker\\.ts)" },
+    },
+    {
+      name: "infrastructure-below-domains",
+      // The simulator is exempt while it still lives in src/ and reads the domain's catalogue rules.
+      comment: "Durable Objects and the marketplace gateway import no domain",
+      severity: "error",
+      from: { path: "^src/(durable|portals)/", pathNot: "^src/portals/simulator/" },
+      to: { path: "^src/(services|routes|middleware|jobs|cron)/" },
+    },
+    {
+      name: "http-layer-only-from-routes-and-middleware",
+      comment: "only routes, middleware and the app (and the worker that serves it) use the HTTP layer",
+      severity: "error",
+      from: {
+        path: "^src/",
+        pathNot: "^src/(routes|middleware|portals/simulator)/|^src/(app|worker)\\.ts$",
+      },
+      to: { path: HTTP },
+    },
+    {
+      name: "entry-layers-reach-a-domain-through-its-index",
+      comment: "routes, middleware, jobs and cron import a domain's index, not its files",
+      severity: "error",
+      from: { path: "^src/(routes|middleware|jobs|cron)/" },
+      to: { path: "^src/services/[^/]+/.+", pathNot: "^src/services/[^/]+/index\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    exclude: { path: "\\.d\\.ts$" },
+  },
+};

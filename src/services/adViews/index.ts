@@ -1,0 +1,4 @@
+// The read model of ads: their views and searches, assembled from every domain that contributes to an
+// ad (images, publications, features, contacts). No domain imports it; routes call it after a write.
+export { searchAds } from "./search";
+export { getAd } from "./views";

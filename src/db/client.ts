@@ -26,15 +26,59 @@ export async function batchAll(db: Db, statements: BatchItem<"sqlite">[]): Promi
   return first ? db.batch([first, ...rest]) : [];
 }
 
-/** Named statements of one group: a statement, or a list of statements read as one list of results. */
-export type NamedStatements = Record<string, BatchItem<"sqlite"> | readonly BatchItem<"sqlite">[]>;
-/** Each name's result: the statement's own result type, or a list of them. */
-export type NamedResults<S extends NamedStatements> = {
-  [K in keyof S]: S[K] extends readonly BatchItem<"sqlite">[] ? Awaited<S[K][number]>[] : Awaited<S[K]>;
-};
+type Statement = BatchItem<"sqlite">;
+
+/**
+ * Named statements of one group: each name a statement, a list of statements (read as one list of
+ * results), a nested group (read as its own named results), or undefined (nothing sent, undefined read).
+ */
+export interface NamedStatements {
+  readonly [name: string]: Statement | readonly Statement[] | NamedStatements | undefined;
+}
+type ResultOf<T> = T extends Statement
+  ? Awaited<T>
+  : T extends readonly Statement[]
+    ? Awaited<T[number]>[]
+    : T extends NamedStatements
+      ? NamedResults<T>
+      : undefined;
+/** Each name's result, typed as its statement answers. */
+export type NamedResults<S extends NamedStatements> = { [K in keyof S]: ResultOf<S[K]> };
+
+const isGroup = (value: unknown): value is NamedStatements =>
+  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 
 /** A group's statements in the order of its names (what `namedBatches` sends). */
-export const statementsOf = (group: NamedStatements): BatchItem<"sqlite">[] => Object.values(group).flat();
+export const statementsOf = (group: NamedStatements): Statement[] =>
+  Object.values(group).flatMap((entry) =>
+    entry === undefined
+      ? []
+      : isGroup(entry)
+        ? statementsOf(entry)
+        : Array.isArray(entry)
+          ? entry
+          : [entry as Statement],
+  );
+
+/** A group's results by name, taken in order from `results` (the batch's, from `cursor.at` on). */
+function resultsOf<S extends NamedStatements>(group: S, results: unknown[], cursor: { at: number }): NamedResults<S> {
+  const take = (count: number) => {
+    cursor.at += count;
+    return results.slice(cursor.at - count, cursor.at);
+  };
+  return Object.fromEntries(
+    Object.entries(group).map(([name, entry]) => [
+      name,
+      entry === undefined
+        ? undefined
+        : isGroup(entry)
+          ? resultsOf(entry, results, cursor)
+          : Array.isArray(entry)
+            ? take(entry.length)
+            : take(1)[0],
+    ]),
+  ) as NamedResults<S>;
+}
 
 /**
  * Groups of named statements in one D1 batch (one round trip, one transaction); answers each group's
@@ -42,20 +86,8 @@ export const statementsOf = (group: NamedStatements): BatchItem<"sqlite">[] => O
  */
 export async function namedBatches<S extends NamedStatements>(db: Db, groups: S[]): Promise<NamedResults<S>[]> {
   const results = await batchAll(db, groups.flatMap(statementsOf));
-  let at = 0;
-  const next = (count: number) => {
-    at += count;
-    return results.slice(at - count, at);
-  };
-  return groups.map(
-    (group) =>
-      Object.fromEntries(
-        Object.entries(group).map(([name, statement]) => [
-          name,
-          Array.isArray(statement) ? next(statement.length) : next(1)[0],
-        ]),
-      ) as NamedResults<S>,
-  );
+  const cursor = { at: 0 };
+  return groups.map((group) => resultsOf(group, results, cursor));
 }
 
 /** One group of named statements in one D1 batch: each result by its name. */

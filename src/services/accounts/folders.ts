@@ -1,5 +1,5 @@
 import { and, asc, count, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, folders } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
@@ -40,10 +40,13 @@ export async function listFolders(
     ? and(eq(folders.userId, query.userId), eq(folders.id, query.folderId))
     : eq(folders.userId, query.userId);
   const pageRows = db.select().from(folders).where(where).orderBy(asc(folders.id));
-  const [[totalRow], rows] = await db.batch([
-    db.select({ n: count() }).from(folders).where(where),
-    query.total ? pageRows : pageRows.limit(query.itemsPerPage).offset((query.page - 1) * query.itemsPerPage),
-  ]);
+  const {
+    totalRow: [totalRow],
+    rows,
+  } = await namedBatch(db, {
+    totalRow: db.select({ n: count() }).from(folders).where(where),
+    rows: query.total ? pageRows : pageRows.limit(query.itemsPerPage).offset((query.page - 1) * query.itemsPerPage),
+  });
   if (query.folderId && rows.length === 0)
     throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
   const counts =
@@ -72,10 +75,10 @@ export async function listFolders(
 export async function createFolder(ctx: ServiceContext, input: { userId: number; description: string }) {
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);
-  const [row] = await db.batch([
-    db.insert(folders).values(input).returning(),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
-  ]);
+  const { row } = await namedBatch(db, {
+    row: db.insert(folders).values(input).returning(),
+    revisions: bumpRevisions(db, userWriteRevisions(input.userId)),
+  });
   return row.map(toView);
 }
 

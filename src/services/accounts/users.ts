@@ -1,5 +1,5 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import {
   adImages,
@@ -129,16 +129,19 @@ export async function listUsers(
 ): Promise<Page<UserView>> {
   const { db, caller } = ctx;
   const where = visibleUsers(caller);
-  const [[total], rows] = await db.batch([
-    db.select({ n: count() }).from(users).where(where),
-    db
+  const {
+    total: [total],
+    rows,
+  } = await namedBatch(db, {
+    total: db.select({ n: count() }).from(users).where(where),
+    rows: db
       .select()
       .from(users)
       .where(where)
       .orderBy(asc(users.id))
       .limit(query.itemsPerPage)
       .offset((query.page - 1) * query.itemsPerPage),
-  ]);
+  });
   return { items: await views(db, rows), totalItems: total?.n ?? 0, ...query };
 }
 
@@ -208,10 +211,10 @@ export async function deleteUser(ctx: ServiceContext, userId: number, ip?: strin
   // Tokens first: a user whose rows are gone must not keep a working login link.
   await userTokens(env.USER_TOKENS, userId).clear();
   await revokeAllConnections(db, env, userId);
-  const [adRows, entryRows] = await db.batch([
-    db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
-    db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
-  ]);
+  const { adRows, entryRows } = await namedBatch(db, {
+    adRows: db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
+    entryRows: db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
+  });
   const bump = bumpRevisions(db, userWriteRevisions(userId));
   if (adRows.length === 0 && entryRows.length === 0) {
     await db.batch([

@@ -13,6 +13,7 @@ import {
   sql,
 } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
+import { namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adAttributes, ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
@@ -282,6 +283,10 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     .orderBy(...orderKeys.map(({ expression, descending }) => directed(expression, descending)), asc(ads.id))
     .limit(itemsPerPage)
     .offset(offset);
-  const [catalogue, [[counted], rows]] = await Promise.all([loadCatalogue(db), db.batch([countQuery, pageQuery])]);
+  const [catalogue, { counts, rows }] = await Promise.all([
+    loadCatalogue(db),
+    namedBatch(db, { counts: countQuery, rows: pageQuery }),
+  ]);
+  const [counted] = counts;
   return answer(catalogue, rows, counted?.n ?? 0);
 }

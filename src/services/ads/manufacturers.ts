@@ -1,5 +1,5 @@
 import { and, asc, count, eq, like, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, ads, adUpdateRequests, categories, manufacturers, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
@@ -107,14 +107,17 @@ export async function searchManufacturers(
   }
   if (query.manufacturerTradename) where.push(like(manufacturers.tradename, `%${query.manufacturerTradename}%`));
   const filter = and(...where);
-  const [[total], rows] = await db.batch([
-    db
+  const {
+    total: [total],
+    rows,
+  } = await namedBatch(db, {
+    total: db
       .select({ n: count() })
       .from(manufacturers)
       .innerJoin(users, eq(users.id, manufacturers.userId))
       .leftJoin(categories, eq(categories.id, manufacturers.categoryId))
       .where(filter),
-    db
+    rows: db
       .select({ m: manufacturers })
       .from(manufacturers)
       .innerJoin(users, eq(users.id, manufacturers.userId))
@@ -123,7 +126,7 @@ export async function searchManufacturers(
       .orderBy(asc(manufacturers.id))
       .limit(query.itemsPerPage)
       .offset((query.page - 1) * query.itemsPerPage),
-  ]);
+  });
   const items: ManufacturerView[] = await Promise.all(rows.map((r) => view(db, r.m)));
   if (items.length === 0 && query.aiassist && (query.brand || query.manufacturerTradename)) {
     const suggestions = await assistant.suggest({ brand: query.brand, tradename: query.manufacturerTradename });

@@ -1,4 +1,4 @@
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { attributeDefinitions, categories, categoryPrices, groups } from "../../db/schema";
 
 /**
@@ -30,12 +30,15 @@ let cached: { catalogue: Catalogue; until: number } | null = null;
 
 export async function loadCatalogue(db: Db): Promise<Catalogue> {
   if (cached && cached.until > Date.now()) return cached.catalogue;
-  const [groupRows, categoryRows, definitionRows, priceRows] = await db.batch([
-    db.select().from(groups),
-    db.select().from(categories),
-    db.select().from(attributeDefinitions).orderBy(attributeDefinitions.categoryId, attributeDefinitions.sort),
-    db.select().from(categoryPrices),
-  ]);
+  const { groupRows, categoryRows, definitionRows, priceRows } = await namedBatch(db, {
+    groupRows: db.select().from(groups),
+    categoryRows: db.select().from(categories),
+    definitionRows: db
+      .select()
+      .from(attributeDefinitions)
+      .orderBy(attributeDefinitions.categoryId, attributeDefinitions.sort),
+    priceRows: db.select().from(categoryPrices),
+  });
   const definitions = new Map<number, Map<CataloguePortal, AttributeDefinition[]>>();
   for (const row of definitionRows) {
     const byPortal = definitions.get(row.categoryId) ?? new Map<CataloguePortal, AttributeDefinition[]>();

@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { events, users, webhookDeliveries } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { requireUser, visibleRows } from "../shared/access";
@@ -116,9 +116,9 @@ export async function purgeOldEvents(db: Db, now: Date, limit = 1000): Promise<n
     .from(webhookDeliveries)
     .where(lt(webhookDeliveries.createdAt, before))
     .limit(limit);
-  const [purged, purgedDeliveries] = await db.batch([
-    db.delete(events).where(sql`${events.id} IN ${oldEvents}`),
-    db.delete(webhookDeliveries).where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),
-  ]);
+  const { purged, purgedDeliveries } = await namedBatch(db, {
+    purged: db.delete(events).where(sql`${events.id} IN ${oldEvents}`),
+    purgedDeliveries: db.delete(webhookDeliveries).where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),
+  });
   return (purged.meta.changes ?? 0) + (purgedDeliveries.meta.changes ?? 0);
 }

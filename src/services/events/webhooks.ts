@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken, standardWebhookSignature } from "../../lib/crypto";
@@ -183,16 +183,19 @@ export async function listDeliveries(
 ): Promise<Page<ReturnType<typeof deliveryView>>> {
   await ownEndpoint(ctx, id);
   const where = eq(webhookDeliveries.endpointId, id);
-  const [[total], rows] = await ctx.db.batch([
-    ctx.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(where),
-    ctx.db
+  const {
+    total: [total],
+    rows,
+  } = await namedBatch(ctx.db, {
+    total: ctx.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(where),
+    rows: ctx.db
       .select()
       .from(webhookDeliveries)
       .where(where)
       .orderBy(desc(webhookDeliveries.id))
       .limit(paging.itemsPerPage)
       .offset((paging.page - 1) * paging.itemsPerPage),
-  ]);
+  });
   return { items: rows.map(deliveryView), totalItems: total?.n ?? 0, ...paging };
 }
 
@@ -289,13 +292,16 @@ async function signatures(env: Env, endpoint: EndpointRow, messageId: string, at
  * `webhook.disabled` is recorded.
  */
 export async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promise<void> {
-  const [[endpoint], [event]] = await db.batch([
-    db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, message.endpointId)),
-    db
+  const {
+    endpoint: [endpoint],
+    event: [event],
+  } = await namedBatch(db, {
+    endpoint: db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, message.endpointId)),
+    event: db
       .select()
       .from(events)
       .where(eq(events.id, message.eventId ?? 0)),
-  ]);
+  });
   if (!endpoint?.enabled) return;
   if (message.eventId && !event) return; // purged
   const messageId = event ? `evt_${event.id}` : `msg_test_${randomToken(9)}`;

@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
@@ -64,13 +64,16 @@ const requestUpdates = (db: Db, adId: number) =>
 
 /** Images an ad holds: stored ones plus jobs still waiting. */
 async function heldImages(db: Db, adId: number): Promise<number> {
-  const [[stored], [waiting]] = await db.batch([
-    db.select({ n: sql<number>`count(*)` }).from(adImages).where(eq(adImages.adId, adId)),
-    db
+  const {
+    stored: [stored],
+    waiting: [waiting],
+  } = await namedBatch(db, {
+    stored: db.select({ n: sql<number>`count(*)` }).from(adImages).where(eq(adImages.adId, adId)),
+    waiting: db
       .select({ n: sql<number>`count(*)` })
       .from(imageJobs)
       .where(and(eq(imageJobs.adId, adId), eq(imageJobs.done, false))),
-  ]);
+  });
   return (stored?.n ?? 0) + (waiting?.n ?? 0);
 }
 
@@ -140,9 +143,7 @@ export async function queueImages(
   let jobs: { id: number }[];
   try {
     // The trigger image_jobs_max_per_ad refuses the batch past maxImages, also under concurrent requests.
-    const batch = [...statements, insertJobs] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
-    const results = await db.batch(batch);
-    jobs = results[results.length - 1] as { id: number }[];
+    ({ jobs } = await namedBatch(db, { statements, jobs: insertJobs }));
   } catch (error) {
     if (refusedByTrigger(error, "maxImages")) throw refusal(await heldImages(db, ad.id));
     throw error;

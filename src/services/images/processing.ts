@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { type Db, d1Statement, getDb } from "../../db/client";
+import { type Db, d1Statement, getDb, namedD1Batch } from "../../db/client";
 import { imageJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -170,13 +170,13 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
       }),
     ]);
     // One transaction: the image only lands if the job was not cancelled meanwhile, and the job records it.
-    const [inserted] = await env.DB.batch([
-      env.DB.prepare(
+    const { inserted } = await namedD1Batch(env.DB, {
+      inserted: env.DB.prepare(
         `INSERT INTO ad_images (ad_id, job_id, sort_key, original_key, thumbnail_key, content_type, width, height)
          SELECT ?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM image_jobs WHERE id = ?2 AND done = 0)`,
       ).bind(job.adId, job.id, stored.originalKey, stored.thumbnailKey, type, width, height),
       // Its event, while the job is still open (so a redelivered job reports nothing twice).
-      d1Statement(
+      event: d1Statement(
         env.DB,
         eventOf(
           db,
@@ -189,22 +189,22 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
           sql`EXISTS (SELECT 1 FROM ad_images WHERE job_id = ${job.id}) AND EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
         ),
       ),
-      env.DB.prepare(
+      job: env.DB.prepare(
         `UPDATE image_jobs SET processing = 0, done = 1,
            result = EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?1),
            reason = CASE WHEN EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?1) THEN NULL ELSE coalesce(reason, 'cancelled') END
          WHERE id = ?1`,
       ).bind(job.id),
-      env.DB.prepare(
+      updateRequests: env.DB.prepare(
         `INSERT INTO ad_update_requests (ad_id, portal, reason)
          SELECT ad_id, portal, 'images' FROM ad_publications
          WHERE ad_id = ?1 AND active = 1 AND ?2 = 1 AND EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?3)`,
       ).bind(job.adId, job.autoupdate ? 1 : 0, job.id),
-      d1Statement(env.DB, bumpRevisions(db, adWriteRevisions(job.userId))),
-    ]);
-    if (!inserted?.meta.changes) await deleteObjects(env.MEDIA, [stored]);
-    outcome(inserted?.meta.changes ? "done" : "error", inserted?.meta.changes ? undefined : "cancelled");
-    return { updatesRequested: Boolean(inserted?.meta.changes) && job.autoupdate };
+      revisions: d1Statement(env.DB, bumpRevisions(db, adWriteRevisions(job.userId))),
+    });
+    if (!inserted.meta.changes) await deleteObjects(env.MEDIA, [stored]);
+    outcome(inserted.meta.changes ? "done" : "error", inserted.meta.changes ? undefined : "cancelled");
+    return { updatesRequested: Boolean(inserted.meta.changes) && job.autoupdate };
   } catch (error) {
     if (stored) await deleteObjects(env.MEDIA, [stored]);
     const reason =

@@ -1,6 +1,5 @@
 import { and, asc, between, eq, inArray, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import type { Db } from "../../db/client";
+import { type Db, namedBatches } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
 import type { Env } from "../../env";
@@ -59,18 +58,20 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
         };
         // The event goes first, written only when the bid is new.
         return [
-          eventOf(
-            db,
-            {
-              type: "bid.received",
-              userId,
-              adId,
-              portal,
-              data: sql`json_object('bidId', ${bid.bidId}, 'amount', ${bid.amount}, 'name', ${bid.name}, 'message', ${bid.message}, 'placedAt', ${bid.placedAt})`,
-            },
-            sql`NOT EXISTS (SELECT 1 FROM bids WHERE portal = ${portal} AND remote_bid_id = ${bid.bidId})`,
-          ),
-          db.insert(bids).values(values).onConflictDoNothing().returning({ id: bids.id }),
+          {
+            event: eventOf(
+              db,
+              {
+                type: "bid.received",
+                userId,
+                adId,
+                portal,
+                data: sql`json_object('bidId', ${bid.bidId}, 'amount', ${bid.amount}, 'name', ${bid.name}, 'message', ${bid.message}, 'placedAt', ${bid.placedAt})`,
+              },
+              sql`NOT EXISTS (SELECT 1 FROM bids WHERE portal = ${portal} AND remote_bid_id = ${bid.bidId})`,
+            ),
+            bid: db.insert(bids).values(values).onConflictDoNothing().returning({ id: bids.id }),
+          },
         ];
       });
       const statisticUpserts = daily.flatMap(({ date, rows }) =>
@@ -87,32 +88,33 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
           };
           // An event only for a day whose numbers changed (the same day is pulled again every minute).
           return [
-            eventOf(
-              db,
-              {
-                type: "statistics.updated",
-                userId,
-                adId,
-                portal,
-                data: sql`json_object('date', ${date}, 'views', ${row.views}, 'asqs', ${row.asqs}, 'bids', ${row.bids}, 'url', ${row.url}, 'phone', ${row.phone}, 'favorites', ${row.favorites})`,
-              },
-              sql`NOT EXISTS (SELECT 1 FROM ad_statistics WHERE ad_id = ${adId} AND portal = ${portal} AND date = ${date}
+            {
+              event: eventOf(
+                db,
+                {
+                  type: "statistics.updated",
+                  userId,
+                  adId,
+                  portal,
+                  data: sql`json_object('date', ${date}, 'views', ${row.views}, 'asqs', ${row.asqs}, 'bids', ${row.bids}, 'url', ${row.url}, 'phone', ${row.phone}, 'favorites', ${row.favorites})`,
+                },
+                sql`NOT EXISTS (SELECT 1 FROM ad_statistics WHERE ad_id = ${adId} AND portal = ${portal} AND date = ${date}
                 AND views = ${row.views} AND asqs = ${row.asqs} AND bids = ${row.bids} AND url = ${row.url}
                 AND phone = ${row.phone} AND favorites = ${row.favorites})`,
-            ),
-            db
-              .insert(adStatistics)
-              .values({ adId, portal: portal as MarketplacePortal, date, ...values })
-              .onConflictDoUpdate({ target: [adStatistics.adId, adStatistics.portal, adStatistics.date], set: values }),
+              ),
+              statistics: db
+                .insert(adStatistics)
+                .values({ adId, portal: portal as MarketplacePortal, date, ...values })
+                .onConflictDoUpdate({
+                  target: [adStatistics.adId, adStatistics.portal, adStatistics.date],
+                  set: values,
+                }),
+            },
           ];
         }),
       );
-      const statements = [...bidInserts, ...statisticUpserts];
-      if (statements.length === 0) return;
-      const results = await db.batch(statements as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-      // Bid inserts are every second statement of the bid part (each follows its event).
-      for (const inserted of results.slice(0, bidInserts.length).filter((_, i) => i % 2 === 1))
-        bidCount += (inserted as unknown[]).length;
+      const written = await namedBatches(db, [...bidInserts, ...statisticUpserts]);
+      for (const group of written) if ("bid" in group) bidCount += group.bid.length;
     }).catch((error) =>
       console.error(
         JSON.stringify({ level: "warn", msg: "market data pull failed", userId, portal, error: String(error) }),

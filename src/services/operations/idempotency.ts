@@ -1,5 +1,5 @@
 import { and, eq, lt, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 
 /** How long a first answer is kept and replayed. */
@@ -36,8 +36,11 @@ export async function claimKey(
   now: Date,
 ): Promise<KeyClaim> {
   const at = now.toISOString();
-  const [claimed, [existing]] = await db.batch([
-    db
+  const {
+    claimed,
+    existing: [existing],
+  } = await namedBatch(db, {
+    claimed: db
       .insert(idempotencyKeys)
       .values({
         clientId,
@@ -59,11 +62,11 @@ export async function claimKey(
         setWhere: sql`${idempotencyKeys.expiresAt} < ${at} OR (${idempotencyKeys.status} IS NULL AND ${idempotencyKeys.lockedUntil} < ${at} AND ${idempotencyKeys.fingerprint} = excluded.fingerprint)`,
       })
       .returning({ key: idempotencyKeys.key }),
-    db
+    existing: db
       .select()
       .from(idempotencyKeys)
       .where(and(eq(idempotencyKeys.clientId, clientId), eq(idempotencyKeys.key, key))),
-  ]);
+  });
   if (claimed.length > 0) return { kind: "claimed" };
   if (!existing || existing.fingerprint !== fingerprint) return { kind: "mismatch" };
   if (existing.status === null || existing.body === null) return { kind: "running" };

@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
-import { batchAll, type Db } from "../../db/client";
+import { batchAll, type Db, namedBatch } from "../../db/client";
 import { portalConnections } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -103,14 +103,16 @@ async function storeTokens(db: Db, env: Env, userId: number, portal: Marketplace
     updatedAt: nowIso(),
   };
   // The connection shows in cached answers of the user (GET /oauth/, /attributes/ with userId).
-  const [[row]] = await db.batch([
-    db
+  const {
+    row: [row],
+  } = await namedBatch(db, {
+    row: db
       .insert(portalConnections)
       .values({ userId, portal, ...values })
       .onConflictDoUpdate({ target: [portalConnections.userId, portalConnections.portal], set: values })
       .returning(),
-    bumpRevisions(db, [userRevision(userId)]),
-  ]);
+    revisions: bumpRevisions(db, [userRevision(userId)]),
+  });
   return row;
 }
 

@@ -13,7 +13,7 @@ import type { PublishJob } from "../shared/jobMessages";
 import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
 import { sendItems } from "./intents";
 import { type ItemRef, JOB_KINDS, type ListingOutcome, noteRefund, type QueueItem, transition } from "./lifecycle";
-import { assembleListing, listingQueries } from "./listing";
+import { assembleListing, type ListingRows, listingQueries } from "./listing";
 
 const WEBSITE_LISTING_DAYS = 30;
 
@@ -127,7 +127,7 @@ function claimOf(db: Db, item: ItemRef, now: string) {
         ),
       ),
     connection: marketplace ? [connectionQuery(db, item.userId, marketplace)] : [],
-    listing: marketplace && sendsListing ? listingQueries(db, item.adId, item.userId, marketplace) : [],
+    listing: marketplace && sendsListing ? listingQueries(db, item.adId, item.userId, marketplace) : undefined,
     claim,
     claimEffects: effects,
   };
@@ -142,7 +142,7 @@ async function decide(
     remoteAdId: number;
     superseded: boolean;
     connection: ConnectionRow | undefined;
-    listingRows: unknown[];
+    listingRows: ListingRows | undefined;
   },
 ): Promise<Decision> {
   const { ad } = read;
@@ -271,13 +271,16 @@ async function marketplaceCall(
   item: QueueItem,
   ad: typeof ads.$inferSelect,
   remoteAdId: number,
-  read: { connection: ConnectionRow | undefined; listingRows: unknown[] },
+  read: { connection: ConnectionRow | undefined; listingRows: ListingRows | undefined },
 ): Promise<ListingOutcome> {
   const db = getDb(env.DB);
   const portal = item.portal as MarketplacePortal;
   const externalRef = item.externalRef ?? `ad-${ad.id}-${item.id}`;
-  const listing = () =>
-    assembleListing(read.listingRows, { ad, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
+  const listing = () => {
+    // Read in the claim's batch for every action that sends a listing (claimOf's `sendsListing`).
+    if (!read.listingRows) throw new Error(`the listing of item ${item.id} was not read`);
+    return assembleListing(read.listingRows, { ad, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
+  };
   return withAccessToken(db, env, { userId: item.userId, portal, current: read.connection }, async (gateway, token) => {
     switch (item.action) {
       case "publish": {

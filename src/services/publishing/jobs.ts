@@ -1,4 +1,5 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import { namedBatch } from "../../db/client";
 import { queueItems, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
@@ -93,13 +94,16 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
     filter.state ? eq(queueItems.status, filter.state) : undefined,
     action ? eq(queueItems.action, action) : undefined,
   ) as SQL;
-  const [[total], rows] = await db.batch([
-    db
+  const {
+    total: [total],
+    rows,
+  } = await namedBatch(db, {
+    total: db
       .select({ n: sql<number>`count(*)` })
       .from(queueItems)
       .innerJoin(users, eq(users.id, queueItems.userId))
       .where(where),
-    db
+    rows: db
       .select({ item: queueItems, ...jobColumns })
       .from(queueItems)
       .innerJoin(users, eq(users.id, queueItems.userId))
@@ -107,7 +111,7 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
       .orderBy(desc(queueItems.id))
       .limit(filter.itemsPerPage)
       .offset((filter.page - 1) * filter.itemsPerPage),
-  ]);
+  });
   return {
     items: rows.map((row) => jobView({ ...row.item, refunded: row.refunded, laterJob: row.laterJob })),
     totalItems: total?.n ?? 0,

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import type { Db, NamedResults } from "../../db/client";
 import { adAttributes, adSettings, ads, contacts, userAdSettings, userSettings, users } from "../../db/schema";
 import { absoluteWebUrl } from "../../lib/fields";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
@@ -17,33 +17,32 @@ const withScheme = (link: string | null) => (link ? absoluteWebUrl(link) : link)
  * listing costs no round trip of its own); `assembleListing` makes the listing from their results.
  */
 export function listingQueries(db: Db, adId: number, userId: number, portal: MarketplacePortal) {
-  return [
-    db
+  return {
+    attributeRows: db
       .select()
       .from(adAttributes)
       .where(and(eq(adAttributes.adId, adId), eq(adAttributes.portal, portal)))
       .orderBy(asc(adAttributes.seq)),
-    db
+    settingRows: db
       .select()
       .from(adSettings)
       .where(and(eq(adSettings.adId, adId), eq(adSettings.portal, portal))),
-    db
+    userAdSettingRows: db
       .select()
       .from(userAdSettings)
       .where(and(eq(userAdSettings.userId, userId), eq(userAdSettings.portal, portal))),
-    db.select().from(userSettings).where(eq(userSettings.userId, userId)),
-    db
+    userSettingRows: db.select().from(userSettings).where(eq(userSettings.userId, userId)),
+    contactRows: db
       .select()
       .from(contacts)
       .where(inArray(contacts.id, db.select({ id: ads.contactId }).from(ads).where(eq(ads.id, adId)))),
-    db.select().from(users).where(eq(users.id, userId)),
-    imagesQuery(db, adId),
-  ] as const;
+    userRows: db.select().from(users).where(eq(users.id, userId)),
+    imageRows: imagesQuery(db, adId),
+  };
 }
 
-type ListingRows = {
-  [K in keyof ReturnType<typeof listingQueries>]: Awaited<ReturnType<typeof listingQueries>[K]>;
-};
+/** What `listingQueries` read, by name (`namedBatches`). */
+export type ListingRows = NamedResults<ReturnType<typeof listingQueries>>;
 
 /**
  * The listing a marketplace gets for an ad: everything the spec stores for that portal. The description
@@ -51,12 +50,11 @@ type ListingRows = {
  * details go only where the ad's `showcontact` for the portal allows.
  */
 export async function assembleListing(
-  results: readonly unknown[],
+  rows: ListingRows,
   input: { ad: AdRow; externalRef: string; withImages: boolean; mediaBase: string },
 ): Promise<Listing> {
   const { ad } = input;
-  const [attributeRows, settingRows, userAdSettingRows, userSettingRows, contactRows, userRows, imageRows] =
-    results as unknown as ListingRows;
+  const { attributeRows, settingRows, userAdSettingRows, userSettingRows, contactRows, userRows, imageRows } = rows;
   const [setting] = settingRows;
   const [userAdSetting] = userAdSettingRows;
   const [userSetting] = userSettingRows;

@@ -1,5 +1,5 @@
 import { and, eq, inArray, lte } from "drizzle-orm";
-import { type Db, statementsOf } from "../../db/client";
+import { type Db, namedBatch, statementsOf } from "../../db/client";
 import { inList } from "../../db/inList";
 import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
@@ -20,18 +20,18 @@ export const STUCK_AFTER_MS = 5 * 60_000;
 export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 500): Promise<number> {
   const resendBefore = new Date(now.getTime() - RESEND_AFTER_MS).toISOString();
   const stuckBefore = new Date(now.getTime() - STUCK_AFTER_MS).toISOString();
-  const [stalled, stuck] = await db.batch([
-    db
+  const { stalled, stuck } = await namedBatch(db, {
+    stalled: db
       .select()
       .from(queueItems)
       .where(and(eq(queueItems.status, "pending"), lte(queueItems.retryAt, resendBefore)))
       .limit(limit),
-    db
+    stuck: db
       .select()
       .from(queueItems)
       .where(and(eq(queueItems.status, "processing"), lte(queueItems.updatedAt, stuckBefore)))
       .limit(limit),
-  ]);
+  });
   if (stalled.length + stuck.length === 0) return 0;
   const at = now.toISOString();
   // Stuck items go back to pending through the state machine (the consumer claims only pending items).

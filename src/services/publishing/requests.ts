@@ -1,5 +1,5 @@
 import { type AnyColumn, and, eq, lte, sql } from "drizzle-orm";
-import { batchAll, type Db, namedBatches } from "../../db/client";
+import { batchAll, type Db, namedBatch, namedBatches } from "../../db/client";
 import { inIds, inList } from "../../db/inList";
 import {
   adAttributes,
@@ -131,42 +131,49 @@ export async function requestPublishing(
   const adIdsIn = (column: AnyColumn) =>
     inIds(column, Array.isArray(input.adIds) ? input.adIds : db.select({ id: ads.id }).from(ads).where(ownAds));
   const checksAttributes = portal !== "website" && mode !== "unpublish";
-  const [userRows, settingRows, adRows, publications, pendingItems, connections, attributeRows] = await db.batch([
-    db
-      .select()
-      .from(users)
-      .where(and(eq(users.id, input.userId), visibleUsers(ctx.caller))),
-    db
-      .select({ status: userSettings.status, walletUserId: userSettings.walletUserId })
-      .from(userSettings)
-      .where(eq(userSettings.userId, input.userId)),
-    db.select().from(ads).where(ownAds),
-    db
-      .select()
-      .from(adPublications)
-      .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal))),
-    db
-      .select()
-      .from(queueItems)
-      .where(
-        and(
-          adIdsIn(queueItems.adId),
-          eq(queueItems.portal, portal),
-          eq(queueItems.status, "pending"),
-          // Read only for an unpublish (a batch cannot leave a statement out by type).
-          sql`${mode === "unpublish" ? 1 : 0} = 1`,
+  const { userRows, settingRows, adRows, publications, pendingItems, connections, attributeRows } = await namedBatch(
+    db,
+    {
+      userRows: db
+        .select()
+        .from(users)
+        .where(and(eq(users.id, input.userId), visibleUsers(ctx.caller))),
+      settingRows: db
+        .select({ status: userSettings.status, walletUserId: userSettings.walletUserId })
+        .from(userSettings)
+        .where(eq(userSettings.userId, input.userId)),
+      adRows: db.select().from(ads).where(ownAds),
+      publications: db
+        .select()
+        .from(adPublications)
+        .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal))),
+      pendingItems: db
+        .select()
+        .from(queueItems)
+        .where(
+          and(
+            adIdsIn(queueItems.adId),
+            eq(queueItems.portal, portal),
+            eq(queueItems.status, "pending"),
+            // Read only for an unpublish (a batch cannot leave a statement out by type).
+            sql`${mode === "unpublish" ? 1 : 0} = 1`,
+          ),
         ),
-      ),
-    // (The website needs no connection; its query finds none.)
-    connectionQuery(db, input.userId, portal as MarketplacePortal),
-    db
-      .select()
-      .from(adAttributes)
-      .where(
-        and(adIdsIn(adAttributes.adId), sql`${adAttributes.portal} = ${portal}`, sql`${checksAttributes ? 1 : 0} = 1`),
-      )
-      .orderBy(adAttributes.adId, adAttributes.seq),
-  ]);
+      connections: // (The website needs no connection; its query finds none.)
+        connectionQuery(db, input.userId, portal as MarketplacePortal),
+      attributeRows: db
+        .select()
+        .from(adAttributes)
+        .where(
+          and(
+            adIdsIn(adAttributes.adId),
+            sql`${adAttributes.portal} = ${portal}`,
+            sql`${checksAttributes ? 1 : 0} = 1`,
+          ),
+        )
+        .orderBy(adAttributes.adId, adAttributes.seq),
+    },
+  );
   const [user] = userRows;
   if (!user) throw userNotFound(input.userId);
   const [settings] = settingRows;
@@ -306,16 +313,19 @@ export async function queueFeature(
   requestId?: string,
   retry?: RetryOf,
 ): Promise<{ outcome: Outcome; cost: number }> {
-  const [[publication], [settings]] = await db.batch([
-    db
+  const {
+    publication: [publication],
+    settings: [settings],
+  } = await namedBatch(db, {
+    publication: db
       .select()
       .from(adPublications)
       .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal))),
-    db
+    settings: db
       .select({ status: userSettings.status, walletUserId: userSettings.walletUserId })
       .from(userSettings)
       .where(eq(userSettings.userId, ad.userId)),
-  ]);
+  });
   const refuse = (code: ErrorCode, reason: string) => ({ outcome: refused(code, portal, ad.id, reason), cost: 0 });
   if (settings?.status === "locked") return refuse("user_locked", "user is locked");
   if (ad.status === "archive") return refuse("ad_archived", "advertisement is archived");

@@ -1,5 +1,5 @@
 import { and, count, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adFeatures, adPublications, ads } from "../../db/schema";
 import type { Env } from "../../env";
@@ -25,10 +25,10 @@ export async function adStatuses(
     .orderBy(ads.id);
   const ids = owned.map((r) => r.id).slice((input.page - 1) * input.itemsPerPage, input.page * input.itemsPerPage);
   if (input.force) await refreshFromPortals(db, env, input.userId, ids);
-  const [publications, features] = await db.batch([
-    db.select().from(adPublications).where(inList(adPublications.adId, ids)),
-    db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
-  ]);
+  const { publications, features } = await namedBatch(db, {
+    publications: db.select().from(adPublications).where(inList(adPublications.adId, ids)),
+    features: db.select().from(adFeatures).where(inList(adFeatures.adId, ids)),
+  });
   return {
     items: ids.map((adId) => ({
       adId,

@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, taskRuns, tasks, type WEEKDAYS } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
@@ -79,16 +79,19 @@ export async function listTasks(
     query.portal ? eq(tasks.portal, query.portal) : undefined,
     query.taskId ? eq(tasks.id, query.taskId) : undefined,
   );
-  const [[total], rows] = await db.batch([
-    db.select({ n: count() }).from(tasks).where(where),
-    db
+  const {
+    total: [total],
+    rows,
+  } = await namedBatch(db, {
+    total: db.select({ n: count() }).from(tasks).where(where),
+    rows: db
       .select()
       .from(tasks)
       .where(where)
       .orderBy(asc(tasks.id))
       .limit(query.itemsPerPage)
       .offset((query.page - 1) * query.itemsPerPage),
-  ]);
+  });
   if (query.taskId) {
     const task = rows[0];
     if (!task) throw DomainError.of("task_not_found", `taskId: task ${query.taskId} not found`);

@@ -1,5 +1,5 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, namedBatch } from "../../db/client";
 import { notifications, userSettings, walletEntries } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { eventOf } from "../events/events";
@@ -33,10 +33,18 @@ const entryView = (row: typeof walletEntries.$inferSelect) => ({
 export async function getWallet(ctx: ServiceContext, userId: number) {
   const { db, caller } = ctx;
   await requireUser(db, caller, userId);
-  const [[balance], entries] = await db.batch([
-    balanceQuery(db, userId),
-    db.select().from(walletEntries).where(eq(walletEntries.userId, userId)).orderBy(desc(walletEntries.id)).limit(100),
-  ]);
+  const {
+    balance: [balance],
+    entries,
+  } = await namedBatch(db, {
+    balance: balanceQuery(db, userId),
+    entries: db
+      .select()
+      .from(walletEntries)
+      .where(eq(walletEntries.userId, userId))
+      .orderBy(desc(walletEntries.id))
+      .limit(100),
+  });
   return { userId, balance: balance?.balance ?? 0, entries: entries.map(entryView) };
 }
 

@@ -421,6 +421,40 @@ export class Race implements Command {
   toString = () => `race(${this.first}, ${this.second})`;
 }
 
+/** The consumer takes the newest message (the one a command racing it has not sent yet is not it). */
+export class DeliverNewest implements Command {
+  check = () => true;
+  async run(model: Model, world: World) {
+    await new Deliver(world.queue.length - 1).run(model, world);
+  }
+  toString = () => "deliverNewest";
+}
+
+/** Runs its steps in order: a path that random steps rarely line up (a failed job, a race at completion). */
+export class Steps implements Command {
+  constructor(
+    readonly name: string,
+    readonly steps: Command[],
+  ) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    for (const step of this.steps) await step.run(model, world);
+  }
+  toString = () => this.name;
+}
+
+/** The marketplace refuses the ad's placement (refunded), then the ad is fixed: a failed, retryable job. */
+const refusedPlacement = (a: number) =>
+  new Steps(`refusedPlacement(${a})`, [new Reject(a, true), new Publish(a), new DeliverNewest(), new Reject(a, false)]);
+
+/** A feature whose messages ran out while the marketplace was down: a failed, retryable feature job. */
+const deadFeature = (a: number) =>
+  new Steps(`deadFeature(${a})`, [new PortalDown(true), new Feature(a), new DeadLetter(0), new PortalDown(false)]);
+
+/** A publish, then a repeat (or an unpublish) racing the consumer that completes the first. */
+const atCompletion = (a: number, second: Command) =>
+  new Steps(`atCompletion(${a}, ${second})`, [new Publish(a), new Race(second, new DeliverNewest())]);
+
 const ad = fc.nat({ max: 1 });
 const pick = fc.nat({ max: 9 });
 
@@ -440,6 +474,11 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
   lock: [1, fc.boolean().map((locked) => new Lock(locked))],
   reject: [2, fc.tuple(ad, fc.boolean()).map(([a, on]) => new Reject(a, on))],
   archive: [1, ad.map((a) => new Archive(a))],
+  refusedPlacement: [2, ad.map(refusedPlacement)],
+  retried: [2, pick.map((p) => new Steps(`retried(${p})`, [new Retry(p), new DeliverNewest()]))],
+  deadFeature: [1, ad.map(deadFeature)],
+  repeatAtCompletion: [1, ad.map((a) => atCompletion(a, new Publish(a)))],
+  cancelAtCompletion: [1, ad.map((a) => atCompletion(a, new Unpublish(a)))],
 };
 const RACERS = ["publish", "unpublish", "feature", "retry", "deliver"];
 
@@ -453,7 +492,7 @@ export function commandsArbitrary(maxCommands: number, without: string[] = []) {
   const commands = kept.flatMap(([, [weight, command]]) => Array.from({ length: weight }, () => command));
   if (!without.includes("race"))
     commands.push(fc.tuple(racer, racer).map(([first, second]) => new Race(first, second)));
-  return fc.commands(commands, { maxCommands });
+  return fc.commands(commands, { maxCommands, size: "+1" });
 }
 
 /** Delivers and recovers until no job is open (bounded); the marketplace is up again. */
@@ -522,5 +561,16 @@ export async function modelRun(key: string, internalKey: string, scheduler: fc.S
   const model = newModel();
   await fc.asyncModelRun(() => ({ model, real: world }), commands);
   await settle(world);
-  await checkInvariants(model, world);
+  try {
+    await checkInvariants(model, world);
+  } catch (error) {
+    // The seller's jobs as they ended: what a shrunk counterexample needs to be read.
+    const items = await env.DB.prepare(
+      "SELECT id, ad_id, action, status, cost, retry_of, attempts, reason FROM queue_items WHERE user_id = ? ORDER BY id",
+    )
+      .bind(world.userId)
+      .all();
+    console.error("the seller's jobs:", JSON.stringify(items.results));
+    throw error;
+  }
 }

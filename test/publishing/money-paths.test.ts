@@ -209,4 +209,21 @@ describe("money and listings around the core", () => {
       .first<{ n: number }>();
     expect(listings?.n).toBe(2);
   });
+
+  it("an unpublish that fails leaves the placement queued behind it refused and refunded, one listing live", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await new Publish(0).run(model, world);
+    await deliverAll(world);
+    // The placement is queued as one because the unpublish before it would take the listing down...
+    await run(model, world, [new Unpublish(0), new Publish(0)]);
+    // ...but the unpublish's retries run out while the marketplace is down.
+    await run(model, world, [new PortalDown(true), new DeadLetter(0), new PortalDown(false)]);
+    await settle(world);
+    await checkInvariants(model, world);
+    const placements = (await call("GET", `/jobs/?userId=${world.userId}&kind=placement&state=error`, { key })).body
+      .data;
+    expect(placements).toHaveLength(1);
+    expect(placements[0]).toMatchObject({ lastError: expect.stringMatching(/still live/), refunded: true });
+  });
 });

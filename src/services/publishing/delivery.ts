@@ -58,6 +58,7 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
         startedAt: Date.now(),
         decision: decide(env, running, {
           ad: read.ad[0],
+          live: read.publication[0]?.active ?? false,
           remoteAdId: read.publication[0]?.remoteAdId ?? 0,
           superseded: read.newer.length > 0,
           connection: read.connection[0]?.[0],
@@ -139,6 +140,8 @@ async function decide(
   item: QueueItem,
   read: {
     ad: AdRow | undefined;
+    /** The listing is live now, the earlier jobs of its listing having ended. */
+    live: boolean;
     remoteAdId: number;
     superseded: boolean;
     connection: ConnectionRow | undefined;
@@ -148,6 +151,15 @@ async function decide(
   const { ad } = read;
   if (!ad) return { event: "failed", reason: "the advertisement no longer exists" };
   if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
+  // A placement was queued as such because the unpublish before it would take the listing down; when
+  // that unpublish failed, the listing is still live and a second one must not be made (nor paid for).
+  if (item.action === "publish" && read.live)
+    return {
+      event: "failed",
+      reason: "the listing is still live: the unpublish before it did not run; publish again to update it",
+    };
+  if ((item.action === "update" || item.action === "feature") && !read.live)
+    return { event: "failed", reason: "this advertisement is not published" };
   try {
     const outcome =
       item.portal === "website"

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
+import { rowChunks } from "../../db/rowChunks";
 import { AD_PORTALS, adAttributes, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml } from "../../lib/html";
@@ -189,21 +190,17 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
  */
 const creationTime = sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce((SELECT created_at FROM ads ORDER BY id DESC LIMIT 1), ''))`;
 
-/** Inserts in chunks that stay under D1's 100 bound parameters per statement. */
+/** The ad's attribute rows, in statements that stay under D1's limit of bound parameters. */
 function insertAttributes(
   db: Db,
   ad: { id: SQLValue; userId: number; categoryId: number | null },
   rows: AttributeRowInput[],
 ): BatchItem<"sqlite">[] {
-  const perStatement = 10;
   const owner = { adId: ad.id, userId: ad.userId, categoryId: ad.categoryId };
-  const statements: BatchItem<"sqlite">[] = [];
-  for (let i = 0; i < rows.length; i += perStatement) {
-    statements.push(
-      db.insert(adAttributes).values(rows.slice(i, i + perStatement).map((row) => ({ ...row, ...owner }))),
-    );
-  }
-  return statements;
+  return rowChunks(
+    adAttributes,
+    rows.map((row) => ({ ...row, ...owner })),
+  ).map((chunk) => db.insert(adAttributes).values(chunk));
 }
 
 /** PUT /ads/: the ad's id. */

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, like, type SQL, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
+import { rowChunks } from "../../db/rowChunks";
 import { adPublications, ads, adUpdateRequests, categories, manufacturers, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
@@ -264,7 +265,10 @@ export async function attachManufacturer(
   await db.batch([
     db.update(ads).set({ manufacturerId: manufacturer.id }).where(inList(ads.id, targets)),
     ...(published.length
-      ? [db.insert(adUpdateRequests).values(published.map((p) => ({ ...p, reason: "manufacturer" })))]
+      ? rowChunks(
+          adUpdateRequests,
+          published.map((p) => ({ ...p, reason: "manufacturer" })),
+        ).map((rows) => db.insert(adUpdateRequests).values(rows))
       : []),
     bumpRevisions(db, adWriteRevisions(input.userId)),
   ]);

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
+import { rowChunks } from "../../db/rowChunks";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
 import { DomainError } from "../../lib/errors";
@@ -128,22 +129,20 @@ export async function queueImages(
         .where(and(eq(imageJobs.adId, ad.id), eq(imageJobs.done, false))),
     );
   }
-  const insertJobs = db
-    .insert(imageJobs)
-    .values(
-      input.images.map(({ image }) => ({
-        adId: ad.id,
-        userId: ad.userId,
-        sourceUrl: image.url ?? "",
-        sourcePath: image.path ?? "",
-        autoupdate: input.autoupdate,
-      })),
-    )
-    .returning({ id: imageJobs.id });
+  const jobRows = input.images.map(({ image }) => ({
+    adId: ad.id,
+    userId: ad.userId,
+    sourceUrl: image.url ?? "",
+    sourcePath: image.path ?? "",
+    autoupdate: input.autoupdate,
+  }));
+  const insertJobs = rowChunks(imageJobs, jobRows).map((rows) =>
+    db.insert(imageJobs).values(rows).returning({ id: imageJobs.id }),
+  );
   let jobs: { id: number }[];
   try {
     // The trigger image_jobs_max_per_ad refuses the batch past maxImages, also under concurrent requests.
-    ({ jobs } = await namedBatch(db, { statements, jobs: insertJobs }));
+    jobs = (await namedBatch(db, { statements, jobs: insertJobs })).jobs.flat();
   } catch (error) {
     if (refusedByTrigger(error, "maxImages")) throw refusal(await heldImages(db, ad.id));
     throw error;

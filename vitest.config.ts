@@ -20,6 +20,8 @@ export default defineConfig(async () => {
             RATE_LIMIT_IP_BURST: "100000",
             // Webhook retries at once, so a test sees every attempt.
             WEBHOOK_RETRY_DELAYS: "0,0,0,0,0,0,0",
+            // A breaker's pause short enough for a test to see it end.
+            WEBHOOK_PAUSE_SECONDS: "3",
             TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
             PORTAL_A_CLIENT_SECRET: "test-portal-a-secret",
             PORTAL_B_CLIENT_SECRET: "test-portal-b-secret",

@@ -9,6 +9,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { readDevVars } from "../scripts/d1.mjs";
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 
@@ -206,8 +207,13 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
   const wallet = await api("GET", `/wallet/${user.userId}`);
   const charges = (credit - wallet.balance) / price;
   const connection = await api("GET", `/oauth/${user.userId}/portal_a/`);
+  // The simulator's control route is the operator's: the portal's OAuth client credentials (.dev.vars).
+  const vars = readDevVars();
+  const operator = btoa(`${vars.PORTAL_A_CLIENT_ID ?? "classified-ads-dev"}:${vars.PORTAL_A_CLIENT_SECRET}`);
   const marketplace = await (
-    await fetch(`${origin}/simulator/portal_a/control/accounts/${connection.externalUserId}`)
+    await fetch(`${origin}/simulator/portal_a/control/accounts/${connection.externalUserId}`, {
+      headers: { Authorization: `Basic ${operator}` },
+    })
   ).json();
   return { ads: adIds.length, queuedAfter, seconds, adsPerSecond: adIds.length / seconds, charges, marketplace };
 }

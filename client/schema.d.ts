@@ -1032,7 +1032,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver again every event after an event id */
+        /**
+         * Deliver again every event after an event id
+         * @description `after` is one of the client's events (or 0); a replay covers at most 1,000 events, and one runs per endpoint at a time (409 `replay_in_progress`).
+         */
         post: operations["webhooks.byWebhookId.replay.create"];
         delete?: never;
         options?: never;
@@ -1653,7 +1656,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable";
+            code: "validation_failed" | "malformed_body" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -2172,7 +2175,7 @@ export interface components {
             /** @description HTML limited to b, strong, u, ul, li, br (sanitised) */
             description: string;
             /** @default [] */
-            attributes: components["schemas"]["AdAttributesInput"][];
+            attributes?: components["schemas"]["AdAttributesInput"][];
             url?: string | null;
             price: components["schemas"]["PriceInput"];
             settings?: components["schemas"]["AdSettingInput"][];
@@ -2186,7 +2189,7 @@ export interface components {
              * @default nl_NL
              * @enum {string}
              */
-            locale: "nl_NL";
+            locale?: "nl_NL";
             values: components["schemas"]["AttributeValue"][];
         };
         AttributeValue: {
@@ -2315,9 +2318,9 @@ export interface components {
             /** @description Adds `total`: the number of the user's ads in the group */
             total?: boolean;
             /** @default 1 */
-            page: number;
+            page?: number;
             /** @default 25 */
-            itemsPerPage: number;
+            itemsPerPage?: number;
         };
         CatalogueEntry: {
             categoryId: number;
@@ -2355,9 +2358,9 @@ export interface components {
             /** @description Only the portals the user is connected to, and portal_own */
             userId?: number;
             /** @default 1 */
-            page: number;
+            page?: number;
             /** @default 25 */
-            itemsPerPage: number;
+            itemsPerPage?: number;
         };
         Manufacturer: {
             /** @description null for a suggestion */
@@ -2439,7 +2442,7 @@ export interface components {
              * @description Push the new images to the portals the ad is on
              * @default true
              */
-            autoupdate: boolean;
+            autoupdate?: boolean;
         };
         DeleteImagesBatch: {
             userId: number;
@@ -2521,7 +2524,7 @@ export interface components {
              * @description Submit the images too (default true)
              * @default true
              */
-            images: boolean;
+            images?: boolean;
         };
         PublishResults: {
             result: boolean;
@@ -2543,7 +2546,7 @@ export interface components {
              * @description Submit the images too (default true)
              * @default true
              */
-            images: boolean;
+            images?: boolean;
         };
         PublishEverywhere: {
             userId: number;
@@ -2556,7 +2559,7 @@ export interface components {
              * @description Submit the images too (default true)
              * @default true
              */
-            images: boolean;
+            images?: boolean;
             adId?: unknown;
         };
         UpdatePublishedAds: {
@@ -2567,7 +2570,7 @@ export interface components {
              * @description Submit the images too (default true)
              * @default true
              */
-            images: boolean;
+            images?: boolean;
             /** @description Ignored */
             adId?: unknown;
         };
@@ -2582,11 +2585,11 @@ export interface components {
              * @description Ask the portals for the live state first (slower)
              * @default false
              */
-            force: boolean;
+            force?: boolean;
             /** @default 1 */
-            page: number;
+            page?: number;
             /** @default 1000 */
-            itemsPerPage: number;
+            itemsPerPage?: number;
         };
         Job: {
             queueItemId: number;
@@ -2627,6 +2630,11 @@ export interface components {
             description: string;
             /** @description Why delivery was switched off, when it was */
             disabledReason: string | null;
+            /** @description Set by the breaker after 5 failed deliveries in a row: deliveries wait until then, and resume by themselves */
+            pausedUntil: string | null;
+            pausedReason: string | null;
+            /** @description Deliveries queued for it now (at most 100; later events follow as these end) */
+            queuedDeliveries: number;
             created: string;
             updated: string;
         };
@@ -2774,9 +2782,9 @@ export interface components {
             dateStart: string;
             dateEnd: string;
             /** @default true */
-            showDaily: boolean;
+            showDaily?: boolean;
             /** @default true */
-            showTotals: boolean;
+            showTotals?: boolean;
             /** @enum {string} */
             portal?: "portal_a" | "portal_b";
         };
@@ -29358,7 +29366,7 @@ export interface operations {
     "events.get": {
         parameters: {
             query?: {
-                /** @description The cursor: events with a larger id (default 0, from the start) */
+                /** @description The cursor: events with a larger id (default 0, from the start); not beyond the latest */
                 after?: number;
                 /** @description One type or several, comma-separated */
                 type?: string;
@@ -29683,6 +29691,9 @@ export interface operations {
                      *           "enabled": true,
                      *           "description": "text",
                      *           "disabledReason": "text",
+                     *           "pausedUntil": "text",
+                     *           "pausedReason": "text",
+                     *           "queuedDeliveries": 1,
                      *           "created": "text",
                      *           "updated": "text"
                      *         }
@@ -29978,6 +29989,9 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
+                     *         "pausedUntil": "text",
+                     *         "pausedReason": "text",
+                     *         "queuedDeliveries": 1,
                      *         "created": "text",
                      *         "updated": "text",
                      *         "secret": "text"
@@ -30284,6 +30298,9 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
+                     *         "pausedUntil": "text",
+                     *         "pausedReason": "text",
+                     *         "queuedDeliveries": 1,
                      *         "created": "text",
                      *         "updated": "text"
                      *       }
@@ -30580,6 +30597,9 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
+                     *         "pausedUntil": "text",
+                     *         "pausedReason": "text",
+                     *         "queuedDeliveries": 1,
                      *         "created": "text",
                      *         "updated": "text"
                      *       }
@@ -30889,6 +30909,9 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
+                     *         "pausedUntil": "text",
+                     *         "pausedReason": "text",
+                     *         "queuedDeliveries": 1,
                      *         "created": "text",
                      *         "updated": "text"
                      *       }
@@ -31198,6 +31221,9 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
+                     *         "pausedUntil": "text",
+                     *         "pausedReason": "text",
+                     *         "queuedDeliveries": 1,
                      *         "created": "text",
                      *         "updated": "text",
                      *         "secret": "text"
@@ -31816,6 +31842,7 @@ export interface operations {
                         result: boolean;
                         errors: string[];
                         data: {
+                            /** @description Events it delivers (those subscribed to) */
                             queued: number;
                         };
                     };

@@ -78,7 +78,7 @@ try {
         country: "NL",
         email: `jan.${externalUserId}@example.com`,
         phone: "0301234567",
-      } as never,
+      },
     }),
   ).data;
   const userId = created.userId;
@@ -139,7 +139,7 @@ try {
         description: "Nette <b>Vespa</b> met weinig kilometers.",
         price: { model: "fixed", price: 150000 },
         attributes: [{ portal: "portal_a", values: [{ key: "condition", value: "gebruikt" }] }],
-      } as never,
+      },
     }),
   ).data;
   console.log(`  adId ${ad.adId}`);
@@ -148,7 +148,7 @@ try {
     "add an image",
     await api.PUT("/rest/v1/images/{adId}", {
       params: { path: { adId: ad.adId } },
-      body: { images: [{ image: { url: imageUrl } }] } as never,
+      body: { images: [{ image: { url: imageUrl } }] },
     }),
   );
   await until("the image stored", async () => {
@@ -186,7 +186,7 @@ try {
   const today = new Date().toISOString().slice(0, 10);
   const statistics = step(
     "read its statistics of today",
-    await api.POST("/rest/v1/statistics", { body: { adId: [ad.adId], dateStart: today, dateEnd: today } as never }),
+    await api.POST("/rest/v1/statistics", { body: { adId: [ad.adId], dateStart: today, dateEnd: today } }),
   ).data;
   console.log(`  ${JSON.stringify(statistics).slice(0, 160)}`);
   const wallet = step("read the wallet", await api.GET("/rest/v1/wallet/{userId}", { params: { path: { userId } } }));

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApiClient, retryDelayMs } from "../client";
+import { createApiClient, type paths, retryDelayMs } from "../client";
+import type { components } from "../client/schema";
 import { newClient, userBody } from "./harness";
 
 let key: string;
@@ -36,7 +37,7 @@ describe("the typed client", () => {
 
   it("sends an Idempotency-Key with every write, so a repeated write is applied once", async () => {
     const { client, sent } = clientOf(key);
-    const body = userBody({ externalUserId: 81_001 }) as never;
+    const body = userBody({ externalUserId: 81_001 });
     const created = await client.POST("/rest/v1/users", { body });
     expect(created.response.status).toBe(200);
     const idempotencyKey = sent[0]?.headers.get("Idempotency-Key");
@@ -58,7 +59,7 @@ describe("the typed client", () => {
       refusals -= 1;
       return new Response("{}", { status: refusals === 1 ? 429 : 503, headers: { "Retry-After": "0" } });
     });
-    const created = await client.POST("/rest/v1/users", { body: userBody({ externalUserId: 81_002 }) as never });
+    const created = await client.POST("/rest/v1/users", { body: userBody({ externalUserId: 81_002 }) });
     expect(created.response.status).toBe(200);
     expect(sent).toHaveLength(3);
     expect(new Set(sent.map((r) => r.headers.get("Idempotency-Key"))).size).toBe(1);
@@ -93,5 +94,29 @@ describe("the typed client", () => {
     expect(retryDelayMs(refusal(), 0, 30_000)).toBe(500);
     expect(retryDelayMs(refusal(), 3, 30_000)).toBe(4000);
     expect(retryDelayMs(refusal("120"), 0, 30_000)).toBe(30_000);
+  });
+});
+
+describe("the client's request types", () => {
+  // Checked by the typecheck of npm test: a field with a default may be left out of a request; a
+  // required one may not. (The calls are typed, never sent.)
+  it("accept calls that leave out fields with defaults, and refuse a call missing a required field", () => {
+    type Body<Path extends keyof paths, Method extends "post" | "put"> = paths[Path][Method] extends {
+      requestBody?: { content: { "application/json": infer B } };
+    }
+      ? B
+      : never;
+    const publish: Body<"/rest/v1/publish", "post"> = { userId: 1, adId: 2, portal: "portal_a" };
+    const images: Body<"/rest/v1/images/{adId}", "put"> = {
+      images: [{ image: { url: "https://example.com/a.png" } }],
+    };
+    // An attribute set of an ad, as POST and PUT /ads/ take them.
+    const attributes: components["schemas"]["AdAttributesInput"] = {
+      portal: "portal_a",
+      values: [{ key: "condition", value: "gebruikt" }],
+    };
+    // @ts-expect-error portal is required
+    const missing: Body<"/rest/v1/publish", "post"> = { userId: 1, adId: 2 };
+    expect([publish, images, attributes, missing]).toHaveLength(4);
   });
 });

@@ -163,7 +163,7 @@ export const userBody = (overrides: Record<string, unknown> = {}) => ({
   houseNumber: "12a",
   postalCode: "1234ab",
   city: "Utrecht",
-  county: "UT",
+  county: "UT" as const,
   email: "jan@garagedevries.nl",
   phone: "030-1234567",
   ...overrides,

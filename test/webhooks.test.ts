@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import type { Env } from "../src/env";
 import { EVENT_TYPES } from "../src/services/events";
+import { payloadOf, type Received, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
 import {
   BASE,
   call,
@@ -24,24 +25,7 @@ beforeAll(async () => {
   internalKey = (await newClient({ internal: true })).key;
 });
 
-interface Received {
-  headers: Record<string, string>;
-  body: string;
-  status: number;
-}
-
-const receiver = (behaviour: string) => {
-  const name = `${behaviour}-${crypto.randomUUID()}`;
-  return { name, url: `http://hooks.test/${behaviour}/${name}` };
-};
-const receivedBy = async (name: string) => (await fetch(`http://hooks.test/received/${name}`)).json<Received[]>();
-const payloadOf = (r: Received) => JSON.parse(r.body) as { type: string; timestamp: string; data: Record<string, any> };
-
-async function register(url: string, body: Record<string, unknown> = {}, apiKey = key) {
-  const answer = await call("POST", "/webhooks/", { key: apiKey, body: { url, ...body } });
-  expectEnvelope(answer, 200);
-  return answer.body.data as { webhookId: number; secret: string };
-}
+const register = (url: string, body: Record<string, unknown> = {}, apiKey = key) => registerWebhook(apiKey, url, body);
 
 describe("webhook endpoints", () => {
   it("show the secret once, refuse private and plain-http URLs outside development, and belong to their client", async () => {

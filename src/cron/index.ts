@@ -38,7 +38,7 @@ const scheduledParts = (db: Db, env: Env, now: Date, runId: string): ScheduledPa
     { name: "notices", run: async () => ({ sent: await sendNotifications(db, logSender) }) },
     { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(db, wallClock()) }) },
     { name: "events", run: async () => ({ purged: await purgeOldEvents(db, wallClock()) }) },
-    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(db, env, runId) }) },
+    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(db, env, { requestId: runId }) }) },
     { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(db, env, 200) }) },
   ];
 };

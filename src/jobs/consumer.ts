@@ -6,21 +6,19 @@ import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { nowIso } from "../lib/time";
-import { deliverWebhook, dispatchEvents } from "../services/events";
+import { abandonDelivery, deliverWebhooks, dispatchEvents } from "../services/events";
 import { failImageJob, runImageJob } from "../services/images";
 import { applyEvent, flushUpdateRequests, runPublishJobs } from "../services/publishing";
 import type { Job } from "../services/shared";
 
-/** A job other than publishing (those run together, per batch). */
-async function runJob(env: Env, job: Exclude<Job, { kind: "publish" }>): Promise<void> {
+/** A job other than publishing and webhook deliveries (those run together, per batch). */
+async function runJob(env: Env, job: Exclude<Job, { kind: "publish" | "webhook" }>): Promise<void> {
   switch (job.kind) {
     case "image": {
       const { updatesRequested } = await runImageJob(env, job.jobId, job.requestId);
       if (updatesRequested) await flushUpdateRequests(getDb(env.DB), env, 100, job.requestId);
       return;
     }
-    case "webhook":
-      return deliverWebhook(env, getDb(env.DB), job);
     case "ping":
       return;
   }
@@ -53,18 +51,30 @@ async function giveUp(env: Env, job: Job): Promise<void> {
       return;
     }
     case "webhook":
+      // A delivery schedules its own next attempt; one that reaches here failed unexpectedly, and is
+      // logged; it no longer holds a place in its endpoint's queue.
+      return abandonDelivery(db, job);
     case "ping":
-      // A delivery schedules its own next attempt; one that reaches here failed unexpectedly, and is logged.
       return;
   }
 }
 
-/** Runs a batch's jobs: the publish jobs together, the others each on its own; one settled result per job, in order. */
+/**
+ * Runs a batch's jobs: the publish jobs together, the webhook deliveries together (per endpoint in
+ * turn, see `deliverWebhooks`), the others each on its own. One settled result per job, in order.
+ */
 function runAll(env: Env, jobs: Job[]): Promise<PromiseSettledResult<void>[]> {
   const publishJobs = jobs.flatMap((job) => (job.kind === "publish" ? [job] : []));
   const published = publishJobs.length ? runPublishJobs(env, publishJobs) : Promise.resolve([]);
+  const deliveries = jobs.flatMap((job) => (job.kind === "webhook" ? [job] : []));
+  const delivered = deliveries.length ? deliverWebhooks(env, getDb(env.DB), deliveries) : Promise.resolve([]);
   return Promise.allSettled(
     jobs.map(async (job) => {
+      if (job.kind === "webhook") {
+        const outcome = (await delivered)[deliveries.indexOf(job)];
+        if (outcome?.status === "rejected") throw outcome.reason;
+        return;
+      }
       if (job.kind !== "publish") return runJob(env, job);
       const outcome = (await published)[publishJobs.indexOf(job)];
       if (outcome?.status === "rejected") throw outcome.reason;
@@ -73,14 +83,15 @@ function runAll(env: Env, jobs: Job[]): Promise<PromiseSettledResult<void>[]> {
 }
 
 /**
- * Consumer of `jobs` and of its dead-letter queue; which one a batch comes from is configuration
- * (DEAD_LETTER_QUEUE), not a guess from its name. Messages are pointers to D1 rows; handlers are
+ * Consumer of `jobs`, of `webhooks` (deliveries only, so an endpoint that hangs holds none of the slots
+ * of publishing and images) and of their dead-letter queues; which one a batch comes from is
+ * configuration (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE), not a guess from its name. Messages are pointers to D1 rows; handlers are
  * idempotent. The batch's publish jobs run together (two D1 round trips for all of them); the others one
  * by one, side by side. A failed write of the dead-letter consumer is retried too; what still fails goes to that
  * queue's own last-resort queue (wrangler.toml), so nothing is dropped silently.
  */
 export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: ExecutionContext): Promise<void> {
-  const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE;
+  const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
   const jobs = batch.messages.map((message) => message.body);
   if (!deadLetter)
@@ -114,11 +125,14 @@ export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: Execu
     metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
     message.retry({ delaySeconds: backoffSeconds(message.attempts) });
   });
-  // The jobs just run wrote events: hand them to webhook delivery now rather than at the next cron.
-  if (!deadLetter && batch.messages.some((m) => m.body.kind !== "webhook"))
-    ctx?.waitUntil(
-      dispatchEvents(getDb(env.DB), env).catch((error) =>
-        log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
-      ),
-    );
+  // The jobs just run wrote events, or deliveries ended and made room in their endpoints' queues: hand
+  // the next events to delivery now rather than at the next cron.
+  if (deadLetter) return;
+  const deliveredTo = jobs.flatMap((job) => (job.kind === "webhook" ? [job.endpointId] : []));
+  const scope = deliveredTo.length === jobs.length ? { endpointIds: [...new Set(deliveredTo)] } : {};
+  ctx?.waitUntil(
+    dispatchEvents(getDb(env.DB), env, scope).catch((error) =>
+      log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
+    ),
+  );
 }

@@ -50,6 +50,11 @@ export const ERROR_CODES = {
     status: 409,
     description: "Another user of the same client already has this externalUserId.",
   },
+  webhook_limit_reached: {
+    status: 409,
+    description: "The client has as many webhook endpoints as it may (16); remove one first.",
+  },
+  replay_in_progress: { status: 409, description: "A replay of this webhook endpoint is still being delivered." },
   idempotency_in_progress: {
     status: 409,
     description: "The first request with this Idempotency-Key is still running; retry after Retry-After.",
@@ -61,6 +66,10 @@ export const ERROR_CODES = {
   activation_limit_reached: { status: 429, description: "Too many activation tokens generated for the user." },
   internal_error: { status: 500, description: "An unexpected failure, logged with the request id." },
   service_unavailable: { status: 503, description: "A dependency the answer needs is failing." },
+  dns_unavailable: {
+    status: 503,
+    description: "The DNS resolver did not answer, so the URL could not be checked; try again later.",
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -7,6 +7,8 @@
  */
 
 export class OutboundRefused extends Error {}
+/** The DNS resolver did not answer (down, timed out): the target could not be checked, so nothing is sent. */
+export class ResolverUnavailable extends Error {}
 
 export interface OutboundPolicy {
   /** Development: any host and port (the scheme is still checked). */
@@ -155,8 +157,12 @@ async function resolve(resolver: string, name: string): Promise<string[]> {
       const response = await fetch(url, {
         headers: { Accept: "application/dns-json" },
         signal: AbortSignal.timeout(5_000),
+      }).catch((error: unknown) => {
+        throw new ResolverUnavailable(
+          `the DNS resolver did not answer (${error instanceof Error ? error.name : error})`,
+        );
       });
-      if (!response.ok) throw new OutboundRefused(`the host name could not be resolved (HTTP ${response.status})`);
+      if (!response.ok) throw new ResolverUnavailable(`the DNS resolver answered HTTP ${response.status}`);
       const body = (await response.json()) as { Status?: number; Answer?: { type: number; data: string }[] };
       return (body.Answer ?? []).filter((a) => a.type === 1 || a.type === 28).map((a) => a.data);
     }),
@@ -181,7 +187,10 @@ export async function checkTarget(target: URL, policy: OutboundPolicy): Promise<
     throw new OutboundRefused("the host name resolves to a private, loopback or other special address");
 }
 
-/** fetch() through the guard: redirects are followed by hand, each hop checked again. */
+/** Who is calling, on every outbound request (image fetches, webhook deliveries), so receivers can tell. */
+export const OUTBOUND_USER_AGENT = "ClassifiedAdsAPI/1 (+webhooks and image fetches)";
+
+/** fetch() through the guard: redirects are followed by hand, each hop checked again; it says who it is. */
 export async function guardedFetch(
   url: string | URL,
   policy: OutboundPolicy,
@@ -192,7 +201,7 @@ export async function guardedFetch(
     await checkTarget(target, policy);
     const response = await fetch(target, {
       method: init.method ?? "GET",
-      headers: init.headers,
+      headers: { "User-Agent": OUTBOUND_USER_AGENT, ...Object.fromEntries(new Headers(init.headers)) },
       body: init.body,
       redirect: "manual",
       signal: AbortSignal.timeout(init.timeoutMs),

@@ -20,14 +20,17 @@ export const flushRequestedUpdates: MiddlewareHandler<AppEnv> = async (c, next) 
 };
 
 /**
- * After every write: the events it wrote go to webhook delivery in the background, rather than at the
- * next cron run (which remains the safety net).
+ * After every write that succeeded: the events it wrote go to webhook delivery in the background, rather
+ * than at the next cron run (which remains the safety net). Only the writer's own endpoints are looked
+ * at (an internal client writes for every client, so all of them); a refused write does no webhook work.
  */
 export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
-  if (c.req.method === "GET" || c.res.status >= 500) return;
+  if (c.req.method === "GET" || c.res.status >= 300) return;
+  const client = c.get("client");
+  const scope = { requestId: c.get("requestId"), clientId: client?.internal ? undefined : client?.id };
   c.executionCtx.waitUntil(
-    dispatchEvents(getDb(c.env.DB), c.env, c.get("requestId")).catch((error) =>
+    dispatchEvents(getDb(c.env.DB), c.env, scope).catch((error) =>
       log("error", "webhook dispatch failed", { requestId: c.get("requestId"), error: String(error) }),
     ),
   );

@@ -323,3 +323,30 @@ describe("unauthenticated floods", () => {
     }
   });
 });
+
+describe("the marketplace simulator", () => {
+  const simulator = (path: string, init: RequestInit = {}) =>
+    app.fetch(new Request(`http://api.test/simulator/portal_a${path}`, init), env, createExecutionContext());
+
+  it("answers a body it cannot read with RFC 6749's invalid_request, never a plain 500", async () => {
+    for (const path of ["/oauth/token", "/oauth/revoke", "/oauth/authorize", "/signup"]) {
+      const answer = await simulator(path, {
+        method: "POST",
+        headers: { "Content-Type": "multipart/form-data; boundary=none" },
+        body: "--broken",
+      });
+      expect(answer.status, path).toBe(400);
+      expect(await answer.json(), path).toMatchObject({ error: "invalid_request" });
+    }
+  });
+
+  it("keeps its control routes to the operator (the portal's OAuth client credentials)", async () => {
+    expect((await simulator("/control/accounts/1")).status).toBe(401);
+    const wrong = `Basic ${btoa(`${env.PORTAL_A_CLIENT_ID}:not-the-secret`)}`;
+    expect((await simulator("/control/accounts/1", { headers: { Authorization: wrong } })).status).toBe(401);
+    const operator = `Basic ${btoa(`${env.PORTAL_A_CLIENT_ID}:${env.PORTAL_A_CLIENT_SECRET}`)}`;
+    const summary = await simulator("/control/accounts/1", { headers: { Authorization: operator } });
+    expect(summary.status).toBe(200);
+    expect(await summary.json()).toMatchObject({ listings: expect.any(Number) });
+  });
+});

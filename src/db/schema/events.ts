@@ -48,10 +48,35 @@ export const webhookEndpoints = sqliteTable(
     /** Since when every delivery failed; null after a success. */
     failingSince: text("failing_since"),
     disabledReason: text("disabled_reason"),
+    /** Deliveries handed to the queue and not yet ended (bounded per endpoint; the dispatcher waits). */
+    inQueue: integer("in_queue").notNull().default(0),
+    /** Deliveries that failed in a row; at the breaker's threshold the endpoint is paused. */
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    /** The breaker: no delivery is attempted before this instant; they wait in the queue. */
+    pausedUntil: text("paused_until"),
+    pausedReason: text("paused_reason"),
+    /** A replay runs until the cursor reaches this event. */
+    replayUntil: integer("replay_until").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [index("webhook_endpoints_client").on(t.clientId)],
+);
+
+/**
+ * Deliveries to an endpoint in flight now: a row per delivery holding its lease until it ends or
+ * expires (a consumer that died leaves one that runs out), so an endpoint has a bounded number at once.
+ */
+export const webhookLeases = sqliteTable(
+  "webhook_leases",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    endpointId: integer("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [index("webhook_leases_endpoint").on(t.endpointId, t.expiresAt)],
 );
 
 /** One delivery attempt of an event (or a test message) to an endpoint. */

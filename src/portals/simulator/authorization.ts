@@ -50,6 +50,16 @@ type Refusal = { page: string } | { redirect: string };
  * a token endpoint that authenticates the client. Accounts: `demo` (password SIMULATOR_DEMO_PASSWORD,
  * "demo" when unset) and any created from the consent page.
  */
+/** The body as a form, or null when it is not one (a malformed request). */
+const formOf = (c: Context): Promise<FormData | null> => c.req.formData().catch(() => null);
+
+/** RFC 6749's answer to a request it cannot read. */
+const invalidRequest = (c: Context) =>
+  c.json(
+    { error: "invalid_request", error_description: "the body must be a form (application/x-www-form-urlencoded)" },
+    400,
+  );
+
 export class AuthorizationServer {
   constructor(
     private readonly sql: SqlStorage,
@@ -91,7 +101,8 @@ export class AuthorizationServer {
       return c.html(this.consentHtml(c, params), 200, PAGE_HEADERS);
     });
     app.post("/:portal/oauth/authorize", async (c) => {
-      const form = await c.req.formData();
+      const form = await formOf(c);
+      if (!form) return invalidRequest(c);
       const params = this.requestParams(form);
       const refused = this.checkRequest(c, params);
       if (refused) return this.answerRefusal(c, refused);
@@ -120,7 +131,8 @@ export class AuthorizationServer {
       );
     });
     app.post("/:portal/signup", async (c) => {
-      const form = await c.req.formData();
+      const form = await formOf(c);
+      if (!form) return invalidRequest(c);
       const params = this.requestParams(form);
       const refused = this.checkRequest(c, params);
       if (refused) return this.answerRefusal(c, refused);
@@ -148,7 +160,8 @@ export class AuthorizationServer {
       return c.redirect(this.grant(account, params), 302);
     });
     app.post("/:portal/oauth/token", async (c) => {
-      const form = await c.req.formData();
+      const form = await formOf(c);
+      if (!form) return invalidRequest(c);
       if (!this.authenticatesClient(c, form)) {
         return c.json({ error: "invalid_client" }, 401, { "WWW-Authenticate": 'Basic realm="token"' });
       }
@@ -166,7 +179,8 @@ export class AuthorizationServer {
       return c.json({ error: "unsupported_grant_type" }, 400);
     });
     app.post("/:portal/oauth/revoke", async (c) => {
-      const form = await c.req.formData();
+      const form = await formOf(c);
+      if (!form) return invalidRequest(c);
       if (!this.authenticatesClient(c, form)) return c.json({ error: "invalid_client" }, 401);
       this.sql.exec("DELETE FROM tokens WHERE token = ?", String(form.get("token") ?? ""));
       return c.body(null, 200);
@@ -273,6 +287,11 @@ export class AuthorizationServer {
   }
 
   /** client_secret_basic (RFC 6749 2.3.1) or client_secret_post. */
+  /** The simulator's control routes are the operator's: HTTP Basic with the portal's OAuth client credentials. */
+  isOperator(c: Context): boolean {
+    return this.authenticatesClient(c, new FormData());
+  }
+
   private authenticatesClient(c: Context, form: FormData): boolean {
     const expected = portalClient(this.env, this.portalOf(c));
     let id = form.get("client_id");

@@ -179,8 +179,12 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       this.store(id, listing);
       return c.json(this.listingView(id), 201);
     });
-    // Control route for scripts (the benchmark): the account summary, as `accountSummary`.
-    app.get("/control/accounts/:account", (c) => c.json(this.accountSummary(Number(c.req.param("account")))));
+    // Control route for scripts (the benchmark): the account summary, as `accountSummary`; the operator's only.
+    app.get("/control/accounts/:account", (c) => {
+      if (!this.authorization.isOperator(c))
+        return c.json({ error: "invalid_client" }, 401, { "WWW-Authenticate": 'Basic realm="control"' });
+      return c.json(this.accountSummary(Number(c.req.param("account"))));
+    });
     app.get("/listings", (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
@@ -230,7 +234,8 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const id = Number(c.req.param("id"));
-      const body = (await c.req.json()) as { feature: string; reference?: string };
+      const body = (await c.req.json().catch(() => null)) as { feature?: string; reference?: string } | null;
+      if (typeof body?.feature !== "string") return c.json({ error: "feature: required" }, 400);
       const online = this.sql
         .exec<{ online: number }>("SELECT online FROM listings WHERE id = ? AND account = ?", id, account)
         .toArray()[0];

@@ -24,12 +24,9 @@ const eventTypes = z
   .openapi({ type: "string", description: "One type or several, comma-separated" });
 
 const EventsQuery = z.object({
-  after: z
-    .string()
-    .regex(/^\d+$/, { error: "must be a whole number" })
-    .transform(Number)
+  after: queryInt(0)
     .optional()
-    .openapi({ type: "integer", description: "The cursor: events with a larger id (default 0, from the start)" }),
+    .openapi({ description: "The cursor: events with a larger id (default 0, from the start); not beyond the latest" }),
   type: eventTypes.optional(),
   userId: queryInt().optional(),
   limit: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),

@@ -28,6 +28,15 @@ const Webhook = z
     enabled: z.boolean(),
     description: z.string(),
     disabledReason: z.string().nullable().openapi({ description: "Why delivery was switched off, when it was" }),
+    pausedUntil: z.string().nullable().openapi({
+      description:
+        "Set by the breaker after 5 failed deliveries in a row: deliveries wait until then, and resume by themselves",
+    }),
+    pausedReason: z.string().nullable(),
+    queuedDeliveries: z
+      .number()
+      .int()
+      .openapi({ description: "Deliveries queued for it now (at most 100; later events follow as these end)" }),
     created: z.string(),
     updated: z.string(),
   })
@@ -150,11 +159,17 @@ export const webhooksRouter = createRouter()
       path: "/webhooks/{webhookId}/replay",
       tags,
       summary: "Deliver again every event after an event id",
+      description:
+        "`after` is one of the client's events (or 0); a replay covers at most 1,000 events, and one runs per endpoint at a time (409 `replay_in_progress`).",
       request: {
         params: webhookParams,
-        body: jsonBody(z.object({ after: z.number().int().min(0) }).openapi("ReplayWebhook")),
+        body: jsonBody(
+          z.object({ after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }).openapi("ReplayWebhook"),
+        ),
       },
-      response: envelope(z.object({ queued: z.number().int() })),
+      response: envelope(
+        z.object({ queued: z.number().int().openapi({ description: "Events it delivers (those subscribed to)" }) }),
+      ),
     }),
     async (c) =>
       c.json(

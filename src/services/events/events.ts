@@ -1,9 +1,10 @@
-import { and, eq, gt, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, notLike, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { events, users, webhookDeliveries } from "../../db/schema";
+import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
-import { requireUser, visibleRows } from "../shared/access";
+import { clientIdOf, isInternal, requireUser, visibleRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 
 /** Every event type the log holds (the README's event catalogue). */
@@ -91,19 +92,35 @@ export async function readEvents(
   input: { after: number; types?: EventType[]; userId?: number; limit: number },
 ): Promise<{ events: EventView[]; cursor: number }> {
   if (input.userId !== undefined) await requireUser(ctx.db, ctx.caller, input.userId);
-  const rows = await ctx.db
-    .select()
-    .from(events)
-    .where(
-      and(
-        gt(events.id, input.after),
-        visibleRows(ctx.caller, events.clientId),
-        input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
-        input.types?.length ? inArray(events.type, input.types) : undefined,
-      ),
-    )
-    .orderBy(events.id)
-    .limit(input.limit);
+  const visible = and(
+    visibleRows(ctx.caller, events.clientId),
+    // An internal client sees every client's events, but not the webhook endpoints (URLs) of others.
+    isInternal(ctx.caller)
+      ? or(notLike(events.type, "webhook.%"), eq(events.clientId, clientIdOf(ctx.caller)))
+      : undefined,
+  );
+  const {
+    rows,
+    latest: [latest],
+  } = await namedBatch(ctx.db, {
+    rows: ctx.db
+      .select()
+      .from(events)
+      .where(
+        and(
+          gt(events.id, input.after),
+          visible,
+          input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
+          input.types?.length ? inArray(events.type, input.types) : undefined,
+        ),
+      )
+      .orderBy(events.id)
+      .limit(input.limit),
+    latest: ctx.db.select({ id: sql<number>`coalesce(max(${events.id}), 0)` }).from(events),
+  });
+  // A cursor no answer handed out would silently skip every event up to it.
+  if (input.after > (latest?.id ?? 0))
+    throw DomainError.of("validation_failed", `after: ${input.after} is beyond the latest event (${latest?.id ?? 0})`);
   return { events: rows.map(eventView), cursor: rows.at(-1)?.id ?? input.after };
 }
 

@@ -1,12 +1,13 @@
+export { abandonDelivery, DELIVERY_LIMITS, deliverWebhooks, dispatchEvents } from "./delivery";
 export { EVENT_TYPES, type EventType, purgeOldEvents, readEvents } from "./events";
 export {
   createWebhook,
   deleteWebhook,
-  deliverWebhook,
-  dispatchEvents,
+  ENDPOINTS_PER_CLIENT,
   getWebhook,
   listDeliveries,
   listWebhooks,
+  REPLAY_MAX_EVENTS,
   redeliver,
   replayWebhook,
   rotateWebhookSecret,

@@ -1,27 +1,26 @@
 import { and, desc, eq, gt, sql } from "drizzle-orm";
-import { type Db, namedBatch } from "../../db/client";
+import { namedBatch } from "../../db/client";
+import { inList } from "../../db/inList";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Env } from "../../env";
-import { randomToken, standardWebhookSignature } from "../../lib/crypto";
+import { randomToken } from "../../lib/crypto";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { log } from "../../lib/log";
-import { metricsOf } from "../../lib/metrics";
-import { checkTarget, guardedFetch, OutboundRefused, outboundPolicy } from "../../lib/outbound";
-import { open, seal } from "../../lib/secretBox";
+import { checkTarget, OutboundRefused, outboundPolicy, ResolverUnavailable } from "../../lib/outbound";
+import { seal } from "../../lib/secretBox";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
-import { type EventType, eventView } from "./events";
+import { dispatchEvents } from "./delivery";
+import type { EventType } from "./events";
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
-/** An endpoint whose every delivery failed for this long is disabled. */
-export const FAILING_LIMIT_MS = 3 * 86_400_000;
-const DELIVERY_TIMEOUT_MS = 10_000;
-/** Seconds before attempt 2, 3, …: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 28 hours in all). */
-export const DEFAULT_RETRY_DELAYS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+/** Endpoints one client may have. */
+export const ENDPOINTS_PER_CLIENT = 16;
+/** Events one replay may deliver again. */
+export const REPLAY_MAX_EVENTS = 1000;
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -34,6 +33,9 @@ const endpointView = (row: EndpointRow) => ({
   enabled: row.enabled,
   description: row.description,
   disabledReason: row.disabledReason,
+  pausedUntil: row.pausedUntil && row.pausedUntil > nowIso() ? formatDateTime(row.pausedUntil) : null,
+  pausedReason: row.pausedUntil && row.pausedUntil > nowIso() ? row.pausedReason : null,
+  queuedDeliveries: row.inQueue,
   created: formatDateTime(row.createdAt),
   updated: formatDateTime(row.updatedAt),
 });
@@ -60,6 +62,7 @@ async function checkUrl(env: Env, url: string): Promise<void> {
     await checkTarget(target, outboundPolicy(env));
   } catch (error) {
     if (error instanceof OutboundRefused) throw DomainError.of("validation_failed", `url: ${error.message}`);
+    if (error instanceof ResolverUnavailable) throw DomainError.of("dns_unavailable", `url: ${error.message}`);
     throw error;
   }
 }
@@ -82,26 +85,47 @@ export interface WebhookInput {
   description?: string | undefined;
 }
 
-/** POST /webhooks/: the signing secret is answered this once. New events from now on are delivered. */
+/**
+ * POST /webhooks/: the signing secret is answered this once. New events from now on are delivered. A
+ * client has at most ENDPOINTS_PER_CLIENT endpoints (checked in the insert, so racing calls cannot pass it).
+ */
 export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
   await checkUrl(ctx.env, input.url);
   const secret = newSecret();
-  const [{ last } = { last: 0 }] = await ctx.db
-    .select({ last: sql<number>`coalesce(max(${events.id}), 0)` })
-    .from(events);
-  const row = await ctx.db
-    .insert(webhookEndpoints)
-    .values({
-      clientId: clientIdOf(ctx.caller),
-      url: input.url,
-      types: input.types?.length ? input.types : null,
-      enabled: input.enabled ?? true,
-      description: input.description ?? "",
-      secret: await seal(secret, ctx.env),
-      lastEventId: last,
-    })
-    .returning()
-    .get();
+  const clientId = clientIdOf(ctx.caller);
+  const ofClient = eq(webhookEndpoints.clientId, clientId);
+  // Inserted, then taken out again in the same transaction when it is one too many.
+  const {
+    created: [row],
+    overLimit,
+  } = await namedBatch(ctx.db, {
+    created: ctx.db
+      .insert(webhookEndpoints)
+      .values({
+        clientId,
+        url: input.url,
+        types: input.types?.length ? input.types : null,
+        enabled: input.enabled ?? true,
+        description: input.description ?? "",
+        secret: await seal(secret, ctx.env),
+        lastEventId: sql`(SELECT coalesce(max(${events.id}), 0) FROM ${events})`,
+      })
+      .returning(),
+    overLimit: ctx.db
+      .delete(webhookEndpoints)
+      .where(
+        and(
+          sql`${webhookEndpoints.id} = last_insert_rowid()`,
+          sql`(SELECT count(*) FROM ${webhookEndpoints} WHERE ${ofClient}) > ${ENDPOINTS_PER_CLIENT}`,
+        ),
+      )
+      .returning({ id: webhookEndpoints.id }),
+  });
+  if (!row || overLimit.length > 0)
+    throw DomainError.of(
+      "webhook_limit_reached",
+      `url: a client may have at most ${ENDPOINTS_PER_CLIENT} webhook endpoints; remove one first`,
+    );
   return { ...endpointView(row), secret };
 }
 
@@ -150,17 +174,67 @@ export async function rotateWebhookSecret(ctx: ServiceContext, id: number) {
   return { ...endpointView(updated), secret };
 }
 
-/** POST /webhooks/<id>/test: a `webhook.test` message, delivered and logged like any other. */
+/** POST /webhooks/<id>/test: a `webhook.test` message, delivered and logged like any other (one `webhook-id` for all its attempts). */
 export async function testWebhook(ctx: ServiceContext, id: number) {
   await ownEndpoint(ctx, id);
-  await ctx.env.JOBS.send({ kind: "webhook", endpointId: id, attempt: 1, requestId: ctx.requestId });
+  await ctx.env.WEBHOOKS.send({
+    kind: "webhook",
+    endpointId: id,
+    messageId: `msg_test_${randomToken(9)}`,
+    attempt: 1,
+    requestId: ctx.requestId,
+  } satisfies WebhookMessage);
 }
 
-/** POST /webhooks/<id>/replay: every event after `after` is delivered again (the cursor moves back). */
+/**
+ * POST /webhooks/<id>/replay: the client's events after `after` (an event of its own, or 0) are
+ * delivered again: the cursor moves back, never forward past events not yet handed over. One replay
+ * per endpoint at a time, at most REPLAY_MAX_EVENTS events; answers how many it will deliver (those the
+ * endpoint subscribes to). They go out at the endpoint's bounded pace.
+ */
 export async function replayWebhook(ctx: ServiceContext, id: number, after: number) {
-  await ownEndpoint(ctx, id);
-  await ctx.db.update(webhookEndpoints).set({ lastEventId: after }).where(eq(webhookEndpoints.id, id));
-  return { queued: await dispatchEvents(ctx.db, ctx.env, ctx.requestId) };
+  const endpoint = await ownEndpoint(ctx, id);
+  if (endpoint.lastEventId < endpoint.replayUntil)
+    throw DomainError.of("replay_in_progress", `webhookId: a replay of webhook ${id} is still being delivered`);
+  const ofClient = eq(events.clientId, endpoint.clientId);
+  const replayed = and(ofClient, gt(events.id, after));
+  const subscribed = endpoint.types ? inList(events.type, endpoint.types) : undefined;
+  const {
+    from: [from],
+    latest: [latest],
+    counts: [counts],
+  } = await namedBatch(ctx.db, {
+    from: ctx.db
+      .select({ id: events.id })
+      .from(events)
+      .where(and(ofClient, eq(events.id, after))),
+    latest: ctx.db
+      .select({ id: sql<number>`coalesce(max(${events.id}), 0)` })
+      .from(events)
+      .where(ofClient),
+    counts: ctx.db
+      .select({
+        all: sql<number>`count(*)`,
+        wanted: sql<number>`coalesce(sum(${subscribed ?? sql`1`}), 0)`,
+      })
+      .from(events)
+      .where(replayed),
+  });
+  if (after !== 0 && !from) throw DomainError.of("validation_failed", `after: ${after} is not an event of this client`);
+  if ((counts?.all ?? 0) > REPLAY_MAX_EVENTS)
+    throw DomainError.of(
+      "validation_failed",
+      `after: a replay delivers at most ${REPLAY_MAX_EVENTS} events; ${counts?.all} follow event ${after}`,
+    );
+  const started = await ctx.db
+    .update(webhookEndpoints)
+    .set({ lastEventId: Math.min(after, endpoint.lastEventId), replayUntil: latest?.id ?? 0 })
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.lastEventId, endpoint.lastEventId)))
+    .returning({ id: webhookEndpoints.id });
+  if (started.length === 0)
+    throw DomainError.of("replay_in_progress", `webhookId: a replay of webhook ${id} is still being delivered`);
+  await dispatchEvents(ctx.db, ctx.env, { endpointIds: [id], requestId: ctx.requestId });
+  return { queued: counts?.wanted ?? 0 };
 }
 
 const deliveryView = (row: typeof webhookDeliveries.$inferSelect) => ({
@@ -213,188 +287,11 @@ export async function redeliver(ctx: ServiceContext, id: number, deliveryId: num
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.messageId, delivery.messageId)))
     .get();
-  await ctx.env.JOBS.send({
+  await ctx.env.WEBHOOKS.send({
     kind: "webhook",
     endpointId: id,
-    ...(delivery.eventId !== null ? { eventId: delivery.eventId } : {}),
+    ...(delivery.eventId !== null ? { eventId: delivery.eventId } : { messageId: delivery.messageId }),
     attempt: (last?.attempt ?? delivery.attempt) + 1,
     requestId: ctx.requestId,
-  });
-}
-
-/**
- * Hands new events to delivery: per enabled endpoint, the events of its client after its cursor (100 at
- * a time) that it subscribes to. The cursor moves by compare-and-set before the messages go out, so two
- * dispatchers racing never hand one event over twice; when the queue refuses, the cursor goes back.
- * From the queue on, delivery is at least once. Runs after work that writes events, and every minute
- * from the cron.
- */
-export async function dispatchEvents(db: Db, env: Env, requestId?: string, pagesPerEndpoint = 10): Promise<number> {
-  const endpoints = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.enabled, true));
-  let queued = 0;
-  for (const endpoint of endpoints) {
-    let cursor = endpoint.lastEventId;
-    for (let page = 0; page < pagesPerEndpoint; page += 1) {
-      const batch = await db
-        .select({ id: events.id, type: events.type })
-        .from(events)
-        .where(and(eq(events.clientId, endpoint.clientId), gt(events.id, cursor)))
-        .orderBy(events.id)
-        .limit(100);
-      const last = batch.at(-1);
-      if (!last) break;
-      // The cursor moves first (compare-and-set): of two dispatchers racing, one sends.
-      const cursorAt = (from: number, to: number) =>
-        db
-          .update(webhookEndpoints)
-          .set({ lastEventId: to })
-          .where(and(eq(webhookEndpoints.id, endpoint.id), eq(webhookEndpoints.lastEventId, from)))
-          .returning({ id: webhookEndpoints.id });
-      if ((await cursorAt(cursor, last.id)).length === 0) break;
-      const wanted = batch.filter((e) => !endpoint.types || endpoint.types.includes(e.type));
-      try {
-        if (wanted.length > 0)
-          await env.JOBS.sendBatch(
-            wanted.map((e) => ({
-              body: { kind: "webhook" as const, endpointId: endpoint.id, eventId: e.id, attempt: 1, requestId },
-            })),
-          );
-      } catch (error) {
-        // The queue refused: the cursor goes back, and the next run hands these events over again.
-        await cursorAt(last.id, cursor);
-        throw error;
-      }
-      queued += wanted.length;
-      cursor = last.id;
-      if (batch.length < 100) break;
-    }
-  }
-  return queued;
-}
-
-const retryDelays = (env: Env) =>
-  env.WEBHOOK_RETRY_DELAYS ? env.WEBHOOK_RETRY_DELAYS.split(",").map(Number) : DEFAULT_RETRY_DELAYS;
-
-/** The Standard Webhooks signature header: every valid secret signs (two during a rotation's overlap). */
-async function signatures(env: Env, endpoint: EndpointRow, messageId: string, at: Date, payload: string) {
-  const secrets = [endpoint.secret];
-  if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > at.toISOString())
-    secrets.push(endpoint.previousSecret);
-  const opened = await Promise.all(secrets.map((sealed) => open(sealed, env)));
-  const signed = await Promise.all(opened.map((secret) => standardWebhookSignature(secret, messageId, at, payload)));
-  return signed.join(" ");
-}
-
-/**
- * One delivery attempt (a queue message): the event signed per Standard Webhooks, POSTed with a 10 s
- * timeout through the outbound guard (no redirects). 2xx ends it; 410 disables the endpoint; anything
- * else is tried again on the schedule; an endpoint failing every delivery for 3 days is disabled, and
- * `webhook.disabled` is recorded.
- */
-export async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promise<void> {
-  const {
-    endpoint: [endpoint],
-    event: [event],
-  } = await namedBatch(db, {
-    endpoint: db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, message.endpointId)),
-    event: db
-      .select()
-      .from(events)
-      .where(eq(events.id, message.eventId ?? 0)),
-  });
-  if (!endpoint?.enabled) return;
-  if (message.eventId && !event) return; // purged
-  const messageId = event ? `evt_${event.id}` : `msg_test_${randomToken(9)}`;
-  const at = new Date();
-  const payload = JSON.stringify(
-    event
-      ? { type: event.type, timestamp: new Date(event.occurredAt).toISOString(), data: eventView(event) }
-      : { type: "webhook.test", timestamp: at.toISOString(), data: { webhookId: endpoint.id } },
-  );
-  const startedAt = Date.now();
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  try {
-    const response = await guardedFetch(endpoint.url, outboundPolicy(env), {
-      method: "POST",
-      timeoutMs: DELIVERY_TIMEOUT_MS,
-      maxRedirects: 0,
-      headers: {
-        "Content-Type": "application/json",
-        "webhook-id": messageId,
-        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-        "webhook-signature": await signatures(env, endpoint, messageId, at, payload),
-      },
-      body: payload,
-    });
-    statusCode = response.status;
-    await response.body?.cancel();
-  } catch (failure) {
-    error = failure instanceof Error ? failure.message : String(failure);
-  }
-  const latencyMs = Date.now() - startedAt;
-  const succeeded = statusCode !== null && statusCode >= 200 && statusCode < 300;
-  const gone = statusCode === 410;
-  const delays = retryDelays(env);
-  const delay = delays[message.attempt - 1];
-  const retrying = !succeeded && !gone && delay !== undefined;
-  const jitter = retrying ? Math.round((delay as number) * 0.1 * Math.random()) : 0;
-  const nextAttemptAt = retrying ? new Date(Date.now() + ((delay as number) + jitter) * 1000).toISOString() : null;
-  const now = nowIso();
-  const failingSince = succeeded ? null : (endpoint.failingSince ?? now);
-  const disable = gone
-    ? "the endpoint answered 410 Gone"
-    : failingSince !== null && failingSince < new Date(Date.now() - FAILING_LIMIT_MS).toISOString()
-      ? "every delivery failed for 3 days"
-      : null;
-  await db.batch([
-    db.insert(webhookDeliveries).values({
-      endpointId: endpoint.id,
-      eventId: event?.id ?? null,
-      messageId,
-      attempt: message.attempt,
-      statusCode,
-      latencyMs,
-      error: error ?? (succeeded ? null : `HTTP ${statusCode}`),
-      succeeded,
-      nextAttemptAt,
-    }),
-    db
-      .update(webhookEndpoints)
-      .set({
-        failingSince,
-        ...(disable ? { enabled: false, disabledReason: disable, updatedAt: now } : {}),
-      })
-      .where(eq(webhookEndpoints.id, endpoint.id)),
-    ...(disable
-      ? [
-          db.insert(events).values({
-            clientId: endpoint.clientId,
-            userId: null,
-            type: "webhook.disabled",
-            data: JSON.stringify({ webhookId: endpoint.id, url: endpoint.url, reason: disable }),
-          }),
-        ]
-      : []),
-  ]);
-  metricsOf(env).record({
-    event: "webhook_delivery",
-    status: statusCode ?? 0,
-    result: succeeded ? "delivered" : retrying ? "retry" : "failed",
-    durationMs: latencyMs,
-  });
-  log(succeeded ? "info" : "warn", "webhook delivery", {
-    webhookId: endpoint.id,
-    messageId,
-    attempt: message.attempt,
-    statusCode,
-    error,
-    latencyMs,
-    requestId: message.requestId,
-  });
-  if (retrying && !disable)
-    await env.JOBS.send(
-      { ...message, attempt: message.attempt + 1 },
-      { delaySeconds: Math.min(43_200, (delay as number) + jitter) },
-    );
+  } satisfies WebhookMessage);
 }

@@ -11,7 +11,7 @@ export type PublishItemRef = Pick<
  * pointer. `requestId` is the request (or cron run) that caused the work, so its log lines can be tied to
  * it. A `publish` message also carries its item's fixed columns (`item`); one queued before they were
  * added names only the id, and the consumer reads the item first. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
- * `webhook` is one delivery attempt of an event to an endpoint.
+ * `webhook` is one delivery attempt of an event to an endpoint; it travels on the `webhooks` queue.
  */
 /** One delivery attempt of an event (or of a test message) to a webhook endpoint. */
 export type WebhookMessage = {
@@ -19,6 +19,10 @@ export type WebhookMessage = {
   endpointId: number;
   /** The event to deliver; absent for a test message. */
   eventId?: number;
+  /** A test message's `webhook-id`, fixed when it is first sent so every attempt carries the same. */
+  messageId?: string;
+  /** Handed over by the dispatcher, so counted in the endpoint's bounded number of queued deliveries. */
+  counted?: boolean;
   attempt: number;
   requestId?: string;
 };

@@ -75,7 +75,7 @@ describe("error codes", () => {
     expectError(await call("GET", `/folders/${user.userId}/${missing}`, { key }), "folder_not_found");
     expectError(await call("GET", `/tasks/${user.userId}/portal_a/${missing}`, { key }), "task_not_found");
     expectError(
-      await call("PUT", "/manufacturers/", { key, body: { manufacturerId: missing, name: "Gazelle" } }),
+      await call("PUT", "/manufacturers/", { key, body: { manufacturerId: missing, brands: ["Gazelle"] } }),
       "manufacturer_not_found",
     );
     expectError(await call("GET", `/jobs/${missing}`, { key }), "job_not_found");

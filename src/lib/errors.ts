@@ -7,6 +7,10 @@ import { z } from "@hono/zod-openapi";
 export const ERROR_CODES = {
   validation_failed: { status: 400, description: "A field is missing, malformed or out of range; `field` names it." },
   malformed_body: { status: 400, description: "The body is not valid JSON." },
+  unknown_field: {
+    status: 400,
+    description: "The body or query names a field the operation does not take (a misspelling is refused, not dropped).",
+  },
   reference_not_found: {
     status: 400,
     description: "The body refers to something that does not exist for this user (an ad, contact, folder, image).",

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
-import { validationHook } from "./validation";
+import { strictInput, validationHook } from "./validation";
 
 /** Where the API lives; resources answer under it. */
 export const BASE_PATH = "/rest/v1";
@@ -198,7 +198,7 @@ export function apiRoute<
     tags: options.tags,
     summary: options.summary,
     description: options.description,
-    request: options.request as R,
+    request: strictInput(options.request as R),
     security: options.public ? [] : [{ bearerAuth: [] }],
     ...(options.public
       ? {}

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { validationFailed } from "../lib/errors";
+import { DomainError, detail, type ErrorDetail } from "../lib/errors";
 
 /**
  * One wording for zod's issues across the API, so every 400 reads `<field>: <problem>`.
@@ -50,18 +50,25 @@ export function installZodMessages(): void {
   });
 }
 
-/** Flattens zod issues into envelope messages; unknown keys get one message each. */
-export function issueMessages(error: z.ZodError, root = "body"): string[] {
-  const messages: string[] = [];
+/**
+ * Flattens zod issues into the problems of a 400: one per unknown key (`unknown_field`, the input is
+ * strict: a misspelt field is refused, never dropped) and one per other problem (`validation_failed`).
+ */
+export function issueDetails(error: z.ZodError, root = "body"): ErrorDetail[] {
+  const details = new Map<string, ErrorDetail>();
   for (const issue of error.issues) {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) messages.push(`${path ? `${path}.` : ""}${key}: ${issue.message}`);
+      for (const key of issue.keys) {
+        const message = `${path ? `${path}.` : ""}${key}: ${issue.message}`;
+        details.set(message, detail("unknown_field", message));
+      }
       continue;
     }
-    messages.push(`${path || root}: ${issue.message}`);
+    const message = `${path || root}: ${issue.message}`;
+    details.set(message, detail("validation_failed", message));
   }
-  return [...new Set(messages)];
+  return [...details.values()];
 }
 
 /** Default hook of every router: a failed validation becomes a 400 envelope. */
@@ -71,6 +78,26 @@ export function validationHook(
 ): void {
   if (!result.success) {
     const root = result.target === "json" ? "body" : (result.target ?? "body");
-    throw validationFailed(...issueMessages(result.error, root));
+    throw new DomainError(issueDetails(result.error, root));
   }
+}
+
+/**
+ * A request's body and query as strict objects: a key the schema does not name is an `unknown_field`.
+ * (`catchall` keeps the schema's OpenAPI name; the document then says `additionalProperties: false`.)
+ */
+export function strictInput<R extends { body?: unknown; query?: unknown } | undefined>(request: R): R {
+  if (!request) return request;
+  const strict = <T>(schema: T): T => (schema instanceof z.ZodObject ? (schema.catchall(z.never()) as T) : schema);
+  const body = request.body as { content?: Record<string, { schema: unknown }> } | undefined;
+  const json = body?.content?.["application/json"];
+  return {
+    ...request,
+    ...(request.query ? { query: strict(request.query) } : {}),
+    ...(json && body
+      ? {
+          body: { ...body, content: { ...body.content, "application/json": { ...json, schema: strict(json.schema) } } },
+        }
+      : {}),
+  };
 }

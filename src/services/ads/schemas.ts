@@ -132,7 +132,9 @@ export const UpdateAd = z
   .openapi("UpdateAd");
 
 export const AdStatus = z.enum(["concept", "active", "archive"]);
-export const PatchAd = z.object({ adId: id(), status: AdStatus }).openapi("PatchAd");
+export const PatchAd = z
+  .strictObject({ adId: id(), status: AdStatus }, { error: "cannot be patched; PATCH changes only status" })
+  .openapi("PatchAd");
 
 const adIdList = z.array(id()).min(1).max(100);
 export const PatchAdsBatch = z

@@ -1,0 +1,88 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import committed from "../openapi/openapi.json";
+import { call, createUser, expectError, newClient } from "./harness";
+
+/**
+ * Strict input, from the OpenAPI document: every operation that takes a JSON body or a query refuses a
+ * field it does not name with 400 `unknown_field`, the field named, instead of dropping it.
+ */
+
+interface Operation {
+  security?: unknown[];
+  parameters?: { in: string; name: string }[];
+  requestBody?: { content: Record<string, unknown> };
+}
+
+let internalKey: string;
+
+beforeAll(async () => {
+  internalKey = (await newClient({ internal: true })).key;
+});
+
+const operations = Object.entries(committed.paths as Record<string, Record<string, Operation>>).flatMap(
+  ([path, byMethod]) =>
+    Object.entries(byMethod)
+      .filter(([, operation]) => operation.security?.length !== 0)
+      .map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
+);
+/** A path with every parameter filled with an id that exists nowhere. */
+const concrete = (path: string) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : "1"));
+
+describe("strict input", () => {
+  const withBody = operations.filter((o) => o.operation.requestBody?.content["application/json"]);
+  const withQuery = operations.filter((o) => o.operation.parameters?.some((p) => p.in === "query"));
+
+  it.each(withBody.map((o) => [`${o.method} ${o.path}`, o] as const))(
+    "%s refuses an unknown body field",
+    async (_, { method, path }) => {
+      const answer = await call(method, `http://api.test${concrete(path)}`, {
+        key: internalKey,
+        body: { zzUnknownField: 1 },
+      });
+      expect(answer.status).toBe(400);
+      // (The PATCH operations say which fields they do change instead.)
+      expect(answer.body.errorDetails).toContainEqual({
+        code: "unknown_field",
+        field: "zzUnknownField",
+        message: expect.stringMatching(/^zzUnknownField: (unknown field|cannot be patched; )/),
+      });
+    },
+  );
+
+  it.each(withQuery.map((o) => [`${o.method} ${o.path}`, o] as const))(
+    "%s refuses an unknown query parameter",
+    async (_, { method, path }) => {
+      const answer = await call(method, `http://api.test${concrete(path)}?zzUnknownParameter=1`, {
+        key: internalKey,
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body.errorDetails).toContainEqual({
+        code: "unknown_field",
+        field: "zzUnknownParameter",
+        message: "zzUnknownParameter: unknown field",
+      });
+    },
+  );
+
+  it("names a misspelt field of POST /ads/ and of GET /jobs/, and accepts the fields the spec lists", async () => {
+    const { key } = await newClient({ partner: true });
+    const unknown = (answer: { body: { errorDetails?: { code: string; message: string }[] } }) =>
+      answer.body.errorDetails?.filter((d) => d.code === "unknown_field").map((d) => d.message);
+    const misspelt = await call("POST", "/ads/", { key, body: { titel: "Fiets", prijs: 100 } });
+    expect(misspelt.status).toBe(400);
+    expect(unknown(misspelt)).toEqual(["titel: unknown field", "prijs: unknown field"]);
+    const jobs = await call("GET", "/jobs/?userid=1&stat=error", { key });
+    expectError(jobs, "unknown_field");
+    expect(jobs.body.errors).toEqual(["userid: unknown field", "stat: unknown field"]);
+    // The fields the spec lists are taken as before.
+    const user = await createUser(key);
+    expect(
+      (await call("GET", `/jobs/?userId=${user.userId}&state=error&kind=placement&page=1&itemsPerPage=10`, { key }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call("GET", `/ads/?userId=${user.userId}&status=active&page=1&itemsPerPage=25`, { key })).status,
+    ).toBe(200);
+  });
+});

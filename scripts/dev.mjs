@@ -1,17 +1,54 @@
 // npm run dev: local D1 migrations and seed, then `wrangler dev` with the arguments given after `--`.
+// It never waits for input (in a terminal wrangler would ask before applying migrations: CI=true
+// answers for it) and prints a short banner instead of wrangler's migration tables and update notice.
 // Image URLs must be absolute in work done outside a request too (the publish job sends them to a
 // marketplace), so the public media base is set to this server's own address: the port given with
 // `--port` (default 8787), unless MEDIA_BASE_URL is passed already.
 import { spawnSync } from "node:child_process";
+import { readDevVars } from "./d1.mjs";
 
 const args = process.argv.slice(2);
-const setup = spawnSync("npm", ["run", "db:setup", "--silent"], { stdio: "inherit" });
-if (setup.status !== 0) process.exit(setup.status ?? 1);
+const quiet = { ...process.env, CI: "true", WRANGLER_HIDE_BANNER: "true", WRANGLER_SEND_METRICS: "false" };
+
+/** Runs a set-up step with its output held back; shown only when the step fails. */
+function setUp(what, command, commandArgs) {
+  const run = spawnSync(command, commandArgs, { env: quiet, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+  if (run.status !== 0) {
+    process.stderr.write(`${run.stdout}${run.stderr}\n${what} failed\n`);
+    process.exit(run.status ?? 1);
+  }
+  return run.stdout;
+}
+
+const migrations = setUp("applying the D1 migrations", "npx", [
+  "wrangler",
+  "d1",
+  "migrations",
+  "apply",
+  "DB",
+  "--local",
+]);
+// Wrangler reports each migration it applied as a table row marked ✅ (the table is printed as it goes).
+const applied = new Set(migrations.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
+setUp("seeding the development clients", "node", ["scripts/seed.mjs"]);
 
 const portArg = args.findIndex((arg) => arg === "--port" || arg.startsWith("--port="));
 const port = portArg < 0 ? "8787" : args[portArg].includes("=") ? args[portArg].split("=")[1] : args[portArg + 1];
+const origin = `http://localhost:${port}`;
+const vars = readDevVars();
+console.log(`
+  Classified Advertisement Management API (development)
+  D1 ${applied ? `${applied} migration(s) applied` : "up to date"}; development clients seeded
+  API    ${origin}/rest/v1/   (Authorization: Bearer ${vars.DEV_INTERNAL_KEY}, or ${vars.DEV_PARTNER_KEY} as a partner)
+  Docs   ${origin}/docs
+  Cron   curl "${origin}/__scheduled?cron=*+*+*+*+*"
+`);
+
 const mediaBase = args.some((arg) => arg.includes("MEDIA_BASE_URL"))
   ? []
-  : ["--var", `MEDIA_BASE_URL:http://localhost:${port}/media/`];
-const dev = spawnSync("npx", ["wrangler", "dev", "--test-scheduled", ...mediaBase, ...args], { stdio: "inherit" });
+  : ["--var", `MEDIA_BASE_URL:${origin}/media/`];
+const dev = spawnSync("npx", ["wrangler", "dev", "--test-scheduled", ...mediaBase, ...args], {
+  stdio: "inherit",
+  env: { ...process.env, WRANGLER_HIDE_BANNER: "true", WRANGLER_SEND_METRICS: "false" },
+});
 process.exit(dev.status ?? 1);

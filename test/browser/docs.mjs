@@ -5,7 +5,7 @@
 // does: the marketplace's consent page, signing in as `demo`, and our landing page with the code and
 // state. Screenshots go to test/screenshots/ (git-ignored).
 import { spawn } from "node:child_process";
-import { mkdir, open } from "node:fs/promises";
+import { mkdir, open, readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import puppeteer from "puppeteer-core";
 
@@ -22,14 +22,13 @@ const port = await new Promise((resolve) => {
 const origin = `http://localhost:${port}`;
 await mkdir(SHOTS, { recursive: true });
 const devLog = await open(`${SHOTS}/wrangler-dev.log`, "w");
-const dev = spawn(
-  "npm",
-  ["run", "dev", "--", "--port", String(port), "--var", "RATE_LIMIT_RPS:1000", "--var", "RATE_LIMIT_BURST:1000"],
-  {
-    stdio: ["ignore", devLog.fd, devLog.fd],
-    detached: true,
-  },
-);
+// In a terminal, as a newcomer runs it: `script` gives it one (Debian's util-linux), and its input stays
+// open and silent, so a prompt would wait for ever and the start below would time out.
+const devCommand = `npm run dev -- --port ${port} --var RATE_LIMIT_RPS:1000 --var RATE_LIMIT_BURST:1000`;
+const dev = spawn("script", ["-qfec", devCommand, "/dev/null"], {
+  stdio: ["pipe", devLog.fd, devLog.fd],
+  detached: true,
+});
 
 const failures = [];
 const check = (ok, what) => {
@@ -47,6 +46,16 @@ try {
       .catch(() => undefined);
   }
   if (!document) throw new Error(`npm run dev did not answer on ${origin} within two minutes`);
+
+  // The first start in a terminal: no question, a short banner, no update notice; the README's commands work.
+  const started = await readFile(`${SHOTS}/wrangler-dev.log`, "utf8");
+  check(started.includes("Classified Advertisement Management API (development)"), "npm run dev prints its banner");
+  check(!/About to apply|\(Y\/n\)/.test(started), "npm run dev asks nothing");
+  check(!/update available/i.test(started), "npm run dev shows no update notice");
+  const client = await fetch(`${origin}/rest/v1/client/`, { headers: { Authorization: `Bearer ${DEV_KEY}` } });
+  check(client.status === 200, `the README's GET /rest/v1/client/ answers 200 (${client.status})`);
+  const cron = await fetch(`${origin}/__scheduled?cron=*+*+*+*+*`);
+  check(cron.status === 200, `the README's cron command answers 200 (${cron.status})`);
 
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   const page = await browser.newPage();

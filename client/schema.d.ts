@@ -1656,7 +1656,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -37974,7 +37974,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "publish.pending";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38012,7 +38012,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "publish.active";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38050,7 +38050,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "publish.updated";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38088,7 +38088,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "publish.offline";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38126,7 +38126,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "publish.error";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38164,7 +38164,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "publish.cancelled";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38202,7 +38202,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "feature.active";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38240,7 +38240,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "feature.error";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38278,7 +38278,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "image.stored";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38316,7 +38316,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "image.failed";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38354,7 +38354,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "bid.received";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38392,7 +38392,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "statistics.updated";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38430,7 +38430,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "task.run";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38468,7 +38468,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "wallet.below_limit";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38506,7 +38506,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "connection.expired";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38544,7 +38544,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "webhook.disabled";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["Event"];
                 };
@@ -38582,7 +38582,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "webhook.test";
-                    /** @description When it happened (ISO 8601) */
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: {
                         webhookId: number;

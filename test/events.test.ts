@@ -67,7 +67,9 @@ describe("the event feed", () => {
       remoteAdId: expect.any(Number),
       queueItemId: expect.any(Number),
     });
-    expect(active?.data.closeDate).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Every time of an event reads as the rest of the API: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam.
+    expect(active?.data.closeDate).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(active?.data.startDate).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     expect(active?.occurredAt).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
 
     // Filtered by type, and the feed of another client holds none of it.

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
+import callingDoc from "../docs/calling.md?raw";
 import { TRIGGER_REFUSALS } from "../src/db/triggers";
-import { ERROR_CODE_NAMES } from "../src/lib/errors";
+import { ERROR_CODE_NAMES, ERROR_CODES } from "../src/lib/errors";
 import type { call } from "./harness";
 
 // The sources as text, keyed by their path relative to this file ("../src/services/ads/commands.ts").
@@ -35,6 +36,14 @@ describe("the error catalogue", () => {
     const asserted = (code: string) =>
       Object.values(tests).some((text) => new RegExp(`(expectError\\([^;]*"${code}"|code: "${code}")`).test(text));
     expect(ERROR_CODE_NAMES.filter((code) => !asserted(code))).toEqual([]);
+  });
+
+  it("is the table of docs/calling.md, code by code", () => {
+    const table = Object.entries(ERROR_CODES).map(
+      ([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`,
+    );
+    const documented = callingDoc.split("\n").filter((line) => /^\| `\w+` \| \d{3} \|/.test(line));
+    expect(documented).toEqual(table);
   });
 
   it("knows the database's trigger refusals word for word", () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import type { Env } from "../src/env";
 import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT, REPLAY_MAX_EVENTS } from "../src/services/events";
-import { heldBy, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
+import { heldBy, payloadOf, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
 import {
   activate,
   BASE,
@@ -250,5 +250,45 @@ describe("cost and the small ones", () => {
     }, "webhook.disabled in the partner's feed");
     const internalFeed = await call("GET", "/events/?type=webhook.disabled&limit=500", { key: internal.key });
     expect(internalFeed.body.data.filter((e: { data: { url?: string } }) => e.data.url === gone.url)).toEqual([]);
+  });
+
+  it("a client has one endpoint per URL: registering or moving to a URL it has answers 409 webhook_exists", async () => {
+    const client = await newClient({ partner: true });
+    const first = receiver("ok");
+    await registerWebhook(client.key, first.url);
+    const again = await call("POST", "/webhooks/", { key: client.key, body: { url: first.url } });
+    expectError(again, "webhook_exists");
+    expect(again.body.errorDetails?.[0]).toMatchObject({ field: "url" });
+    const { webhookId } = await registerWebhook(client.key, receiver("ok").url);
+    expectError(
+      await call("PUT", `/webhooks/${webhookId}`, { key: client.key, body: { url: first.url } }),
+      "webhook_exists",
+    );
+    // Another client may use the same URL.
+    await registerWebhook((await newClient({ partner: true })).key, first.url);
+    expect((await call("GET", "/webhooks/", { key: client.key })).body.data).toHaveLength(2);
+  });
+
+  it("writes every time of an event and of its webhook payload as YYYY-MM-DD hh:mm:ss", async () => {
+    const client = await newClient({ partner: true });
+    const hook = receiver("ok");
+    const { webhookId } = await registerWebhook(client.key, hook.url);
+    await env.DB.prepare(
+      `INSERT INTO events (client_id, type, data) VALUES (?, 'bid.received', json_object('bidId', 1, 'placedAt', '2026-11-22T13:03:10.000Z'))`,
+    )
+      .bind(client.client.id)
+      .run();
+    const feed = await call("GET", "/events/?type=bid.received", { key: client.key });
+    expect(feed.body.data[0]?.data).toMatchObject({ placedAt: "2026-11-22 14:03:10" });
+    // A write of the client hands its new events to delivery (here: a test message).
+    expectEnvelope(await call("POST", `/webhooks/${webhookId}/test`, { key: client.key }), 200);
+    const payloads = await eventually(async () => {
+      const received = (await receivedBy(hook.name)).map(payloadOf);
+      return received.length === 2 ? received : undefined;
+    }, "the event and the test message");
+    for (const payload of payloads) expect(payload.timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(payloads.find((p) => p.type === "bid.received")?.data).toMatchObject({
+      data: { placedAt: "2026-11-22 14:03:10" },
+    });
   });
 });

@@ -58,6 +58,7 @@ export const ERROR_CODES = {
     status: 409,
     description: "The client has as many webhook endpoints as it may (16); remove one first.",
   },
+  webhook_exists: { status: 409, description: "The client already has an endpoint with this URL." },
   replay_in_progress: { status: 409, description: "A replay of this webhook endpoint is still being delivered." },
   idempotency_in_progress: {
     status: 409,

@@ -261,6 +261,14 @@ describe("GET /ads/ search", () => {
       const answer = await call("GET", `/ads/?${bad}`, { key });
       expectEnvelope(answer, 400);
     }
+    // One message per problem, naming the bound that applies.
+    for (const [query, message] of [
+      ["itemsPerPage=100000", "itemsPerPage: must be at most 25 (500 with simple=true)"],
+      ["simple=true&itemsPerPage=100000", "itemsPerPage: must be at most 500"],
+    ]) {
+      const answer = await call("GET", `/ads/?${query}`, { key });
+      expect(answer.body.errors, query).toEqual([message]);
+    }
     expect((await call("GET", "/ads/?itemsPerPage=25", { key })).status).toBe(200);
     const simple = await search("simple=1&itemsPerPage=500");
     expect(simple.itemsPerPage).toBe(500);

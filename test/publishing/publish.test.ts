@@ -165,6 +165,15 @@ describe("publishing", () => {
     const unpaid = await call("POST", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
     expectError(unpaid, "insufficient_means");
     expect(unpaid.body.errors).toEqual([`portal: portal_a - adId: ${paid.adId} - insufficient means`]);
+    // `field` names the field at fault, and only where one is: not the portal of every refusal.
+    const fieldOf = (answer: { body: { errorDetails?: { field?: string }[] } }) => answer.body.errorDetails?.[0]?.field;
+    expect([lockedAnswer, notConnected, missing, archivedAnswer, unpaid].map(fieldOf)).toEqual([
+      "userId",
+      "portal",
+      "adId",
+      "adId",
+      undefined,
+    ]);
 
     const notPublished = await call("PUT", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
     expectError(notPublished, "ad_not_published");

@@ -248,7 +248,9 @@ export function registerWebhookPayloads(registry: OpenAPIHono["openAPIRegistry"]
             "application/json": {
               schema: z.object({
                 type: z.literal(type),
-                timestamp: z.string().openapi({ description: "When it happened (ISO 8601)" }),
+                timestamp: z.string().openapi({
+                  description: "When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam",
+                }),
                 data: type === "webhook.test" ? z.object({ webhookId: z.number().int() }) : Event,
               }),
             },

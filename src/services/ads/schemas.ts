@@ -221,7 +221,10 @@ export const AdsQuery = z
   .object({
     useCache: queryBool().optional(),
     page: queryInt(1).optional().default(1),
-    itemsPerPage: queryInt(1, 500).optional().openapi({ description: "Default 25; max 25, or 500 with simple" }),
+    // Its bound depends on `simple`: checked once, below, so one message says which applies.
+    itemsPerPage: queryInt(1)
+      .optional()
+      .openapi({ maximum: 500, description: "Default 25; max 25, or 500 with simple" }),
     simple: queryBool().optional().default(false),
     order: z
       .array(z.object({ field: z.enum(ORDER_FIELDS), descending: queryBool().optional().default(false) }))
@@ -260,8 +263,10 @@ export const AdsQuery = z
     searchmanufacturer: queryBool().optional(),
   })
   .superRefine((q, ctx) => {
-    if (q.itemsPerPage !== undefined && !q.simple && q.itemsPerPage > 25) {
-      ctx.addIssue({ code: "custom", path: ["itemsPerPage"], message: "must be at most 25 (500 with simple=true)" });
+    const most = q.simple ? 500 : 25;
+    if (q.itemsPerPage !== undefined && q.itemsPerPage > most) {
+      const message = q.simple ? "must be at most 500" : "must be at most 25 (500 with simple=true)";
+      ctx.addIssue({ code: "custom", path: ["itemsPerPage"], message });
     }
     if (q.searchattributes && q.categoryId === undefined) {
       ctx.addIssue({ code: "custom", path: ["categoryId"], message: "is required with searchattributes" });

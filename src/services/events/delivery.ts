@@ -8,7 +8,7 @@ import { log } from "../../lib/log";
 import { metricsOf } from "../../lib/metrics";
 import { guardedFetch, outboundPolicy } from "../../lib/outbound";
 import { open } from "../../lib/secretBox";
-import { nowIso } from "../../lib/time";
+import { formatDateTime, nowIso } from "../../lib/time";
 import type { WebhookMessage } from "../shared/jobMessages";
 import { eventView } from "./events";
 
@@ -254,8 +254,8 @@ async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promis
   const at = new Date();
   const payload = JSON.stringify(
     event
-      ? { type: event.type, timestamp: new Date(event.occurredAt).toISOString(), data: eventView(event) }
-      : { type: "webhook.test", timestamp: at.toISOString(), data: { webhookId: endpoint.id } },
+      ? { type: event.type, timestamp: formatDateTime(event.occurredAt), data: eventView(event) }
+      : { type: "webhook.test", timestamp: formatDateTime(at), data: { webhookId: endpoint.id } },
   );
   const startedAt = Date.now();
   let statusCode: number | null = null;

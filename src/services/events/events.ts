@@ -72,6 +72,14 @@ export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`, from?: 
 
 type EventRow = typeof events.$inferSelect;
 
+/** An instant as the database stores it (ISO 8601, UTC). */
+const STORED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/**
+ * An event as the feed and webhooks show it. Every time in it, `occurredAt` and those in `data`
+ * (`startDate`, `closeDate`, `placedAt`, …), reads as the API's other answers do: `YYYY-MM-DD hh:mm:ss`,
+ * Europe/Amsterdam.
+ */
 export const eventView = (row: EventRow) => ({
   eventId: row.id,
   type: row.type as EventType,
@@ -79,7 +87,12 @@ export const eventView = (row: EventRow) => ({
   userId: row.userId,
   adId: row.adId,
   portal: row.portal,
-  data: JSON.parse(row.data) as Record<string, unknown>,
+  data: Object.fromEntries(
+    Object.entries(JSON.parse(row.data) as Record<string, unknown>).map(([key, value]) => [
+      key,
+      typeof value === "string" && STORED_INSTANT.test(value) ? formatDateTime(value) : value,
+    ]),
+  ),
 });
 export type EventView = ReturnType<typeof eventView>;
 

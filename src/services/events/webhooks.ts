@@ -94,9 +94,11 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
   const secret = newSecret();
   const clientId = clientIdOf(ctx.caller);
   const ofClient = eq(webhookEndpoints.clientId, clientId);
-  // Inserted, then taken out again in the same transaction when it is one too many.
+  // Inserted, then taken out again in the same transaction when it repeats a URL or is one too many.
+  const inserted = sql`${webhookEndpoints.id} = last_insert_rowid()`;
   const {
     created: [row],
+    duplicate,
     overLimit,
   } = await namedBatch(ctx.db, {
     created: ctx.db
@@ -111,16 +113,22 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
         lastEventId: sql`(SELECT coalesce(max(${events.id}), 0) FROM ${events})`,
       })
       .returning(),
-    overLimit: ctx.db
+    duplicate: ctx.db
       .delete(webhookEndpoints)
       .where(
         and(
-          sql`${webhookEndpoints.id} = last_insert_rowid()`,
-          sql`(SELECT count(*) FROM ${webhookEndpoints} WHERE ${ofClient}) > ${ENDPOINTS_PER_CLIENT}`,
+          inserted,
+          sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} other WHERE other.client_id = ${clientId} AND other.url = ${input.url} AND other.id != last_insert_rowid())`,
         ),
       )
       .returning({ id: webhookEndpoints.id }),
+    overLimit: ctx.db
+      .delete(webhookEndpoints)
+      .where(and(inserted, sql`(SELECT count(*) FROM ${webhookEndpoints} WHERE ${ofClient}) > ${ENDPOINTS_PER_CLIENT}`))
+      .returning({ id: webhookEndpoints.id }),
   });
+  if (duplicate.length > 0)
+    throw DomainError.of("webhook_exists", `url: this client already has a webhook endpoint for ${input.url}`);
   if (!row || overLimit.length > 0)
     throw DomainError.of(
       "webhook_limit_reached",
@@ -130,8 +138,17 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
 }
 
 export async function updateWebhook(ctx: ServiceContext, id: number, input: Partial<WebhookInput>) {
-  await ownEndpoint(ctx, id);
-  if (input.url !== undefined) await checkUrl(ctx.env, input.url);
+  const endpoint = await ownEndpoint(ctx, id);
+  if (input.url !== undefined) {
+    await checkUrl(ctx.env, input.url);
+    const taken = await ctx.db
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.clientId, endpoint.clientId), eq(webhookEndpoints.url, input.url)))
+      .get();
+    if (taken && taken.id !== id)
+      throw DomainError.of("webhook_exists", `url: this client already has a webhook endpoint for ${input.url}`);
+  }
   const row = await ctx.db
     .update(webhookEndpoints)
     .set({

@@ -289,7 +289,12 @@ export async function requestFeature(
   retry?: RetryOf,
 ): Promise<Outcome> {
   const { db } = ctx;
-  const notFound = () => DomainError.of("ad_not_found", refusal(input.portal, input.adId, "advertisement not found"));
+  const notFound = () =>
+    new DomainError({
+      code: "ad_not_found",
+      field: "adId",
+      message: refusal(input.portal, input.adId, "advertisement not found"),
+    });
   const ad = await db.select().from(ads).where(eq(ads.id, input.adId)).get();
   if (!ad) throw notFound();
   await requireUser(db, ctx.caller, ad.userId).catch(() => {

@@ -1,4 +1,4 @@
-import { detail, type ErrorCode, type ErrorDetail } from "../../lib/errors";
+import type { ErrorCode, ErrorDetail } from "../../lib/errors";
 import type { MarketplacePortal } from "../../portals/gateway";
 
 export type PublishPortal = MarketplacePortal | "website";
@@ -26,8 +26,25 @@ export const accepted = (adId: number, queueItemId?: number): Outcome => ({
   ...(queueItemId ? { queueItemId } : {}),
 });
 
+/**
+ * The field at fault per refusal: the spec's text always starts `portal: …`, but only some refusals are
+ * about the portal; those about no one field (the wallet, the job) name none.
+ */
+const FIELD_AT_FAULT: Partial<Record<ErrorCode, string>> = {
+  ad_not_found: "adId",
+  ad_archived: "adId",
+  ad_not_published: "adId",
+  listing_incomplete: "adId",
+  user_locked: "userId",
+  user_not_found: "userId",
+  portal_not_connected: "portal",
+  feature_not_available: "feature",
+};
+
 /** A refused ad; several reasons (each missing attribute, say) give one message each. */
 export function refused(code: ErrorCode, portal: string, adId: number, reason: string | string[]): Outcome {
   const messages = (Array.isArray(reason) ? reason : [reason]).map((r) => refusal(portal, adId, r));
-  return { adId, result: false, errors: messages, errorDetails: messages.map((m) => detail(code, m)) };
+  const field = FIELD_AT_FAULT[code];
+  const errorDetails = messages.map((message) => ({ code, message, ...(field ? { field } : {}) }));
+  return { adId, result: false, errors: messages, errorDetails };
 }

@@ -2,12 +2,13 @@
  * A typed client of the Classified Advertisement Management API: paths, parameters, bodies and answers
  * come from the committed OpenAPI document (`npm run client:generate` refreshes schema.d.ts), calls go
  * through openapi-fetch. Every write carries an Idempotency-Key unless one is given, so a retried write
- * is applied once; 429 and 503 answers are retried with backoff, honouring Retry-After.
+ * is applied once; 429 and 503 answers are retried with backoff, honouring Retry-After; every request
+ * carries the newest `x-d1-bookmark` answered, so the client reads its own writes.
  */
 import createClient, { type Middleware } from "openapi-fetch";
-import type { paths } from "./schema";
+import type { paths } from "./schema.js";
 
-export type { paths } from "./schema";
+export type { paths } from "./schema.js";
 
 export interface ApiClientOptions {
   /** The API's origin, e.g. `http://localhost:8787` (paths include `/rest/v1`). */
@@ -20,7 +21,15 @@ export interface ApiClientOptions {
   maxDelayMs?: number;
   /** Another fetch (tests, proxies); the global one by default. */
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Read your own writes (default true): every request carries the newest `x-d1-bookmark` this client
+   * was answered, so it reads at least what its earlier calls wrote, whichever database replica serves
+   * it. Set false for a client shared by unrelated callers that do not need it.
+   */
+  readYourWrites?: boolean;
 }
+
+const BOOKMARK = "x-d1-bookmark";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const RETRIED = new Set([429, 503]);
@@ -51,12 +60,20 @@ export function createApiClient(options: ApiClientOptions) {
     baseUrl: options.baseUrl,
     fetch: retrying(send, options.retries ?? 3, options.maxDelayMs ?? 30_000),
   });
+  // The newest bookmark this client instance was answered (per instance: never shared between clients).
+  let bookmark: string | undefined;
   const authentication: Middleware = {
     onRequest({ request }) {
       request.headers.set("Authorization", `Bearer ${options.apiKey}`);
       if (WRITES.has(request.method) && !request.headers.has("Idempotency-Key"))
         request.headers.set("Idempotency-Key", crypto.randomUUID());
+      if (bookmark && options.readYourWrites !== false && !request.headers.has(BOOKMARK))
+        request.headers.set(BOOKMARK, bookmark);
       return request;
+    },
+    onResponse({ response }) {
+      bookmark = response.headers.get(BOOKMARK) ?? bookmark;
+      return response;
     },
   };
   client.use(authentication);

@@ -1,15 +1,20 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApiClient, type paths, retryDelayMs } from "../client";
-import type { components } from "../client/schema";
+import { type ApiClientOptions, createApiClient, type paths, retryDelayMs } from "../client/index.ts";
+import type { components } from "../client/schema.js";
 import { newClient, userBody } from "./harness";
 
 let key: string;
 
 /** The client against the Worker in the pool, recording what it sends. */
-function clientOf(apiKey: string, answer?: (request: Request) => Response | undefined) {
+function clientOf(
+  apiKey: string,
+  answer?: (request: Request) => Response | undefined,
+  options: Pick<ApiClientOptions, "readYourWrites"> = {},
+) {
   const sent: Request[] = [];
   const client = createApiClient({
+    ...options,
     baseUrl: "http://api.test",
     apiKey,
     maxDelayMs: 50,
@@ -94,6 +99,23 @@ describe("the typed client", () => {
     expect(retryDelayMs(refusal(), 0, 30_000)).toBe(500);
     expect(retryDelayMs(refusal(), 3, 30_000)).toBe(4000);
     expect(retryDelayMs(refusal("120"), 0, 30_000)).toBe(30_000);
+  });
+});
+
+describe("reading your own writes", () => {
+  it("carries the newest x-d1-bookmark it was answered into the next request, unless told not to", async () => {
+    const { client, sent } = clientOf(key);
+    const created = await client.POST("/rest/v1/users", { body: userBody() });
+    const bookmark = created.response.headers.get("x-d1-bookmark");
+    expect(bookmark).toMatch(/^[0-9a-f]{8}-/);
+    await client.GET("/rest/v1/users/{userId}", { params: { path: { userId: created.data?.data.userId ?? 0 } } });
+    expect(sent[0]?.headers.get("x-d1-bookmark")).toBeNull();
+    expect(sent[1]?.headers.get("x-d1-bookmark")).toBe(bookmark);
+
+    const plain = clientOf(key, undefined, { readYourWrites: false });
+    await plain.client.POST("/rest/v1/users", { body: userBody() });
+    await plain.client.GET("/rest/v1/client");
+    expect(plain.sent.map((r) => r.headers.get("x-d1-bookmark"))).toEqual([null, null]);
   });
 });
 

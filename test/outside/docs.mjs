@@ -4,31 +4,17 @@
 // answers 200, and that no request leaves localhost; then connects a user to portal_a the way a seller
 // does: the marketplace's consent page, signing in as `demo`, and our landing page with the code and
 // state. Screenshots go to test/screenshots/ (git-ignored).
-import { spawn } from "node:child_process";
-import { mkdir, open, readFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { mkdir, readFile } from "node:fs/promises";
 import puppeteer from "puppeteer-core";
+import { startDev } from "./devServer.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const DEV_KEY = "dev-internal-key";
 const SHOTS = "test/screenshots";
+const DEV_LOG = `${SHOTS}/wrangler-dev.log`;
 
-const port = await new Promise((resolve) => {
-  const server = createServer().listen(0, () => {
-    const { port } = server.address();
-    server.close(() => resolve(port));
-  });
-});
-const origin = `http://localhost:${port}`;
 await mkdir(SHOTS, { recursive: true });
-const devLog = await open(`${SHOTS}/wrangler-dev.log`, "w");
-// In a terminal, as a newcomer runs it: `script` gives it one (Debian's util-linux), and its input stays
-// open and silent, so a prompt would wait for ever and the start below would time out.
-const devCommand = `npm run dev -- --port ${port} --var RATE_LIMIT_RPS:1000 --var RATE_LIMIT_BURST:1000`;
-const dev = spawn("script", ["-qfec", devCommand, "/dev/null"], {
-  stdio: ["pipe", devLog.fd, devLog.fd],
-  detached: true,
-});
+const { origin, document, stop } = await startDev(DEV_LOG);
 
 const failures = [];
 const check = (ok, what) => {
@@ -38,17 +24,8 @@ const check = (ok, what) => {
 
 let browser;
 try {
-  let document;
-  for (let attempt = 0; attempt < 240 && !document; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    document = await fetch(`${origin}/rest/v1/openapi.json`)
-      .then((response) => (response.ok ? response.json() : undefined))
-      .catch(() => undefined);
-  }
-  if (!document) throw new Error(`npm run dev did not answer on ${origin} within two minutes`);
-
   // The first start in a terminal: no question, a short banner, no update notice; the README's commands work.
-  const started = await readFile(`${SHOTS}/wrangler-dev.log`, "utf8");
+  const started = await readFile(DEV_LOG, "utf8");
   check(started.includes("Classified Advertisement Management API (development)"), "npm run dev prints its banner");
   check(!/About to apply|\(Y\/n\)/.test(started), "npm run dev asks nothing");
   check(!/update available/i.test(started), "npm run dev shows no update notice");
@@ -104,10 +81,7 @@ try {
   console.error(error);
 } finally {
   await browser?.close();
-  try {
-    process.kill(-dev.pid, "SIGTERM");
-  } catch {}
-  await devLog.close();
+  await stop();
 }
 if (failures.length) {
   console.error(`\n${failures.length} browser check(s) failed; screenshots and the dev log are in ${SHOTS}/`);

@@ -1,0 +1,127 @@
+// npm run test:client-package: the typed client as an integrator gets it. Packs client/ with `npm pack`,
+// installs the tarball into a new project in a temporary folder (its one dependency, openapi-fetch, from
+// the registry), type-checks a small program against the package's types (and a call missing a required
+// field, which must not compile), then runs the program with plain `node` against `npm run dev`.
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startDev } from "./devServer.mjs";
+
+const REPO = resolve(import.meta.dirname, "../..");
+const TSC = join(REPO, "node_modules", ".bin", "tsc");
+const DEV_LOG = join(REPO, "test", "screenshots", "client-package-dev.log");
+
+const project = await mkdtemp(join(tmpdir(), "client-package-"));
+const failures = [];
+const check = (ok, what) => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failures.push(what);
+};
+const run = (command, args, options = {}) =>
+  execFileSync(command, args, { cwd: project, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...options });
+
+const PROGRAM = `import { createApiClient } from "@classified-ads/client";
+
+declare const process: { argv: string[] };
+const [baseUrl = "", apiKey = ""] = process.argv.slice(2);
+const api = createApiClient({ baseUrl, apiKey });
+const client = await api.GET("/rest/v1/client");
+const created = await api.POST("/rest/v1/users", {
+  body: { externalUserId: Date.now() % 1_000_000_000, email: "verkoper@example.nl", lastName: "Bakker", cellular: "0612345678" },
+});
+if (created.error) console.error(created.error.errors);
+const userId = created.data?.data.userId ?? 0;
+// Read right after the write: the client carries the write's bookmark.
+const read = await api.GET("/rest/v1/users/{userId}", { params: { path: { userId } } });
+// A publish without "images" (it has a default) type-checks; the refusal is typed too.
+const publish = await api.POST("/rest/v1/publish", { body: { userId, adId: 999999999, portal: "website" } });
+console.log(JSON.stringify({
+  client: client.data?.data.name,
+  created: created.response.status,
+  readBack: read.data?.data[0]?.userId === userId,
+  refusal: publish.error?.errorDetails[0]?.code,
+}));
+`;
+
+const MISSING_FIELD = `import { createApiClient } from "@classified-ads/client";
+
+const api = createApiClient({ baseUrl: "http://localhost", apiKey: "k" });
+await api.POST("/rest/v1/publish", { body: { userId: 1, adId: 2 } });
+`;
+
+let dev;
+try {
+  await mkdir(join(REPO, "test", "screenshots"), { recursive: true });
+  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", project], {
+    cwd: join(REPO, "client"),
+    encoding: "utf8",
+  });
+  const tarball = join(project, packed.trim().split("\n").at(-1));
+  const files = run("tar", ["-tzf", tarball]);
+  check(
+    ["package/dist/index.js", "package/dist/index.d.ts", "package/dist/schema.d.ts"].every((f) => files.includes(f)),
+    "the tarball holds the built JavaScript, its declarations and the schema",
+  );
+
+  await writeFile(
+    join(project, "package.json"),
+    JSON.stringify({ name: "integration", private: true, type: "module" }),
+  );
+  const tsconfig = {
+    compilerOptions: {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      lib: ["ES2023", "DOM"],
+      strict: true,
+      skipLibCheck: false,
+      types: [],
+      outDir: "out",
+    },
+  };
+  await writeFile(join(project, "tsconfig.json"), JSON.stringify({ ...tsconfig, files: ["program.ts"] }));
+  await writeFile(join(project, "tsconfig.missing.json"), JSON.stringify({ ...tsconfig, files: ["missing.ts"] }));
+  await writeFile(join(project, "program.ts"), PROGRAM);
+  await writeFile(join(project, "missing.ts"), MISSING_FIELD);
+  run("npm", ["install", "--no-audit", "--no-fund", "--silent", tarball]);
+  const installed = JSON.parse(
+    await readFile(join(project, "node_modules", "@classified-ads", "client", "package.json")),
+  );
+  check(installed.dependencies?.["openapi-fetch"] !== undefined, "installs with openapi-fetch as its dependency");
+
+  let compiled = true;
+  try {
+    run(TSC, ["-p", "tsconfig.json"]);
+  } catch (error) {
+    compiled = false;
+    console.error(error.stdout);
+  }
+  check(compiled, "a program using it type-checks and compiles (a publish without images)");
+  let refused = false;
+  try {
+    run(TSC, ["-p", "tsconfig.missing.json", "--noEmit"]);
+  } catch (error) {
+    refused = /portal/.test(error.stdout);
+  }
+  check(refused, "a publish call without portal does not compile");
+
+  dev = await startDev(DEV_LOG);
+  const output = run("node", ["out/program.js", dev.origin, "dev-partner-key"]);
+  const result = JSON.parse(output.trim().split("\n").at(-1));
+  check(result.client === "dev-partner", `plain node runs it against npm run dev (${output.trim()})`);
+  check(result.created === 200 && result.readBack, "it creates a user and reads it back right away");
+  check(result.refusal === "ad_not_found", "a refusal comes back typed, with its code");
+} catch (error) {
+  failures.push(String(error));
+  console.error(error.stderr ?? error);
+} finally {
+  await dev?.stop();
+  await rm(project, { recursive: true, force: true });
+}
+if (failures.length) {
+  console.error(`\n${failures.length} client package check(s) failed`);
+  process.exit(1);
+}
+console.log("\nthe packed client installs, type-checks and runs outside the repository");
+process.exit(0);

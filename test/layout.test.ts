@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import callingDoc from "../docs/calling.md?raw";
+import guide from "../public/docs/guide.md?raw";
 import { TRIGGER_REFUSALS } from "../src/db/triggers";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../src/lib/errors";
 import type { call } from "./harness";
@@ -38,11 +38,11 @@ describe("the error catalogue", () => {
     expect(ERROR_CODE_NAMES.filter((code) => !asserted(code))).toEqual([]);
   });
 
-  it("is the table of docs/calling.md, code by code", () => {
+  it("is the table of the guide /docs shows (public/docs/guide.md), code by code", () => {
     const table = Object.entries(ERROR_CODES).map(
       ([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`,
     );
-    const documented = callingDoc.split("\n").filter((line) => /^\| `\w+` \| \d{3} \|/.test(line));
+    const documented = guide.split("\n").filter((line) => /^\| `\w+` \| \d{3} \|/.test(line));
     expect(documented).toEqual(table);
   });
 

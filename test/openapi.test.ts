@@ -109,12 +109,13 @@ describe("OpenAPI document", () => {
 
   it("has a reference page that loads nothing from another origin, with the renderer pinned", () => {
     // Served by Workers Static Assets at /docs (the browser test opens it under wrangler dev).
-    const scripts = [...docsPage.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]);
+    const scripts = [...docsPage.matchAll(/<script (?:type="module" )?src="([^"]+)"/g)].map((m) => m[1]);
     expect(scripts).toEqual(["/docs/scalar.js", "/docs/init.js"]);
     expect(docsPage).toMatch(/Content-Security-Policy[\s\S]*default-src 'self'/);
     expect(docsPage).not.toMatch(/https?:\/\//);
     for (const option of [
-      'url: "/rest/v1/openapi.json"',
+      'fetch("/rest/v1/openapi.json")',
+      'fetch("/docs/guide.md")',
       "withDefaultFonts: false",
       "telemetry: false",
       "agent: { disabled: true }",

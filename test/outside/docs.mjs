@@ -66,6 +66,25 @@ try {
     `renders every tag group (${tags.length})${missing.length ? `; missing ${missing.join(", ")}` : ""}`,
   );
   for (const hidden of ["Ask AI", "Generate MCP", "Deploy"]) check(!text.includes(hidden), `shows no "${hidden}"`);
+  // The introduction teaches: every guide of public/docs/guide.md renders, the error table with it.
+  const guides = [
+    "Authentication",
+    "The envelope and errors",
+    "Pagination",
+    "Rate limits",
+    "Idempotency-Key",
+    "Publishing",
+    "Jobs",
+    "The event feed",
+    "Webhooks",
+    "Reading your own writes",
+  ];
+  const unrendered = guides.filter((guide) => !text.includes(guide));
+  check(unrendered.length === 0, `renders the guides${unrendered.length ? `; missing ${unrendered.join(", ")}` : ""}`);
+  check(
+    text.includes("unknown_field") && text.includes("webhook.verify"),
+    "shows the error codes and the webhook check",
+  );
   await page.screenshot({ path: `${SHOTS}/docs.png` });
 
   check(await tryClient(page), `"Test Request" of GET /rest/v1/client with ${DEV_KEY} shows 200`);
@@ -95,6 +114,8 @@ async function tryClient(page) {
   const token = await page.waitForSelector("input[placeholder='Token']", { timeout: 10_000 });
   await token.type(DEV_KEY);
   await clickText(page, "button", "Open Group - Client");
+  // The reference renders an operation once it scrolls into view: its sidebar link takes it there.
+  await page.evaluate(() => document.querySelector("a[href='#tag/client/GET/rest/v1/client']")?.click());
   await clickText(page, "button", "(get /rest/v1/client)");
   const sent = page.waitForResponse((response) => new URL(response.url()).pathname === "/rest/v1/client", {
     timeout: 15_000,

@@ -13,6 +13,7 @@ import {
   eventually,
   expectError,
   newClient,
+  PAID_CATEGORY,
   userBody,
 } from "./harness";
 
@@ -115,7 +116,7 @@ describe("error codes", () => {
 
   it("feature_not_available: a feature the catalogue does not price for the ad's category", async () => {
     const userId = await connectedSeller(key, internalKey, 100_000, { externalUserId: 5 });
-    const ad = await createAd(key, userId, { categoryId: 9204 });
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     await eventually(async () => {
       const status = await call("GET", `/status/${userId}/${ad.adId}`, { key });
@@ -123,7 +124,7 @@ describe("error codes", () => {
       return portalA?.publish.active ? true : undefined;
     }, "the ad active on portal_a");
     await env.DB.prepare(
-      "DELETE FROM category_prices WHERE category_id = 9204 AND portal = 'portal_a' AND action = 'blikvanger'",
+      `DELETE FROM category_prices WHERE category_id = ${PAID_CATEGORY} AND portal = 'portal_a' AND action = 'blikvanger'`,
     ).run();
     // The catalogue is cached per isolate; past its lifetime the next call reads the changed prices.
     vi.setSystemTime(Date.now() + CATALOGUE_TTL_MS + 1000);

@@ -2,14 +2,22 @@ import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { seal } from "../src/lib/secretBox";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient, publishMixedAds } from "./harness";
+import {
+  call,
+  connectedSeller,
+  createAd,
+  eventually,
+  expectEnvelope,
+  newClient,
+  publishMixedAds,
+  twoClients,
+} from "./harness";
 
 let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 interface FeedEvent {

@@ -4,14 +4,23 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../src/db/client";
 import worker from "../src/index";
 import { claimKey, IDEMPOTENCY_LOCK_MS, renewKey, storeAnswer } from "../src/services/operations";
-import { BASE, call, connectedSeller, createAd, expectEnvelope, newClient, PAID_CATEGORY, userBody } from "./harness";
+import {
+  BASE,
+  call,
+  connectedSeller,
+  createAd,
+  expectEnvelope,
+  newClient,
+  PAID_CATEGORY,
+  twoClients,
+  userBody,
+} from "./harness";
 
 let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 /** A raw call, to compare answers byte for byte. */
@@ -103,7 +112,7 @@ describe("Idempotency-Key", () => {
 
   it("20 parallel publishes with one key: one runs, the others answer 409 or the identical replay", async () => {
     const userId = await connectedSeller(key, internalKey, 100_000);
-    const ad = await createAd(key, userId, { categoryId: 9204 });
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     const body = { userId, adId: ad.adId, portal: "portal_a" };
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => send("POST", "/publish/", body, { "Idempotency-Key": `publish-${ad.adId}` })),

@@ -133,4 +133,23 @@ describe("batch-shaped writes at their maximum", () => {
     });
     expect(bids.status).toBeLessThan(500);
   });
+
+  it("the reads and removals that take lists answer 200 at their maximum", async () => {
+    const user = await createUser(key);
+    const adIds = await adsOf(user.userId, 100);
+    const ids = (n: number) => [...adIds, ...range(n - adIds.length, 900_000_000)];
+    const today = new Date().toISOString().slice(0, 10);
+    for (const [method, path, body] of [
+      ["POST", "/status/", { userId: user.userId, adId: ids(1000) }],
+      ["POST", "/imagestatus/", { userId: user.userId, adId: ids(1000) }],
+      // (Statistics refuse an ad that does not exist: the user's 100, five times over.)
+      ["POST", "/statistics/", { adId: range(5).flatMap(() => adIds), dateStart: today, dateEnd: today }],
+      ["POST", "/groups/", { groupId: range(500) }],
+      ["POST", "/attributes/", { categoryId: range(500, 9000) }],
+      ["DELETE", "/images/batch", { userId: user.userId, adId: adIds }],
+    ] as const) {
+      const answer = await call(method, path, { key, body });
+      expect(answer.status, `${method} ${path}: ${answer.body.errors.slice(0, 3)}`).toBe(200);
+    }
+  });
 });

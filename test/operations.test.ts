@@ -19,9 +19,10 @@ import {
   eventually,
   expectEnvelope,
   expectError,
-  newClient,
+  PAID_CATEGORY,
   placements,
   runPublishItem,
+  twoClients,
   withoutMessages,
 } from "./harness";
 
@@ -29,8 +30,7 @@ let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 afterEach(() => vi.restoreAllMocks());
@@ -154,8 +154,8 @@ describe("metrics", () => {
   it("are written for a placement that succeeds and one that is refused, with the charge and the refund", async () => {
     const { points, env: metricsEnv } = recordingMetrics();
     const userId = await connectedSeller(key, internalKey, 10_000);
-    const good = await createAd(key, userId, { categoryId: 9204, title: "Goede brommer" });
-    const bad = await createAd(key, userId, { categoryId: 9204, title: "Slechte [reject] brommer" });
+    const good = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Goede brommer" });
+    const bad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Slechte [reject] brommer" });
     const queued = await queueIntents(
       getDb(env.DB),
       withoutMessages(metricsEnv),

@@ -15,14 +15,14 @@ import {
   expectEnvelope,
   newClient,
   publishMixedAds,
+  twoClients,
 } from "./harness";
 
 let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 const register = (url: string, body: Record<string, unknown> = {}, apiKey = key) => registerWebhook(apiKey, url, body);

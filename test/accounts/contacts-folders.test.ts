@@ -1,13 +1,12 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, contactBody, createUser, expectEnvelope, expectError, newClient } from "../harness";
+import { call, contactBody, createUser, expectEnvelope, expectError, twoClients } from "../harness";
 
 let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 describe("contacts", () => {

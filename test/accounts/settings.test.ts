@@ -1,12 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createUser, expectEnvelope, newClient } from "../harness";
+import { call, createUser, expectEnvelope, twoClients } from "../harness";
 
 let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 describe("user settings", () => {

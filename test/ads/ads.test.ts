@@ -13,6 +13,7 @@ import {
   GPSR_VALUES,
   newClient,
   SOFA_CATEGORY,
+  twoClients,
 } from "../harness";
 
 let key: string;
@@ -20,8 +21,7 @@ let internalKey: string;
 let userId: number;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
   userId = (await createUser(key)).userId;
 });
 

@@ -6,7 +6,17 @@ import { ads } from "../../src/db/schema";
 import { getAd, searchAds } from "../../src/services/adViews";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { callerOf } from "../../src/services/shared";
-import { CAR_CATEGORY, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
+import {
+  CAR_CATEGORY,
+  call,
+  countingD1,
+  createAd,
+  createUser,
+  expectEnvelope,
+  newClient,
+  PAID_CATEGORY,
+  SOFA_CATEGORY,
+} from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -294,7 +304,7 @@ describe("GET /ads/ search", () => {
         title,
         price: { model: "fixed", price: [500, 100, 900, 100, 300, 700][i] },
         // The even ones in group 93 (Huis en Inrichting), for the filter that joins the catalogue.
-        categoryId: i % 2 === 0 ? 9301 : 9204,
+        categoryId: i % 2 === 0 ? SOFA_CATEGORY : PAID_CATEGORY,
       });
     }
     const list = async (query: string) => {

@@ -4,7 +4,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { runImageJob } from "../../src/services/images";
-import { call, createAd, createUser, defined, eventually, expectEnvelope, expectError, newClient } from "../harness";
+import {
+  call,
+  createAd,
+  createUser,
+  defined,
+  eventually,
+  expectEnvelope,
+  expectError,
+  newClient,
+  twoClients,
+} from "../harness";
 
 let key: string;
 let internalKey: string;
@@ -14,8 +24,7 @@ const ORIGIN = "http://images.test";
 const source = (name: string) => ({ image: { url: `${ORIGIN}/${name}` } });
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
   userId = (await createUser(key)).userId;
 });
 

@@ -18,10 +18,11 @@ import {
   defined,
   eventually,
   expectEnvelope,
-  newClient,
+  PAID_CATEGORY,
   placements,
   publicationOf,
   settledPublication,
+  twoClients,
   walletBalance,
   withoutMessages,
 } from "../harness";
@@ -30,12 +31,9 @@ let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
-/** Category 9204 (Brommers): placing costs money on portal_a. */
-const PAID_CATEGORY = 9204;
 const seller = (credit = 100_000) => connectedSeller(key, internalKey, credit);
 
 /** What reached the marketplace simulator for the user's portal_a account. */

@@ -9,6 +9,8 @@ import {
   expectEnvelope,
   expectError,
   newClient,
+  PAID_CATEGORY,
+  twoClients,
   walletBalance,
 } from "../harness";
 
@@ -16,11 +18,9 @@ let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
-const PAID_CATEGORY = 9204;
 const job = (id: number, apiKey = key) => call("GET", `/jobs/${id}`, { key: apiKey });
 const finished = (id: number) =>
   eventually(async () => {

@@ -17,9 +17,10 @@ import {
   expectError,
   formOf,
   listingsAtMarketplace,
-  newClient,
+  PAID_CATEGORY,
   settledPublication,
   submitForm,
+  twoClients,
   walletBalance,
 } from "../harness";
 
@@ -27,8 +28,7 @@ let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 const ORIGIN = "http://api.test";
@@ -58,7 +58,7 @@ describe("the listing a marketplace gets", () => {
     const contact = await call("POST", "/contacts/", { key, body: contactBody(userId) });
     expectEnvelope(contact, 200);
     const ad = await createAd(key, userId, {
-      categoryId: 9204,
+      categoryId: PAID_CATEGORY,
       contactId: defined(contact.body.data[0]).contactId,
       title: "Snelle brommer",
       description: "Een <b>zuinige</b> brommer.",
@@ -96,7 +96,7 @@ describe("the listing a marketplace gets", () => {
     const [listed] = await listingsAtMarketplace(key, userId);
     expect(defined(listed).listing).toEqual({
       externalRef: expect.any(String),
-      categoryId: 9204,
+      categoryId: PAID_CATEGORY,
       title: "Snelle brommer",
       description:
         "<p>Welkom bij <b>Fietsen Noord</b></p><br>Een <b>zuinige</b> brommer.<br><p>Bezoek onze showroom</p>",

@@ -19,7 +19,9 @@ import {
   expectEnvelope,
   expectError,
   newClient,
+  PAID_CATEGORY,
   runPublishItem,
+  twoClients,
   walletBalance,
 } from "../harness";
 
@@ -27,8 +29,7 @@ let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 const seller = (credit: number) => connectedSeller(key, internalKey, credit);
@@ -225,7 +226,7 @@ describe("reliability", () => {
     const adIds: number[] = [];
     for (let i = 0; i < 200; i += 1) {
       const title = i % 10 === 3 ? `Brommer ${i} [reject]` : i % 10 === 7 ? `Brommer ${i} [flaky]` : `Brommer ${i}`;
-      adIds.push((await createAd(key, userId, { categoryId: 9204, title, externalAdId: i })).adId);
+      adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title, externalAdId: i })).adId);
     }
     for (let i = 0; i < adIds.length; i += 50) {
       const answer = await call("POST", "/publish/batch", {

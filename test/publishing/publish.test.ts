@@ -12,9 +12,10 @@ import {
   expectEnvelope,
   expectError,
   GPSR_VALUES,
-  newClient,
+  PAID_CATEGORY,
   publicationOf,
   settledPublication,
+  twoClients,
   walletBalance,
 } from "../harness";
 
@@ -22,8 +23,7 @@ let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 const seller = (credit = 10_000, overrides: Record<string, unknown> = {}) =>
@@ -82,7 +82,7 @@ describe("portal connection", () => {
 describe("publishing", () => {
   it("queues, publishes through the simulator, charges once and shows the status", async () => {
     const userId = await seller();
-    const ad = await createAd(key, userId, { categoryId: 9204, title: "Brommer Vespa" });
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer Vespa" });
     const cost = defined(ad.prices.portal_a[0]).priceTotal;
     expect(cost).toBeGreaterThan(0);
     const queued = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
@@ -161,7 +161,7 @@ describe("publishing", () => {
       `portal: portal_a - adId: ${archived.adId} - advertisement is archived`,
     ]);
 
-    const paid = await createAd(key, userId, { categoryId: 9204 });
+    const paid = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     const unpaid = await call("POST", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
     expectError(unpaid, "insufficient_means");
     expect(unpaid.body.errors).toEqual([`portal: portal_a - adId: ${paid.adId} - insufficient means`]);
@@ -211,8 +211,8 @@ describe("publishing", () => {
 
   it("refuses at the portal with a reason and refunds; retries transient failures", async () => {
     const userId = await seller();
-    const rejected = await createAd(key, userId, { categoryId: 9204, title: "Verboden [reject] brommer" });
-    const flaky = await createAd(key, userId, { categoryId: 9204, title: "Wankele [flaky] brommer" });
+    const rejected = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Verboden [reject] brommer" });
+    const flaky = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Wankele [flaky] brommer" });
     const answer = await call("POST", "/publish/batch", {
       key,
       body: { userId, adId: [rejected.adId, flaky.adId], portal: "portal_a" },
@@ -243,7 +243,7 @@ describe("publishing", () => {
 
   it("cancels a pending item: nothing is published and nothing charged", async () => {
     const userId = await seller();
-    const ad = await createAd(key, userId, { categoryId: 9204 });
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     // Queue directly (no message), as if the consumer had not reached it yet.
     await env.DB.prepare(
       "INSERT INTO queue_items (ad_id, user_id, portal, action) VALUES (?, ?, 'portal_a', 'publish')",

@@ -14,6 +14,7 @@ import {
   defined,
   listingsAtMarketplace,
   newClient,
+  PAID_CATEGORY,
   withoutMessages,
 } from "../harness";
 
@@ -33,7 +34,9 @@ describe("D1 round trips of publishing", () => {
     const userId = await connectedSeller(key, internalKey, 1_000_000);
     const adIds: number[] = [];
     for (let i = 0; i < 100; i += 1) {
-      adIds.push((await createAd(key, userId, { categoryId: 9204, title: `Brommer ${i}`, externalAdId: i })).adId);
+      adIds.push(
+        (await createAd(key, userId, { categoryId: PAID_CATEGORY, title: `Brommer ${i}`, externalAdId: i })).adId,
+      );
     }
     const counter = countingD1(env.DB);
     const counted = { ...withoutMessages(env), DB: counter.d1 } as Env;

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
-import { call, connectedSeller, createAd, newClient, runPublishItem, withoutMessages } from "../harness";
+import { call, connectedSeller, createAd, runPublishItem, twoClients, withoutMessages } from "../harness";
 
 /**
  * Every row of the state-machine table (docs/publishing.md): a job of each kind is queued (rows written, no message
@@ -15,8 +15,7 @@ let internalKey: string;
 let userId: number;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
   userId = await connectedSeller(key, internalKey, 1_000_000);
 });
 

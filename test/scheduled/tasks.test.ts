@@ -3,14 +3,23 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
 import worker from "../../src/index";
-import { call, connectedSeller, createAd, eventually, expectEnvelope, newClient, walletBalance } from "../harness";
+import {
+  call,
+  connectedSeller,
+  createAd,
+  eventually,
+  expectEnvelope,
+  newClient,
+  PAID_CATEGORY,
+  twoClients,
+  walletBalance,
+} from "../harness";
 
 let key: string;
 let internalKey: string;
 
 beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-  internalKey = (await newClient({ internal: true })).key;
+  ({ key, internalKey } = await twoClients());
 });
 
 /** Runs the Worker's scheduled handler as the cron would, at a fixed instant. */
@@ -288,7 +297,7 @@ describe("autoreplace, budget notices and housekeeping", () => {
     const payerId = await connectedSeller(key, internalKey, 100_000);
     const userId = await connectedSeller(key, internalKey, 100_000);
     // A brommer: placing one on portal_a costs money.
-    const ad = await createAd(key, userId, { categoryId: 9204, title: "Brommer die terugkomt" });
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer die terugkomt" });
     const price = ad.prices.portal_a[0]?.priceTotal as number;
     expect(price).toBeGreaterThan(0);
     await call("POST", "/adsettings/", {

@@ -2878,9 +2878,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "status": "ok",
                      *         "environment": "text",
@@ -3172,9 +3170,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "clientId": 1,
                      *         "name": "text",
@@ -3448,9 +3444,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -3497,8 +3491,8 @@ export interface operations {
                      *               }
                      *             ]
                      *           },
-                     *           "created": "text",
-                     *           "updated": "text"
+                     *           "created": "2026-11-22 14:03:10",
+                     *           "updated": "2026-11-22 14:03:10"
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -3810,9 +3804,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "clientId": 1,
@@ -3858,8 +3850,8 @@ export interface operations {
                      *             }
                      *           ]
                      *         },
-                     *         "created": "text",
-                     *         "updated": "text"
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -4183,9 +4175,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "clientId": 1,
@@ -4231,11 +4221,11 @@ export interface operations {
                      *             }
                      *           ]
                      *         },
-                     *         "created": "text",
-                     *         "updated": "text",
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10",
                      *         "activation": {
                      *           "activationtoken": "text",
-                     *           "validUntil": "text"
+                     *           "validUntil": "2026-11-22 14:03:10"
                      *         }
                      *       }
                      *     }
@@ -4540,9 +4530,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": false
                      *     }
                      */
@@ -4839,9 +4827,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -4888,8 +4874,8 @@ export interface operations {
                      *               }
                      *             ]
                      *           },
-                     *           "created": "text",
-                     *           "updated": "text"
+                     *           "created": "2026-11-22 14:03:10",
+                     *           "updated": "2026-11-22 14:03:10"
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -5172,9 +5158,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": false
                      *     }
                      */
@@ -5471,9 +5455,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -5772,9 +5754,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -6089,9 +6069,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -6419,9 +6397,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -6741,9 +6717,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -7057,9 +7031,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -7351,9 +7323,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -7651,9 +7621,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -7964,9 +7932,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -8277,9 +8243,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "userId": 1,
@@ -8580,9 +8544,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -8868,9 +8830,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -9184,9 +9144,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -9517,9 +9475,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -9833,9 +9789,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -10121,9 +10075,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -10437,9 +10389,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -10770,9 +10720,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "mainUserId": 1,
@@ -11086,9 +11034,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "settings": [
@@ -11366,9 +11312,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "settings": [
@@ -11662,9 +11606,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "settings": [
@@ -11978,9 +11920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -12284,13 +12224,11 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "activationtoken": "text",
-                     *         "validUntil": "text"
+                     *         "validUntil": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -12594,13 +12532,11 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "accesstoken": "text",
-                     *         "validUntil": "text",
+                     *         "validUntil": "2026-11-22 14:03:10",
                      *         "url": "text"
                      *       }
                      *     }
@@ -12905,9 +12841,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "user": {
                      *           "userId": 1,
@@ -12954,8 +12888,8 @@ export interface operations {
                      *               }
                      *             ]
                      *           },
-                     *           "created": "text",
-                     *           "updated": "text"
+                     *           "created": "2026-11-22 14:03:10",
+                     *           "updated": "2026-11-22 14:03:10"
                      *         },
                      *         "settings": {
                      *           "userId": 1,
@@ -13315,14 +13249,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
-                     *           "created": "text",
-                     *           "updated": "text",
+                     *           "created": "2026-11-22 14:03:10",
+                     *           "updated": "2026-11-22 14:03:10",
                      *           "userId": 1,
                      *           "contactId": 1,
                      *           "folderId": 1,
@@ -13369,14 +13301,14 @@ export interface operations {
                      *               "portal": "portal_a",
                      *               "publish": {
                      *                 "pending": true,
-                     *                 "pendingDate": "text",
+                     *                 "pendingDate": "2026-11-22 14:03:10",
                      *                 "processing": true,
-                     *                 "processingDate": "text",
+                     *                 "processingDate": "2026-11-22 14:03:10",
                      *                 "error": true,
                      *                 "active": true,
                      *                 "online": true,
-                     *                 "startDate": "text",
-                     *                 "closeDate": "text",
+                     *                 "startDate": "2026-11-22 14:03:10",
+                     *                 "closeDate": "2026-11-22 14:03:10",
                      *                 "remoteAdId": 1,
                      *                 "errorReason": "text",
                      *                 "queueItemId": 1,
@@ -13751,13 +13683,11 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
-                     *         "created": "text",
-                     *         "updated": "text",
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10",
                      *         "userId": 1,
                      *         "contactId": 1,
                      *         "folderId": 1,
@@ -13804,14 +13734,14 @@ export interface operations {
                      *             "portal": "portal_a",
                      *             "publish": {
                      *               "pending": true,
-                     *               "pendingDate": "text",
+                     *               "pendingDate": "2026-11-22 14:03:10",
                      *               "processing": true,
-                     *               "processingDate": "text",
+                     *               "processingDate": "2026-11-22 14:03:10",
                      *               "error": true,
                      *               "active": true,
                      *               "online": true,
-                     *               "startDate": "text",
-                     *               "closeDate": "text",
+                     *               "startDate": "2026-11-22 14:03:10",
+                     *               "closeDate": "2026-11-22 14:03:10",
                      *               "remoteAdId": 1,
                      *               "errorReason": "text",
                      *               "queueItemId": 1,
@@ -14190,13 +14120,11 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
-                     *         "created": "text",
-                     *         "updated": "text",
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10",
                      *         "userId": 1,
                      *         "contactId": 1,
                      *         "folderId": 1,
@@ -14243,14 +14171,14 @@ export interface operations {
                      *             "portal": "portal_a",
                      *             "publish": {
                      *               "pending": true,
-                     *               "pendingDate": "text",
+                     *               "pendingDate": "2026-11-22 14:03:10",
                      *               "processing": true,
-                     *               "processingDate": "text",
+                     *               "processingDate": "2026-11-22 14:03:10",
                      *               "error": true,
                      *               "active": true,
                      *               "online": true,
-                     *               "startDate": "text",
-                     *               "closeDate": "text",
+                     *               "startDate": "2026-11-22 14:03:10",
+                     *               "closeDate": "2026-11-22 14:03:10",
                      *               "remoteAdId": 1,
                      *               "errorReason": "text",
                      *               "queueItemId": 1,
@@ -14591,13 +14519,11 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
-                     *         "created": "text",
-                     *         "updated": "text",
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10",
                      *         "userId": 1,
                      *         "contactId": 1,
                      *         "folderId": 1,
@@ -14644,14 +14570,14 @@ export interface operations {
                      *             "portal": "portal_a",
                      *             "publish": {
                      *               "pending": true,
-                     *               "pendingDate": "text",
+                     *               "pendingDate": "2026-11-22 14:03:10",
                      *               "processing": true,
-                     *               "processingDate": "text",
+                     *               "processingDate": "2026-11-22 14:03:10",
                      *               "error": true,
                      *               "active": true,
                      *               "online": true,
-                     *               "startDate": "text",
-                     *               "closeDate": "text",
+                     *               "startDate": "2026-11-22 14:03:10",
+                     *               "closeDate": "2026-11-22 14:03:10",
                      *               "remoteAdId": 1,
                      *               "errorReason": "text",
                      *               "queueItemId": 1,
@@ -14994,9 +14920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -15318,9 +15242,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -15631,9 +15553,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -15926,9 +15846,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "settings": [
@@ -16203,9 +16121,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "settings": [
@@ -16499,9 +16415,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "settings": [
@@ -16826,9 +16740,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "groupId": 1,
@@ -17169,9 +17081,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "categoryId": 1,
@@ -17516,9 +17426,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "manufacturerId": 1,
@@ -17833,9 +17741,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "manufacturerId": 1,
                      *         "userId": 1,
@@ -18161,9 +18067,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "manufacturerId": 1,
                      *         "userId": 1,
@@ -18480,9 +18384,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -18789,9 +18691,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -19084,9 +18984,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "images": [
@@ -19386,9 +19284,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "images": [
@@ -19715,9 +19611,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "images": [
@@ -20026,9 +19920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": false
                      *     }
                      */
@@ -20335,9 +20227,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": false
                      *     }
                      */
@@ -20644,9 +20534,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": 1,
                      *         "images": [
@@ -20966,9 +20854,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "counter": 1,
@@ -21285,9 +21171,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "counter": 1,
@@ -21604,9 +21488,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "counter": 1,
@@ -21908,9 +21790,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "jobId": 1,
@@ -21921,7 +21801,7 @@ export interface operations {
                      *               "path": "text"
                      *             }
                      *           ],
-                     *           "created": "text",
+                     *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
@@ -22204,9 +22084,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "jobId": 1,
@@ -22217,7 +22095,7 @@ export interface operations {
                      *               "path": "text"
                      *             }
                      *           ],
-                     *           "created": "text",
+                     *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
@@ -22515,9 +22393,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "jobId": 1,
@@ -22528,7 +22404,7 @@ export interface operations {
                      *               "path": "text"
                      *             }
                      *           ],
-                     *           "created": "text",
+                     *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
@@ -22803,9 +22679,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "jobId": 1,
@@ -22816,7 +22690,7 @@ export interface operations {
                      *               "path": "text"
                      *             }
                      *           ],
-                     *           "created": "text",
+                     *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
@@ -23125,9 +22999,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "jobId": 1,
@@ -23138,7 +23010,7 @@ export interface operations {
                      *               "path": "text"
                      *             }
                      *           ],
-                     *           "created": "text",
+                     *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
@@ -23438,16 +23310,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "portal": "portal_a",
                      *         "status": true,
                      *         "externalUserId": 1,
                      *         "accessToken": "text",
-                     *         "accessTokenExpire": "text",
+                     *         "accessTokenExpire": "2026-11-22 14:03:10",
                      *         "refreshToken": "text",
                      *         "email": "text",
                      *         "scope": [
@@ -23732,16 +23602,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "portal": "portal_a",
                      *         "status": true,
                      *         "externalUserId": 1,
                      *         "accessToken": "text",
-                     *         "accessTokenExpire": "text",
+                     *         "accessTokenExpire": "2026-11-22 14:03:10",
                      *         "refreshToken": "text",
                      *         "email": "text",
                      *         "scope": [
@@ -24043,9 +23911,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "redirect": "text"
                      *       }
@@ -24346,16 +24212,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "portal": "portal_a",
                      *         "status": true,
                      *         "externalUserId": 1,
                      *         "accessToken": "text",
-                     *         "accessTokenExpire": "text",
+                     *         "accessTokenExpire": "2026-11-22 14:03:10",
                      *         "refreshToken": "text",
                      *         "email": "text",
                      *         "scope": [
@@ -24668,9 +24532,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -24979,9 +24841,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -25290,9 +25150,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -25601,9 +25459,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -25621,13 +25477,7 @@ export interface operations {
                      *           "queueItemId": 1
                      *         }
                      *       ],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "ad_not_found",
-                     *           "field": "adId",
-                     *           "message": "adId: ad 7 not found"
-                     *         }
-                     *       ]
+                     *       "errorDetails": []
                      *     }
                      */
                     "application/json": components["schemas"]["PublishResults"];
@@ -25930,9 +25780,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -25950,13 +25798,7 @@ export interface operations {
                      *           "queueItemId": 1
                      *         }
                      *       ],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "ad_not_found",
-                     *           "field": "adId",
-                     *           "message": "adId: ad 7 not found"
-                     *         }
-                     *       ]
+                     *       "errorDetails": []
                      *     }
                      */
                     "application/json": components["schemas"]["PublishResults"];
@@ -26259,9 +26101,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -26279,13 +26119,7 @@ export interface operations {
                      *           "queueItemId": 1
                      *         }
                      *       ],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "ad_not_found",
-                     *           "field": "adId",
-                     *           "message": "adId: ad 7 not found"
-                     *         }
-                     *       ]
+                     *       "errorDetails": []
                      *     }
                      */
                     "application/json": components["schemas"]["PublishResults"];
@@ -26586,9 +26420,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -26606,13 +26438,7 @@ export interface operations {
                      *           "queueItemId": 1
                      *         }
                      *       ],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "ad_not_found",
-                     *           "field": "adId",
-                     *           "message": "adId: ad 7 not found"
-                     *         }
-                     *       ]
+                     *       "errorDetails": []
                      *     }
                      */
                     "application/json": components["schemas"]["PublishResults"];
@@ -26913,9 +26739,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -26933,13 +26757,7 @@ export interface operations {
                      *           "queueItemId": 1
                      *         }
                      *       ],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "ad_not_found",
-                     *           "field": "adId",
-                     *           "message": "adId: ad 7 not found"
-                     *         }
-                     *       ]
+                     *       "errorDetails": []
                      *     }
                      */
                     "application/json": components["schemas"]["PublishResults"];
@@ -27240,9 +27058,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -27260,13 +27076,7 @@ export interface operations {
                      *           "queueItemId": 1
                      *         }
                      *       ],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "ad_not_found",
-                     *           "field": "adId",
-                     *           "message": "adId: ad 7 not found"
-                     *         }
-                     *       ]
+                     *       "errorDetails": []
                      *     }
                      */
                     "application/json": components["schemas"]["PublishResults"];
@@ -27553,9 +27363,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "active": 1,
@@ -27833,9 +27641,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -27844,14 +27650,14 @@ export interface operations {
                      *               "portal": "portal_a",
                      *               "publish": {
                      *                 "pending": true,
-                     *                 "pendingDate": "text",
+                     *                 "pendingDate": "2026-11-22 14:03:10",
                      *                 "processing": true,
-                     *                 "processingDate": "text",
+                     *                 "processingDate": "2026-11-22 14:03:10",
                      *                 "error": true,
                      *                 "active": true,
                      *                 "online": true,
-                     *                 "startDate": "text",
-                     *                 "closeDate": "text",
+                     *                 "startDate": "2026-11-22 14:03:10",
+                     *                 "closeDate": "2026-11-22 14:03:10",
                      *                 "remoteAdId": 1,
                      *                 "errorReason": "text",
                      *                 "queueItemId": 1,
@@ -28154,9 +27960,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "adId": 1,
@@ -28165,14 +27969,14 @@ export interface operations {
                      *               "portal": "portal_a",
                      *               "publish": {
                      *                 "pending": true,
-                     *                 "pendingDate": "text",
+                     *                 "pendingDate": "2026-11-22 14:03:10",
                      *                 "processing": true,
-                     *                 "processingDate": "text",
+                     *                 "processingDate": "2026-11-22 14:03:10",
                      *                 "error": true,
                      *                 "active": true,
                      *                 "online": true,
-                     *                 "startDate": "text",
-                     *                 "closeDate": "text",
+                     *                 "startDate": "2026-11-22 14:03:10",
+                     *                 "closeDate": "2026-11-22 14:03:10",
                      *                 "remoteAdId": 1,
                      *                 "errorReason": "text",
                      *                 "queueItemId": 1,
@@ -28494,9 +28298,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "queueItemId": 1,
@@ -28513,8 +28315,8 @@ export interface operations {
                      *           "retryOf": 1,
                      *           "retryable": true,
                      *           "notRetryableReason": "text",
-                     *           "created": "text",
-                     *           "updated": "text"
+                     *           "created": "2026-11-22 14:03:10",
+                     *           "updated": "2026-11-22 14:03:10"
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -28793,9 +28595,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "queueItemId": 1,
                      *         "userId": 1,
@@ -28811,8 +28611,8 @@ export interface operations {
                      *         "retryOf": 1,
                      *         "retryable": true,
                      *         "notRetryableReason": "text",
-                     *         "created": "text",
-                     *         "updated": "text"
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -29083,9 +28883,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "queueItemId": 1,
                      *         "userId": 1,
@@ -29101,8 +28899,8 @@ export interface operations {
                      *         "retryOf": 1,
                      *         "retryable": true,
                      *         "notRetryableReason": "text",
-                     *         "created": "text",
-                     *         "updated": "text"
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -29400,14 +29198,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "eventId": 1,
                      *           "type": "publish.pending",
-                     *           "occurredAt": "text",
+                     *           "occurredAt": "2026-11-22 14:03:10",
                      *           "userId": 1,
                      *           "adId": 1,
                      *           "portal": "text",
@@ -29678,9 +29474,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "webhookId": 1,
@@ -29691,11 +29485,11 @@ export interface operations {
                      *           "enabled": true,
                      *           "description": "text",
                      *           "disabledReason": "text",
-                     *           "pausedUntil": "text",
+                     *           "pausedUntil": "2026-11-22 14:03:10",
                      *           "pausedReason": "text",
                      *           "queuedDeliveries": 1,
-                     *           "created": "text",
-                     *           "updated": "text"
+                     *           "created": "2026-11-22 14:03:10",
+                     *           "updated": "2026-11-22 14:03:10"
                      *         }
                      *       ]
                      *     }
@@ -29977,9 +29771,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "webhookId": 1,
                      *         "url": "text",
@@ -29989,11 +29781,11 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
-                     *         "pausedUntil": "text",
+                     *         "pausedUntil": "2026-11-22 14:03:10",
                      *         "pausedReason": "text",
                      *         "queuedDeliveries": 1,
-                     *         "created": "text",
-                     *         "updated": "text",
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10",
                      *         "secret": "text"
                      *       }
                      *     }
@@ -30286,9 +30078,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "webhookId": 1,
                      *         "url": "text",
@@ -30298,11 +30088,11 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
-                     *         "pausedUntil": "text",
+                     *         "pausedUntil": "2026-11-22 14:03:10",
                      *         "pausedReason": "text",
                      *         "queuedDeliveries": 1,
-                     *         "created": "text",
-                     *         "updated": "text"
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -30585,9 +30375,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "webhookId": 1,
                      *         "url": "text",
@@ -30597,11 +30385,11 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
-                     *         "pausedUntil": "text",
+                     *         "pausedUntil": "2026-11-22 14:03:10",
                      *         "pausedReason": "text",
                      *         "queuedDeliveries": 1,
-                     *         "created": "text",
-                     *         "updated": "text"
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -30897,9 +30685,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "webhookId": 1,
                      *         "url": "text",
@@ -30909,11 +30695,11 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
-                     *         "pausedUntil": "text",
+                     *         "pausedUntil": "2026-11-22 14:03:10",
                      *         "pausedReason": "text",
                      *         "queuedDeliveries": 1,
-                     *         "created": "text",
-                     *         "updated": "text"
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10"
                      *       }
                      *     }
                      */
@@ -31209,9 +30995,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "webhookId": 1,
                      *         "url": "text",
@@ -31221,11 +31005,11 @@ export interface operations {
                      *         "enabled": true,
                      *         "description": "text",
                      *         "disabledReason": "text",
-                     *         "pausedUntil": "text",
+                     *         "pausedUntil": "2026-11-22 14:03:10",
                      *         "pausedReason": "text",
                      *         "queuedDeliveries": 1,
-                     *         "created": "text",
-                     *         "updated": "text",
+                     *         "created": "2026-11-22 14:03:10",
+                     *         "updated": "2026-11-22 14:03:10",
                      *         "secret": "text"
                      *       }
                      *     }
@@ -31522,9 +31306,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -31830,9 +31612,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "queued": 1
                      *       }
@@ -32133,9 +31913,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "deliveryId": 1,
@@ -32147,7 +31925,7 @@ export interface operations {
                      *           "error": "text",
                      *           "succeeded": true,
                      *           "nextAttempt": "text",
-                     *           "created": "text"
+                     *           "created": "2026-11-22 14:03:10"
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -32431,9 +32209,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -32727,9 +32503,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "feature": "omhoogplaatsen",
@@ -33004,9 +32778,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "feature": "omhoogplaatsen",
@@ -33295,9 +33067,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -33590,9 +33360,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "balance": 1,
@@ -33604,7 +33372,7 @@ export interface operations {
                      *             "description": "text",
                      *             "adId": 1,
                      *             "portal": "text",
-                     *             "created": "text"
+                     *             "created": "2026-11-22 14:03:10"
                      *           }
                      *         ]
                      *       }
@@ -33884,9 +33652,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "userId": 1,
                      *         "balance": 1,
@@ -33898,7 +33664,7 @@ export interface operations {
                      *             "description": "text",
                      *             "adId": 1,
                      *             "portal": "text",
-                     *             "created": "text"
+                     *             "created": "2026-11-22 14:03:10"
                      *           }
                      *         ]
                      *       }
@@ -34192,9 +33958,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "bidId": 1,
@@ -34204,7 +33968,7 @@ export interface operations {
                      *           "name": "text",
                      *           "message": "text",
                      *           "isRead": true,
-                     *           "placed": "text"
+                     *           "placed": "2026-11-22 14:03:10"
                      *         }
                      *       ]
                      *     }
@@ -34471,9 +34235,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "bidId": 1,
@@ -34483,7 +34245,7 @@ export interface operations {
                      *           "name": "text",
                      *           "message": "text",
                      *           "isRead": true,
-                     *           "placed": "text"
+                     *           "placed": "2026-11-22 14:03:10"
                      *         }
                      *       ]
                      *     }
@@ -34764,9 +34526,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -35074,9 +34834,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": []
                      *     }
                      */
@@ -35385,9 +35143,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": {
                      *         "adId": [
                      *           1
@@ -35715,9 +35471,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -35734,7 +35488,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [
@@ -36029,9 +35783,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -36048,7 +35800,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [
@@ -36344,9 +36096,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -36363,7 +36113,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [
@@ -36656,9 +36406,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -36675,7 +36423,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [
@@ -36986,9 +36734,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -37005,7 +36751,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [
@@ -37330,9 +37076,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -37349,7 +37093,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [
@@ -37666,9 +37410,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "result": true,
-                     *       "errors": [
-                     *         "text"
-                     *       ],
+                     *       "errors": [],
                      *       "data": [
                      *         {
                      *           "taskId": 1,
@@ -37685,7 +37427,7 @@ export interface operations {
                      *           "enabled": true,
                      *           "runs": [
                      *             {
-                     *               "due": "text",
+                     *               "due": "2026-11-22 14:03:10",
                      *               "ads": 1,
                      *               "queued": 1,
                      *               "skipped": [

@@ -36,6 +36,10 @@ describe("OpenAPI document", () => {
         for (const [what, media] of bodies) {
           const json = media?.content?.["application/json"];
           if (json && json.example === undefined) missing.push(`${method} ${path} ${what}`);
+          // A success example reads as a success.
+          const example = json?.example as { result?: unknown; errors?: unknown } | undefined;
+          if (what.startsWith("2") && example && "result" in example)
+            expect(example, `${method} ${path} ${what}`).toMatchObject({ result: true, errors: [] });
         }
       }
     }

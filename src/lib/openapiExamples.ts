@@ -32,7 +32,12 @@ const MAX_DEPTH = 24;
 /** Values tried against a string's `pattern`: the formats our schemas constrain (dates, times, codes, links). */
 const PATTERN_CANDIDATES = ["2026-01-31", "12:00", "NL", "1234 AB", "https://videos.example.com/clip.mp4", "text"];
 
-function stringExample(schema: Schema): string {
+/** A time as the API writes every time (a field named for one: `created`, `startDate`, `pausedUntil`, …). */
+const TIME_FIELD = /^(created|updated|placed|due)$|(Date|At|Until|Expire)$/;
+const TIME_EXAMPLE = "2026-11-22 14:03:10";
+
+function stringExample(schema: Schema, name = ""): string {
+  if (TIME_FIELD.test(name) && !schema.pattern) return TIME_EXAMPLE;
   if (schema.format === "date-time") return "2026-01-31T12:00:00Z";
   if (schema.format === "date") return "2026-01-31";
   if (schema.format === "email") return "jan@example.nl";
@@ -46,9 +51,9 @@ function stringExample(schema: Schema): string {
   return text.padEnd(Math.max(schema.minLength ?? 0, text.length), "x");
 }
 
-export function sampleOf(schema: Schema | undefined, components: Components, depth = 0): unknown {
+export function sampleOf(schema: Schema | undefined, components: Components, depth = 0, name = ""): unknown {
   if (!schema || depth > MAX_DEPTH) return null;
-  if (schema.$ref) return sampleOf(components[schema.$ref.split("/").at(-1) ?? ""], components, depth + 1);
+  if (schema.$ref) return sampleOf(components[schema.$ref.split("/").at(-1) ?? ""], components, depth + 1, name);
   if (schema.example !== undefined) return schema.example;
   if (schema.examples?.length) return schema.examples[0];
   if (schema.default !== undefined) return schema.default;
@@ -57,7 +62,7 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
   const variants = schema.anyOf ?? schema.oneOf;
   if (variants?.length) {
     const chosen = variants.find((v) => v.type !== "null") ?? variants[0];
-    return sampleOf(chosen, components, depth + 1);
+    return sampleOf(chosen, components, depth + 1, name);
   }
   if (schema.allOf?.length) {
     return Object.assign({}, ...schema.allOf.map((part) => sampleOf(part, components, depth + 1)));
@@ -66,9 +71,9 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
   switch (type) {
     case "object":
       return Object.fromEntries(
-        Object.entries(schema.properties ?? {}).map(([name, property]) => [
-          name,
-          sampleOf(property, components, depth + 1),
+        Object.entries(schema.properties ?? {}).map(([key, property]) => [
+          key,
+          sampleOf(property, components, depth + 1, key),
         ]),
       );
     case "array": {
@@ -78,7 +83,7 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
       return Array.from({ length: Math.max(schema.minItems ?? 1, 1) }, () => item);
     }
     case "string":
-      return stringExample(schema);
+      return stringExample(schema, name);
     case "integer":
     case "number":
       return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
@@ -98,16 +103,21 @@ interface Operation {
 /** The document with an example on each JSON request body and response that has none. */
 export function withExamples<D extends { paths?: object; components?: { schemas?: object } }>(document: D): D {
   const components = (document.components?.schemas ?? {}) as Components;
-  const fill = (content: MediaTypes | undefined) => {
+  const fill = (content: MediaTypes | undefined, success = false) => {
     const json = content?.["application/json"];
     if (json?.schema && json.example === undefined && json.examples === undefined) {
       json.example = sampleOf(json.schema, components);
+      // A success reads as one: the envelope's result true, and no errors.
+      const envelope = json.example as Record<string, unknown> | null;
+      if (success && envelope && "result" in envelope)
+        Object.assign(envelope, { result: true, errors: [] }, "errorDetails" in envelope ? { errorDetails: [] } : {});
     }
   };
   for (const pathItem of Object.values(document.paths ?? {}) as Record<string, Operation>[]) {
     for (const operation of Object.values(pathItem)) {
       fill(operation.requestBody?.content);
-      for (const response of Object.values(operation.responses ?? {})) fill(response.content);
+      for (const [status, response] of Object.entries(operation.responses ?? {}))
+        fill(response.content, status.startsWith("2"));
     }
   }
   return document;

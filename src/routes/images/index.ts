@@ -3,18 +3,28 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { id, pathId } from "../../lib/fields";
-import { mediaPathUrl } from "../../lib/outbound";
+import { pathId } from "../../lib/fields";
 import { flushRequestedUpdates } from "../../middleware/afterWrites";
 import {
+  AdImages,
+  DeleteImages,
+  DeleteImagesBatch,
   deleteAllImages,
   deleteImages,
   deleteImagesOfAds,
   getImages,
+  Image,
+  ImageStatus,
+  ImageStatusOfPathRequest,
+  ImageStatusRequest,
+  ImagesRequest,
   imageStatus,
   imagesTransformer,
   queueImages,
+  RotateImages,
   rotateImages,
+  ShiftImage,
+  SwitchImages,
   shiftImage,
   switchImages,
 } from "../../services/images";
@@ -24,81 +34,8 @@ import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Images"];
 
-export const Image = z
-  .object({
-    counter: z.number().int().openapi({ description: "Position, from 1" }),
-    image: z.object({ url: z.string() }),
-    thumbnail: z.object({ url: z.string() }),
-  })
-  .openapi("Image");
-const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
-
-const ImageSource = z
-  .object({
-    url: z
-      .url({ protocol: /^https?$/, error: "must be an http or https URL" })
-      .max(2048)
-      .optional(),
-    path: z
-      .string()
-      .min(1)
-      .max(1024)
-      .refine((p) => mediaPathUrl(p, "https://media-origin.invalid/") !== null, {
-        error: "must stay below the media origin: no . or .. segments, backslashes, schemes or hosts",
-      })
-      .optional()
-      .openapi({ description: "Resolved against the configured media origin (MEDIA_ORIGIN)" }),
-  })
-  .refine((s) => (s.url === undefined) !== (s.path === undefined), { error: "give either url or path" });
-
-const ImagesRequest = z
-  .object({
-    adId: id().optional().openapi({ description: "Must match the path when given" }),
-    images: z
-      .array(z.object({ image: ImageSource }))
-      .min(1)
-      .max(100),
-    autoupdate: z.boolean().default(true).openapi({ description: "Push the new images to the portals the ad is on" }),
-  })
-  .openapi("ImagesRequest");
-
-const counters = (min: number, max: number) => z.array(z.number().int().min(1)).min(min).max(max);
 const adIdParam = z.object({ adId: pathId("adId") });
 
-const ImageStatus = z
-  .object({
-    jobId: z.number().int(),
-    adId: z.number().int(),
-    images: z
-      .array(z.object({ URL: z.string(), path: z.string() }))
-      .openapi({ description: "The image source; one is empty" }),
-    created: z.string(),
-    processing: z.boolean(),
-    done: z.boolean(),
-    result: z.boolean(),
-    reason: z.string().openapi({ description: "Why a done job failed; empty otherwise" }),
-  })
-  .openapi("ImageStatus");
-
-const ImageStatusRequest = z
-  .object({
-    userId: id(),
-    adId: z
-      .union([id(), z.array(id()).max(1000)])
-      .optional()
-      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
-  })
-  .openapi("ImageStatusRequest");
-
-/** The path forms of POST /imagestatus/: the user (and one ad) in the path; a body may add ads. */
-const ImageStatusOfPathRequest = z
-  .object({
-    adId: z
-      .union([id(), z.array(id()).max(1000)])
-      .optional()
-      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
-  })
-  .openapi("ImageStatusOfPathRequest");
 const optionalJsonBody = <T extends z.ZodType>(schema: T) => ({ ...jsonBody(schema), required: false });
 const userAdParams = z.object({ userId: pathId("userId"), adId: pathId("adId") });
 const ImageStatusList = envelope(z.array(ImageStatus));
@@ -170,7 +107,7 @@ export const imagesRouter = router
       tags,
       summary: "Remove all images of several ads of a user",
       request: {
-        body: jsonBody(z.object({ userId: id(), adId: z.array(id()).min(1).max(100) }).openapi("DeleteImagesBatch")),
+        body: jsonBody(DeleteImagesBatch),
       },
       response: envelope(z.literal(false)),
     }),
@@ -199,7 +136,7 @@ export const imagesRouter = router
       path: "/images",
       tags,
       summary: "Remove the given images; the rest are numbered again from 1",
-      request: { body: jsonBody(z.object({ adId: id(), images: counters(1, 100) }).openapi("DeleteImages")) },
+      request: { body: jsonBody(DeleteImages) },
       response: envelope(AdImages),
     }),
     async (c) => {
@@ -213,11 +150,7 @@ export const imagesRouter = router
       tags,
       summary: "Swap the positions of two images",
       request: {
-        body: jsonBody(
-          z
-            .object({ adId: id(), images: z.tuple([z.number().int().min(1), z.number().int().min(1)]) })
-            .openapi("SwitchImages"),
-        ),
+        body: jsonBody(SwitchImages),
       },
       response: envelope(z.array(Image)),
     }),
@@ -232,11 +165,7 @@ export const imagesRouter = router
       tags,
       summary: "Move the image at the first counter to the position of the second",
       request: {
-        body: jsonBody(
-          z
-            .object({ adId: id(), images: z.tuple([z.number().int().min(1), z.number().int().min(1)]) })
-            .openapi("ShiftImage"),
-        ),
+        body: jsonBody(ShiftImage),
       },
       response: envelope(z.array(Image)),
     }),
@@ -251,15 +180,7 @@ export const imagesRouter = router
       tags,
       summary: "Rotate images clockwise by 90, 180 or 270 degrees (original and thumbnail)",
       request: {
-        body: jsonBody(
-          z
-            .object({
-              adId: id(),
-              images: counters(1, 100),
-              rotate: z.union([z.literal(90), z.literal(180), z.literal(270)]),
-            })
-            .openapi("RotateImages"),
-        ),
+        body: jsonBody(RotateImages),
       },
       response: envelope(z.array(Image)),
     }),

@@ -10,3 +10,16 @@ export {
   switchImages,
 } from "./images";
 export { failImageJob, imagesTransformer, runImageJob } from "./processing";
+export {
+  AdImages,
+  DeleteImages,
+  DeleteImagesBatch,
+  Image,
+  ImageStatus,
+  ImageStatusOfPathRequest,
+  ImageStatusRequest,
+  ImagesRequest,
+  RotateImages,
+  ShiftImage,
+  SwitchImages,
+} from "./schemas";

@@ -1,74 +1,30 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
-import { pagingQuery, pathId, upTo } from "../../lib/fields";
+import { pagingQuery, pathId } from "../../lib/fields";
 import {
+  CreateWebhook,
   createWebhook,
   deleteWebhook,
   EVENT_TYPES,
   getWebhook,
   listDeliveries,
   listWebhooks,
+  ReplayWebhook,
   redeliver,
   replayWebhook,
   rotateWebhookSecret,
   testWebhook,
+  UpdateWebhook,
   updateWebhook,
+  Webhook,
+  WebhookDelivery,
+  WebhookWithSecret,
 } from "../../services/events";
 import { serviceContext } from "../context";
 import { Event } from "../events";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Webhooks"];
-
-const Webhook = z
-  .object({
-    webhookId: z.number().int(),
-    url: z.string(),
-    types: z.array(z.string()).openapi({ description: "Subscribed event types; empty: every type" }),
-    enabled: z.boolean(),
-    description: z.string(),
-    disabledReason: z.string().nullable().openapi({ description: "Why delivery was switched off, when it was" }),
-    pausedUntil: z.string().nullable().openapi({
-      description:
-        "Set by the breaker after 5 failed deliveries in a row: deliveries wait until then, and resume by themselves",
-    }),
-    pausedReason: z.string().nullable(),
-    queuedDeliveries: z
-      .number()
-      .int()
-      .openapi({ description: "Deliveries queued for it now (at most 100; later events follow as these end)" }),
-    created: z.string(),
-    updated: z.string(),
-  })
-  .openapi("Webhook");
-const WebhookWithSecret = Webhook.extend({
-  secret: z.string().openapi({ description: "The signing secret (whsec_…): shown this once" }),
-}).openapi("WebhookWithSecret");
-
-const url = z
-  .url({ protocol: /^https?$/, error: "must be an https URL" })
-  .max(2048)
-  .openapi({ description: "https (http only in local development); private and loopback hosts are refused" });
-const types = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length);
-const CreateWebhook = z
-  .object({ url, types: types.optional(), enabled: z.boolean().optional(), description: upTo(255).optional() })
-  .openapi("CreateWebhook");
-const UpdateWebhook = CreateWebhook.partial().openapi("UpdateWebhook");
-
-const Delivery = z
-  .object({
-    deliveryId: z.number().int(),
-    eventId: z.number().int().nullable(),
-    messageId: z.string().openapi({ description: "The webhook-id header: the same for every attempt of an event" }),
-    attempt: z.number().int(),
-    statusCode: z.number().int().nullable(),
-    latencyMs: z.number().int().nullable(),
-    error: z.string().nullable(),
-    succeeded: z.boolean(),
-    nextAttempt: z.string().nullable(),
-    created: z.string(),
-  })
-  .openapi("WebhookDelivery");
 
 const webhookParams = z.object({ webhookId: pathId("webhookId") });
 
@@ -163,9 +119,7 @@ export const webhooksRouter = createRouter()
         "`after` is one of the client's events (or 0); a replay covers at most 1,000 events, and one runs per endpoint at a time (409 `replay_in_progress`).",
       request: {
         params: webhookParams,
-        body: jsonBody(
-          z.object({ after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }).openapi("ReplayWebhook"),
-        ),
+        body: jsonBody(ReplayWebhook),
       },
       response: envelope(
         z.object({ queued: z.number().int().openapi({ description: "Events it delivers (those subscribed to)" }) }),
@@ -184,7 +138,7 @@ export const webhooksRouter = createRouter()
       tags,
       summary: "The delivery log, newest first: one row per attempt (kept 30 days)",
       request: { params: webhookParams, query: pagingQuery(500, 50) },
-      response: listEnvelope(Delivery),
+      response: listEnvelope(WebhookDelivery),
     }),
     async (c) => {
       const startedAt = Date.now();

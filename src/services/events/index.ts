@@ -1,6 +1,14 @@
 export { abandonDelivery, DELIVERY_LIMITS, deliverWebhooks, dispatchEvents } from "./delivery";
 export { EVENT_TYPES, type EventType, purgeOldEvents, readEvents } from "./events";
 export {
+  CreateWebhook,
+  ReplayWebhook,
+  UpdateWebhook,
+  Webhook,
+  WebhookDelivery,
+  WebhookWithSecret,
+} from "./schemas";
+export {
   createWebhook,
   deleteWebhook,
   ENDPOINTS_PER_CLIENT,

@@ -75,7 +75,7 @@ module.exports = {
       severity: "error",
       from: {
         path: "^src/",
-        pathNot: "^src/(routes|middleware|portals/simulator)/|^src/(app|worker)\\.ts$",
+        pathNot: "^src/(routes|middleware|portals/simulator)/|^src/(app|worker|index)\\.ts$",
       },
       to: { path: HTTP },
     },

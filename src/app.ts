@@ -1,6 +1,5 @@
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
-import { withExamples } from "./lib/openapiExamples";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
@@ -36,7 +35,7 @@ import { userSettingsRouter } from "./routes/userSettings";
 import { usersRouter } from "./routes/users";
 import { installZodMessages } from "./routes/validation";
 import { walletRouter } from "./routes/wallet";
-import { registerWebhookPayloads, webhooksRouter } from "./routes/webhooks";
+import { webhooksRouter } from "./routes/webhooks";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -53,12 +52,6 @@ export function createApp() {
   app.use("/oauth/callback/*", ipRateLimit);
   app.use("/simulator/*", ipRateLimit);
   app.route(BASE_PATH, systemRouter);
-  // The document is built once per isolate (it takes ~100 ms); only its server follows the request.
-  let document: ReturnType<typeof openApiDocument> | undefined;
-  app.get(`${BASE_PATH}/openapi.json`, (c) => {
-    document ??= openApiDocument(app);
-    return c.json({ ...document, servers: [{ url: new URL(c.req.url).origin }] });
-  });
   app.route("/", mediaRouter);
   app.route("/", oauthPublicRouter);
 
@@ -100,12 +93,6 @@ export function createApp() {
     .route(BASE_PATH, statisticsRouter)
     .route(BASE_PATH, tasksRouter);
 
-  registerWebhookPayloads(app.openAPIRegistry);
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
-    type: "http",
-    scheme: "bearer",
-    description: "The API key of the client: `Authorization: Bearer <key>`",
-  });
   return app;
 }
 
@@ -139,51 +126,5 @@ export type ApiSchema = ExtractSchema<
   | typeof tasksRouter
   | typeof systemRouter
 >;
-
-/** The OpenAPI tags, in the reference's order. */
-const TAG_DESCRIPTIONS = {
-  System: "Health and readiness",
-  Client: "The calling API client",
-  Users: "The platform's users (sellers) of a client",
-  "User activation": "Activation tokens of new users",
-  "Login link": "One-time login links to the website",
-  "User settings": "A user's settings: wallet, limits, defaults",
-  "User ad settings": "A user's header, footer and contact choice per portal",
-  Contacts: "Contact persons of a user",
-  Folders: "Folders that group a user's ads",
-  Ads: "Ads: create, change, search",
-  "Ad settings": "An ad's settings per portal",
-  Images: "An ad's images, processed by jobs",
-  Catalogue: "Groups, categories, attributes and prices of the marketplaces",
-  Manufacturers: "Manufacturer records (GPSR) of a user",
-  "Portal connection": "OAuth connection of a user to a marketplace",
-  Publish: "Publishing ads to the portals (queued, paid when queued)",
-  Status: "Where each ad stands on each portal",
-  Jobs: "The queued work behind publish and feature calls",
-  Features: "Paid promotions of published ads",
-  Wallet: "A user's wallet: balance and entries",
-  Bids: "Bids received on the marketplaces",
-  Statistics: "Views and other statistics from the marketplaces",
-  Tasks: "Scheduled bump-ups and other tasks",
-  Events: "The event feed",
-  Webhooks: "Signed webhook deliveries of events",
-} as const;
-
-export function openApiDocument(app: App) {
-  const document = app.getOpenAPI31Document({
-    openapi: "3.1.0",
-    info: {
-      title: "Classified Advertisement Management API",
-      version: "1.0.0",
-      description:
-        "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`; error answers add `errorDetails` with a stable code per message.",
-      license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
-    },
-    // The served document names its own origin instead (see the /openapi.json route).
-    servers: [{ url: "/", description: "The deployment serving this document" }],
-    tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
-  });
-  return withExamples(document);
-}
 
 export const app = createApp();

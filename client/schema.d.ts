@@ -2881,31 +2881,31 @@ export interface operations {
                      *       "errors": [],
                      *       "data": {
                      *         "status": "ok",
-                     *         "environment": "text",
-                     *         "time": "text",
-                     *         "version": "text",
-                     *         "migration": "text",
+                     *         "environment": "production",
+                     *         "time": "09:30",
+                     *         "version": "1.0.0",
+                     *         "migration": "0017_webhook_isolation.sql",
                      *         "tokensToReseal": 1,
                      *         "checks": {
                      *           "d1": {
                      *             "ok": true,
                      *             "latencyMs": 1,
-                     *             "error": "text"
+                     *             "error": "the endpoint answered HTTP 500"
                      *           },
                      *           "r2": {
                      *             "ok": true,
                      *             "latencyMs": 1,
-                     *             "error": "text"
+                     *             "error": "the endpoint answered HTTP 500"
                      *           },
                      *           "queue": {
                      *             "ok": true,
                      *             "latencyMs": 1,
-                     *             "error": "text"
+                     *             "error": "the endpoint answered HTTP 500"
                      *           },
                      *           "rateLimiter": {
                      *             "ok": true,
                      *             "latencyMs": 1,
-                     *             "error": "text"
+                     *             "error": "the endpoint answered HTTP 500"
                      *           }
                      *         }
                      *       }
@@ -3172,8 +3172,8 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "clientId": 1,
-                     *         "name": "text",
+                     *         "clientId": 3,
+                     *         "name": "Garage De Vries",
                      *         "internal": true,
                      *         "partner": true,
                      *         "rate": 1,
@@ -3447,25 +3447,25 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "clientId": 1,
-                     *           "externalUserId": 1,
-                     *           "companyName": "text",
-                     *           "gender": "text",
-                     *           "firstName": "text",
-                     *           "lastName": "text",
-                     *           "dateOfBirth": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "email": "text",
-                     *           "website": "text",
-                     *           "phone": "text",
-                     *           "fax": "text",
-                     *           "cellular": "text",
+                     *           "userId": 1042,
+                     *           "clientId": 3,
+                     *           "externalUserId": 5001,
+                     *           "companyName": "Garage De Vries",
+                     *           "gender": "M",
+                     *           "firstName": "Jan",
+                     *           "lastName": "de Vries",
+                     *           "dateOfBirth": "1975-04-12",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "email": "jan@garagedevries.nl",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "phone": "030-1234567",
+                     *           "fax": "030-1234568",
+                     *           "cellular": "06-12345678",
                      *           "subscriptions": {
                      *             "stock": true,
                      *             "shop": true
@@ -3475,19 +3475,19 @@ export interface operations {
                      *             "numberOfActiveContacts": 1,
                      *             "contacts": [
                      *               {
-                     *                 "userId": 1,
-                     *                 "contactId": 1,
+                     *                 "userId": 1042,
+                     *                 "contactId": 311,
                      *                 "active": true,
-                     *                 "name": "text",
-                     *                 "address": "text",
-                     *                 "houseNumber": "text",
-                     *                 "postalCode": "text",
-                     *                 "city": "text",
-                     *                 "county": "text",
-                     *                 "country": "text",
-                     *                 "phone": "text",
-                     *                 "website": "text",
-                     *                 "chathandle": "text"
+                     *                 "name": "Garage De Vries",
+                     *                 "address": "Dorpsstraat",
+                     *                 "houseNumber": "12a",
+                     *                 "postalCode": "1234 AB",
+                     *                 "city": "Utrecht",
+                     *                 "county": "UT",
+                     *                 "country": "NL",
+                     *                 "phone": "030-1234567",
+                     *                 "website": "https://www.garagedevries.nl/",
+                     *                 "chathandle": "garagedevries"
                      *               }
                      *             ]
                      *           },
@@ -3756,25 +3756,25 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "clientId": 1,
-                 *       "externalUserId": 1,
-                 *       "companyName": "text",
+                 *       "userId": 1042,
+                 *       "clientId": 3,
+                 *       "externalUserId": 5001,
+                 *       "companyName": "Garage De Vries",
                  *       "gender": "M",
-                 *       "firstName": "text",
-                 *       "lastName": "text",
-                 *       "dateOfBirth": "2026-01-31",
-                 *       "address": "text",
-                 *       "houseNumber": "text",
-                 *       "postalCode": "text",
-                 *       "city": "text",
+                 *       "firstName": "Jan",
+                 *       "lastName": "de Vries",
+                 *       "dateOfBirth": "1975-04-12",
+                 *       "address": "Dorpsstraat",
+                 *       "houseNumber": "12a",
+                 *       "postalCode": "1234 AB",
+                 *       "city": "Utrecht",
                  *       "county": "DR",
                  *       "country": "NL",
-                 *       "email": "jan@example.nl",
-                 *       "website": "text",
-                 *       "phone": "textx",
-                 *       "fax": "textx",
-                 *       "cellular": "textx",
+                 *       "email": "jan@garagedevries.nl",
+                 *       "website": "https://www.garagedevries.nl/",
+                 *       "phone": "030-1234567",
+                 *       "fax": "030-1234568",
+                 *       "cellular": "06-12345678",
                  *       "subscriptions": {
                  *         "stock": true,
                  *         "shop": true
@@ -3806,25 +3806,25 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "clientId": 1,
-                     *         "externalUserId": 1,
-                     *         "companyName": "text",
-                     *         "gender": "text",
-                     *         "firstName": "text",
-                     *         "lastName": "text",
-                     *         "dateOfBirth": "text",
-                     *         "address": "text",
-                     *         "houseNumber": "text",
-                     *         "postalCode": "text",
-                     *         "city": "text",
-                     *         "county": "text",
-                     *         "country": "text",
-                     *         "email": "text",
-                     *         "website": "text",
-                     *         "phone": "text",
-                     *         "fax": "text",
-                     *         "cellular": "text",
+                     *         "userId": 1042,
+                     *         "clientId": 3,
+                     *         "externalUserId": 5001,
+                     *         "companyName": "Garage De Vries",
+                     *         "gender": "M",
+                     *         "firstName": "Jan",
+                     *         "lastName": "de Vries",
+                     *         "dateOfBirth": "1975-04-12",
+                     *         "address": "Dorpsstraat",
+                     *         "houseNumber": "12a",
+                     *         "postalCode": "1234 AB",
+                     *         "city": "Utrecht",
+                     *         "county": "UT",
+                     *         "country": "NL",
+                     *         "email": "jan@garagedevries.nl",
+                     *         "website": "https://www.garagedevries.nl/",
+                     *         "phone": "030-1234567",
+                     *         "fax": "030-1234568",
+                     *         "cellular": "06-12345678",
                      *         "subscriptions": {
                      *           "stock": true,
                      *           "shop": true
@@ -3834,19 +3834,19 @@ export interface operations {
                      *           "numberOfActiveContacts": 1,
                      *           "contacts": [
                      *             {
-                     *               "userId": 1,
-                     *               "contactId": 1,
+                     *               "userId": 1042,
+                     *               "contactId": 311,
                      *               "active": true,
-                     *               "name": "text",
-                     *               "address": "text",
-                     *               "houseNumber": "text",
-                     *               "postalCode": "text",
-                     *               "city": "text",
-                     *               "county": "text",
-                     *               "country": "text",
-                     *               "phone": "text",
-                     *               "website": "text",
-                     *               "chathandle": "text"
+                     *               "name": "Garage De Vries",
+                     *               "address": "Dorpsstraat",
+                     *               "houseNumber": "12a",
+                     *               "postalCode": "1234 AB",
+                     *               "city": "Utrecht",
+                     *               "county": "UT",
+                     *               "country": "NL",
+                     *               "phone": "030-1234567",
+                     *               "website": "https://www.garagedevries.nl/",
+                     *               "chathandle": "garagedevries"
                      *             }
                      *           ]
                      *         },
@@ -4128,24 +4128,24 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "clientId": 1,
-                 *       "externalUserId": 1,
-                 *       "companyName": "text",
+                 *       "clientId": 3,
+                 *       "externalUserId": 5001,
+                 *       "companyName": "Garage De Vries",
                  *       "gender": "M",
-                 *       "firstName": "text",
-                 *       "lastName": "text",
-                 *       "dateOfBirth": "2026-01-31",
-                 *       "address": "text",
-                 *       "houseNumber": "text",
-                 *       "postalCode": "text",
-                 *       "city": "text",
+                 *       "firstName": "Jan",
+                 *       "lastName": "de Vries",
+                 *       "dateOfBirth": "1975-04-12",
+                 *       "address": "Dorpsstraat",
+                 *       "houseNumber": "12a",
+                 *       "postalCode": "1234 AB",
+                 *       "city": "Utrecht",
                  *       "county": "DR",
                  *       "country": "NL",
-                 *       "email": "jan@example.nl",
-                 *       "website": "text",
-                 *       "phone": "textx",
-                 *       "fax": "textx",
-                 *       "cellular": "textx",
+                 *       "email": "jan@garagedevries.nl",
+                 *       "website": "https://www.garagedevries.nl/",
+                 *       "phone": "030-1234567",
+                 *       "fax": "030-1234568",
+                 *       "cellular": "06-12345678",
                  *       "subscriptions": {
                  *         "stock": true,
                  *         "shop": true
@@ -4177,25 +4177,25 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "clientId": 1,
-                     *         "externalUserId": 1,
-                     *         "companyName": "text",
-                     *         "gender": "text",
-                     *         "firstName": "text",
-                     *         "lastName": "text",
-                     *         "dateOfBirth": "text",
-                     *         "address": "text",
-                     *         "houseNumber": "text",
-                     *         "postalCode": "text",
-                     *         "city": "text",
-                     *         "county": "text",
-                     *         "country": "text",
-                     *         "email": "text",
-                     *         "website": "text",
-                     *         "phone": "text",
-                     *         "fax": "text",
-                     *         "cellular": "text",
+                     *         "userId": 1042,
+                     *         "clientId": 3,
+                     *         "externalUserId": 5001,
+                     *         "companyName": "Garage De Vries",
+                     *         "gender": "M",
+                     *         "firstName": "Jan",
+                     *         "lastName": "de Vries",
+                     *         "dateOfBirth": "1975-04-12",
+                     *         "address": "Dorpsstraat",
+                     *         "houseNumber": "12a",
+                     *         "postalCode": "1234 AB",
+                     *         "city": "Utrecht",
+                     *         "county": "UT",
+                     *         "country": "NL",
+                     *         "email": "jan@garagedevries.nl",
+                     *         "website": "https://www.garagedevries.nl/",
+                     *         "phone": "030-1234567",
+                     *         "fax": "030-1234568",
+                     *         "cellular": "06-12345678",
                      *         "subscriptions": {
                      *           "stock": true,
                      *           "shop": true
@@ -4205,26 +4205,26 @@ export interface operations {
                      *           "numberOfActiveContacts": 1,
                      *           "contacts": [
                      *             {
-                     *               "userId": 1,
-                     *               "contactId": 1,
+                     *               "userId": 1042,
+                     *               "contactId": 311,
                      *               "active": true,
-                     *               "name": "text",
-                     *               "address": "text",
-                     *               "houseNumber": "text",
-                     *               "postalCode": "text",
-                     *               "city": "text",
-                     *               "county": "text",
-                     *               "country": "text",
-                     *               "phone": "text",
-                     *               "website": "text",
-                     *               "chathandle": "text"
+                     *               "name": "Garage De Vries",
+                     *               "address": "Dorpsstraat",
+                     *               "houseNumber": "12a",
+                     *               "postalCode": "1234 AB",
+                     *               "city": "Utrecht",
+                     *               "county": "UT",
+                     *               "country": "NL",
+                     *               "phone": "030-1234567",
+                     *               "website": "https://www.garagedevries.nl/",
+                     *               "chathandle": "garagedevries"
                      *             }
                      *           ]
                      *         },
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10",
                      *         "activation": {
-                     *           "activationtoken": "text",
+                     *           "activationtoken": "6f1d2c9e4b7a8d3f0c5e2a1b9d8c7e6f",
                      *           "validUntil": "2026-11-22 14:03:10"
                      *         }
                      *       }
@@ -4503,8 +4503,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "ip": "text"
+                 *       "userId": 1042,
+                 *       "ip": "192.0.2.10"
                  *     }
                  */
                 "application/json": components["schemas"]["DeleteUser"];
@@ -4830,25 +4830,25 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "clientId": 1,
-                     *           "externalUserId": 1,
-                     *           "companyName": "text",
-                     *           "gender": "text",
-                     *           "firstName": "text",
-                     *           "lastName": "text",
-                     *           "dateOfBirth": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "email": "text",
-                     *           "website": "text",
-                     *           "phone": "text",
-                     *           "fax": "text",
-                     *           "cellular": "text",
+                     *           "userId": 1042,
+                     *           "clientId": 3,
+                     *           "externalUserId": 5001,
+                     *           "companyName": "Garage De Vries",
+                     *           "gender": "M",
+                     *           "firstName": "Jan",
+                     *           "lastName": "de Vries",
+                     *           "dateOfBirth": "1975-04-12",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "email": "jan@garagedevries.nl",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "phone": "030-1234567",
+                     *           "fax": "030-1234568",
+                     *           "cellular": "06-12345678",
                      *           "subscriptions": {
                      *             "stock": true,
                      *             "shop": true
@@ -4858,19 +4858,19 @@ export interface operations {
                      *             "numberOfActiveContacts": 1,
                      *             "contacts": [
                      *               {
-                     *                 "userId": 1,
-                     *                 "contactId": 1,
+                     *                 "userId": 1042,
+                     *                 "contactId": 311,
                      *                 "active": true,
-                     *                 "name": "text",
-                     *                 "address": "text",
-                     *                 "houseNumber": "text",
-                     *                 "postalCode": "text",
-                     *                 "city": "text",
-                     *                 "county": "text",
-                     *                 "country": "text",
-                     *                 "phone": "text",
-                     *                 "website": "text",
-                     *                 "chathandle": "text"
+                     *                 "name": "Garage De Vries",
+                     *                 "address": "Dorpsstraat",
+                     *                 "houseNumber": "12a",
+                     *                 "postalCode": "1234 AB",
+                     *                 "city": "Utrecht",
+                     *                 "county": "UT",
+                     *                 "country": "NL",
+                     *                 "phone": "030-1234567",
+                     *                 "website": "https://www.garagedevries.nl/",
+                     *                 "chathandle": "garagedevries"
                      *               }
                      *             ]
                      *           },
@@ -5458,19 +5458,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "contactId": 1,
+                     *           "userId": 1042,
+                     *           "contactId": 311,
                      *           "active": true,
-                     *           "name": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "phone": "text",
-                     *           "website": "text",
-                     *           "chathandle": "text"
+                     *           "name": "Garage De Vries",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "phone": "030-1234567",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "chathandle": "garagedevries"
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -5757,19 +5757,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "contactId": 1,
+                     *           "userId": 1042,
+                     *           "contactId": 311,
                      *           "active": true,
-                     *           "name": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "phone": "text",
-                     *           "website": "text",
-                     *           "chathandle": "text"
+                     *           "name": "Garage De Vries",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "phone": "030-1234567",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "chathandle": "garagedevries"
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -6033,17 +6033,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "contactId": 1,
-                 *       "name": "text",
-                 *       "address": "text",
-                 *       "houseNumber": "text",
-                 *       "postalCode": "text",
-                 *       "city": "text",
+                 *       "userId": 1042,
+                 *       "contactId": 311,
+                 *       "name": "Garage De Vries",
+                 *       "address": "Dorpsstraat",
+                 *       "houseNumber": "12a",
+                 *       "postalCode": "1234 AB",
+                 *       "city": "Utrecht",
                  *       "county": "DR",
-                 *       "phone": "textx",
-                 *       "website": "text",
-                 *       "chathandle": "text"
+                 *       "phone": "030-1234567",
+                 *       "website": "https://www.garagedevries.nl/",
+                 *       "chathandle": "garagedevries"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateContact"];
@@ -6072,19 +6072,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "contactId": 1,
+                     *           "userId": 1042,
+                     *           "contactId": 311,
                      *           "active": true,
-                     *           "name": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "phone": "text",
-                     *           "website": "text",
-                     *           "chathandle": "text"
+                     *           "name": "Garage De Vries",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "phone": "030-1234567",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "chathandle": "garagedevries"
                      *         }
                      *       ]
                      *     }
@@ -6362,16 +6362,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "name": "text",
-                 *       "address": "text",
-                 *       "houseNumber": "text",
-                 *       "postalCode": "text",
-                 *       "city": "text",
+                 *       "userId": 1042,
+                 *       "name": "Garage De Vries",
+                 *       "address": "Dorpsstraat",
+                 *       "houseNumber": "12a",
+                 *       "postalCode": "1234 AB",
+                 *       "city": "Utrecht",
                  *       "county": "DR",
-                 *       "phone": "textx",
-                 *       "website": "text",
-                 *       "chathandle": "text"
+                 *       "phone": "030-1234567",
+                 *       "website": "https://www.garagedevries.nl/",
+                 *       "chathandle": "garagedevries"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateContact"];
@@ -6400,19 +6400,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "contactId": 1,
+                     *           "userId": 1042,
+                     *           "contactId": 311,
                      *           "active": true,
-                     *           "name": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "phone": "text",
-                     *           "website": "text",
-                     *           "chathandle": "text"
+                     *           "name": "Garage De Vries",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "phone": "030-1234567",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "chathandle": "garagedevries"
                      *         }
                      *       ]
                      *     }
@@ -6690,8 +6690,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "contactId": 1
+                 *       "userId": 1042,
+                 *       "contactId": 311
                  *     }
                  */
                 "application/json": components["schemas"]["DeleteContact"];
@@ -6720,19 +6720,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "contactId": 1,
+                     *           "userId": 1042,
+                     *           "contactId": 311,
                      *           "active": true,
-                     *           "name": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "phone": "text",
-                     *           "website": "text",
-                     *           "chathandle": "text"
+                     *           "name": "Garage De Vries",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "phone": "030-1234567",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "chathandle": "garagedevries"
                      *         }
                      *       ]
                      *     }
@@ -7034,9 +7034,9 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "folderId": 1,
-                     *           "description": "text",
+                     *           "userId": 1042,
+                     *           "folderId": 12,
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "total": 1
                      *         }
                      *       ],
@@ -7326,9 +7326,9 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "folderId": 1,
-                     *           "description": "text",
+                     *           "userId": 1042,
+                     *           "folderId": 12,
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "total": 1
                      *         }
                      *       ],
@@ -7593,9 +7593,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "folderId": 1,
-                 *       "description": "text"
+                 *       "userId": 1042,
+                 *       "folderId": 12,
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateFolder"];
@@ -7624,9 +7624,9 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "folderId": 1,
-                     *           "description": "text",
+                     *           "userId": 1042,
+                     *           "folderId": 12,
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "total": 1
                      *         }
                      *       ]
@@ -7905,8 +7905,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "description": "text"
+                 *       "userId": 1042,
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["CreateFolder"];
@@ -7935,9 +7935,9 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "folderId": 1,
-                     *           "description": "text",
+                     *           "userId": 1042,
+                     *           "folderId": 12,
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "total": 1
                      *         }
                      *       ]
@@ -8216,8 +8216,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "folderId": 1
+                 *       "userId": 1042,
+                 *       "folderId": 12
                  *     }
                  */
                 "application/json": components["schemas"]["DeleteFolder"];
@@ -8246,9 +8246,9 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "userId": 1,
-                     *           "folderId": 1,
-                     *           "description": "text",
+                     *           "userId": 1042,
+                     *           "folderId": 12,
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "total": 1
                      *         }
                      *       ]
@@ -8546,9 +8546,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -8556,12 +8556,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -8832,9 +8832,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -8842,12 +8842,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -9100,9 +9100,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "mainUserId": 1,
-                 *       "walletUserId": 1,
+                 *       "userId": 1042,
+                 *       "mainUserId": 1042,
+                 *       "walletUserId": 1042,
                  *       "maxContacts": 0,
                  *       "maxImages": 1,
                  *       "status": "active",
@@ -9110,8 +9110,8 @@ export interface operations {
                  *       "allowbids": true,
                  *       "showcontact": true,
                  *       "itemsPerPage": 1,
-                 *       "groupId": 1,
-                 *       "categoryId": 1,
+                 *       "groupId": 92,
+                 *       "categoryId": 9204,
                  *       "attributes": [
                  *         {
                  *           "key": "condition",
@@ -9146,9 +9146,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -9156,12 +9156,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -9441,7 +9441,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "showcontact": true,
                  *       "attributes": [
                  *         {
@@ -9477,9 +9477,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -9487,12 +9487,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -9791,9 +9791,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -9801,12 +9801,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -10077,9 +10077,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -10087,12 +10087,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -10345,9 +10345,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "mainUserId": 1,
-                 *       "walletUserId": 1,
+                 *       "userId": 1042,
+                 *       "mainUserId": 1042,
+                 *       "walletUserId": 1042,
                  *       "maxContacts": 0,
                  *       "maxImages": 1,
                  *       "status": "active",
@@ -10355,8 +10355,8 @@ export interface operations {
                  *       "allowbids": true,
                  *       "showcontact": true,
                  *       "itemsPerPage": 1,
-                 *       "groupId": 1,
-                 *       "categoryId": 1,
+                 *       "groupId": 92,
+                 *       "categoryId": 9204,
                  *       "attributes": [
                  *         {
                  *           "key": "condition",
@@ -10391,9 +10391,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -10401,12 +10401,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -10686,7 +10686,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "showcontact": true,
                  *       "attributes": [
                  *         {
@@ -10722,9 +10722,9 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "mainUserId": 1,
-                     *         "walletUserId": 1,
+                     *         "userId": 1042,
+                     *         "mainUserId": 1042,
+                     *         "walletUserId": 1042,
                      *         "maxContacts": 1,
                      *         "status": "active",
                      *         "type": "supply",
@@ -10732,12 +10732,12 @@ export interface operations {
                      *         "showcontact": true,
                      *         "itemsPerPage": 1,
                      *         "maxImages": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
                      *         "attributes": [
                      *           {
-                     *             "key": "text",
-                     *             "value": "text"
+                     *             "key": "condition",
+                     *             "value": "gebruikt"
                      *           }
                      *         ],
                      *         "budgetNotifyLimit": 1
@@ -11036,12 +11036,12 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "settings": [
                      *           {
                      *             "portal": "portal_a",
-                     *             "header": "text",
-                     *             "footer": "text",
+                     *             "header": "<b>Garage De Vries</b>: al 40 jaar uw scooterspecialist",
+                     *             "footer": "Bel of app ons: 06-12345678",
                      *             "allowContactByEmail": true
                      *           }
                      *         ]
@@ -11314,12 +11314,12 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "settings": [
                      *           {
                      *             "portal": "portal_a",
-                     *             "header": "text",
-                     *             "footer": "text",
+                     *             "header": "<b>Garage De Vries</b>: al 40 jaar uw scooterspecialist",
+                     *             "footer": "Bel of app ons: 06-12345678",
                      *             "allowContactByEmail": true
                      *           }
                      *         ]
@@ -11572,12 +11572,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "settings": [
                  *         {
                  *           "portal": "portal_a",
-                 *           "header": "text",
-                 *           "footer": "text",
+                 *           "header": "<b>Garage De Vries</b>: al 40 jaar uw scooterspecialist",
+                 *           "footer": "Bel of app ons: 06-12345678",
                  *           "allowContactByEmail": true
                  *         }
                  *       ]
@@ -11608,12 +11608,12 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "settings": [
                      *           {
                      *             "portal": "portal_a",
-                     *             "header": "text",
-                     *             "footer": "text",
+                     *             "header": "<b>Garage De Vries</b>: al 40 jaar uw scooterspecialist",
+                     *             "footer": "Bel of app ons: 06-12345678",
                      *             "allowContactByEmail": true
                      *           }
                      *         ]
@@ -11893,8 +11893,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "activationtoken": "text"
+                 *       "userId": 1042,
+                 *       "activationtoken": "6f1d2c9e4b7a8d3f0c5e2a1b9d8c7e6f"
                  *     }
                  */
                 "application/json": components["schemas"]["Activate"];
@@ -12198,7 +12198,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1
+                 *       "userId": 1042
                  *     }
                  */
                 "application/json": components["schemas"]["GenerateActivation"];
@@ -12226,8 +12226,8 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "activationtoken": "text",
+                     *         "userId": 1042,
+                     *         "activationtoken": "6f1d2c9e4b7a8d3f0c5e2a1b9d8c7e6f",
                      *         "validUntil": "2026-11-22 14:03:10"
                      *       }
                      *     }
@@ -12505,8 +12505,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "ip": "text"
+                 *       "userId": 1042,
+                 *       "ip": "192.0.2.10"
                  *     }
                  */
                 "application/json": components["schemas"]["GenerateLoginLink"];
@@ -12534,10 +12534,10 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "accesstoken": "text",
+                     *         "userId": 1042,
+                     *         "accesstoken": "b7e4c1a9d2f8e3b6a5c4d1e2f3a4b5c6",
                      *         "validUntil": "2026-11-22 14:03:10",
-                     *         "url": "text"
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *       }
                      *     }
                      */
@@ -12814,8 +12814,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "accesstoken": "text"
+                 *       "userId": 1042,
+                 *       "accesstoken": "b7e4c1a9d2f8e3b6a5c4d1e2f3a4b5c6"
                  *     }
                  */
                 "application/json": components["schemas"]["ValidateLoginLink"];
@@ -12844,25 +12844,25 @@ export interface operations {
                      *       "errors": [],
                      *       "data": {
                      *         "user": {
-                     *           "userId": 1,
-                     *           "clientId": 1,
-                     *           "externalUserId": 1,
-                     *           "companyName": "text",
-                     *           "gender": "text",
-                     *           "firstName": "text",
-                     *           "lastName": "text",
-                     *           "dateOfBirth": "text",
-                     *           "address": "text",
-                     *           "houseNumber": "text",
-                     *           "postalCode": "text",
-                     *           "city": "text",
-                     *           "county": "text",
-                     *           "country": "text",
-                     *           "email": "text",
-                     *           "website": "text",
-                     *           "phone": "text",
-                     *           "fax": "text",
-                     *           "cellular": "text",
+                     *           "userId": 1042,
+                     *           "clientId": 3,
+                     *           "externalUserId": 5001,
+                     *           "companyName": "Garage De Vries",
+                     *           "gender": "M",
+                     *           "firstName": "Jan",
+                     *           "lastName": "de Vries",
+                     *           "dateOfBirth": "1975-04-12",
+                     *           "address": "Dorpsstraat",
+                     *           "houseNumber": "12a",
+                     *           "postalCode": "1234 AB",
+                     *           "city": "Utrecht",
+                     *           "county": "UT",
+                     *           "country": "NL",
+                     *           "email": "jan@garagedevries.nl",
+                     *           "website": "https://www.garagedevries.nl/",
+                     *           "phone": "030-1234567",
+                     *           "fax": "030-1234568",
+                     *           "cellular": "06-12345678",
                      *           "subscriptions": {
                      *             "stock": true,
                      *             "shop": true
@@ -12872,19 +12872,19 @@ export interface operations {
                      *             "numberOfActiveContacts": 1,
                      *             "contacts": [
                      *               {
-                     *                 "userId": 1,
-                     *                 "contactId": 1,
+                     *                 "userId": 1042,
+                     *                 "contactId": 311,
                      *                 "active": true,
-                     *                 "name": "text",
-                     *                 "address": "text",
-                     *                 "houseNumber": "text",
-                     *                 "postalCode": "text",
-                     *                 "city": "text",
-                     *                 "county": "text",
-                     *                 "country": "text",
-                     *                 "phone": "text",
-                     *                 "website": "text",
-                     *                 "chathandle": "text"
+                     *                 "name": "Garage De Vries",
+                     *                 "address": "Dorpsstraat",
+                     *                 "houseNumber": "12a",
+                     *                 "postalCode": "1234 AB",
+                     *                 "city": "Utrecht",
+                     *                 "county": "UT",
+                     *                 "country": "NL",
+                     *                 "phone": "030-1234567",
+                     *                 "website": "https://www.garagedevries.nl/",
+                     *                 "chathandle": "garagedevries"
                      *               }
                      *             ]
                      *           },
@@ -12892,9 +12892,9 @@ export interface operations {
                      *           "updated": "2026-11-22 14:03:10"
                      *         },
                      *         "settings": {
-                     *           "userId": 1,
-                     *           "mainUserId": 1,
-                     *           "walletUserId": 1,
+                     *           "userId": 1042,
+                     *           "mainUserId": 1042,
+                     *           "walletUserId": 1042,
                      *           "maxContacts": 1,
                      *           "status": "active",
                      *           "type": "supply",
@@ -12902,12 +12902,12 @@ export interface operations {
                      *           "showcontact": true,
                      *           "itemsPerPage": 1,
                      *           "maxImages": 1,
-                     *           "groupId": 1,
-                     *           "categoryId": 1,
+                     *           "groupId": 92,
+                     *           "categoryId": 9204,
                      *           "attributes": [
                      *             {
-                     *               "key": "text",
-                     *               "value": "text"
+                     *               "key": "condition",
+                     *               "value": "gebruikt"
                      *             }
                      *           ],
                      *           "budgetNotifyLimit": 1
@@ -13252,46 +13252,46 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "created": "2026-11-22 14:03:10",
                      *           "updated": "2026-11-22 14:03:10",
-                     *           "userId": 1,
-                     *           "contactId": 1,
-                     *           "folderId": 1,
+                     *           "userId": 1042,
+                     *           "contactId": 311,
+                     *           "folderId": 12,
                      *           "status": "concept",
-                     *           "externalAdId": 1,
+                     *           "externalAdId": 778,
                      *           "type": "supply",
-                     *           "title": "text",
-                     *           "imagetext": "text",
-                     *           "groupId": 1,
-                     *           "groupDescription": "text",
-                     *           "categoryId": 1,
-                     *           "categoryDescription": "text",
-                     *           "url": "text",
+                     *           "title": "Vespa Primavera 125 uit 2019",
+                     *           "imagetext": "Als nieuw",
+                     *           "groupId": 92,
+                     *           "groupDescription": "Brommers, scooters en motoren",
+                     *           "categoryId": 9204,
+                     *           "categoryDescription": "Brommers",
+                     *           "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *           "price": {
-                     *             "model": "text",
-                     *             "price": 1,
-                     *             "minimumBid": 1,
-                     *             "shippingCosts": 1,
-                     *             "retailPrice": 1
+                     *             "model": "fixed",
+                     *             "price": 150000,
+                     *             "minimumBid": 120000,
+                     *             "shippingCosts": 695,
+                     *             "retailPrice": 179900
                      *           },
                      *           "prices": {
                      *             "portal_a": [
                      *               {
-                     *                 "action": "text",
-                     *                 "priceInternal": 1,
-                     *                 "priceExternal": 1,
-                     *                 "priceTotal": 1,
-                     *                 "priceNative": 1
+                     *                 "action": "plaatsen",
+                     *                 "priceInternal": 0,
+                     *                 "priceExternal": 295,
+                     *                 "priceTotal": 295,
+                     *                 "priceNative": 250
                      *               }
                      *             ],
                      *             "portal_b": [
                      *               {
-                     *                 "action": "text",
-                     *                 "priceInternal": 1,
-                     *                 "priceExternal": 1,
-                     *                 "priceTotal": 1,
-                     *                 "priceNative": 1
+                     *                 "action": "plaatsen",
+                     *                 "priceInternal": 0,
+                     *                 "priceExternal": 295,
+                     *                 "priceTotal": 295,
+                     *                 "priceNative": 250
                      *               }
                      *             ]
                      *           },
@@ -13309,9 +13309,9 @@ export interface operations {
                      *                 "online": true,
                      *                 "startDate": "2026-11-22 14:03:10",
                      *                 "closeDate": "2026-11-22 14:03:10",
-                     *                 "remoteAdId": 1,
-                     *                 "errorReason": "text",
-                     *                 "queueItemId": 1,
+                     *                 "remoteAdId": 100231,
+                     *                 "errorReason": "rejected by portal: title is too short",
+                     *                 "queueItemId": 88412,
                      *                 "clientResult": true,
                      *                 "queueResult": true
                      *               },
@@ -13319,19 +13319,19 @@ export interface operations {
                      *             }
                      *           ],
                      *           "misc": {
-                     *             "licensePlate": "text"
+                     *             "licensePlate": "DF-123-K"
                      *           },
-                     *           "manufacturerId": 1,
-                     *           "description": "text",
+                     *           "manufacturerId": 5,
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "attributes": [
                      *             {
-                     *               "portal": "text",
-                     *               "locale": "text",
+                     *               "portal": "portal_a",
+                     *               "locale": "nl_NL",
                      *               "attributes": [
                      *                 {
-                     *                   "key": "text",
-                     *                   "value": "text",
-                     *                   "label": "text"
+                     *                   "key": "condition",
+                     *                   "value": "gebruikt",
+                     *                   "label": "Gebruikt"
                      *                 }
                      *               ]
                      *             }
@@ -13341,7 +13341,7 @@ export interface operations {
                      *               "portal": "portal_a",
                      *               "showcontact": true,
                      *               "autoreplace": true,
-                     *               "video": "text"
+                     *               "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *             }
                      *           ],
                      *           "contact": false,
@@ -13609,54 +13609,54 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
-                 *       "contactId": 1,
-                 *       "folderId": 1,
+                 *       "adId": 20317,
+                 *       "contactId": 311,
+                 *       "folderId": 12,
                  *       "status": "concept",
                  *       "type": "supply",
-                 *       "title": "textx",
-                 *       "imagetext": "text",
-                 *       "description": "textx",
+                 *       "title": "Vespa Primavera 125 uit 2019",
+                 *       "imagetext": "Als nieuw",
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                  *       "attributes": [
                  *         {
                  *           "portal": "portal_a",
                  *           "locale": "nl_NL",
                  *           "values": [
                  *             {
-                 *               "key": "text",
-                 *               "value": "text"
+                 *               "key": "condition",
+                 *               "value": "gebruikt"
                  *             }
                  *           ]
                  *         }
                  *       ],
-                 *       "url": "text",
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                  *       "price": {
                  *         "model": "fixed",
-                 *         "price": 0,
-                 *         "minimumBid": 0,
-                 *         "shippingCosts": 0,
-                 *         "retail": 0
+                 *         "price": 150000,
+                 *         "minimumBid": 120000,
+                 *         "shippingCosts": 695,
+                 *         "retail": 179900
                  *       },
                  *       "settings": [
                  *         {
                  *           "portal": "portal_a",
                  *           "showcontact": true,
                  *           "autoreplace": true,
-                 *           "video": "https://videos.example.com/clip.mp4"
+                 *           "video": "https://www.garagedevries.nl/video/vespa.mp4"
                  *         }
                  *       ],
                  *       "misc": {
-                 *         "licensePlate": "text"
+                 *         "licensePlate": "DF-123-K"
                  *       },
                  *       "provider": {
-                 *         "name": "text",
-                 *         "address": "text",
-                 *         "houseNumber": "text",
-                 *         "postalCode": "text",
-                 *         "city": "text",
+                 *         "name": "Garage De Vries",
+                 *         "address": "Dorpsstraat",
+                 *         "houseNumber": "12a",
+                 *         "postalCode": "1234 AB",
+                 *         "city": "Utrecht",
                  *         "county": "DR",
                  *         "country": "NL",
-                 *         "phone": "textx"
+                 *         "phone": "030-1234567"
                  *       }
                  *     }
                  */
@@ -13685,46 +13685,46 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10",
-                     *         "userId": 1,
-                     *         "contactId": 1,
-                     *         "folderId": 1,
+                     *         "userId": 1042,
+                     *         "contactId": 311,
+                     *         "folderId": 12,
                      *         "status": "concept",
-                     *         "externalAdId": 1,
+                     *         "externalAdId": 778,
                      *         "type": "supply",
-                     *         "title": "text",
-                     *         "imagetext": "text",
-                     *         "groupId": 1,
-                     *         "groupDescription": "text",
-                     *         "categoryId": 1,
-                     *         "categoryDescription": "text",
-                     *         "url": "text",
+                     *         "title": "Vespa Primavera 125 uit 2019",
+                     *         "imagetext": "Als nieuw",
+                     *         "groupId": 92,
+                     *         "groupDescription": "Brommers, scooters en motoren",
+                     *         "categoryId": 9204,
+                     *         "categoryDescription": "Brommers",
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "price": {
-                     *           "model": "text",
-                     *           "price": 1,
-                     *           "minimumBid": 1,
-                     *           "shippingCosts": 1,
-                     *           "retailPrice": 1
+                     *           "model": "fixed",
+                     *           "price": 150000,
+                     *           "minimumBid": 120000,
+                     *           "shippingCosts": 695,
+                     *           "retailPrice": 179900
                      *         },
                      *         "prices": {
                      *           "portal_a": [
                      *             {
-                     *               "action": "text",
-                     *               "priceInternal": 1,
-                     *               "priceExternal": 1,
-                     *               "priceTotal": 1,
-                     *               "priceNative": 1
+                     *               "action": "plaatsen",
+                     *               "priceInternal": 0,
+                     *               "priceExternal": 295,
+                     *               "priceTotal": 295,
+                     *               "priceNative": 250
                      *             }
                      *           ],
                      *           "portal_b": [
                      *             {
-                     *               "action": "text",
-                     *               "priceInternal": 1,
-                     *               "priceExternal": 1,
-                     *               "priceTotal": 1,
-                     *               "priceNative": 1
+                     *               "action": "plaatsen",
+                     *               "priceInternal": 0,
+                     *               "priceExternal": 295,
+                     *               "priceTotal": 295,
+                     *               "priceNative": 250
                      *             }
                      *           ]
                      *         },
@@ -13742,9 +13742,9 @@ export interface operations {
                      *               "online": true,
                      *               "startDate": "2026-11-22 14:03:10",
                      *               "closeDate": "2026-11-22 14:03:10",
-                     *               "remoteAdId": 1,
-                     *               "errorReason": "text",
-                     *               "queueItemId": 1,
+                     *               "remoteAdId": 100231,
+                     *               "errorReason": "rejected by portal: title is too short",
+                     *               "queueItemId": 88412,
                      *               "clientResult": true,
                      *               "queueResult": true
                      *             },
@@ -13752,19 +13752,19 @@ export interface operations {
                      *           }
                      *         ],
                      *         "misc": {
-                     *           "licensePlate": "text"
+                     *           "licensePlate": "DF-123-K"
                      *         },
-                     *         "manufacturerId": 1,
-                     *         "description": "text",
+                     *         "manufacturerId": 5,
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *         "attributes": [
                      *           {
-                     *             "portal": "text",
-                     *             "locale": "text",
+                     *             "portal": "portal_a",
+                     *             "locale": "nl_NL",
                      *             "attributes": [
                      *               {
-                     *                 "key": "text",
-                     *                 "value": "text",
-                     *                 "label": "text"
+                     *                 "key": "condition",
+                     *                 "value": "gebruikt",
+                     *                 "label": "Gebruikt"
                      *               }
                      *             ]
                      *           }
@@ -13774,7 +13774,7 @@ export interface operations {
                      *             "portal": "portal_a",
                      *             "showcontact": true,
                      *             "autoreplace": true,
-                     *             "video": "text"
+                     *             "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *           }
                      *         ],
                      *         "contact": false,
@@ -14055,45 +14055,45 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "externalAdId": 1,
-                 *       "categoryId": 1,
-                 *       "contactId": 1,
-                 *       "folderId": 1,
+                 *       "userId": 1042,
+                 *       "externalAdId": 778,
+                 *       "categoryId": 9204,
+                 *       "contactId": 311,
+                 *       "folderId": 12,
                  *       "status": "concept",
                  *       "type": "supply",
-                 *       "title": "textx",
-                 *       "imagetext": "text",
-                 *       "description": "textx",
+                 *       "title": "Vespa Primavera 125 uit 2019",
+                 *       "imagetext": "Als nieuw",
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                  *       "attributes": [],
-                 *       "url": "text",
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                  *       "price": {
                  *         "model": "fixed",
-                 *         "price": 0,
-                 *         "minimumBid": 0,
-                 *         "shippingCosts": 0,
-                 *         "retail": 0
+                 *         "price": 150000,
+                 *         "minimumBid": 120000,
+                 *         "shippingCosts": 695,
+                 *         "retail": 179900
                  *       },
                  *       "settings": [
                  *         {
                  *           "portal": "portal_a",
                  *           "showcontact": true,
                  *           "autoreplace": true,
-                 *           "video": "https://videos.example.com/clip.mp4"
+                 *           "video": "https://www.garagedevries.nl/video/vespa.mp4"
                  *         }
                  *       ],
                  *       "misc": {
-                 *         "licensePlate": "text"
+                 *         "licensePlate": "DF-123-K"
                  *       },
                  *       "provider": {
-                 *         "name": "text",
-                 *         "address": "text",
-                 *         "houseNumber": "text",
-                 *         "postalCode": "text",
-                 *         "city": "text",
+                 *         "name": "Garage De Vries",
+                 *         "address": "Dorpsstraat",
+                 *         "houseNumber": "12a",
+                 *         "postalCode": "1234 AB",
+                 *         "city": "Utrecht",
                  *         "county": "DR",
                  *         "country": "NL",
-                 *         "phone": "textx"
+                 *         "phone": "030-1234567"
                  *       }
                  *     }
                  */
@@ -14122,46 +14122,46 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10",
-                     *         "userId": 1,
-                     *         "contactId": 1,
-                     *         "folderId": 1,
+                     *         "userId": 1042,
+                     *         "contactId": 311,
+                     *         "folderId": 12,
                      *         "status": "concept",
-                     *         "externalAdId": 1,
+                     *         "externalAdId": 778,
                      *         "type": "supply",
-                     *         "title": "text",
-                     *         "imagetext": "text",
-                     *         "groupId": 1,
-                     *         "groupDescription": "text",
-                     *         "categoryId": 1,
-                     *         "categoryDescription": "text",
-                     *         "url": "text",
+                     *         "title": "Vespa Primavera 125 uit 2019",
+                     *         "imagetext": "Als nieuw",
+                     *         "groupId": 92,
+                     *         "groupDescription": "Brommers, scooters en motoren",
+                     *         "categoryId": 9204,
+                     *         "categoryDescription": "Brommers",
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "price": {
-                     *           "model": "text",
-                     *           "price": 1,
-                     *           "minimumBid": 1,
-                     *           "shippingCosts": 1,
-                     *           "retailPrice": 1
+                     *           "model": "fixed",
+                     *           "price": 150000,
+                     *           "minimumBid": 120000,
+                     *           "shippingCosts": 695,
+                     *           "retailPrice": 179900
                      *         },
                      *         "prices": {
                      *           "portal_a": [
                      *             {
-                     *               "action": "text",
-                     *               "priceInternal": 1,
-                     *               "priceExternal": 1,
-                     *               "priceTotal": 1,
-                     *               "priceNative": 1
+                     *               "action": "plaatsen",
+                     *               "priceInternal": 0,
+                     *               "priceExternal": 295,
+                     *               "priceTotal": 295,
+                     *               "priceNative": 250
                      *             }
                      *           ],
                      *           "portal_b": [
                      *             {
-                     *               "action": "text",
-                     *               "priceInternal": 1,
-                     *               "priceExternal": 1,
-                     *               "priceTotal": 1,
-                     *               "priceNative": 1
+                     *               "action": "plaatsen",
+                     *               "priceInternal": 0,
+                     *               "priceExternal": 295,
+                     *               "priceTotal": 295,
+                     *               "priceNative": 250
                      *             }
                      *           ]
                      *         },
@@ -14179,9 +14179,9 @@ export interface operations {
                      *               "online": true,
                      *               "startDate": "2026-11-22 14:03:10",
                      *               "closeDate": "2026-11-22 14:03:10",
-                     *               "remoteAdId": 1,
-                     *               "errorReason": "text",
-                     *               "queueItemId": 1,
+                     *               "remoteAdId": 100231,
+                     *               "errorReason": "rejected by portal: title is too short",
+                     *               "queueItemId": 88412,
                      *               "clientResult": true,
                      *               "queueResult": true
                      *             },
@@ -14189,19 +14189,19 @@ export interface operations {
                      *           }
                      *         ],
                      *         "misc": {
-                     *           "licensePlate": "text"
+                     *           "licensePlate": "DF-123-K"
                      *         },
-                     *         "manufacturerId": 1,
-                     *         "description": "text",
+                     *         "manufacturerId": 5,
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *         "attributes": [
                      *           {
-                     *             "portal": "text",
-                     *             "locale": "text",
+                     *             "portal": "portal_a",
+                     *             "locale": "nl_NL",
                      *             "attributes": [
                      *               {
-                     *                 "key": "text",
-                     *                 "value": "text",
-                     *                 "label": "text"
+                     *                 "key": "condition",
+                     *                 "value": "gebruikt",
+                     *                 "label": "Gebruikt"
                      *               }
                      *             ]
                      *           }
@@ -14211,7 +14211,7 @@ export interface operations {
                      *             "portal": "portal_a",
                      *             "showcontact": true,
                      *             "autoreplace": true,
-                     *             "video": "text"
+                     *             "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *           }
                      *         ],
                      *         "contact": false,
@@ -14492,7 +14492,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "status": "concept"
                  *     }
                  */
@@ -14521,46 +14521,46 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10",
-                     *         "userId": 1,
-                     *         "contactId": 1,
-                     *         "folderId": 1,
+                     *         "userId": 1042,
+                     *         "contactId": 311,
+                     *         "folderId": 12,
                      *         "status": "concept",
-                     *         "externalAdId": 1,
+                     *         "externalAdId": 778,
                      *         "type": "supply",
-                     *         "title": "text",
-                     *         "imagetext": "text",
-                     *         "groupId": 1,
-                     *         "groupDescription": "text",
-                     *         "categoryId": 1,
-                     *         "categoryDescription": "text",
-                     *         "url": "text",
+                     *         "title": "Vespa Primavera 125 uit 2019",
+                     *         "imagetext": "Als nieuw",
+                     *         "groupId": 92,
+                     *         "groupDescription": "Brommers, scooters en motoren",
+                     *         "categoryId": 9204,
+                     *         "categoryDescription": "Brommers",
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "price": {
-                     *           "model": "text",
-                     *           "price": 1,
-                     *           "minimumBid": 1,
-                     *           "shippingCosts": 1,
-                     *           "retailPrice": 1
+                     *           "model": "fixed",
+                     *           "price": 150000,
+                     *           "minimumBid": 120000,
+                     *           "shippingCosts": 695,
+                     *           "retailPrice": 179900
                      *         },
                      *         "prices": {
                      *           "portal_a": [
                      *             {
-                     *               "action": "text",
-                     *               "priceInternal": 1,
-                     *               "priceExternal": 1,
-                     *               "priceTotal": 1,
-                     *               "priceNative": 1
+                     *               "action": "plaatsen",
+                     *               "priceInternal": 0,
+                     *               "priceExternal": 295,
+                     *               "priceTotal": 295,
+                     *               "priceNative": 250
                      *             }
                      *           ],
                      *           "portal_b": [
                      *             {
-                     *               "action": "text",
-                     *               "priceInternal": 1,
-                     *               "priceExternal": 1,
-                     *               "priceTotal": 1,
-                     *               "priceNative": 1
+                     *               "action": "plaatsen",
+                     *               "priceInternal": 0,
+                     *               "priceExternal": 295,
+                     *               "priceTotal": 295,
+                     *               "priceNative": 250
                      *             }
                      *           ]
                      *         },
@@ -14578,9 +14578,9 @@ export interface operations {
                      *               "online": true,
                      *               "startDate": "2026-11-22 14:03:10",
                      *               "closeDate": "2026-11-22 14:03:10",
-                     *               "remoteAdId": 1,
-                     *               "errorReason": "text",
-                     *               "queueItemId": 1,
+                     *               "remoteAdId": 100231,
+                     *               "errorReason": "rejected by portal: title is too short",
+                     *               "queueItemId": 88412,
                      *               "clientResult": true,
                      *               "queueResult": true
                      *             },
@@ -14588,19 +14588,19 @@ export interface operations {
                      *           }
                      *         ],
                      *         "misc": {
-                     *           "licensePlate": "text"
+                     *           "licensePlate": "DF-123-K"
                      *         },
-                     *         "manufacturerId": 1,
-                     *         "description": "text",
+                     *         "manufacturerId": 5,
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *         "attributes": [
                      *           {
-                     *             "portal": "text",
-                     *             "locale": "text",
+                     *             "portal": "portal_a",
+                     *             "locale": "nl_NL",
                      *             "attributes": [
                      *               {
-                     *                 "key": "text",
-                     *                 "value": "text",
-                     *                 "label": "text"
+                     *                 "key": "condition",
+                     *                 "value": "gebruikt",
+                     *                 "label": "Gebruikt"
                      *               }
                      *             ]
                      *           }
@@ -14610,7 +14610,7 @@ export interface operations {
                      *             "portal": "portal_a",
                      *             "showcontact": true,
                      *             "autoreplace": true,
-                     *             "video": "text"
+                     *             "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *           }
                      *         ],
                      *         "contact": false,
@@ -14891,9 +14891,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ]
                  *     }
                  */
@@ -14923,18 +14923,10 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ]
+                     *           "errors": [],
+                     *           "errorDetails": []
                      *         }
                      *       ]
                      *     }
@@ -15212,9 +15204,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ],
                  *       "status": "concept"
                  *     }
@@ -15245,18 +15237,10 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ]
+                     *           "errors": [],
+                     *           "errorDetails": []
                      *         }
                      *       ]
                      *     }
@@ -15848,13 +15832,13 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "settings": [
                      *           {
                      *             "portal": "portal_a",
                      *             "showcontact": true,
                      *             "autoreplace": true,
-                     *             "video": "text"
+                     *             "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *           }
                      *         ]
                      *       }
@@ -16123,13 +16107,13 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "settings": [
                      *           {
                      *             "portal": "portal_a",
                      *             "showcontact": true,
                      *             "autoreplace": true,
-                     *             "video": "text"
+                     *             "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *           }
                      *         ]
                      *       }
@@ -16381,13 +16365,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "settings": [
                  *         {
                  *           "portal": "portal_a",
                  *           "showcontact": true,
                  *           "autoreplace": true,
-                 *           "video": "https://videos.example.com/clip.mp4"
+                 *           "video": "https://www.garagedevries.nl/video/vespa.mp4"
                  *         }
                  *       ]
                  *     }
@@ -16417,13 +16401,13 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "settings": [
                      *           {
                      *             "portal": "portal_a",
                      *             "showcontact": true,
                      *             "autoreplace": true,
-                     *             "video": "text"
+                     *             "video": "https://www.garagedevries.nl/video/vespa.mp4"
                      *           }
                      *         ]
                      *       }
@@ -16704,9 +16688,9 @@ export interface operations {
                  * @example {
                  *       "useCache": true,
                  *       "groupId": [
-                 *         1
+                 *         92
                  *       ],
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "status": "concept",
                  *       "availability": true,
                  *       "locale": [
@@ -16743,11 +16727,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "groupId": 1,
+                     *           "groupId": 92,
                      *           "descriptions": [
                      *             {
-                     *               "locale": "text",
-                     *               "description": "text"
+                     *               "locale": "nl_NL",
+                     *               "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                      *             }
                      *           ],
                      *           "availability": {
@@ -17048,12 +17032,12 @@ export interface operations {
                  * @example {
                  *       "useCache": true,
                  *       "categoryId": [
-                 *         1
+                 *         9204
                  *       ],
                  *       "locale": [
                  *         "nl_NL"
                  *       ],
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "page": 1,
                  *       "itemsPerPage": 25
                  *     }
@@ -17084,23 +17068,23 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "categoryId": 1,
+                     *           "categoryId": 9204,
                      *           "attributes": [
                      *             {
                      *               "portal": "portal_a",
-                     *               "locale": "text",
+                     *               "locale": "nl_NL",
                      *               "attributes": [
                      *                 {
-                     *                   "key": "text",
-                     *                   "label": "text",
+                     *                   "key": "condition",
+                     *                   "label": "Gebruikt",
                      *                   "values": [
-                     *                     "text"
+                     *                     "gebruikt"
                      *                   ],
                      *                   "type": "DOUBLE",
                      *                   "sort": 1,
                      *                   "minimum": 1,
                      *                   "maximum": 1,
-                     *                   "unit": "text",
+                     *                   "unit": "views",
                      *                   "mandatory": true,
                      *                   "writable": true,
                      *                   "updatable": true,
@@ -17429,18 +17413,18 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "manufacturerId": 1,
-                     *           "userId": 1,
-                     *           "groupId": 1,
-                     *           "categoryId": 1,
-                     *           "categoryDescription": "text",
+                     *           "manufacturerId": 5,
+                     *           "userId": 1042,
+                     *           "groupId": 92,
+                     *           "categoryId": 9204,
+                     *           "categoryDescription": "Brommers",
                      *           "brands": [
-                     *             "text"
+                     *             "Piaggio"
                      *           ],
-                     *           "manufacturerTradename": "text",
-                     *           "manufacturerAddress": "text",
-                     *           "manufacturerEmail": "text",
-                     *           "description": "text",
+                     *           "manufacturerTradename": "Piaggio & C. S.p.A.",
+                     *           "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
+                     *           "manufacturerEmail": "info@piaggio.example.com",
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *           "suggestion": true
                      *         }
                      *       ],
@@ -17705,17 +17689,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "manufacturerId": 1,
-                 *       "userId": 1,
-                 *       "groupId": 1,
-                 *       "categoryId": 1,
+                 *       "manufacturerId": 5,
+                 *       "userId": 1042,
+                 *       "groupId": 92,
+                 *       "categoryId": 9204,
                  *       "brands": [
-                 *         "text"
+                 *         "Piaggio"
                  *       ],
-                 *       "manufacturerTradename": "text",
-                 *       "manufacturerAddress": "text",
-                 *       "manufacturerEmail": "jan@example.nl",
-                 *       "description": "text"
+                 *       "manufacturerTradename": "Piaggio & C. S.p.A.",
+                 *       "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
+                 *       "manufacturerEmail": "info@piaggio.example.com",
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateManufacturer"];
@@ -17743,18 +17727,18 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "manufacturerId": 1,
-                     *         "userId": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
-                     *         "categoryDescription": "text",
+                     *         "manufacturerId": 5,
+                     *         "userId": 1042,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
+                     *         "categoryDescription": "Brommers",
                      *         "brands": [
-                     *           "text"
+                     *           "Piaggio"
                      *         ],
-                     *         "manufacturerTradename": "text",
-                     *         "manufacturerAddress": "text",
-                     *         "manufacturerEmail": "text",
-                     *         "description": "text",
+                     *         "manufacturerTradename": "Piaggio & C. S.p.A.",
+                     *         "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
+                     *         "manufacturerEmail": "info@piaggio.example.com",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *         "suggestion": true
                      *       }
                      *     }
@@ -18032,16 +18016,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "groupId": 1,
-                 *       "categoryId": 1,
+                 *       "userId": 1042,
+                 *       "groupId": 92,
+                 *       "categoryId": 9204,
                  *       "brands": [
-                 *         "text"
+                 *         "Piaggio"
                  *       ],
-                 *       "manufacturerTradename": "text",
-                 *       "manufacturerAddress": "text",
-                 *       "manufacturerEmail": "jan@example.nl",
-                 *       "description": "text"
+                 *       "manufacturerTradename": "Piaggio & C. S.p.A.",
+                 *       "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
+                 *       "manufacturerEmail": "info@piaggio.example.com",
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["CreateManufacturer"];
@@ -18069,18 +18053,18 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "manufacturerId": 1,
-                     *         "userId": 1,
-                     *         "groupId": 1,
-                     *         "categoryId": 1,
-                     *         "categoryDescription": "text",
+                     *         "manufacturerId": 5,
+                     *         "userId": 1042,
+                     *         "groupId": 92,
+                     *         "categoryId": 9204,
+                     *         "categoryDescription": "Brommers",
                      *         "brands": [
-                     *           "text"
+                     *           "Piaggio"
                      *         ],
-                     *         "manufacturerTradename": "text",
-                     *         "manufacturerAddress": "text",
-                     *         "manufacturerEmail": "text",
-                     *         "description": "text",
+                     *         "manufacturerTradename": "Piaggio & C. S.p.A.",
+                     *         "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
+                     *         "manufacturerEmail": "info@piaggio.example.com",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
                      *         "suggestion": true
                      *       }
                      *     }
@@ -18358,7 +18342,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "manufacturerId": 1
+                 *       "manufacturerId": 5
                  *     }
                  */
                 "application/json": components["schemas"]["DeleteManufacturer"];
@@ -18662,9 +18646,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "manufacturerId": 1,
-                 *       "userId": 1,
-                 *       "adId": 1,
+                 *       "manufacturerId": 5,
+                 *       "userId": 1042,
+                 *       "adId": 20317,
                  *       "publish": true
                  *     }
                  */
@@ -18986,15 +18970,15 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "images": [
                      *           {
                      *             "counter": 1,
                      *             "image": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             },
                      *             "thumbnail": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             }
                      *           }
                      *         ]
@@ -19249,12 +19233,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "images": [
                  *         {
                  *           "image": {
-                 *             "url": "https://www.example.com/",
-                 *             "path": "text"
+                 *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *             "path": "fotos/vespa-voorkant.jpg"
                  *           }
                  *         }
                  *       ],
@@ -19286,15 +19270,15 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "images": [
                      *           {
                      *             "counter": 1,
                      *             "image": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             },
                      *             "thumbnail": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             }
                      *           }
                      *         ]
@@ -19576,12 +19560,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "images": [
                  *         {
                  *           "image": {
-                 *             "url": "https://www.example.com/",
-                 *             "path": "text"
+                 *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *             "path": "fotos/vespa-voorkant.jpg"
                  *           }
                  *         }
                  *       ],
@@ -19613,15 +19597,15 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "images": [
                      *           {
                      *             "counter": 1,
                      *             "image": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             },
                      *             "thumbnail": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             }
                      *           }
                      *         ]
@@ -20198,9 +20182,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ]
                  *     }
                  */
@@ -20505,7 +20489,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "images": [
                  *         1
                  *       ]
@@ -20536,15 +20520,15 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "adId": 1,
+                     *         "adId": 20317,
                      *         "images": [
                      *           {
                      *             "counter": 1,
                      *             "image": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             },
                      *             "thumbnail": {
-                     *               "url": "text"
+                     *               "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *             }
                      *           }
                      *         ]
@@ -20824,7 +20808,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "images": [
                  *         1,
                  *         1
@@ -20859,10 +20843,10 @@ export interface operations {
                      *         {
                      *           "counter": 1,
                      *           "image": {
-                     *             "url": "text"
+                     *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *           },
                      *           "thumbnail": {
-                     *             "url": "text"
+                     *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *           }
                      *         }
                      *       ]
@@ -21141,7 +21125,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "images": [
                  *         1,
                  *         1
@@ -21176,10 +21160,10 @@ export interface operations {
                      *         {
                      *           "counter": 1,
                      *           "image": {
-                     *             "url": "text"
+                     *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *           },
                      *           "thumbnail": {
-                     *             "url": "text"
+                     *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *           }
                      *         }
                      *       ]
@@ -21458,7 +21442,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "images": [
                  *         1
                  *       ],
@@ -21493,10 +21477,10 @@ export interface operations {
                      *         {
                      *           "counter": 1,
                      *           "image": {
-                     *             "url": "text"
+                     *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *           },
                      *           "thumbnail": {
-                     *             "url": "text"
+                     *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera"
                      *           }
                      *         }
                      *       ]
@@ -21793,19 +21777,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "jobId": 1,
-                     *           "adId": 1,
+                     *           "jobId": 5120,
+                     *           "adId": 20317,
                      *           "images": [
                      *             {
-                     *               "URL": "text",
-                     *               "path": "text"
+                     *               "URL": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg",
+                     *               "path": "fotos/vespa-voorkant.jpg"
                      *             }
                      *           ],
                      *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
-                     *           "reason": "text"
+                     *           "reason": "rejected by portal: title is too short"
                      *         }
                      *       ]
                      *     }
@@ -22058,7 +22042,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1
+                 *       "adId": 20317
                  *     }
                  */
                 "application/json": components["schemas"]["ImageStatusOfPathRequest"];
@@ -22087,19 +22071,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "jobId": 1,
-                     *           "adId": 1,
+                     *           "jobId": 5120,
+                     *           "adId": 20317,
                      *           "images": [
                      *             {
-                     *               "URL": "text",
-                     *               "path": "text"
+                     *               "URL": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg",
+                     *               "path": "fotos/vespa-voorkant.jpg"
                      *             }
                      *           ],
                      *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
-                     *           "reason": "text"
+                     *           "reason": "rejected by portal: title is too short"
                      *         }
                      *       ]
                      *     }
@@ -22396,19 +22380,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "jobId": 1,
-                     *           "adId": 1,
+                     *           "jobId": 5120,
+                     *           "adId": 20317,
                      *           "images": [
                      *             {
-                     *               "URL": "text",
-                     *               "path": "text"
+                     *               "URL": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg",
+                     *               "path": "fotos/vespa-voorkant.jpg"
                      *             }
                      *           ],
                      *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
-                     *           "reason": "text"
+                     *           "reason": "rejected by portal: title is too short"
                      *         }
                      *       ]
                      *     }
@@ -22682,19 +22666,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "jobId": 1,
-                     *           "adId": 1,
+                     *           "jobId": 5120,
+                     *           "adId": 20317,
                      *           "images": [
                      *             {
-                     *               "URL": "text",
-                     *               "path": "text"
+                     *               "URL": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg",
+                     *               "path": "fotos/vespa-voorkant.jpg"
                      *             }
                      *           ],
                      *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
-                     *           "reason": "text"
+                     *           "reason": "rejected by portal: title is too short"
                      *         }
                      *       ]
                      *     }
@@ -22972,8 +22956,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "adId": 1
+                 *       "userId": 1042,
+                 *       "adId": 20317
                  *     }
                  */
                 "application/json": components["schemas"]["ImageStatusRequest"];
@@ -23002,19 +22986,19 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "jobId": 1,
-                     *           "adId": 1,
+                     *           "jobId": 5120,
+                     *           "adId": 20317,
                      *           "images": [
                      *             {
-                     *               "URL": "text",
-                     *               "path": "text"
+                     *               "URL": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg",
+                     *               "path": "fotos/vespa-voorkant.jpg"
                      *             }
                      *           ],
                      *           "created": "2026-11-22 14:03:10",
                      *           "processing": true,
                      *           "done": true,
                      *           "result": true,
-                     *           "reason": "text"
+                     *           "reason": "rejected by portal: title is too short"
                      *         }
                      *       ]
                      *     }
@@ -23312,16 +23296,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "portal": "portal_a",
                      *         "status": true,
-                     *         "externalUserId": 1,
-                     *         "accessToken": "text",
+                     *         "externalUserId": 5001,
+                     *         "accessToken": "at_4b9f2c7e1d8a3f6b",
                      *         "accessTokenExpire": "2026-11-22 14:03:10",
-                     *         "refreshToken": "text",
-                     *         "email": "text",
+                     *         "refreshToken": "rt_8d3a6f1c9e2b7d4a",
+                     *         "email": "jan@garagedevries.nl",
                      *         "scope": [
-                     *           "text"
+                     *           "listings bids statistics"
                      *         ]
                      *       }
                      *     }
@@ -23575,8 +23559,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "text",
-                 *       "state": "text"
+                 *       "code": "c0d3-7f2a9b41e6d8",
+                 *       "state": "8f3c2a61d9b04e7f"
                  *     }
                  */
                 "application/json": components["schemas"]["CompleteConnection"];
@@ -23604,16 +23588,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "portal": "portal_a",
                      *         "status": true,
-                     *         "externalUserId": 1,
-                     *         "accessToken": "text",
+                     *         "externalUserId": 5001,
+                     *         "accessToken": "at_4b9f2c7e1d8a3f6b",
                      *         "accessTokenExpire": "2026-11-22 14:03:10",
-                     *         "refreshToken": "text",
-                     *         "email": "text",
+                     *         "refreshToken": "rt_8d3a6f1c9e2b7d4a",
+                     *         "email": "jan@garagedevries.nl",
                      *         "scope": [
-                     *           "text"
+                     *           "listings bids statistics"
                      *         ]
                      *       }
                      *     }
@@ -23913,7 +23897,7 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "redirect": "text"
+                     *         "redirect": "https://portal-a.example.com/oauth/authorize?client_id=classified-ads&state=8f3c2a"
                      *       }
                      *     }
                      */
@@ -24214,16 +24198,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "portal": "portal_a",
                      *         "status": true,
-                     *         "externalUserId": 1,
-                     *         "accessToken": "text",
+                     *         "externalUserId": 5001,
+                     *         "accessToken": "at_4b9f2c7e1d8a3f6b",
                      *         "accessTokenExpire": "2026-11-22 14:03:10",
-                     *         "refreshToken": "text",
-                     *         "email": "text",
+                     *         "refreshToken": "rt_8d3a6f1c9e2b7d4a",
+                     *         "email": "jan@garagedevries.nl",
                      *         "scope": [
-                     *           "text"
+                     *           "listings bids statistics"
                      *         ]
                      *       }
                      *     }
@@ -24501,8 +24485,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "adId": 1,
+                 *       "userId": 1042,
+                 *       "adId": 20317,
                  *       "portal": "portal_a",
                  *       "images": true
                  *     }
@@ -24810,8 +24794,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "adId": 1,
+                 *       "userId": 1042,
+                 *       "adId": 20317,
                  *       "portal": "portal_a",
                  *       "images": true
                  *     }
@@ -25119,8 +25103,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "adId": 1,
+                 *       "userId": 1042,
+                 *       "adId": 20317,
                  *       "portal": "portal_a",
                  *       "images": true
                  *     }
@@ -25428,9 +25412,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ],
                  *       "portal": "portal_a",
                  *       "images": true
@@ -25462,19 +25446,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ],
-                     *           "queueItemId": 1
+                     *           "errors": [],
+                     *           "errorDetails": [],
+                     *           "queueItemId": 88412
                      *         }
                      *       ],
                      *       "errorDetails": []
@@ -25749,9 +25725,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ],
                  *       "portal": "portal_a",
                  *       "images": true
@@ -25783,19 +25759,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ],
-                     *           "queueItemId": 1
+                     *           "errors": [],
+                     *           "errorDetails": [],
+                     *           "queueItemId": 88412
                      *         }
                      *       ],
                      *       "errorDetails": []
@@ -26070,9 +26038,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ],
                  *       "portal": "portal_a",
                  *       "images": true
@@ -26104,19 +26072,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ],
-                     *           "queueItemId": 1
+                     *           "errors": [],
+                     *           "errorDetails": [],
+                     *           "queueItemId": 88412
                      *         }
                      *       ],
                      *       "errorDetails": []
@@ -26391,7 +26351,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "portal": "meta",
                  *       "images": true,
                  *       "adId": null
@@ -26423,19 +26383,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ],
-                     *           "queueItemId": 1
+                     *           "errors": [],
+                     *           "errorDetails": [],
+                     *           "queueItemId": 88412
                      *         }
                      *       ],
                      *       "errorDetails": []
@@ -26710,7 +26662,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "portal": "meta",
                  *       "images": true,
                  *       "adId": null
@@ -26742,19 +26694,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ],
-                     *           "queueItemId": 1
+                     *           "errors": [],
+                     *           "errorDetails": [],
+                     *           "queueItemId": 88412
                      *         }
                      *       ],
                      *       "errorDetails": []
@@ -27029,7 +26973,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "portal": "portal_a",
                  *       "images": true,
                  *       "adId": null
@@ -27061,19 +27005,11 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "result": true,
-                     *           "errors": [
-                     *             "text"
-                     *           ],
-                     *           "errorDetails": [
-                     *             {
-                     *               "code": "ad_not_found",
-                     *               "field": "adId",
-                     *               "message": "adId: ad 7 not found"
-                     *             }
-                     *           ],
-                     *           "queueItemId": 1
+                     *           "errors": [],
+                     *           "errorDetails": [],
+                     *           "queueItemId": 88412
                      *         }
                      *       ],
                      *       "errorDetails": []
@@ -27365,7 +27301,7 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
+                     *         "userId": 1042,
                      *         "active": 1,
                      *         "concept": 1,
                      *         "archive": 1,
@@ -27644,7 +27580,7 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "portals": [
                      *             {
                      *               "portal": "portal_a",
@@ -27658,9 +27594,9 @@ export interface operations {
                      *                 "online": true,
                      *                 "startDate": "2026-11-22 14:03:10",
                      *                 "closeDate": "2026-11-22 14:03:10",
-                     *                 "remoteAdId": 1,
-                     *                 "errorReason": "text",
-                     *                 "queueItemId": 1,
+                     *                 "remoteAdId": 100231,
+                     *                 "errorReason": "rejected by portal: title is too short",
+                     *                 "queueItemId": 88412,
                      *                 "clientResult": true,
                      *                 "queueResult": true
                      *               },
@@ -27930,8 +27866,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "adId": 1,
+                 *       "userId": 1042,
+                 *       "adId": 20317,
                  *       "force": false,
                  *       "page": 1,
                  *       "itemsPerPage": 1000
@@ -27963,7 +27899,7 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "adId": 1,
+                     *           "adId": 20317,
                      *           "portals": [
                      *             {
                      *               "portal": "portal_a",
@@ -27977,9 +27913,9 @@ export interface operations {
                      *                 "online": true,
                      *                 "startDate": "2026-11-22 14:03:10",
                      *                 "closeDate": "2026-11-22 14:03:10",
-                     *                 "remoteAdId": 1,
-                     *                 "errorReason": "text",
-                     *                 "queueItemId": 1,
+                     *                 "remoteAdId": 100231,
+                     *                 "errorReason": "rejected by portal: title is too short",
+                     *                 "queueItemId": 88412,
                      *                 "clientResult": true,
                      *                 "queueResult": true
                      *               },
@@ -28301,20 +28237,20 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "queueItemId": 1,
-                     *           "userId": 1,
-                     *           "adId": 1,
+                     *           "queueItemId": 88412,
+                     *           "userId": 1042,
+                     *           "adId": 20317,
                      *           "portal": "portal_a",
                      *           "kind": "placement",
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "state": "pending",
                      *           "attempts": 1,
-                     *           "lastError": "text",
-                     *           "cost": 1,
+                     *           "lastError": "the portal answered 503",
+                     *           "cost": 295,
                      *           "refunded": true,
-                     *           "retryOf": 1,
+                     *           "retryOf": 88410,
                      *           "retryable": true,
-                     *           "notRetryableReason": "text",
+                     *           "notRetryableReason": "a newer job of this listing replaced it",
                      *           "created": "2026-11-22 14:03:10",
                      *           "updated": "2026-11-22 14:03:10"
                      *         }
@@ -28597,20 +28533,20 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "queueItemId": 1,
-                     *         "userId": 1,
-                     *         "adId": 1,
+                     *         "queueItemId": 88412,
+                     *         "userId": 1042,
+                     *         "adId": 20317,
                      *         "portal": "portal_a",
                      *         "kind": "placement",
-                     *         "feature": "text",
+                     *         "feature": "omhoogplaatsen",
                      *         "state": "pending",
                      *         "attempts": 1,
-                     *         "lastError": "text",
-                     *         "cost": 1,
+                     *         "lastError": "the portal answered 503",
+                     *         "cost": 295,
                      *         "refunded": true,
-                     *         "retryOf": 1,
+                     *         "retryOf": 88410,
                      *         "retryable": true,
-                     *         "notRetryableReason": "text",
+                     *         "notRetryableReason": "a newer job of this listing replaced it",
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
                      *       }
@@ -28885,20 +28821,20 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "queueItemId": 1,
-                     *         "userId": 1,
-                     *         "adId": 1,
+                     *         "queueItemId": 88412,
+                     *         "userId": 1042,
+                     *         "adId": 20317,
                      *         "portal": "portal_a",
                      *         "kind": "placement",
-                     *         "feature": "text",
+                     *         "feature": "omhoogplaatsen",
                      *         "state": "pending",
                      *         "attempts": 1,
-                     *         "lastError": "text",
-                     *         "cost": 1,
+                     *         "lastError": "the portal answered 503",
+                     *         "cost": 295,
                      *         "refunded": true,
-                     *         "retryOf": 1,
+                     *         "retryOf": 88410,
                      *         "retryable": true,
-                     *         "notRetryableReason": "text",
+                     *         "notRetryableReason": "a newer job of this listing replaced it",
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
                      *       }
@@ -29201,12 +29137,12 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "eventId": 1,
+                     *           "eventId": 4101,
                      *           "type": "publish.pending",
                      *           "occurredAt": "2026-11-22 14:03:10",
-                     *           "userId": 1,
-                     *           "adId": 1,
-                     *           "portal": "text",
+                     *           "userId": 1042,
+                     *           "adId": 20317,
+                     *           "portal": "portal_a",
                      *           "data": {}
                      *         }
                      *       ],
@@ -29477,16 +29413,16 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "webhookId": 1,
-                     *           "url": "text",
+                     *           "webhookId": 3,
+                     *           "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *           "types": [
-                     *             "text"
+                     *             "publish.active"
                      *           ],
                      *           "enabled": true,
-                     *           "description": "text",
-                     *           "disabledReason": "text",
+                     *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *           "disabledReason": "the endpoint answered 410 Gone",
                      *           "pausedUntil": "2026-11-22 14:03:10",
-                     *           "pausedReason": "text",
+                     *           "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
                      *           "queuedDeliveries": 1,
                      *           "created": "2026-11-22 14:03:10",
                      *           "updated": "2026-11-22 14:03:10"
@@ -29740,12 +29676,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://www.example.com/",
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                  *       "types": [
                  *         "publish.pending"
                  *       ],
                  *       "enabled": true,
-                 *       "description": "text"
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhook"];
@@ -29773,20 +29709,20 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "webhookId": 1,
-                     *         "url": "text",
+                     *         "webhookId": 3,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "text"
+                     *           "publish.active"
                      *         ],
                      *         "enabled": true,
-                     *         "description": "text",
-                     *         "disabledReason": "text",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *         "disabledReason": "the endpoint answered 410 Gone",
                      *         "pausedUntil": "2026-11-22 14:03:10",
-                     *         "pausedReason": "text",
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
                      *         "queuedDeliveries": 1,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10",
-                     *         "secret": "text"
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *       }
                      *     }
                      */
@@ -30080,16 +30016,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "webhookId": 1,
-                     *         "url": "text",
+                     *         "webhookId": 3,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "text"
+                     *           "publish.active"
                      *         ],
                      *         "enabled": true,
-                     *         "description": "text",
-                     *         "disabledReason": "text",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *         "disabledReason": "the endpoint answered 410 Gone",
                      *         "pausedUntil": "2026-11-22 14:03:10",
-                     *         "pausedReason": "text",
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
                      *         "queuedDeliveries": 1,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
@@ -30344,12 +30280,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://www.example.com/",
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                  *       "types": [
                  *         "publish.pending"
                  *       ],
                  *       "enabled": true,
-                 *       "description": "text"
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhook"];
@@ -30377,16 +30313,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "webhookId": 1,
-                     *         "url": "text",
+                     *         "webhookId": 3,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "text"
+                     *           "publish.active"
                      *         ],
                      *         "enabled": true,
-                     *         "description": "text",
-                     *         "disabledReason": "text",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *         "disabledReason": "the endpoint answered 410 Gone",
                      *         "pausedUntil": "2026-11-22 14:03:10",
-                     *         "pausedReason": "text",
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
                      *         "queuedDeliveries": 1,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
@@ -30687,16 +30623,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "webhookId": 1,
-                     *         "url": "text",
+                     *         "webhookId": 3,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "text"
+                     *           "publish.active"
                      *         ],
                      *         "enabled": true,
-                     *         "description": "text",
-                     *         "disabledReason": "text",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *         "disabledReason": "the endpoint answered 410 Gone",
                      *         "pausedUntil": "2026-11-22 14:03:10",
-                     *         "pausedReason": "text",
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
                      *         "queuedDeliveries": 1,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
@@ -30997,20 +30933,20 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "webhookId": 1,
-                     *         "url": "text",
+                     *         "webhookId": 3,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "text"
+                     *           "publish.active"
                      *         ],
                      *         "enabled": true,
-                     *         "description": "text",
-                     *         "disabledReason": "text",
+                     *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *         "disabledReason": "the endpoint answered 410 Gone",
                      *         "pausedUntil": "2026-11-22 14:03:10",
-                     *         "pausedReason": "text",
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
                      *         "queuedDeliveries": 1,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10",
-                     *         "secret": "text"
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *       }
                      *     }
                      */
@@ -31916,15 +31852,15 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "deliveryId": 1,
-                     *           "eventId": 1,
-                     *           "messageId": "text",
+                     *           "deliveryId": 17,
+                     *           "eventId": 4101,
+                     *           "messageId": "evt_4101",
                      *           "attempt": 1,
                      *           "statusCode": 1,
                      *           "latencyMs": 1,
-                     *           "error": "text",
+                     *           "error": "the endpoint answered HTTP 500",
                      *           "succeeded": true,
-                     *           "nextAttempt": "text",
+                     *           "nextAttempt": "2026-11-22 14:03:10",
                      *           "created": "2026-11-22 14:03:10"
                      *         }
                      *       ],
@@ -32507,10 +32443,10 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "feature": "omhoogplaatsen",
-                     *           "displayName": "text",
+                     *           "displayName": "Garage De Vries",
                      *           "available": true,
                      *           "active": true,
-                     *           "price": 1,
+                     *           "price": 150000,
                      *           "priceAdditional": 1
                      *         }
                      *       ]
@@ -32782,10 +32718,10 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "feature": "omhoogplaatsen",
-                     *           "displayName": "text",
+                     *           "displayName": "Garage De Vries",
                      *           "available": true,
                      *           "active": true,
-                     *           "price": 1,
+                     *           "price": 150000,
                      *           "priceAdditional": 1
                      *         }
                      *       ]
@@ -33037,7 +32973,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
+                 *       "adId": 20317,
                  *       "portal": "portal_a",
                  *       "feature": "omhoogplaatsen"
                  *     }
@@ -33362,16 +33298,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "balance": 1,
+                     *         "userId": 1042,
+                     *         "balance": 84500,
                      *         "entries": [
                      *           {
                      *             "entryId": 1,
-                     *             "amount": 1,
+                     *             "amount": 27000,
                      *             "kind": "credit",
-                     *             "description": "text",
-                     *             "adId": 1,
-                     *             "portal": "text",
+                     *             "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *             "adId": 20317,
+                     *             "portal": "portal_a",
                      *             "created": "2026-11-22 14:03:10"
                      *           }
                      *         ]
@@ -33624,9 +33560,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
-                 *       "amount": -100000000,
-                 *       "description": "text"
+                 *       "userId": 1042,
+                 *       "amount": 27000,
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["WalletAdjustment"];
@@ -33654,16 +33590,16 @@ export interface operations {
                      *       "result": true,
                      *       "errors": [],
                      *       "data": {
-                     *         "userId": 1,
-                     *         "balance": 1,
+                     *         "userId": 1042,
+                     *         "balance": 84500,
                      *         "entries": [
                      *           {
                      *             "entryId": 1,
-                     *             "amount": 1,
+                     *             "amount": 27000,
                      *             "kind": "credit",
-                     *             "description": "text",
-                     *             "adId": 1,
-                     *             "portal": "text",
+                     *             "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                     *             "adId": 20317,
+                     *             "portal": "portal_a",
                      *             "created": "2026-11-22 14:03:10"
                      *           }
                      *         ]
@@ -33961,12 +33897,12 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "bidId": 1,
-                     *           "adId": 1,
+                     *           "bidId": 100000,
+                     *           "adId": 20317,
                      *           "portal": "portal_a",
-                     *           "amount": 1,
-                     *           "name": "text",
-                     *           "message": "text",
+                     *           "amount": 27000,
+                     *           "name": "Garage De Vries",
+                     *           "message": "Is deze Vespa nog beschikbaar?",
                      *           "isRead": true,
                      *           "placed": "2026-11-22 14:03:10"
                      *         }
@@ -34238,12 +34174,12 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "bidId": 1,
-                     *           "adId": 1,
+                     *           "bidId": 100000,
+                     *           "adId": 20317,
                      *           "portal": "portal_a",
-                     *           "amount": 1,
-                     *           "name": "text",
-                     *           "message": "text",
+                     *           "amount": 27000,
+                     *           "name": "Garage De Vries",
+                     *           "message": "Is deze Vespa nog beschikbaar?",
                      *           "isRead": true,
                      *           "placed": "2026-11-22 14:03:10"
                      *         }
@@ -34496,10 +34432,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "portal": "portal_a",
                  *       "bidId": [
-                 *         1
+                 *         100000
                  *       ]
                  *     }
                  */
@@ -34804,10 +34740,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "portal": "portal_a",
                  *       "bidId": [
-                 *         1
+                 *         100000
                  *       ]
                  *     }
                  */
@@ -35112,9 +35048,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "adId": 1,
-                 *       "dateStart": "2026-01-31",
-                 *       "dateEnd": "2026-01-31",
+                 *       "adId": 20317,
+                 *       "dateStart": "2026-11-01",
+                 *       "dateEnd": "2026-11-22",
                  *       "showDaily": true,
                  *       "showTotals": true,
                  *       "portal": "portal_a"
@@ -35146,15 +35082,15 @@ export interface operations {
                      *       "errors": [],
                      *       "data": {
                      *         "adId": [
-                     *           1
+                     *           20317
                      *         ],
-                     *         "dateStart": "text",
-                     *         "dateEnd": "text",
+                     *         "dateStart": "2026-11-01",
+                     *         "dateEnd": "2026-11-22",
                      *         "showDaily": true,
                      *         "showTotals": true,
                      *         "statistics_portal_a": [
                      *           {
-                     *             "date": "text",
+                     *             "date": "2026-11-22",
                      *             "views": 1,
                      *             "asqs": 1,
                      *             "bids": 1,
@@ -35166,7 +35102,7 @@ export interface operations {
                      *         "totals_portal_a": {},
                      *         "statistics_portal_b": [
                      *           {
-                     *             "date": "text",
+                     *             "date": "2026-11-22",
                      *             "views": 1,
                      *             "asqs": 1,
                      *             "bids": 1,
@@ -35474,17 +35410,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -35493,11 +35429,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }
@@ -35786,17 +35722,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -35805,11 +35741,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }
@@ -36099,17 +36035,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -36118,11 +36054,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }
@@ -36409,17 +36345,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -36428,11 +36364,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }
@@ -36698,14 +36634,14 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "taskId": 1,
-                 *       "userId": 1,
-                 *       "time": "12:00",
+                 *       "taskId": 7,
+                 *       "userId": 1042,
+                 *       "time": "09:30",
                  *       "dayOfWeek": [
                  *         "monday"
                  *       ],
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ],
                  *       "feature": "upcall",
                  *       "enabled": true
@@ -36737,17 +36673,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -36756,11 +36692,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }
@@ -37040,14 +36976,14 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": 1,
+                 *       "userId": 1042,
                  *       "portal": "portal_a",
-                 *       "time": "12:00",
+                 *       "time": "09:30",
                  *       "dayOfWeek": [
                  *         "monday"
                  *       ],
                  *       "adId": [
-                 *         1
+                 *         20317
                  *       ],
                  *       "feature": "upcall",
                  *       "enabled": true
@@ -37079,17 +37015,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -37098,11 +37034,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }
@@ -37382,8 +37318,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "taskId": 1,
-                 *       "userId": 1,
+                 *       "taskId": 7,
+                 *       "userId": 1042,
                  *       "portal": "portal_a"
                  *     }
                  */
@@ -37413,17 +37349,17 @@ export interface operations {
                      *       "errors": [],
                      *       "data": [
                      *         {
-                     *           "taskId": 1,
-                     *           "userId": 1,
+                     *           "taskId": 7,
+                     *           "userId": 1042,
                      *           "portal": "portal_a",
                      *           "adId": [
-                     *             1
+                     *             20317
                      *           ],
-                     *           "time": "text",
+                     *           "time": "09:30",
                      *           "dayOfWeek": [
-                     *             "text"
+                     *             "monday"
                      *           ],
-                     *           "feature": "text",
+                     *           "feature": "omhoogplaatsen",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -37432,11 +37368,11 @@ export interface operations {
                      *               "queued": 1,
                      *               "skipped": [
                      *                 {
-                     *                   "adId": 1,
-                     *                   "reason": "text"
+                     *                   "adId": 20317,
+                     *                   "reason": "rejected by portal: title is too short"
                      *                 }
                      *               ],
-                     *               "cost": 1
+                     *               "cost": 295
                      *             }
                      *           ]
                      *         }

@@ -44,6 +44,8 @@ describe("OpenAPI document", () => {
       }
     }
     expect(missing).toEqual([]);
+    // Realistic values, never a placeholder.
+    expect(JSON.stringify(committed)).not.toMatch(/"textx*"/);
     // The examples follow the schemas (Redocly's no-invalid-media-type-examples in npm run lint:openapi).
     const createUser = (committed.paths as Record<string, { post?: { responses: Record<string, Media> } }>)[
       "/rest/v1/users"

@@ -18,8 +18,10 @@ interface Schema {
   default?: unknown;
   format?: string;
   minimum?: number;
+  maximum?: number;
   exclusiveMinimum?: number;
   minLength?: number;
+  maxLength?: number;
   minItems?: number;
   maxItems?: number;
   prefixItems?: Schema[];
@@ -33,8 +35,141 @@ const MAX_DEPTH = 24;
 const PATTERN_CANDIDATES = ["2026-01-31", "12:00", "NL", "1234 AB", "https://videos.example.com/clip.mp4", "text"];
 
 /** A time as the API writes every time (a field named for one: `created`, `startDate`, `pausedUntil`, …). */
-const TIME_FIELD = /^(created|updated|placed|due)$|(Date|At|Until|Expire)$/;
+const TIME_FIELD = /^(created|updated|placed|due|nextAttempt)$|(Date|At|Until|Expire)$/;
 const TIME_EXAMPLE = "2026-11-22 14:03:10";
+
+/**
+ * Realistic values by field name (a Dutch garage selling a scooter), used where they fit the field's
+ * schema; ids and amounts plausible (amounts in cents), times in the API's format.
+ */
+const BY_NAME: Record<string, string | number> = {
+  title: "Vespa Primavera 125 uit 2019",
+  description: "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+  imagetext: "Als nieuw",
+  url: "https://www.garagedevries.nl/aanbod/vespa-primavera",
+  URL: "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg",
+  website: "https://www.garagedevries.nl/",
+  video: "https://www.garagedevries.nl/video/vespa.mp4",
+  redirect: "https://portal-a.example.com/oauth/authorize?client_id=classified-ads&state=8f3c2a",
+  path: "fotos/vespa-voorkant.jpg",
+  companyName: "Garage De Vries",
+  name: "Garage De Vries",
+  displayName: "Garage De Vries",
+  firstName: "Jan",
+  lastName: "de Vries",
+  address: "Dorpsstraat",
+  houseNumber: "12a",
+  postalCode: "1234 AB",
+  city: "Utrecht",
+  phone: "030-1234567",
+  fax: "030-1234568",
+  cellular: "06-12345678",
+  email: "jan@garagedevries.nl",
+  manufacturerEmail: "info@piaggio.example.com",
+  chathandle: "garagedevries",
+  dateOfBirth: "1975-04-12",
+  key: "condition",
+  value: "gebruikt",
+  label: "Gebruikt",
+  categoryDescription: "Brommers",
+  groupDescription: "Brommers, scooters en motoren",
+  brands: "Piaggio",
+  manufacturerTradename: "Piaggio & C. S.p.A.",
+  manufacturerAddress: "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
+  licensePlate: "DF-123-K",
+  header: "<b>Garage De Vries</b>: al 40 jaar uw scooterspecialist",
+  footer: "Bel of app ons: 06-12345678",
+  reason: "rejected by portal: title is too short",
+  errorReason: "rejected by portal: title is too short",
+  lastError: "the portal answered 503",
+  error: "the endpoint answered HTTP 500",
+  disabledReason: "the endpoint answered 410 Gone",
+  pausedReason: "5 or more deliveries in a row failed (last: HTTP 503)",
+  notRetryableReason: "a newer job of this listing replaced it",
+  message: "Is deze Vespa nog beschikbaar?",
+  action: "plaatsen",
+  feature: "omhoogplaatsen",
+  activationtoken: "6f1d2c9e4b7a8d3f0c5e2a1b9d8c7e6f",
+  accesstoken: "b7e4c1a9d2f8e3b6a5c4d1e2f3a4b5c6",
+  accessToken: "at_4b9f2c7e1d8a3f6b",
+  refreshToken: "rt_8d3a6f1c9e2b7d4a",
+  scope: "listings bids statistics",
+  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  ip: "192.0.2.10",
+  date: "2026-11-22",
+  environment: "production",
+  version: "1.0.0",
+  migration: "0017_webhook_isolation.sql",
+  unit: "views",
+  county: "UT",
+  country: "NL",
+  time: "09:30",
+  portal: "portal_a",
+  dayOfWeek: "monday",
+  locale: "nl_NL",
+  types: "publish.active",
+  gender: "M",
+  model: "fixed",
+  values: "gebruikt",
+  code: "c0d3-7f2a9b41e6d8",
+  state: "8f3c2a61d9b04e7f",
+  messageId: "evt_4101",
+  dateStart: "2026-11-01",
+  dateEnd: "2026-11-22",
+  userId: 1042,
+  mainUserId: 1042,
+  walletUserId: 1042,
+  clientId: 3,
+  externalUserId: 5001,
+  adId: 20317,
+  externalAdId: 778,
+  remoteAdId: 100231,
+  contactId: 311,
+  folderId: 12,
+  taskId: 7,
+  manufacturerId: 5,
+  webhookId: 3,
+  deliveryId: 17,
+  eventId: 4101,
+  queueItemId: 88412,
+  retryOf: 88410,
+  jobId: 5120,
+  categoryId: 9204,
+  groupId: 92,
+  bidId: 100000,
+  price: 150000,
+  minimumBid: 120000,
+  shippingCosts: 695,
+  retail: 179900,
+  retailPrice: 179900,
+  amount: 27000,
+  balance: 84500,
+  cost: 295,
+  cents: 295,
+  priceInternal: 0,
+  priceExternal: 295,
+  priceTotal: 295,
+  priceNative: 250,
+};
+
+/** Whether a value from BY_NAME meets the field's schema (its type, pattern, length and bounds). */
+function fits(value: string | number | undefined, schema: Schema, type: string | undefined): boolean {
+  if (value === undefined) return false;
+  if (typeof value === "number")
+    return (
+      (type === "integer" || type === "number") &&
+      value >= (schema.minimum ?? Number.NEGATIVE_INFINITY) &&
+      value <= (schema.maximum ?? Number.POSITIVE_INFINITY)
+    );
+  return (
+    type === "string" &&
+    value.length >= (schema.minLength ?? 0) &&
+    value.length <= (schema.maxLength ?? Number.POSITIVE_INFINITY) &&
+    (!schema.pattern || new RegExp(schema.pattern).test(value)) &&
+    (schema.format !== "email" || value.includes("@")) &&
+    (!["uri", "url"].includes(schema.format ?? "") || value.startsWith("https://"))
+  );
+}
 
 function stringExample(schema: Schema, name = ""): string {
   if (TIME_FIELD.test(name) && !schema.pattern) return TIME_EXAMPLE;
@@ -68,6 +203,8 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
     return Object.assign({}, ...schema.allOf.map((part) => sampleOf(part, components, depth + 1)));
   }
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  const named = BY_NAME[name];
+  if (fits(named, schema, type)) return named;
   switch (type) {
     case "object":
       return Object.fromEntries(
@@ -77,9 +214,10 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
         ]),
       );
     case "array": {
-      if (schema.maxItems === 0) return [];
+      // A list of problems is empty in an example: the examples are of things that went well.
+      if (schema.maxItems === 0 || name === "errors" || name === "errorDetails") return [];
       if (schema.prefixItems) return schema.prefixItems.map((item) => sampleOf(item, components, depth + 1));
-      const item = sampleOf(schema.items, components, depth + 1);
+      const item = sampleOf(schema.items, components, depth + 1, name);
       return Array.from({ length: Math.max(schema.minItems ?? 1, 1) }, () => item);
     }
     case "string":

@@ -1661,6 +1661,11 @@ export interface components {
             field?: string;
             /** @description The same text as the matching entry of `errors` */
             message: string;
+            /** @description insufficient_means: what it costs and what the paying wallet holds, in cents */
+            amounts?: {
+                price: number;
+                balance: number;
+            };
         };
         Client: {
             clientId: number;

@@ -35,7 +35,10 @@ export const ERROR_CODES = {
   image_not_found: { status: 404, description: "No stored image at this media path." },
   portal_not_found: { status: 404, description: "The portal has no marketplace simulator here." },
   method_not_allowed: { status: 405, description: "The path exists for other methods; `Allow` lists them." },
-  insufficient_means: { status: 409, description: "The wallet that pays cannot afford the charge." },
+  insufficient_means: {
+    status: 409,
+    description: "The wallet that pays cannot afford the charge; `amounts` gives the price and the balance (cents).",
+  },
   ad_not_published: { status: 409, description: "The ad is not on the portal, so it cannot be updated or taken down." },
   ad_archived: { status: 409, description: "The ad is archived and cannot be published." },
   user_locked: { status: 409, description: "The user is locked; nothing is published for it." },
@@ -87,6 +90,10 @@ export const ErrorDetail = z
     code: z.enum(ERROR_CODE_NAMES).openapi({ description: "Stable code to branch on (see the README's catalogue)" }),
     field: z.string().optional().openapi({ description: "The field the problem concerns, when there is one" }),
     message: z.string().openapi({ description: "The same text as the matching entry of `errors`" }),
+    amounts: z
+      .object({ price: z.number().int(), balance: z.number().int() })
+      .optional()
+      .openapi({ description: "insufficient_means: what it costs and what the paying wallet holds, in cents" }),
   })
   .openapi("ErrorDetail", { example: { code: "ad_not_found", field: "adId", message: "adId: ad 7 not found" } });
 export type ErrorDetail = z.infer<typeof ErrorDetail>;

@@ -165,6 +165,10 @@ describe("publishing", () => {
     const unpaid = await call("POST", "/publish/", { key, body: { userId, adId: paid.adId, portal: "portal_a" } });
     expectError(unpaid, "insufficient_means");
     expect(unpaid.body.errors).toEqual([`portal: portal_a - adId: ${paid.adId} - insufficient means`]);
+    // The spec fixes the text; what it costs and what the wallet holds come beside it, in cents.
+    const amounts = unpaid.body.errorDetails?.[0]?.amounts;
+    expect(amounts?.balance).toBe(0);
+    expect(amounts?.price).toBeGreaterThan(0);
     // `field` names the field at fault, and only where one is: not the portal of every refusal.
     const fieldOf = (answer: { body: { errorDetails?: { field?: string }[] } }) => answer.body.errorDetails?.[0]?.field;
     expect([lockedAnswer, notConnected, missing, archivedAnswer, unpaid].map(fieldOf)).toEqual([

@@ -46,7 +46,8 @@ export interface Intent {
  */
 export type QueuedIntent =
   | { itemId: number; created: boolean; action: ItemKind; cost: number; refused?: undefined }
-  | { itemId?: undefined; created?: undefined; refused: "insufficient_means" | "not_applicable" };
+  | { itemId?: undefined; created?: undefined; refused: "insufficient_means"; price: number; balance: number }
+  | { itemId?: undefined; created?: undefined; refused: "not_applicable" };
 
 /** Intents written per D1 batch; each batch is a handful of statements whatever its size (the rows travel as JSON). */
 const CHUNK = 100;
@@ -82,6 +83,9 @@ export async function queueIntents(db: Db, env: Env, intents: Intent[], requestI
 interface OutcomeRow {
   idx: number;
   applicable: number;
+  /** What the intent costs, and its payer's balance once this chunk's charges are written. */
+  price: number;
+  balance: number;
   id: number | null;
   action: ItemKind | null;
   cost: number | null;
@@ -204,8 +208,10 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
  AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
     // Per intent, the item that carries it: a retry's own item, else the open item of its intent.
     outcome: rowsOf<OutcomeRow>(
-      statement(sql`SELECT r.idx, r.applicable, q.id, q.action, q.cost, q.nonce = ${nonce} AS created
- FROM (SELECT d.idx, d.applicable, CASE WHEN d.retry_of IS NOT NULL
+      statement(sql`SELECT r.idx, r.applicable, r.price, r.balance, q.id, q.action, q.cost, q.nonce = ${nonce} AS created
+ FROM (SELECT d.idx, d.applicable, d.cost AS price,
+ (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = d.payer_id) AS balance,
+ CASE WHEN d.retry_of IS NOT NULL
  THEN (SELECT max(o.id) FROM queue_items o WHERE o.ad_id = d.ad_id AND o.retry_of = d.retry_of)
  ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
  FROM ${decided} d) r
@@ -217,7 +223,9 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
   return outcome.results.map((row) =>
     row.id !== null && row.action !== null
       ? { itemId: row.id, created: row.created === 1, action: row.action, cost: row.cost ?? 0 }
-      : { refused: row.applicable ? "insufficient_means" : "not_applicable" },
+      : row.applicable
+        ? { refused: "insufficient_means", price: Number(row.price), balance: row.balance }
+        : { refused: "not_applicable" },
   );
 }
 

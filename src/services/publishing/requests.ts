@@ -70,7 +70,11 @@ function listingProblems(
  */
 function queuedOutcome(portal: string, adId: number, action: ItemKind, queued: QueuedIntent): Outcome {
   if (queued.itemId !== undefined) return accepted(adId, queued.itemId);
-  if (queued.refused === "insufficient_means") return refused("insufficient_means", portal, adId, "insufficient means");
+  if (queued.refused === "insufficient_means")
+    return refused("insufficient_means", portal, adId, "insufficient means", {
+      price: queued.price,
+      balance: queued.balance,
+    });
   if (action === "publish")
     return refused("job_not_retryable", portal, adId, "already live, or replaced by a newer job");
   return refused("ad_not_published", portal, adId, "this advertisement is not published");

@@ -42,9 +42,20 @@ const FIELD_AT_FAULT: Partial<Record<ErrorCode, string>> = {
 };
 
 /** A refused ad; several reasons (each missing attribute, say) give one message each. */
-export function refused(code: ErrorCode, portal: string, adId: number, reason: string | string[]): Outcome {
+export function refused(
+  code: ErrorCode,
+  portal: string,
+  adId: number,
+  reason: string | string[],
+  amounts?: ErrorDetail["amounts"],
+): Outcome {
   const messages = (Array.isArray(reason) ? reason : [reason]).map((r) => refusal(portal, adId, r));
   const field = FIELD_AT_FAULT[code];
-  const errorDetails = messages.map((message) => ({ code, message, ...(field ? { field } : {}) }));
+  const errorDetails = messages.map((message) => ({
+    code,
+    message,
+    ...(field ? { field } : {}),
+    ...(amounts ? { amounts } : {}),
+  }));
   return { adId, result: false, errors: messages, errorDetails };
 }

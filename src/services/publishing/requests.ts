@@ -33,7 +33,11 @@ type AttributeRow = typeof adAttributes.$inferSelect;
 /** Rows per ad, in the order read. */
 function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[]> {
   const map = new Map<number, T[]>();
-  for (const row of rows) map.set(row.adId, [...(map.get(row.adId) ?? []), row]);
+  for (const row of rows) {
+    const group = map.get(row.adId);
+    if (group) group.push(row);
+    else map.set(row.adId, [row]);
+  }
   return map;
 }
 

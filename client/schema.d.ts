@@ -2436,6 +2436,11 @@ export interface components {
             /** @description Must match the path when given */
             adId?: number;
             images: {
+                /**
+                 * @example {
+                 *       "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
+                 *     }
+                 */
                 image: {
                     /** Format: uri */
                     url?: string;
@@ -19242,8 +19247,7 @@ export interface operations {
                  *       "images": [
                  *         {
                  *           "image": {
-                 *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
-                 *             "path": "fotos/vespa-voorkant.jpg"
+                 *             "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
                  *           }
                  *         }
                  *       ],
@@ -19569,8 +19573,7 @@ export interface operations {
                  *       "images": [
                  *         {
                  *           "image": {
-                 *             "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
-                 *             "path": "fotos/vespa-voorkant.jpg"
+                 *             "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
                  *           }
                  *         }
                  *       ],

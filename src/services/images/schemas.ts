@@ -29,7 +29,8 @@ export const ImageSource = z
       .optional()
       .openapi({ description: "Resolved against the configured media origin (MEDIA_ORIGIN)" }),
   })
-  .refine((s) => (s.url === undefined) !== (s.path === undefined), { error: "give either url or path" });
+  .refine((s) => (s.url === undefined) !== (s.path === undefined), { error: "give either url or path" })
+  .openapi({ example: { url: "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg" } });
 
 export const ImagesRequest = z
   .object({

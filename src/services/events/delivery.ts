@@ -180,13 +180,6 @@ export async function abandonDelivery(db: Db, message: WebhookMessage): Promise<
   await endedStatement(db, message);
 }
 
-/**
- * One delivery attempt (a queue message). It waits, without an attempt, while its endpoint is paused or
- * has its deliveries in flight; otherwise the event is signed per Standard Webhooks and POSTed with a
- * 10 s timeout through the outbound guard (no redirects). 2xx ends it; 410 disables the endpoint;
- * anything else is tried again on the schedule, counts towards the breaker, and an endpoint failing
- * every delivery for 3 days is disabled (`webhook.disabled` is recorded).
- */
 type DeliveryOutcome = "delivered" | "failed" | "waiting" | "moot";
 
 /**
@@ -218,6 +211,13 @@ export function deliverWebhooks(env: Env, db: Db, messages: WebhookMessage[]): P
 const wait = (env: Env, message: WebhookMessage, seconds: number) =>
   env.WEBHOOKS.send(message, { delaySeconds: Math.min(43_200, Math.max(1, Math.ceil(seconds))) });
 
+/**
+ * One delivery attempt (a queue message). It waits, without an attempt, while its endpoint is paused or
+ * has its deliveries in flight; otherwise the event is signed per Standard Webhooks and POSTed with a
+ * 10 s timeout through the outbound guard (no redirects). 2xx ends it; 410 disables the endpoint;
+ * anything else is tried again on the schedule, counts towards the breaker, and an endpoint failing
+ * every delivery for 3 days is disabled (`webhook.disabled` is recorded).
+ */
 async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promise<DeliveryOutcome> {
   const now = nowIso();
   const {

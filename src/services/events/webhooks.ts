@@ -211,8 +211,9 @@ export async function testWebhook(ctx: ServiceContext, id: number) {
  */
 export async function replayWebhook(ctx: ServiceContext, id: number, after: number) {
   const endpoint = await ownEndpoint(ctx, id);
-  if (endpoint.lastEventId < endpoint.replayUntil)
-    throw DomainError.of("replay_in_progress", `webhookId: a replay of webhook ${id} is still being delivered`);
+  const inProgress = () =>
+    DomainError.of("replay_in_progress", `webhookId: a replay of webhook ${id} is still being delivered`);
+  if (endpoint.lastEventId < endpoint.replayUntil) throw inProgress();
   const ofClient = eq(events.clientId, endpoint.clientId);
   const replayed = and(ofClient, gt(events.id, after));
   const subscribed = endpoint.types ? inList(events.type, endpoint.types) : undefined;
@@ -248,8 +249,7 @@ export async function replayWebhook(ctx: ServiceContext, id: number, after: numb
     .set({ lastEventId: Math.min(after, endpoint.lastEventId), replayUntil: latest?.id ?? 0 })
     .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.lastEventId, endpoint.lastEventId)))
     .returning({ id: webhookEndpoints.id });
-  if (started.length === 0)
-    throw DomainError.of("replay_in_progress", `webhookId: a replay of webhook ${id} is still being delivered`);
+  if (started.length === 0) throw inProgress();
   await dispatchEvents(ctx.db, ctx.env, { endpointIds: [id], requestId: ctx.requestId });
   return { queued: counts?.wanted ?? 0 };
 }

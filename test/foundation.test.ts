@@ -194,11 +194,14 @@ describe("envelope and status codes", () => {
 describe("rate limiting", () => {
   it("lets exactly the burst through 30 concurrent requests, then refills at the rate", async () => {
     const { key } = await newClient({ rate: null, burst: null });
+    const started = Date.now();
     const answers = await Promise.all(Array.from({ length: 30 }, () => call("GET", "/client/", { key })));
     const ok = answers.filter((a) => a.status === 200);
     const limited = answers.filter((a) => a.status === 429);
-    expect(ok).toHaveLength(10);
-    expect(limited).toHaveLength(20);
+    // The burst (10), plus what the bucket refilled (3 a second) while a busy machine spread the calls.
+    expect(ok.length).toBeGreaterThanOrEqual(10);
+    expect(ok.length).toBeLessThanOrEqual(10 + Math.floor(((Date.now() - started) / 1000) * 3));
+    expect(limited).toHaveLength(30 - ok.length);
     for (const answer of limited) {
       expect(answer.body).toEqual(RATE_LIMITED);
       expect(Number(answer.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
@@ -216,10 +219,18 @@ describe("rate limiting", () => {
   it("never shares a bucket between two clients", async () => {
     const first = await newClient({ rate: 1, burst: 2 });
     const second = await newClient({ rate: 1, burst: 2 });
-    const statuses = async (key: string) =>
-      (await Promise.all([1, 2, 3].map(() => call("GET", "/client/", { key })))).map((a) => a.status).sort();
-    expect(await statuses(first.key)).toEqual([200, 200, 429]);
-    expect(await statuses(second.key)).toEqual([200, 200, 429]);
+    // Three at once against a burst of 2 (1 a second more for each second the calls took).
+    const admitted = async (key: string) => {
+      const started = Date.now();
+      const answers = await Promise.all([1, 2, 3].map(() => call("GET", "/client/", { key })));
+      const refilled = Math.floor((Date.now() - started) / 1000);
+      return { ok: answers.filter((a) => a.status === 200).length, most: Math.min(3, 2 + refilled) };
+    };
+    for (const client of [first, second]) {
+      const { ok, most } = await admitted(client.key);
+      expect(ok).toBeGreaterThanOrEqual(2);
+      expect(ok).toBeLessThanOrEqual(most);
+    }
   });
 
   it("does not rate limit the health route", async () => {

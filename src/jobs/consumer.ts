@@ -85,10 +85,11 @@ function runAll(env: Env, jobs: Job[]): Promise<PromiseSettledResult<void>[]> {
 /**
  * Consumer of `jobs`, of `webhooks` (deliveries only, so an endpoint that hangs holds none of the slots
  * of publishing and images) and of their dead-letter queues; which one a batch comes from is
- * configuration (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE), not a guess from its name. Messages are pointers to D1 rows; handlers are
- * idempotent. The batch's publish jobs run together (two D1 round trips for all of them); the others one
- * by one, side by side. A failed write of the dead-letter consumer is retried too; what still fails goes to that
- * queue's own last-resort queue (wrangler.toml), so nothing is dropped silently.
+ * configuration (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE), not a guess from its name. Messages are
+ * pointers to D1 rows; handlers are idempotent. The batch's publish jobs run together (two D1 round trips
+ * for all of them), its deliveries together, the others one by one, side by side. A failed write of the
+ * dead-letter consumer is retried too; what still fails goes to that queue's own last-resort queue
+ * (wrangler.toml), so nothing is dropped silently.
  */
 export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: ExecutionContext): Promise<void> {
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;

@@ -88,18 +88,21 @@ async function dispatchTo(db: Db, env: Env, endpoint: EndpointRow, requestId?: s
       .orderBy(events.id)
       .limit(100);
     if (page.length === 0) break;
-    // Up to the endpoint's room: the cursor stops at the last event taken.
+    // Up to the endpoint's room: the cursor stops at the last event taken (unsubscribed ones pass).
     const room = DELIVERY_LIMITS.inQueue - inQueue;
-    const taken: typeof page = [];
-    let wanted = 0;
+    const handed: typeof page = [];
+    let last = cursor;
+    let full = false;
     for (const event of page) {
-      const subscribed = !endpoint.types || endpoint.types.includes(event.type);
-      if (subscribed && wanted === room) break;
-      taken.push(event);
-      if (subscribed) wanted += 1;
+      if (!endpoint.types || endpoint.types.includes(event.type)) {
+        if (handed.length === room) {
+          full = true;
+          break;
+        }
+        handed.push(event);
+      }
+      last = event.id;
     }
-    const last = taken.at(-1)?.id ?? cursor;
-    const handed = taken.filter((e) => !endpoint.types || endpoint.types.includes(e.type));
     const move = (from: number, to: number, count: number) =>
       db
         .update(webhookEndpoints)
@@ -130,7 +133,7 @@ async function dispatchTo(db: Db, env: Env, endpoint: EndpointRow, requestId?: s
     queued += handed.length;
     inQueue += handed.length;
     cursor = last;
-    if (taken.length < page.length || page.length < 100) break;
+    if (full || page.length < 100) break;
   }
   return queued;
 }
@@ -234,8 +237,7 @@ async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promis
   });
   const moot = !endpoint?.enabled || (message.eventId !== undefined && !event);
   if (moot) {
-    if (lease) await db.delete(webhookLeases).where(eq(webhookLeases.id, lease.id));
-    await endedStatement(db, message);
+    await db.batch([db.delete(webhookLeases).where(eq(webhookLeases.id, lease?.id ?? 0)), endedStatement(db, message)]);
     return "moot";
   }
   if (!lease) {

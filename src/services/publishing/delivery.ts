@@ -158,6 +158,7 @@ async function decide(
       event: "failed",
       reason: "the listing is still live: the unpublish before it did not run; publish again to update it",
     };
+  // An update or a feature needs the listing live (an unpublish before it may have taken it down).
   if ((item.action === "update" || item.action === "feature") && !read.live)
     return { event: "failed", reason: "this advertisement is not published" };
   try {
@@ -304,13 +305,11 @@ async function marketplaceCall(
         return gateway.createListing(token, await listing());
       }
       case "update":
-        if (!remoteAdId) throw new PortalError("refused", "this advertisement is not published");
         return gateway.updateListing(token, remoteAdId, await listing());
       case "unpublish":
         if (remoteAdId) await gateway.deleteListing(token, remoteAdId);
         return { online: false };
       case "feature":
-        if (!remoteAdId) throw new PortalError("refused", "this advertisement is not published");
         // The item's reference makes a repeated purchase of this feature a no-op at the marketplace.
         await gateway.buyFeature(token, remoteAdId, item.feature ?? "", externalRef);
         return {};

@@ -83,9 +83,9 @@ export async function queueIntents(db: Db, env: Env, intents: Intent[], requestI
 interface OutcomeRow {
   idx: number;
   applicable: number;
-  /** What the intent costs, and its payer's balance once this chunk's charges are written. */
+  /** What the intent costs, and (only when its payer could not pay) the payer's balance. */
   price: number;
-  balance: number;
+  balance: number | null;
   id: number | null;
   action: ItemKind | null;
   cost: number | null;
@@ -131,6 +131,10 @@ function decidedIntents(rows: string) {
  FROM json_each(${rows}) j) i)`;
 }
 
+/** The balance of the payer of the row `alias` (its ledger's sum), as the transaction sees it. */
+const payerBalance = (alias: string) =>
+  sql.raw(`(SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = ${alias}.payer_id)`);
+
 /** The open item of the same intent as the decided intent `alias` (at most one, by `queue_items_open_intent`). */
 const sameOpenIntent = (alias: string) =>
   sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
@@ -169,7 +173,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
  FROM ${decided} d
  WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
  ) c
- WHERE c.cost = 0 OR c.running <= (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = c.payer_id)
+ WHERE c.cost = 0 OR c.running <= ${payerBalance("c")}
  ORDER BY c.idx`),
     // Their charges, in the same transaction: never a charge without an item, nor an item unpaid.
     charges: statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
@@ -208,10 +212,9 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
  AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
     // Per intent, the item that carries it: a retry's own item, else the open item of its intent.
     outcome: rowsOf<OutcomeRow>(
-      statement(sql`SELECT r.idx, r.applicable, r.price, r.balance, q.id, q.action, q.cost, q.nonce = ${nonce} AS created
- FROM (SELECT d.idx, d.applicable, d.cost AS price,
- (SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = d.payer_id) AS balance,
- CASE WHEN d.retry_of IS NOT NULL
+      statement(sql`SELECT r.idx, r.applicable, r.price, q.id, q.action, q.cost, q.nonce = ${nonce} AS created,
+ CASE WHEN q.id IS NULL AND r.applicable THEN ${payerBalance("r")} END AS balance
+ FROM (SELECT d.idx, d.applicable, d.cost AS price, d.payer_id, CASE WHEN d.retry_of IS NOT NULL
  THEN (SELECT max(o.id) FROM queue_items o WHERE o.ad_id = d.ad_id AND o.retry_of = d.retry_of)
  ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
  FROM ${decided} d) r
@@ -224,7 +227,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
     row.id !== null && row.action !== null
       ? { itemId: row.id, created: row.created === 1, action: row.action, cost: row.cost ?? 0 }
       : row.applicable
-        ? { refused: "insufficient_means", price: Number(row.price), balance: row.balance }
+        ? { refused: "insufficient_means", price: Number(row.price), balance: row.balance ?? 0 }
         : { refused: "not_applicable" },
   );
 }

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, twoClients } from "../harness";
 import {
   type Command,
+  Crash,
   checkInvariants,
   DeadLetter,
   Deliver,
@@ -14,6 +15,7 @@ import {
   newWorld,
   PortalDown,
   Publish,
+  Recover,
   Reject,
   settle,
   Unpublish,
@@ -225,5 +227,14 @@ describe("money and listings around the core", () => {
       .data;
     expect(placements).toHaveLength(1);
     expect(placements[0]).toMatchObject({ lastError: expect.stringMatching(/still live/), refunded: true });
+  });
+
+  it("DELETE /publish/ does not cancel a placement that started before, even when it is pending again after a crash", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    // The consumer created the listing and died before writing it; the cron put the item back to pending.
+    await run(model, world, [new Publish(1), new Crash(0), new Recover(), new Unpublish(1)]);
+    await settle(world);
+    await checkInvariants(model, world);
   });
 });

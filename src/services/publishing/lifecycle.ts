@@ -51,7 +51,8 @@ export const ITEM_TRANSITIONS: Record<ItemEvent, { from: ItemState[]; to: ItemSt
   retrying: { from: ["processing"], to: "pending" },
   succeeded: { from: ["processing"], to: "done" },
   failed: { from: ["pending", "processing"], to: "error" },
-  // A client cancels only what has not started: once claimed, the job reaches the marketplace.
+  // A client cancels only what never started (see `neverStarted`): once claimed, a job may have reached
+  // the marketplace, even if it is pending again after a crash or a transient failure.
   cancelled: { from: ["pending"], to: "cancelled" },
   superseded: { from: ["processing"], to: "cancelled" },
 };
@@ -191,6 +192,7 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
         eq(queueItems.id, item.id),
         inArray(queueItems.status, from),
         event === "started" ? noEarlierOpenJob(item) : undefined,
+        event === "cancelled" ? eq(queueItems.attempts, 0) : undefined,
       ),
     )
     .returning();

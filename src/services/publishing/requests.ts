@@ -274,7 +274,8 @@ export async function requestPublishing(
 
 /**
  * Cancels pending items (a client's DELETE before the job started) and refunds them, in one batch; an
- * item the consumer claimed meanwhile does not move. Answers, per ad, an item that was cancelled.
+ * item the consumer claimed meanwhile, or had started before (pending again after a crash or a transient
+ * failure, so maybe already at the marketplace), does not move. Answers, per ad, an item that was cancelled.
  */
 async function withdrawPending(ctx: ServiceContext, items: QueueItem[], now: string): Promise<Map<number, number>> {
   const moved = await namedBatches(

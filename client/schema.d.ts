@@ -3510,7 +3510,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -3524,6 +3525,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -4893,7 +4896,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -4907,6 +4911,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -5488,7 +5494,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -5502,6 +5509,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -5787,7 +5796,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -5801,6 +5811,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -7055,7 +7067,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -7069,6 +7082,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -7347,7 +7362,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -7361,6 +7377,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -13187,6 +13205,8 @@ export interface operations {
             query?: {
                 useCache?: boolean;
                 page?: number;
+                /** @description The `nextCursor` of the previous page: the next page, read from where that one ended (in the order by creation it seeks instead of skipping rows, so a page deep in a large list costs what a first page does). Replaces `page`. */
+                cursor?: string;
                 /** @description Default 25; max 25, or 500 with simple */
                 itemsPerPage?: number;
                 simple?: boolean;
@@ -13363,7 +13383,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -13377,6 +13398,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -16757,7 +16780,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -16771,6 +16795,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -17110,7 +17136,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -17124,6 +17151,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -17443,7 +17472,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -17457,6 +17487,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -27618,7 +27650,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -27632,6 +27665,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -27937,7 +27972,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -27951,6 +27987,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -28268,7 +28306,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -28282,6 +28321,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -31877,7 +31918,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -31891,6 +31933,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -35451,7 +35495,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -35465,6 +35510,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -35763,7 +35810,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -35777,6 +35825,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -36076,7 +36126,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -36090,6 +36141,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -36386,7 +36439,8 @@ export interface operations {
                      *       "totalInSet": 1,
                      *       "page": 1,
                      *       "itemsPerPage": 1,
-                     *       "speed": 1
+                     *       "speed": 1,
+                     *       "nextCursor": "text"
                      *     }
                      */
                     "application/json": {
@@ -36400,6 +36454,8 @@ export interface operations {
                         itemsPerPage: number;
                         /** @description seconds spent on the request */
                         speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };

@@ -1,3 +1,5 @@
+import type { D1Usage } from "./db/meter";
+
 /**
  * Bindings, vars and secrets, as `wrangler types` generates them from wrangler.toml and .dev.vars into
  * worker-configuration.d.ts (`npm run types`; `npm test` fails when that file is stale).
@@ -17,6 +19,8 @@ export interface ApiClient {
 export interface AppVariables {
   requestId: string;
   client: ApiClient;
+  /** What the request's D1 session read and wrote (set by the d1Session middleware). */
+  d1Usage?: D1Usage;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

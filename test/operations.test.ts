@@ -173,16 +173,22 @@ describe("metrics", () => {
     expect(points[0]).toMatchObject({ indexes: ["wallet"], doubles: [400] });
   });
 
-  it("record every request by route and status", async () => {
+  it("record every request by route and status, with the D1 rows it read and wrote", async () => {
     const { points, env: metricsEnv } = recordingMetrics();
-    await app.fetch(
-      new Request(`${BASE}/client/`, { headers: { Authorization: `Bearer ${key}` } }),
+    const response = await app.fetch(
+      new Request(`${BASE}/ads/?itemsPerPage=3`, { headers: { Authorization: `Bearer ${key}` } }),
       metricsEnv,
       createExecutionContext(),
     );
     expect(points).toHaveLength(1);
-    expect(points[0]).toMatchObject({ indexes: ["request"], blobs: ["request", "/rest/v1/client", "GET"] });
-    expect(points[0]?.doubles?.[0]).toBe(200);
+    expect(points[0]).toMatchObject({ indexes: ["request"], blobs: ["request", "/rest/v1/ads", "GET"] });
+    const [status, durationMs, rowsRead, rowsWritten] = points[0]?.doubles ?? [];
+    expect(status).toBe(200);
+    expect(durationMs).toBeGreaterThanOrEqual(0);
+    // The page's count and rows at least; a read writes nothing. The answer says the same.
+    expect(rowsRead).toBeGreaterThan(0);
+    expect(rowsWritten).toBe(0);
+    expect(response.headers.get("Server-Timing")).toBe(`d1;desc="rows_read=${rowsRead} rows_written=0"`);
   });
 });
 

@@ -14,6 +14,7 @@ export interface ListEnvelope<T> extends Envelope<T[]> {
   page: number;
   itemsPerPage: number;
   speed: number;
+  nextCursor?: string;
 }
 
 export const ok = <T>(data: T): Envelope<T> => ({ result: true, errors: [], data });
@@ -31,6 +32,8 @@ export interface Page<T> {
   totalItems: number;
   page: number;
   itemsPerPage: number;
+  /** Where the next page starts, when the list hands out cursors and there is one. */
+  nextCursor?: string | undefined;
 }
 
 /** One place that turns a page of results into the list envelope; `startedAt` is the request start (ms). */
@@ -44,4 +47,5 @@ export const list = <T>(page: Page<T>, startedAt: number, fromCache = false): Li
   page: page.page,
   itemsPerPage: page.itemsPerPage,
   speed: Math.max(0, (Date.now() - startedAt) / 1000),
+  ...(page.nextCursor && { nextCursor: page.nextCursor }),
 });

@@ -5,7 +5,15 @@
  * (local development) nothing is written.
  */
 export type MetricEvent =
-  | { event: "request"; route: string; method: string; status: number; durationMs: number }
+  | {
+      event: "request";
+      route: string;
+      method: string;
+      status: number;
+      durationMs: number;
+      rowsRead: number;
+      rowsWritten: number;
+    }
   | {
       event: "job";
       kind: string;
@@ -25,7 +33,7 @@ type Of<E extends EventName> = Extract<MetricEvent, { event: E }>;
 
 /** Per event: its labels (blob2…) and values (double1…), in order. */
 export const DATA_POINTS: { [E in EventName]: { blobs: (keyof Of<E>)[]; doubles: (keyof Of<E>)[] } } = {
-  request: { blobs: ["route", "method"], doubles: ["status", "durationMs"] },
+  request: { blobs: ["route", "method"], doubles: ["status", "durationMs", "rowsRead", "rowsWritten"] },
   job: { blobs: ["kind", "portal", "result"], doubles: ["durationMs", "attempts"] },
   queue_lag: { blobs: ["kind"], doubles: ["lagMs"] },
   retry: { blobs: ["kind"], doubles: ["attempts"] },

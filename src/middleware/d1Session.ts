@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { meterSession } from "../db/meter";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
 
@@ -10,7 +11,8 @@ const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/i;
  * D1 Sessions (read replication): a GET may be answered by a nearby read replica, a write goes to the
  * primary. Every answer carries the session's bookmark in `x-d1-bookmark`; a client that sends it back
  * reads at least what that answer saw, so it reads its own writes wherever it is served. The request's
- * handlers and services see the session as `env.DB`.
+ * handlers and services see the session as `env.DB`, metered: the rows it read and wrote are the
+ * request's `d1Usage`, which the request context reports.
  */
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER);
@@ -18,6 +20,7 @@ export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw DomainError.of("validation_failed", `${BOOKMARK_HEADER}: not a D1 bookmark`);
   const constraint = c.req.method === "GET" ? "first-unconstrained" : "first-primary";
   const session = c.env.DB.withSession(bookmark || constraint);
+  c.set("d1Usage", meterSession(session));
   // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.
   c.env = { ...c.env, DB: session as unknown as D1Database };
   await next();

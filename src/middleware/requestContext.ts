@@ -9,7 +9,9 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /**
  * Request id (echoed when the client sends a sane one), a `request` metric by route and status, and one
  * log line per request unless LOG_REQUESTS is "false" (production, where the platform's invocation logs
- * already record every request).
+ * already record every request). The rows D1 read and wrote for the request go in all three, and outside
+ * production in a `Server-Timing` header, so what a call costs in D1's billing unit is visible to whoever
+ * makes it.
  */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const startedAt = Date.now();
@@ -19,12 +21,18 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   c.header("X-Request-Id", requestId);
   const durationMs = Date.now() - startedAt;
+  const { rowsRead, rowsWritten } = c.get("d1Usage") ?? { rowsRead: 0, rowsWritten: 0 };
+  if (c.env.ENVIRONMENT !== "production") {
+    c.header("Server-Timing", `d1;desc="rows_read=${rowsRead} rows_written=${rowsWritten}"`, { append: true });
+  }
   metricsOf(c.env).record({
     event: "request",
     route: routePath(c, -1),
     method: c.req.method,
     status: c.res.status,
     durationMs,
+    rowsRead,
+    rowsWritten,
   });
   if (c.env.LOG_REQUESTS !== "false") {
     log("info", "request", {
@@ -32,6 +40,8 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
       path: new URL(c.req.url).pathname,
       status: c.res.status,
       durationMs,
+      rowsRead,
+      rowsWritten,
       clientId: c.get("client")?.id ?? null,
       requestId,
     });

@@ -41,6 +41,10 @@ export const listEnvelope = <T extends z.ZodType>(item: T) =>
     page: z.number().int(),
     itemsPerPage: z.number().int(),
     speed: z.number().openapi({ description: "seconds spent on the request" }),
+    nextCursor: z.string().optional().openapi({
+      description:
+        "Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page",
+    }),
   });
 
 const header = (description: string) => ({ description, schema: { type: "string" as const } });

@@ -62,11 +62,38 @@ export const ads = sqliteTable(
   },
   (t) => [
     index("ads_user_idx").on(t.userId, t.status),
+    // One user's ads in id (creation) order: a page seeks to its cursor and reads what it shows.
+    index("ads_user_order_idx").on(t.userId, t.id),
     index("ads_contact_idx").on(t.contactId),
     index("ads_folder_idx").on(t.folderId),
     index("ads_category_idx").on(t.categoryId),
   ],
 );
+
+/**
+ * How many ads each user has, in all and per facet of the list's common filters: `""` (all),
+ * `status:<status>`, `type:<type>`, `folder:<id>` and `category:<id>`. Triggers keep it in step with `ads`
+ * in the write's own statement (migration 0018), so a list answers its exact `totalItems` from these rows
+ * instead of counting the ads (see `facetCount` in services/adViews/search.ts).
+ */
+export const adCounts = sqliteTable(
+  "ad_counts",
+  {
+    userId: integer("user_id").notNull(),
+    facet: text("facet").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.facet] })],
+);
+
+/** The `ad_counts` facets, named as the migration's triggers name them. */
+export const adCountFacet = {
+  all: "",
+  status: (status: string) => `status:${status}`,
+  type: (type: string) => `type:${type}`,
+  folder: (folderId: number) => `folder:${folderId}`,
+  category: (categoryId: number) => `category:${categoryId}`,
+} as const;
 
 /** Attribute values of an ad per portal; a multi-value key has one row per value. */
 export const adAttributes = sqliteTable(

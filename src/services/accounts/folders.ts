@@ -1,7 +1,7 @@
 import { and, asc, count, eq } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
-import { ads, folders } from "../../db/schema";
+import { adCountFacet, adCounts, folders } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { requireUser } from "../shared/access";
@@ -49,23 +49,26 @@ export async function listFolders(
   });
   if (query.folderId && rows.length === 0)
     throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
+  // The ads of each folder, from the user's maintained counters (a folder holds only its user's ads).
   const counts =
     rows.length === 0
       ? []
       : await db
-          .select({ folderId: ads.folderId, n: count() })
-          .from(ads)
+          .select({ facet: adCounts.facet, n: adCounts.n })
+          .from(adCounts)
           .where(
-            inList(
-              ads.folderId,
-              rows.map((r) => r.id),
+            and(
+              eq(adCounts.userId, query.userId),
+              inList(
+                adCounts.facet,
+                rows.map((r) => adCountFacet.folder(r.id)),
+              ),
             ),
-          )
-          .groupBy(ads.folderId);
-  const byFolder = new Map(counts.map((c) => [c.folderId, c.n]));
+          );
+  const byFacet = new Map(counts.map((c) => [c.facet, c.n]));
   const totalItems = totalRow?.n ?? 0;
   return {
-    items: rows.map((row) => ({ ...toView(row), total: byFolder.get(row.id) ?? 0 })),
+    items: rows.map((row) => ({ ...toView(row), total: byFacet.get(adCountFacet.folder(row.id)) ?? 0 })),
     totalItems,
     page: query.total ? 1 : query.page,
     itemsPerPage: query.total ? Math.max(totalItems, 1) : query.itemsPerPage,

@@ -5,8 +5,10 @@ import {
   count,
   desc,
   eq,
+  gt,
   gte,
   inArray,
+  lt,
   lte,
   type SQL,
   type SQLWrapper,
@@ -15,10 +17,10 @@ import {
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adAttributes, ads, categories, groups, users } from "../../db/schema";
+import { adAttributes, adCountFacet, adCounts, ads, categories, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import type { AdsQueryInput, SearchAttributeInput } from "../ads/schemas";
+import { type AdsQueryInput, encodeCursor, type PagePositionValue, type SearchAttributeInput } from "../ads/schemas";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, clientIdOf, isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -135,15 +137,33 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
 }
 
 /** Query fields that page or shape the answer; every other field that is set filters it. */
-const PAGING_FIELDS = new Set(["useCache", "page", "itemsPerPage", "simple", "order"]);
+const PAGING_FIELDS = new Set(["useCache", "page", "cursor", "itemsPerPage", "simple", "order"]);
 
-/** Whether the query filters by nothing but `fields` and orders by creation (which is id order). */
-function filtersOnly(q: AdsQueryInput, fields: string[]): boolean {
-  return (
-    Object.entries(q).every(
-      ([field, value]) => value === undefined || PAGING_FIELDS.has(field) || fields.includes(field),
-    ) && (q.order ?? []).every(({ field }) => field === "created")
+/** Whether the query filters by nothing but `fields`. */
+const filtersWithin = (q: AdsQueryInput, fields: string[]) =>
+  Object.entries(q).every(
+    ([field, value]) => value === undefined || PAGING_FIELDS.has(field) || fields.includes(field),
   );
+
+/** Whether the query orders by creation (which is id order) alone. */
+const inCreationOrder = (q: AdsQueryInput) => (q.order ?? []).every(({ field }) => field === "created");
+
+/** Whether the query filters by nothing but `fields` and orders by creation. */
+const filtersOnly = (q: AdsQueryInput, fields: string[]) => filtersWithin(q, fields) && inCreationOrder(q);
+
+/**
+ * The `ad_counts` facet that holds the number of matches, for a list filtered by at most one of its common
+ * filters (and `userId`); undefined when the list must count its matches.
+ */
+function countedFacet(q: AdsQueryInput): string | undefined {
+  if (!filtersWithin(q, ["userId", "status", "type", "folderId", "categoryId"])) return undefined;
+  const facets = [
+    q.status && adCountFacet.status(q.status),
+    q.type && adCountFacet.type(q.type),
+    q.folderId !== undefined && adCountFacet.folder(q.folderId),
+    q.categoryId !== undefined && adCountFacet.category(q.categoryId),
+  ].filter((facet) => typeof facet === "string");
+  return facets.length <= 1 ? (facets[0] ?? adCountFacet.all) : undefined;
 }
 
 /**
@@ -156,14 +176,17 @@ function indexedSearch(
   caller: Caller,
   q: AdsQueryInput,
   visible: SQL | undefined,
-  window: { limit: number; offset: number; descending: boolean },
+  window: PageWindow,
 ): { pageIds: SQL; total: SQL } | undefined {
   const direction = sql.raw(window.descending ? "DESC" : "ASC");
   const paged = sql`ORDER BY 1 ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`;
+  // Past the cursor's id: the index seeks there.
+  const seek = (id: SQLWrapper) =>
+    window.after === undefined ? sql`` : sql` AND ${id} ${sql.raw(window.descending ? "<" : ">")} ${window.after}`;
   if (q.searchkeyword && filtersOnly(q, ["searchkeyword", "userId"])) {
     const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
     return {
-      pageIds: sql`SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match} ${paged}`,
+      pageIds: sql`SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match}${seek(sql`rowid`)} ${paged}`,
       total: sql`SELECT count(*) FROM ads_fts WHERE ads_fts MATCH ${match}`,
     };
   }
@@ -178,22 +201,48 @@ function indexedSearch(
     );
     // A key with several values has a row per value: an ad is one match however many of its rows match.
     const matches = sql`SELECT DISTINCT ${adAttributes.adId} FROM ${adAttributes} INNER JOIN ${users} ON ${users.id} = ${adAttributes.userId} WHERE ${where}`;
-    return { pageIds: sql`${matches} ${paged}`, total: sql`SELECT count(*) FROM (${matches})` };
+    return {
+      pageIds: sql`${matches}${seek(adAttributes.adId)} ${paged}`,
+      total: sql`SELECT count(*) FROM (${matches})`,
+    };
   }
   return undefined;
 }
 
+/** The rows a page reads: how many, and from where (past the `after` id, or after skipping `offset`). */
+interface PageWindow {
+  limit: number;
+  offset: number;
+  descending: boolean;
+  after?: number;
+}
+
+/**
+ * Where the page starts: the cursor's position, or the page `page` names. A cursor's id is only
+ * meaningful in the order it was handed out for.
+ */
+function pagePosition(q: AdsQueryInput, descending: boolean): PagePositionValue {
+  const position = q.cursor ?? { page: q.page };
+  if (position.after !== undefined && (!inCreationOrder(q) || (position.descending ?? false) !== descending)) {
+    throw DomainError.of("validation_failed", "cursor: was handed out for another order; start again without it");
+  }
+  return position;
+}
+
 /**
  * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
- * go in one batch, and the page query runs once. The count reaches the users table through an `IN` on its
- * primary key, so it stays on the ads indexes; the page keeps the join, which lets SQLite walk the order
- * index and stop at the page (written as the count is, it sorts every match). A keyword or attribute
- * search is one statement that lists its matches once for both.
+ * go in one batch, and the page query runs once. The count is read from `ad_counts` when the list filters
+ * by at most one common filter; otherwise it reaches the users table through an `IN` on its primary key,
+ * so it stays on the ads indexes. The page keeps the join, which lets SQLite walk the order index and stop
+ * at the page (written as the count is, it sorts every match). A keyword or attribute search is one
+ * statement that lists its matches once for both. In the order by creation a page after the first seeks
+ * past the id its cursor carries, so it reads what it shows however deep it is; other orders skip rows.
  */
 export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
   const { db, caller } = ctx;
   const itemsPerPage = q.itemsPerPage ?? 25;
-  const offset = (q.page - 1) * itemsPerPage;
+  const descending = q.order?.[0]?.descending ?? false;
+  const position = pagePosition(q, descending);
   const [visible, ...filters] = conditions(caller, q);
   const orderKeys = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => ({
     expression: ORDER_EXPRESSIONS[field] as SQL,
@@ -209,23 +258,53 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     return query;
   };
   const visibleUserIds = db.select({ id: users.id }).from(users).where(visible);
-  const countQuery = withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
-    and(inArray(ads.userId, visibleUserIds), ...filters),
-  );
-  const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number) => ({
-    items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
-    totalItems,
-    page: q.page,
-    itemsPerPage,
-  });
+  const facet = countedFacet(q);
+  const countQuery =
+    facet === undefined
+      ? withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
+          and(inArray(ads.userId, visibleUserIds), ...filters),
+        )
+      : db
+          .select({ n: sql<number>`coalesce(sum(${adCounts.n}), 0)` })
+          .from(adCounts)
+          .where(
+            and(
+              eq(adCounts.facet, facet),
+              q.userId === undefined ? undefined : eq(adCounts.userId, q.userId),
+              inArray(adCounts.userId, visibleUserIds),
+            ),
+          );
+  const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
+    const last = rows.at(-1);
+    const more = rows.length === itemsPerPage && position.page * itemsPerPage < totalItems;
+    return {
+      items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
+      totalItems,
+      page: position.page,
+      itemsPerPage,
+      nextCursor:
+        more && last
+          ? encodeCursor(
+              seeks
+                ? { page: position.page + 1, after: last.ad.id, ...(descending && { descending }) }
+                : { page: position.page + 1 },
+            )
+          : undefined,
+    };
+  };
 
   // An empty page has no row to carry the count: on the first page there are no matches; past the last
   // page the count is read on its own (a second round trip, only then).
   const totalOf = async (rows: { total: number }[]) =>
-    rows[0]?.total ?? (q.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
+    rows[0]?.total ?? (position.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
 
-  const descending = q.order?.[0]?.descending ?? false;
-  const indexed = indexedSearch(caller, q, visible, { limit: itemsPerPage, offset, descending });
+  // The window of a list in the order by creation, which seeks when the position has an id.
+  const offset = (position.page - 1) * itemsPerPage;
+  const seekWindow: PageWindow =
+    position.after === undefined
+      ? { limit: itemsPerPage, offset, descending }
+      : { limit: itemsPerPage, offset: 0, descending, after: position.after };
+  const indexed = indexedSearch(caller, q, visible, seekWindow);
   if (indexed) {
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
@@ -235,7 +314,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
         .where(sql`${ads.id} IN (${indexed.pageIds})`)
         .orderBy(directed(ads.id, descending)),
     ]);
-    return answer(catalogue, rows, await totalOf(rows));
+    return answer(catalogue, rows, await totalOf(rows), true);
   }
 
   if (q.searchkeyword || q.searchattributes) {
@@ -273,20 +352,24 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
         .innerJoin(ads, eq(ads.id, pageIds.id))
         .orderBy(...sorted(pageIds)),
     ]);
-    return answer(catalogue, rows, await totalOf(rows));
+    return answer(catalogue, rows, await totalOf(rows), false);
   }
 
+  const seeks = inCreationOrder(q);
+  const window = seeks ? seekWindow : { limit: itemsPerPage, offset, descending };
+  const seek =
+    window.after === undefined ? undefined : window.descending ? lt(ads.id, window.after) : gt(ads.id, window.after);
   const pageQuery = withCatalogue(
     db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
   )
-    .where(and(visible, ...filters))
+    .where(and(visible, ...filters, seek))
     .orderBy(...orderKeys.map(({ expression, descending }) => directed(expression, descending)), asc(ads.id))
-    .limit(itemsPerPage)
-    .offset(offset);
+    .limit(window.limit)
+    .offset(window.offset);
   const [catalogue, { counts, rows }] = await Promise.all([
     loadCatalogue(db),
     namedBatch(db, { counts: countQuery, rows: pageQuery }),
   ]);
   const [counted] = counts;
-  return answer(catalogue, rows, counted?.n ?? 0);
+  return answer(catalogue, rows, counted?.n ?? 0, seeks);
 }

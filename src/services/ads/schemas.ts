@@ -217,10 +217,43 @@ const idList = z
   .transform((v) => (Array.isArray(v) ? v : v.split(",")).map(Number))
   .openapi({ description: "One id, an array (adId[]=1&adId[]=2) or comma-separated ids" });
 
+/**
+ * Where a page of a list starts, as the `nextCursor` of the page before hands it out: the page's number
+ * and, in the order by creation, the id of the last ad before it, so the page seeks past that id
+ * instead of skipping the ads before it.
+ */
+const PagePosition = z.object({
+  page: z.number().int().min(1),
+  after: z.number().int().min(0).optional(),
+  descending: z.boolean().optional(),
+});
+export type PagePositionValue = z.infer<typeof PagePosition>;
+
+/** A page position as an opaque token (base64url of its JSON). */
+export const encodeCursor = (position: PagePositionValue) =>
+  btoa(JSON.stringify(position)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+const pageCursor = z
+  .string()
+  .max(200)
+  .transform((token, ctx) => {
+    try {
+      return PagePosition.parse(JSON.parse(atob(token.replaceAll("-", "+").replaceAll("_", "/"))));
+    } catch {
+      ctx.addIssue({ code: "custom", message: "is not a cursor this API handed out" });
+      return z.NEVER;
+    }
+  });
+
 export const AdsQuery = z
   .object({
     useCache: queryBool().optional(),
     page: queryInt(1).optional().default(1),
+    cursor: pageCursor.optional().openapi({
+      description:
+        "The `nextCursor` of the previous page: the next page, read from where that one ended (in the order by creation it seeks instead of skipping rows, so a page deep in a large list costs what a first page does). Replaces `page`.",
+      example: "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0",
+    }),
     // Its bound depends on `simple`: checked once, below, so one message says which applies.
     itemsPerPage: queryInt(1)
       .optional()

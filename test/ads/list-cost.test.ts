@@ -1,0 +1,288 @@
+// What a list costs in D1's billing unit (rows read), and the two things that keep it flat as the data
+// grows: counts from maintained counters, equal to COUNT(*) after any writes (a property over random
+// creates, moves, status changes and deletes), and cursors that seek instead of skipping rows.
+import { env } from "cloudflare:test";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  type Answer,
+  adBody,
+  call,
+  createAd,
+  createUser,
+  defined,
+  expectEnvelope,
+  expectError,
+  SOFA_CATEGORY,
+  twoClients,
+} from "../harness";
+
+let key: string;
+let internalKey: string;
+beforeAll(async () => {
+  ({ key, internalKey } = await twoClients());
+});
+
+/** The D1 rows the answer says its request read and wrote (the Server-Timing header). */
+function d1Rows(answer: Answer): { read: number; written: number } {
+  const timing = defined(answer.headers.get("Server-Timing"), "Server-Timing");
+  const [, read, written] = defined(/d1;desc="rows_read=(\d+) rows_written=(\d+)"/.exec(timing), "the d1 metric");
+  return { read: Number(read), written: Number(written) };
+}
+
+/** `count` ads of a user written straight to D1 (ids ascending; every third one archived). */
+async function seedAds(userId: number, count: number) {
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+     INSERT INTO ads (user_id, title, description, category_id, price_model, price, status)
+     SELECT ?1, 'Seeded ad ' || i, 'Seeded', ?3, 'fixed', i, CASE WHEN i % 3 = 0 THEN 'archive' ELSE 'active' END FROM n`,
+  )
+    .bind(userId, count, SOFA_CATEGORY)
+    .run();
+}
+
+const idsOf = (answer: Answer) => (answer.body.data as { adId: number }[]).map((ad) => ad.adId);
+
+/** Every page of a list, followed by its cursors: each answer and the ids in the order they came. */
+async function followCursors(query: string) {
+  const pages: Answer[] = [];
+  let cursor: string | undefined;
+  do {
+    const answer = await call("GET", `/ads/?${query}${cursor ? `&cursor=${cursor}` : ""}`, { key });
+    expectEnvelope(answer, 200);
+    pages.push(answer);
+    cursor = answer.body.nextCursor as string | undefined;
+  } while (cursor);
+  return { pages, ids: pages.flatMap(idsOf) };
+}
+
+describe("rows read per request", () => {
+  it("every answer reports the D1 rows its request read and wrote", async () => {
+    const user = await createUser(key);
+    // A user's view is a single select, which D1's raw() answers without meta: the meter still sees it.
+    const read = await call("GET", `/users/${user.userId}`, { key });
+    expectEnvelope(read, 200);
+    expect(d1Rows(read).read).toBeGreaterThan(0);
+    const created = await call("POST", "/ads/", { key, body: adBody(user.userId) });
+    expectEnvelope(created, 200);
+    expect(d1Rows(created).written).toBeGreaterThan(0);
+    const refused = await call("DELETE", "/ads/999999999", { key });
+    expectError(refused, "ad_not_found");
+    expect(d1Rows(refused).written).toBe(0);
+  });
+});
+
+describe("cursors", () => {
+  let userId: number;
+  const total = 300;
+  beforeAll(async () => {
+    userId = (await createUser(key)).userId;
+    await seedAds(userId, total);
+  });
+
+  it("walk the whole list once, in order, as pages do; the last page has none", async () => {
+    const { pages, ids } = await followCursors(`userId=${userId}&simple=true&itemsPerPage=40`);
+    const byPages: number[] = [];
+    for (let page = 1; page <= Math.ceil(total / 40); page += 1) {
+      byPages.push(
+        ...idsOf(await call("GET", `/ads/?userId=${userId}&simple=true&itemsPerPage=40&page=${page}`, { key })),
+      );
+    }
+    expect(ids).toEqual(byPages);
+    expect(ids).toHaveLength(total);
+    expect(pages.map((p) => p.body.page)).toEqual(pages.map((_, i) => i + 1));
+    expect(pages.every((p) => p.body.totalItems === total)).toBe(true);
+  });
+
+  it("read about what they show at any depth, where an offset page reads what it skips", async () => {
+    const query = `userId=${userId}&simple=true&itemsPerPage=25`;
+    await call("GET", `/ads/?${query}`, { key }); // the catalogue, cached per isolate, is read once
+    const { pages } = await followCursors(query);
+    const deepest = defined(pages.at(-2));
+    // The page's ads and their (absent) details, the caller's key, user and one counter row.
+    expect(d1Rows(deepest).read).toBeLessThanOrEqual(4 * 25 + 20);
+    const offsetPage = await call("GET", `/ads/?${query}&page=${pages.length - 1}`, { key });
+    expect(idsOf(offsetPage)).toEqual(idsOf(deepest));
+    expect(d1Rows(offsetPage).read).toBeGreaterThan(d1Rows(deepest).read + 200);
+  });
+
+  it("seek backwards in descending order, and within a status filter", async () => {
+    const expected = (
+      await env.DB.prepare("SELECT id FROM ads WHERE user_id = ? AND status = 'active' ORDER BY id DESC")
+        .bind(userId)
+        .all<{ id: number }>()
+    ).results.map((row) => row.id);
+    const { ids } = await followCursors(
+      `userId=${userId}&status=active&simple=true&itemsPerPage=30&order[0][field]=created&order[0][descending]=true`,
+    );
+    expect(ids).toEqual(expected);
+  });
+
+  it("of an order by another key carry the page: they offset, and still walk the list", async () => {
+    const query = `userId=${userId}&simple=true&itemsPerPage=50&order[0][field]=price&order[0][descending]=true`;
+    const { ids } = await followCursors(query);
+    expect(ids).toHaveLength(total);
+    expect(new Set(ids).size).toBe(total);
+  });
+
+  it("are refused, naming the field, when forged or sent with another order", async () => {
+    const forged = await call("GET", `/ads/?userId=${userId}&cursor=not-a-cursor`, { key });
+    expectError(forged, "validation_failed");
+    expect(forged.body.errors).toEqual(["cursor: is not a cursor this API handed out"]);
+    const first = await call("GET", `/ads/?userId=${userId}&simple=true`, { key });
+    const cursor = defined(first.body.nextCursor as string | undefined, "nextCursor");
+    const reordered = await call("GET", `/ads/?userId=${userId}&order[0][field]=price&cursor=${cursor}`, { key });
+    expectError(reordered, "validation_failed");
+    expect(reordered.body.errors).toEqual(["cursor: was handed out for another order; start again without it"]);
+  });
+});
+
+describe("counts from maintained counters", () => {
+  it("an internal client's list across every user counts what COUNT(*) does, filtered or not", async () => {
+    await seedAds((await createUser(key)).userId, 50);
+    for (const [query, condition] of [
+      ["", "1 = 1"],
+      ["status=archive", "a.status = 'archive'"],
+    ]) {
+      const answer = await call("GET", `/ads/?simple=true&itemsPerPage=1&${query}`, { key: internalKey });
+      const counted = await env.DB.prepare(
+        `SELECT count(*) AS n FROM ads a JOIN users u ON u.id = a.user_id WHERE u.deleted_at IS NULL AND ${condition}`,
+      ).first<number>("n");
+      expect(answer.body.totalItems, query).toBe(counted);
+      expect(counted).toBeGreaterThan(0);
+    }
+  });
+
+  type Write =
+    | { kind: "create"; user: number; status: string; type: string; folder: number | null; category: number }
+    | { kind: "status"; ad: number; status: string }
+    | { kind: "move"; ad: number; folder: number | null; type: string }
+    | { kind: "delete"; ad: number }
+    | { kind: "deleteFolder"; folder: number };
+  const STATUSES = ["concept", "active", "archive"];
+  const TYPES = ["supply", "demand"];
+  const CATEGORIES = [SOFA_CATEGORY, SOFA_CATEGORY + 1];
+  const write: fc.Arbitrary<Write> = fc.oneof(
+    fc.record({
+      kind: fc.constant("create" as const),
+      user: fc.nat(1),
+      status: fc.constantFrom(...STATUSES),
+      type: fc.constantFrom(...TYPES),
+      folder: fc.option(fc.nat(1)),
+      category: fc.constantFrom(...CATEGORIES),
+    }),
+    fc.record({ kind: fc.constant("status" as const), ad: fc.nat(), status: fc.constantFrom(...STATUSES) }),
+    fc.record({
+      kind: fc.constant("move" as const),
+      ad: fc.nat(),
+      folder: fc.option(fc.nat(1)),
+      type: fc.constantFrom(...TYPES),
+    }),
+    fc.record({ kind: fc.constant("delete" as const), ad: fc.nat() }),
+    fc.record({ kind: fc.constant("deleteFolder" as const), folder: fc.nat(1) }),
+  );
+
+  it("totalItems of the list and its filters equals COUNT(*) after random writes, moves and deletes", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 12 }), async (writes) => {
+        const users = [(await createUser(key)).userId, (await createUser(key)).userId];
+        const folderOf = async (userId: number) =>
+          defined((await call("POST", "/folders/", { key, body: { userId, description: "Map" } })).body.data[0])
+            .folderId as number;
+        const folders = await Promise.all(
+          users.map(async (userId) => [await folderOf(userId), await folderOf(userId)]),
+        );
+        const live: { adId: number; user: number }[] = [];
+        const deletedFolders = new Set<number | undefined>();
+        /** The folder a write names, or none once that folder is deleted. */
+        const folderFor = (user: number, folder: number | null) => {
+          const folderId = folder === null ? null : folders[user]?.[folder];
+          return deletedFolders.has(folderId ?? undefined) ? null : folderId;
+        };
+        const pick = (n: number) => live[n % live.length];
+        for (const w of writes) {
+          if (w.kind === "create") {
+            const userId = users[w.user] as number;
+            const ad = await createAd(key, userId, {
+              status: w.status,
+              type: w.type,
+              folderId: folderFor(w.user, w.folder),
+              categoryId: w.category,
+            });
+            live.push({ adId: ad.adId, user: w.user });
+          } else if (w.kind === "deleteFolder") {
+            const userId = users[0] as number;
+            const folderId = folders[0]?.[w.folder];
+            await call("DELETE", "/folders/", { key, body: { userId, folderId } });
+            deletedFolders.add(folderId);
+          } else {
+            const target = pick(w.ad);
+            if (!target) continue;
+            if (w.kind === "status") {
+              expectEnvelope(await call("PATCH", "/ads/", { key, body: { adId: target.adId, status: w.status } }), 200);
+            } else if (w.kind === "move") {
+              const folderId = folderFor(target.user, w.folder);
+              expectEnvelope(
+                await call("PUT", "/ads/", { key, body: { adId: target.adId, folderId, type: w.type } }),
+                200,
+              );
+            } else {
+              expectEnvelope(await call("DELETE", `/ads/${target.adId}`, { key }), 200);
+              live.splice(live.indexOf(target), 1);
+            }
+          }
+        }
+        // The counter rows, every facet of both users, as the ads are now.
+        const counters = async (sql: string) =>
+          (
+            await env.DB.prepare(sql)
+              .bind(...users)
+              .all<{ user_id: number; facet: string; n: number }>()
+          ).results;
+        expect(
+          await counters(
+            "SELECT user_id, facet, n FROM ad_counts WHERE user_id IN (?, ?) AND n > 0 ORDER BY user_id, facet",
+          ),
+        ).toEqual(
+          await counters(`SELECT user_id, facet, count(*) AS n FROM (
+              SELECT user_id, '' AS facet FROM ads WHERE user_id IN (?1, ?2)
+              UNION ALL SELECT user_id, 'status:' || status FROM ads WHERE user_id IN (?1, ?2)
+              UNION ALL SELECT user_id, 'type:' || type FROM ads WHERE user_id IN (?1, ?2)
+              UNION ALL SELECT user_id, 'folder:' || folder_id FROM ads WHERE user_id IN (?1, ?2) AND folder_id IS NOT NULL
+              UNION ALL SELECT user_id, 'category:' || category_id FROM ads WHERE user_id IN (?1, ?2) AND category_id IS NOT NULL
+            ) GROUP BY user_id, facet ORDER BY user_id, facet`),
+        );
+        // What a client sees: each folder's number of ads, and every facet the lists count, against COUNT(*).
+        for (const userId of users) {
+          const listed = await call("GET", `/folders/${userId}`, { key });
+          expectEnvelope(listed, 200);
+          for (const folder of listed.body.data as { folderId: number; total: number }[]) {
+            const counted = await env.DB.prepare("SELECT count(*) AS n FROM ads WHERE folder_id = ?")
+              .bind(folder.folderId)
+              .first<number>("n");
+            expect(folder.total, `folder ${folder.folderId}`).toBe(counted);
+          }
+        }
+        const filters: [string, string][] = [
+          ["", "1 = 1"],
+          ...STATUSES.map((s): [string, string] => [`status=${s}`, `status = '${s}'`]),
+          ...TYPES.map((t): [string, string] => [`type=${t}`, `type = '${t}'`]),
+          ...CATEGORIES.map((c): [string, string] => [`categoryId=${c}`, `category_id = ${c}`]),
+          ...folders.flat().map((f): [string, string] => [`folderId=${f}`, `folder_id = ${f}`]),
+        ];
+        for (const [query, condition] of filters) {
+          for (const userId of users) {
+            const counted = await env.DB.prepare(`SELECT count(*) AS n FROM ads WHERE user_id = ? AND ${condition}`)
+              .bind(userId)
+              .first<number>("n");
+            const answer = await call("GET", `/ads/?userId=${userId}&simple=true&${query}`, { key });
+            expectEnvelope(answer, 200);
+            expect(answer.body.totalItems, `user ${userId} ${query}`).toBe(counted);
+          }
+        }
+      }),
+      { numRuns: 10 },
+    );
+    // Some forty calls a run: the bound leaves room for a machine under heavy load.
+  }, 600_000);
+});

@@ -1,93 +1,162 @@
 // npm run bench: starts `wrangler dev` (bench/worker.ts: the Worker plus a ceiling route) with the rate
-// limit raised, drives each scenario with autocannon and prints requests/s, latency and the server's CPU
-// per request next to the trivial health route, measured in the same run; then publishes 1,000 ads.
-// Three runs by default, then the medians.
-//   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 npm run bench
+// limit raised, drives each scenario with autocannon and prints requests/s, latency, the server's CPU per
+// request next to the trivial health route, measured in the same run, and the D1 rows each request reads;
+// then publishes 1,000 ads. Three runs by default, then the medians.
+//   npm run bench [-- --ads 200000]   the seeded ads (default 20,000, 5,000 per dealer)
+//   npm run bench -- --growth         the read scenarios at 20,000 and 1,000,000 ads: growth of CPU and rows
+//   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { readDevVars } from "../scripts/d1.mjs";
 
+const { values: options } = parseArgs({
+  options: { ads: { type: "string" }, growth: { type: "boolean", default: false } },
+});
 const runs = Number(process.env.BENCH_RUNS ?? 3);
-
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const port = Number(process.env.BENCH_PORT ?? 8788);
 const receiverPort = port + 2;
 const origin = `http://127.0.0.1:${port}`;
 const auth = { Authorization: "Bearer dev-internal-key" };
+const ADS_PER_DEALER = 5000;
+const PAGE = 25;
 // wrangler's own log grows some 40 MB a minute under load: it goes to a directory of its own in /tmp.
-// So does the local state: every bench starts from the same 20,000 ads and leaves the dev database alone.
-const state = mkdtempSync(join(tmpdir(), "bench-state-"));
+// So does each size's local state: every bench starts from the same seeded ads and leaves the dev
+// database alone.
 const env = {
   ...process.env,
   WRANGLER_SEND_METRICS: "false",
   CI: "true",
   WRANGLER_LOG_PATH: mkdtempSync(join(tmpdir(), "bench-wrangler-logs-")),
-  D1_PERSIST_TO: state,
 };
 
-// The local ceilings of a page that needs D1: one bare query of as many ad rows as the page shows, behind
-// the same authentication, rate limit and D1 session (bench/worker.ts). Each page is measured against its own.
-const ceiling = {
-  name: "ceiling: one bare D1 query of 25 ads",
-  path: "/rest/v1/bench/ceiling?rows=25&page=40",
-  headers: auth,
-};
-const ceiling500 = {
-  name: "ceiling: one bare D1 query of 500 ads",
-  path: "/rest/v1/bench/ceiling?rows=500&page=10",
-  headers: auth,
-};
-const scenarios = [
-  { name: "GET /rest/v1/health (baseline)", path: "/rest/v1/health" },
-  { name: "GET /rest/v1/client/ (auth + rate limit)", path: "/rest/v1/client/", headers: auth },
-  ceiling,
-  ceiling500,
-  {
-    name: "GET /ads/ 25 full ads of 20,000",
-    path: "/rest/v1/ads/?itemsPerPage=25&page=40",
-    headers: auth,
-    ceiling,
-  },
-  {
-    name: "GET /ads/ simple page of 500",
-    path: "/rest/v1/ads/?simple=true&itemsPerPage=500&page=10",
-    headers: auth,
-    ceiling: ceiling500,
-  },
-  {
-    name: "GET /ads/ keyword search",
-    path: "/rest/v1/ads/?searchkeyword=fiets&itemsPerPage=25",
-    headers: auth,
-    ceiling,
-  },
-  {
-    name: "GET /ads/ attribute search",
-    path:
-      "/rest/v1/ads/?categoryId=9301&itemsPerPage=25" +
-      "&searchattributes[0][portal]=portal_a&searchattributes[0][key]=condition&searchattributes[0][value_equals]=nieuw",
-    headers: auth,
-    ceiling,
-  },
-];
-
-/** The bench's own local D1: migrations, the dev clients, then the 20,000 benchmark ads. */
-function setUp() {
-  const wrangler = (args, stdio = "inherit") => {
-    const run = spawnSync("npx", ["wrangler", ...args, "--local", "--persist-to", state], { env, stdio });
+/** A local D1 of its own with `ads` seeded ads: migrations, the dev clients, then bench/seed-ads.sql. */
+function seededState(ads) {
+  const state = mkdtempSync(join(tmpdir(), "bench-state-"));
+  const stateEnv = { ...env, D1_PERSIST_TO: state };
+  const wrangler = (args) => {
+    const run = spawnSync("npx", ["wrangler", ...args, "--local", "--persist-to", state], {
+      env: stateEnv,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     if (run.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed`);
+    return run.stdout.toString();
   };
-  wrangler(["d1", "migrations", "apply", "DB"], ["ignore", "ignore", "inherit"]);
-  const seed = spawnSync("node", ["scripts/seed.mjs"], { env, stdio: "inherit" });
+  wrangler(["d1", "migrations", "apply", "DB"]);
+  const seed = spawnSync("node", ["scripts/seed.mjs"], { env: stateEnv, stdio: "inherit" });
   if (seed.status !== 0) throw new Error("seeding the dev clients failed");
-  wrangler(["d1", "execute", "DB", "--file", "bench/seed-ads.sql"], ["ignore", "ignore", "inherit"]);
+  const dealers = Math.max(1, Math.ceil(ads / ADS_PER_DEALER));
+  const file = join(state, "seed-ads.sql");
+  writeFileSync(
+    file,
+    readFileSync("bench/seed-ads.sql", "utf8")
+      .replaceAll("__ADS__", String(ads))
+      .replaceAll("__USERS__", String(dealers)),
+  );
+  const started = Date.now();
+  wrangler(["d1", "execute", "DB", "--file", file]);
+  console.log(
+    `seeded ${ads.toLocaleString("en")} ads of ${dealers} dealers in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  const [{ results }] = JSON.parse(
+    wrangler([
+      "d1",
+      "execute",
+      "DB",
+      "--json",
+      "--command",
+      "SELECT u.id AS userId, f.id AS folderId FROM users u JOIN folders f ON f.user_id = u.id WHERE u.external_user_id = 990000001",
+    ]),
+  );
+  return { state, ads, dealer: results[0] };
 }
 
-function startServer() {
+const searchAttribute =
+  "&searchattributes[0][portal]=portal_a&searchattributes[0][key]=condition&searchattributes[0][value_equals]=nieuw";
+
+/**
+ * The scenarios of a seeded state. Pages are the internal client's (the dev key): one dealer's list, or
+ * all dealers' when no `userId` is given. `kind` says which growth target applies; `ceiling` names the bare
+ * query a page is measured against.
+ */
+function scenariosOf({ ads, dealer }) {
+  const deepPage = Math.floor((0.9 * ads) / PAGE);
+  const ceiling = { name: "ceiling: one bare D1 query of 25 ads", path: "/rest/v1/bench/ceiling?rows=25&page=40" };
+  const ceiling500 = { name: "ceiling: one bare D1 query of 500 ads", path: "/rest/v1/bench/ceiling?rows=500&page=10" };
+  const list = (query) => `/rest/v1/ads/?${query}`;
+  return [
+    { name: "GET /rest/v1/health (baseline)", path: "/rest/v1/health", kind: "base" },
+    { name: "GET /rest/v1/client/ (auth + rate limit)", path: "/rest/v1/client/", kind: "base" },
+    { ...ceiling, kind: "ceiling" },
+    { ...ceiling500, kind: "ceiling" },
+    {
+      name: "a dealer's page of 25 full ads",
+      path: list(`userId=${dealer.userId}&itemsPerPage=25`),
+      kind: "page",
+      ceiling,
+    },
+    { name: "all dealers' ads, first page of 25", path: list("itemsPerPage=25"), kind: "page", ceiling },
+    {
+      name: "all dealers' ads, page at 90% depth by cursor",
+      path: list("itemsPerPage=25"),
+      // The cursor the page before hands out (read once, by page number, before the measurement).
+      cursorFrom: list(`itemsPerPage=25&simple=true&page=${deepPage - 1}`),
+      kind: "page",
+      ceiling,
+    },
+    {
+      name: "all dealers' ads, page at 90% depth by page= (offset)",
+      path: list(`itemsPerPage=25&page=${deepPage}`),
+      kind: "offset",
+      ceiling,
+    },
+    {
+      name: "status filter: archived, all dealers",
+      path: list("status=archive&itemsPerPage=25"),
+      kind: "page",
+      ceiling,
+    },
+    {
+      name: "folder filter: a dealer's folder",
+      path: list(`userId=${dealer.userId}&folderId=${dealer.folderId}&itemsPerPage=25`),
+      kind: "page",
+      ceiling,
+    },
+    {
+      name: "simple page of 500 (page 10)",
+      path: list("simple=true&itemsPerPage=500&page=10"),
+      kind: "offset",
+      ceiling: ceiling500,
+    },
+    {
+      name: "keyword search, a dealer's",
+      path: list(`userId=${dealer.userId}&searchkeyword=fiets&itemsPerPage=25`),
+      kind: "search",
+      ceiling,
+    },
+    { name: "keyword search, all dealers", path: list("searchkeyword=fiets&itemsPerPage=25"), kind: "search", ceiling },
+    {
+      name: "attribute search, a dealer's",
+      path: list(`userId=${dealer.userId}&categoryId=9301&itemsPerPage=25${searchAttribute}`),
+      kind: "search",
+      ceiling,
+    },
+    {
+      name: "attribute search, all dealers",
+      path: list(`categoryId=9301&itemsPerPage=25${searchAttribute}`),
+      kind: "search",
+      ceiling,
+    },
+  ];
+}
+
+function startServer(state) {
   return spawn(
     "npx",
     [
@@ -110,11 +179,12 @@ function startServer() {
 }
 
 /**
- * Runs `work` against a fresh `wrangler dev`: every scenario gets its own server, because wrangler dev's
- * local proxy keeps a socket per request and runs out of file descriptors after some 20,000 requests.
+ * Runs `work` against a fresh `wrangler dev` on `state`: every scenario gets its own server, because
+ * wrangler dev's local proxy keeps a socket per request and runs out of file descriptors after some
+ * 20,000 requests.
  */
-async function withServer(work) {
-  const server = startServer();
+async function withServer(state, work) {
+  const server = startServer(state);
   const exited = new Promise((resolve) => server.on("exit", resolve));
   try {
     await waitForHealth();
@@ -230,16 +300,29 @@ function groupCpuSeconds(pgid) {
   return ticks / 100; // USER_HZ
 }
 
+/** The scenario's path; one that follows a cursor asks for it first. */
+async function pathOf(scenario) {
+  if (!scenario.cursorFrom) return scenario.path;
+  const { nextCursor } = await (await fetch(origin + scenario.cursorFrom, { headers: auth })).json();
+  if (!nextCursor) throw new Error(`${scenario.cursorFrom} handed out no cursor`);
+  return `${scenario.path}&cursor=${nextCursor}`;
+}
+
+/** What one request of the path reads in D1 (its Server-Timing) and, for a list, how many ads match. */
+async function costOf(path) {
+  const response = await fetch(origin + path, { headers: auth });
+  const body = await response.json();
+  const timing = /rows_read=(\d+)/.exec(response.headers.get("Server-Timing") ?? "");
+  return { rowsRead: timing ? Number(timing[1]) : 0, matches: body.totalItems };
+}
+
 async function measure(scenario, server) {
-  // One request first, so the measurement does not pay for compilation.
-  await fetch(origin + scenario.path, { headers: scenario.headers });
+  const path = await pathOf(scenario);
+  // One request first, so the measurement does not pay for compilation (nor the catalogue's first read).
+  await fetch(origin + path, { headers: auth });
+  const { rowsRead, matches } = await costOf(path);
   const cpuBefore = groupCpuSeconds(server.pid);
-  const result = await autocannon({
-    url: origin + scenario.path,
-    headers: scenario.headers,
-    connections,
-    duration: seconds,
-  });
+  const result = await autocannon({ url: origin + path, headers: auth, connections, duration: seconds });
   const requests = result.requests.total;
   return {
     scenario: scenario.name,
@@ -248,6 +331,8 @@ async function measure(scenario, server) {
     p99: result.latency.p99,
     cpuMs: ((groupCpuSeconds(server.pid) - cpuBefore) * 1000) / Math.max(requests, 1),
     non2xx: result.non2xx + result.errors,
+    rowsRead,
+    matches,
   };
 }
 
@@ -263,55 +348,138 @@ const report = (label, publish) => {
 };
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-setUp();
-const readRuns = [];
-const publishRuns = [];
-for (let r = 1; r <= runs; r += 1) {
-  const rows = [];
-  for (const scenario of scenarios) rows.push(await withServer((server) => measure(scenario, server)));
-  const base = rows[0];
-  console.log(
-    `\nrun ${r} of ${runs}: ${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each\n`,
-  );
-  console.table(
-    rows.map((row) => ({
-      scenario: row.scenario,
-      "req/s": Math.round(row.rps),
-      "p50 ms": row.p50,
-      "p99 ms": row.p99,
-      "req/s vs health": (row.rps / base.rps).toFixed(2),
-      "server CPU ms/req": row.cpuMs.toFixed(1),
-      "non-2xx": row.non2xx,
-    })),
-  );
-  readRuns.push(rows.map((row) => ({ ...row, ratio: row.rps / base.rps })));
-  const publish = await withServer(() => publishScenario());
-  report(`run ${r} of ${runs}`, publish);
-  publishRuns.push(publish);
-}
-
-console.log(`\nmedians of ${runs} runs (each value in brackets is one run)\n`);
 /** The median of the runs, then each run. */
 const runsOf = (values) => `${median(values).toFixed(2)} (${values.map((v) => v.toFixed(2)).join(", ")})`;
-console.table(
-  scenarios.map((scenario, i) => ({
-    scenario: scenario.name,
-    "req/s vs health": runsOf(readRuns.map((rows) => rows[i].ratio)),
-    // Only the pages have a ceiling: the bare query of as many rows as they show.
-    "of its ceiling": scenario.ceiling
-      ? runsOf(readRuns.map((rows) => rows[i].ratio / rows[scenarios.indexOf(scenario.ceiling)].ratio))
-      : "",
-    "server CPU ms/req": runsOf(readRuns.map((rows) => rows[i].cpuMs)),
-  })),
-);
-console.log(
-  `publishing ${publishRuns[0].ads} ads: POST answered in ${runsOf(publishRuns.map((p) => p.queuedAfter))} s, ` +
-    `${runsOf(publishRuns.map((p) => p.adsPerSecond))} ads/s until all active; charged ` +
-    `${publishRuns.map((p) => p.charges).join(", ")}; listings at the simulator ` +
-    `${publishRuns.map((p) => p.marketplace.listings).join(", ")}, references with more than one listing ` +
-    `${publishRuns.map((p) => p.marketplace.duplicateRefs).join(", ")}`,
-);
+
+/** Every scenario, each against a fresh server, `runs` times: each run's table, then per scenario its runs. */
+async function readScenarios(fixture, scenarios, { afterRun } = {}) {
+  const readRuns = [];
+  for (let r = 1; r <= runs; r += 1) {
+    const rows = [];
+    for (const scenario of scenarios) rows.push(await withServer(fixture.state, (server) => measure(scenario, server)));
+    const base = rows[0];
+    console.log(
+      `\n${fixture.ads.toLocaleString("en")} ads, run ${r} of ${runs}: ${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each\n`,
+    );
+    console.table(
+      rows.map((row) => ({
+        scenario: row.scenario,
+        "req/s": Math.round(row.rps),
+        "p50 ms": row.p50,
+        "p99 ms": row.p99,
+        "req/s vs health": (row.rps / base.rps).toFixed(2),
+        "server CPU ms/req": row.cpuMs.toFixed(1),
+        "D1 rows read/req": row.rowsRead,
+        "non-2xx": row.non2xx,
+      })),
+    );
+    readRuns.push(rows.map((row) => ({ ...row, ratio: row.rps / base.rps })));
+    await afterRun?.(r);
+  }
+  return scenarios.map((scenario, i) => {
+    const of = (field) => readRuns.map((rows) => rows[i][field]);
+    return {
+      scenario,
+      runs: readRuns.map((rows) => rows[i]),
+      ratio: of("ratio"),
+      cpuMs: of("cpuMs"),
+      rowsRead: of("rowsRead"),
+      matches: of("matches"),
+    };
+  });
+}
+
+// Growth targets (issue 28): from the smallest to the largest size, CPU per request grows at most 1.3×
+// for the pages and 2× for the searches, and a page reads at most 4 rows per ad it shows plus a constant.
+const GROWTH_LIMIT = { page: 1.3, search: 2 };
+const ROWS_CONSTANT = 50;
+
+/** `npm run bench -- --growth`: the read scenarios at each size, then their growth. */
+async function growthBench() {
+  const sizes = (process.env.BENCH_GROWTH_SIZES ?? "20000,1000000").split(",").map(Number);
+  const measured = [];
+  for (const size of sizes) {
+    const fixture = seededState(size);
+    try {
+      measured.push(
+        await readScenarios(
+          fixture,
+          scenariosOf(fixture).filter((s) => s.kind !== "ceiling"),
+        ),
+      );
+    } finally {
+      rmSync(fixture.state, { recursive: true, force: true });
+    }
+  }
+  const [small, large] = [measured[0], measured.at(-1)];
+  const label = (size) => `${(size / 1000).toLocaleString("en")}k`;
+  const [from, to] = [label(sizes[0]), label(sizes.at(-1))];
+  console.log(
+    `\ngrowth from ${sizes[0].toLocaleString("en")} to ${sizes.at(-1).toLocaleString("en")} ads: medians of ${runs} runs\n`,
+  );
+  console.table(
+    small.map((before, i) => {
+      const after = large[i];
+      const cpuGrowth = median(after.cpuMs) / median(before.cpuMs);
+      const rows = median(after.rowsRead);
+      const limit = GROWTH_LIMIT[before.scenario.kind];
+      const verdicts = [];
+      if (limit) verdicts.push(cpuGrowth <= limit ? `CPU ≤ ${limit}×` : `CPU OVER ${limit}×`);
+      if (before.scenario.kind === "page")
+        verdicts.push(rows <= 4 * PAGE + ROWS_CONSTANT ? `rows ≤ 4×${PAGE}+${ROWS_CONSTANT}` : "rows OVER");
+      return {
+        scenario: before.scenario.name,
+        [`CPU ms/req ${from}`]: median(before.cpuMs).toFixed(1),
+        [`CPU ms/req ${to}`]: median(after.cpuMs).toFixed(1),
+        "CPU growth": `${cpuGrowth.toFixed(2)}×`,
+        [`rows read ${from}`]: median(before.rowsRead),
+        [`rows read ${to}`]: rows,
+        [`matches ${to}`]: median(after.matches) ?? "",
+        target: verdicts.join(", "),
+      };
+    }),
+  );
+}
+
+/** `npm run bench`: the scenarios at one size against their ceilings, and publishing. */
+async function sizeBench() {
+  const fixture = seededState(Number(options.ads ?? 20000));
+  const scenarios = scenariosOf(fixture);
+  const publishRuns = [];
+  try {
+    const results = await readScenarios(fixture, scenarios, {
+      afterRun: async (r) => {
+        const publish = await withServer(fixture.state, () => publishScenario());
+        report(`run ${r} of ${runs}`, publish);
+        publishRuns.push(publish);
+      },
+    });
+    console.log(`\nmedians of ${runs} runs (each value in brackets is one run)\n`);
+    console.table(
+      results.map(({ scenario, ratio, cpuMs, rowsRead, matches }) => ({
+        scenario: scenario.name,
+        "req/s vs health": runsOf(ratio),
+        // Only the pages have a ceiling: the bare query of as many rows as they show.
+        "of its ceiling": scenario.ceiling
+          ? runsOf(ratio.map((value, r) => value / results.find((c) => c.scenario === scenario.ceiling)?.ratio[r]))
+          : "",
+        "server CPU ms/req": runsOf(cpuMs),
+        "D1 rows read/req": median(rowsRead),
+        matches: median(matches) ?? "",
+      })),
+    );
+    console.log(
+      `publishing ${publishRuns[0].ads} ads: POST answered in ${runsOf(publishRuns.map((p) => p.queuedAfter))} s, ` +
+        `${runsOf(publishRuns.map((p) => p.adsPerSecond))} ads/s until all active; charged ` +
+        `${publishRuns.map((p) => p.charges).join(", ")}; listings at the simulator ` +
+        `${publishRuns.map((p) => p.marketplace.listings).join(", ")}, references with more than one listing ` +
+        `${publishRuns.map((p) => p.marketplace.duplicateRefs).join(", ")}`,
+    );
+    await webhookRun(fixture);
+  } finally {
+    rmSync(fixture.state, { recursive: true, force: true });
+  }
+}
 
 /** A webhook receiver in this process: counts what arrives, answers 204. */
 function startReceiver() {
@@ -326,21 +494,23 @@ function startReceiver() {
   return { received, close: () => server.close() };
 }
 
-// Once more with a webhook endpoint registered (the bench runs its own receiver).
-const receiver = startReceiver();
-try {
-  const withWebhook = await withServer(async () => {
-    const { webhookId } = await api("POST", "/webhooks/", { url: `http://127.0.0.1:${receiverPort}/hooks` });
-    try {
-      return await publishScenario();
-    } finally {
-      // The local database outlives the bench: the next one's runs must be without.
-      await api("DELETE", `/webhooks/${webhookId}`);
-    }
-  });
-  report("with one webhook endpoint", withWebhook);
-  console.log(`webhook deliveries received by then: ${receiver.received.count}`);
-} finally {
-  receiver.close();
-  rmSync(state, { recursive: true, force: true });
+/** Publishing once more with a webhook endpoint registered (the bench runs its own receiver). */
+async function webhookRun(fixture) {
+  const receiver = startReceiver();
+  try {
+    const withWebhook = await withServer(fixture.state, async () => {
+      const { webhookId } = await api("POST", "/webhooks/", { url: `http://127.0.0.1:${receiverPort}/hooks` });
+      try {
+        return await publishScenario();
+      } finally {
+        await api("DELETE", `/webhooks/${webhookId}`);
+      }
+    });
+    report("with one webhook endpoint", withWebhook);
+    console.log(`webhook deliveries received by then: ${receiver.received.count}`);
+  } finally {
+    receiver.close();
+  }
 }
+
+await (options.growth ? growthBench() : sizeBench());

@@ -3511,7 +3511,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -4897,7 +4897,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -5495,7 +5495,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -5797,7 +5797,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -7068,7 +7068,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -7363,7 +7363,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -13384,7 +13384,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -16781,7 +16781,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -17137,7 +17137,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -17473,7 +17473,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -27651,7 +27651,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -27973,7 +27973,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -28307,7 +28307,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -31919,7 +31919,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -35496,7 +35496,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -35811,7 +35811,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -36127,7 +36127,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
@@ -36440,7 +36440,7 @@ export interface operations {
                      *       "page": 1,
                      *       "itemsPerPage": 1,
                      *       "speed": 1,
-                     *       "nextCursor": "text"
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {

@@ -91,6 +91,8 @@ const BY_NAME: Record<string, string | number> = {
   feature: "omhoogplaatsen",
   activationtoken: "6f1d2c9e4b7a8d3f0c5e2a1b9d8c7e6f",
   accesstoken: "b7e4c1a9d2f8e3b6a5c4d1e2f3a4b5c6",
+  // A cursor as GET /ads/ hands it out (base64url of {"page":2,"after":1025}).
+  nextCursor: "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0",
   accessToken: "at_4b9f2c7e1d8a3f6b",
   refreshToken: "rt_8d3a6f1c9e2b7d4a",
   scope: "listings bids statistics",

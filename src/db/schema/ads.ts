@@ -86,7 +86,21 @@ export const adCounts = sqliteTable(
   (t) => [primaryKey({ columns: [t.userId, t.facet] })],
 );
 
-/** The `ad_counts` facets, named as the migration's triggers name them. */
+/**
+ * The same counts per client, over its users that are not deleted (client 0: users without one): a list
+ * across users counts from one row per client. Kept by the same triggers and by one on `users`.
+ */
+export const clientAdCounts = sqliteTable(
+  "client_ad_counts",
+  {
+    clientId: integer("client_id").notNull(),
+    facet: text("facet").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.facet] })],
+);
+
+/** The `ad_counts` and `client_ad_counts` facets, named as the migration's triggers name them. */
 export const adCountFacet = {
   all: "",
   status: (status: string) => `status:${status}`,

@@ -17,7 +17,7 @@ import {
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adAttributes, adCountFacet, adCounts, ads, categories, groups, users } from "../../db/schema";
+import { adAttributes, adCountFacet, adCounts, ads, categories, clientAdCounts, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { type AdsQueryInput, encodeCursor, type PagePositionValue, type SearchAttributeInput } from "../ads/schemas";
@@ -152,8 +152,9 @@ const inCreationOrder = (q: AdsQueryInput) => (q.order ?? []).every(({ field }) 
 const filtersOnly = (q: AdsQueryInput, fields: string[]) => filtersWithin(q, fields) && inCreationOrder(q);
 
 /**
- * The `ad_counts` facet that holds the number of matches, for a list filtered by at most one of its common
- * filters (and `userId`); undefined when the list must count its matches.
+ * The facet of `ad_counts` (one user's) or `client_ad_counts` (across users) that holds the number of
+ * matches, for a list filtered by at most one of its common filters (and `userId`); undefined when the list
+ * must count its matches.
  */
 function countedFacet(q: AdsQueryInput): string | undefined {
   if (!filtersWithin(q, ["userId", "status", "type", "folderId", "categoryId"])) return undefined;
@@ -264,16 +265,23 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
       ? withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
           and(inArray(ads.userId, visibleUserIds), ...filters),
         )
-      : db
-          .select({ n: sql<number>`coalesce(sum(${adCounts.n}), 0)` })
-          .from(adCounts)
-          .where(
-            and(
-              eq(adCounts.facet, facet),
-              q.userId === undefined ? undefined : eq(adCounts.userId, q.userId),
-              inArray(adCounts.userId, visibleUserIds),
-            ),
-          );
+      : q.userId === undefined
+        ? // Across users: one row per client (an internal client's list sums every client's).
+          db
+            .select({ n: sql<number>`coalesce(sum(${clientAdCounts.n}), 0)` })
+            .from(clientAdCounts)
+            .where(
+              and(
+                eq(clientAdCounts.facet, facet),
+                isInternal(caller) ? undefined : eq(clientAdCounts.clientId, clientIdOf(caller)),
+              ),
+            )
+        : db
+            .select({ n: sql<number>`coalesce(sum(${adCounts.n}), 0)` })
+            .from(adCounts)
+            .where(
+              and(eq(adCounts.facet, facet), eq(adCounts.userId, q.userId), inArray(adCounts.userId, visibleUserIds)),
+            );
   const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
     const last = rows.at(-1);
     const more = rows.length === itemsPerPage && position.page * itemsPerPage < totalItems;

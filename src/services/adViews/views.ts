@@ -94,7 +94,8 @@ const simpleViewColumns = {
 };
 const fullViewColumns = {
   ...simpleViewColumns,
-  attributes: nestedRows(adAttributes, eq(adAttributes.adId, ads.id), [adAttributes.seq]),
+  // In the primary key's order, so the rows are read from it without a sort (the view groups them by portal).
+  attributes: nestedRows(adAttributes, eq(adAttributes.adId, ads.id), [adAttributes.portal, adAttributes.seq]),
   settings: nestedRows(adSettings, eq(adSettings.adId, ads.id), [adSettings.portal]),
   contacts: nestedRows(contacts, eq(contacts.id, ads.contactId)), // the ad's contact, if any: at most one
 };

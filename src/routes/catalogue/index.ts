@@ -1,91 +1,19 @@
-import { z } from "@hono/zod-openapi";
 import { list } from "../../lib/envelope";
-import { id } from "../../lib/fields";
 import { withCache } from "../../middleware/responseCache";
 import { ADS_REVISION } from "../../services/ads";
-import { LOCALES, listAttributes, listGroups } from "../../services/catalogue";
+import {
+  AttributesRequest,
+  CatalogueEntry,
+  Group,
+  GroupsRequest,
+  listAttributes,
+  listGroups,
+} from "../../services/catalogue";
 import { CATALOGUE_REVISION, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Catalogue"];
-const locales = z
-  .array(z.enum(LOCALES))
-  .max(LOCALES.length)
-  .optional()
-  .openapi({ description: "Default: every locale (groups), nl_NL (attributes)" });
-const paging = (max: number) => ({
-  page: z.number().int().min(1).default(1),
-  itemsPerPage: z.number().int().min(1).max(max).default(25),
-});
-
-const GroupsRequest = z
-  .object({
-    useCache: z.boolean().optional(),
-    groupId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all groups" }),
-    userId: id().optional().openapi({ description: "Only the groups of this user's ads" }),
-    status: z
-      .enum(["concept", "active", "archive"])
-      .optional()
-      .openapi({ description: "With userId: the ads' status; default active" }),
-    availability: z.boolean().optional().openapi({ description: "Adds per-portal availability" }),
-    locale: locales,
-    total: z.boolean().optional().openapi({ description: "Adds `total`: the number of the user's ads in the group" }),
-    ...paging(100),
-  })
-  .openapi("GroupsRequest");
-
-const Group = z
-  .object({
-    groupId: z.number().int(),
-    descriptions: z.array(z.object({ locale: z.string(), description: z.string() })),
-    availability: z.object({ portal_a: z.boolean(), portal_b: z.boolean(), website: z.boolean() }).optional(),
-    total: z.number().int().optional(),
-  })
-  .openapi("Group");
-
-const AttributesRequest = z
-  .object({
-    useCache: z.boolean().optional(),
-    categoryId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all categories" }),
-    locale: locales,
-    userId: id().optional().openapi({ description: "Only the portals the user is connected to, and portal_own" }),
-    ...paging(500),
-  })
-  .openapi("AttributesRequest");
-
-const AttributeDefinition = z
-  .object({
-    key: z.string(),
-    label: z.string(),
-    values: z
-      .union([z.array(z.string()), z.literal("")])
-      .openapi({ description: "Allowed options, or an empty string for free text" }),
-    type: z.enum(["DOUBLE", "LIST", "NUMBER", "STRING", "TEXT"]),
-    sort: z.number().int(),
-    minimum: z.number().int().openapi({ description: "0 where the attribute has no lower bound" }),
-    maximum: z.number().int().openapi({ description: "0 where the attribute has no upper bound" }),
-    unit: z.string(),
-    mandatory: z.boolean(),
-    writable: z.boolean(),
-    updatable: z.boolean(),
-    searchable: z.boolean(),
-  })
-  .openapi("AttributeDefinition");
-
-const CatalogueEntry = z
-  .object({
-    categoryId: z.number().int(),
-    attributes: z.array(
-      z.object({
-        portal: z.enum(["portal_a", "portal_b", "portal_own"]),
-        locale: z.string(),
-        attributes: z.array(AttributeDefinition),
-      }),
-    ),
-  })
-  .openapi("CatalogueEntry");
-
 export const catalogueRouter = createRouter()
   .openapi(
     apiRoute({

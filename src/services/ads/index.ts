@@ -12,6 +12,14 @@ export {
 } from "./commands";
 export { builtInAssistant } from "./manufacturerAssistant";
 export {
+  AttachManufacturer,
+  CreateManufacturer,
+  DeleteManufacturer,
+  Manufacturer,
+  ManufacturersQuery,
+  UpdateManufacturer,
+} from "./manufacturerSchemas";
+export {
   attachManufacturer,
   createManufacturer,
   deleteManufacturer,

@@ -2,6 +2,8 @@ export { abandonDelivery, DELIVERY_LIMITS, deliverWebhooks, dispatchEvents } fro
 export { EVENT_TYPES, type EventType, purgeOldEvents, readEvents } from "./events";
 export {
   CreateWebhook,
+  Event,
+  EventsQuery,
   ReplayWebhook,
   UpdateWebhook,
   Webhook,

@@ -1,8 +1,35 @@
 import { z } from "@hono/zod-openapi";
-import { upTo } from "../../lib/fields";
+import { queryInt, upTo } from "../../lib/fields";
 import { EVENT_TYPES } from "./events";
 
-/** The shapes of webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
+/** The shapes of events, webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
+
+export const Event = z
+  .object({
+    eventId: z.number().int().openapi({ description: "Increases; resume after the last one you saw" }),
+    type: z.enum(EVENT_TYPES),
+    occurredAt: z.string(),
+    userId: z.number().int().nullable().openapi({ description: "null for events about the client itself" }),
+    adId: z.number().int().nullable(),
+    portal: z.string().nullable(),
+    data: z.record(z.string(), z.unknown()).openapi({ description: "What happened; per type, see the README" }),
+  })
+  .openapi("Event");
+
+const eventTypes = z
+  .string()
+  .transform((value) => value.split(",").map((t) => t.trim()))
+  .pipe(z.array(z.enum(EVENT_TYPES)))
+  .openapi({ type: "string", description: "One type or several, comma-separated" });
+
+export const EventsQuery = z.object({
+  after: queryInt(0)
+    .optional()
+    .openapi({ description: "The cursor: events with a larger id (default 0, from the start); not beyond the latest" }),
+  type: eventTypes.optional(),
+  userId: queryInt().optional(),
+  limit: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),
+});
 
 export const Webhook = z
   .object({

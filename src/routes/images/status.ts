@@ -1,0 +1,72 @@
+// The image jobs: what became of each image sent, per user or per ad.
+import { z } from "@hono/zod-openapi";
+import { ok } from "../../lib/envelope";
+import { pathId } from "../../lib/fields";
+import { ImageStatus, ImageStatusOfPathRequest, ImageStatusRequest, imageStatus } from "../../services/images";
+import type { ServiceContext } from "../../services/shared";
+import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { tags } from "./tags";
+
+const optionalJsonBody = <T extends z.ZodType>(schema: T) => ({ ...jsonBody(schema), required: false });
+const userAdParams = z.object({ userId: pathId("userId"), adId: pathId("adId") });
+const ImageStatusList = envelope(z.array(ImageStatus));
+/** GET and POST /imagestatus/<userId>/<adId>: the jobs of the ad the path names. */
+const jobsOfAd = (ctx: ServiceContext, params: z.infer<typeof userAdParams>) =>
+  imageStatus(ctx, { userId: params.userId, adId: [params.adId] });
+const jobsOfAdRoute = (method: "get" | "post") =>
+  apiRoute({
+    method,
+    path: "/imagestatus/{userId}/{adId}",
+    tags,
+    summary: "Image jobs of one ad",
+    request: { params: userAdParams },
+    response: ImageStatusList,
+  });
+
+export const imageStatusRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/imagestatus/{userId}",
+      tags,
+      summary: "Image jobs of the user",
+      request: { params: z.object({ userId: pathId("userId") }) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("param"))), 200);
+    },
+  )
+  .openapi(jobsOfAdRoute("get"), async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200))
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagestatus",
+      tags,
+      summary: "Image jobs of the user's given ads",
+      request: { body: jsonBody(ImageStatusRequest) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("json"))), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagestatus/{userId}",
+      tags,
+      summary: "Image jobs of the user, or of the ads the body names",
+      request: { params: z.object({ userId: pathId("userId") }), body: optionalJsonBody(ImageStatusOfPathRequest) },
+      response: envelope(z.array(ImageStatus)),
+    }),
+    async (c) => {
+      const { userId } = c.req.valid("param");
+      const { adId } = (c.req.valid("json") as z.infer<typeof ImageStatusOfPathRequest> | undefined) ?? {};
+      return c.json(ok(await imageStatus(serviceContext(c), { userId, adId })), 200);
+    },
+  )
+  .openapi(jobsOfAdRoute("post"), async (c) =>
+    c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
+  );

@@ -1,0 +1,2 @@
+/** The document's tag of every image operation. */
+export const tags = ["Images"];

@@ -1,0 +1,61 @@
+// One ad: publish, update or take it down on one portal.
+import type { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { ok } from "../../lib/envelope";
+import { DomainError } from "../../lib/errors";
+import { PublishAd, type PublishMode, requestPublishing } from "../../services/publishing";
+import { serviceContext } from "../context";
+import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
+import { repeats, tags } from "./answers";
+
+const refusals = "Refusals answer `portal: <portal> - adId: <adId> - <reason>`.";
+
+/** One ad: a refusal is the answer's error, with the spec's text form; the job is named in Location. */
+async function single(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof PublishAd>) {
+  const [outcome] = await requestPublishing(serviceContext(c), { ...body, adIds: [body.adId], mode });
+  if (outcome && !outcome.result) throw new DomainError(outcome.errorDetails);
+  if (outcome?.queueItemId) c.header("Location", jobPath(outcome.queueItemId));
+  return c.json(ok([]), 200);
+}
+
+export const publishOneRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/publish",
+      tags,
+      summary: "Publish one ad (queued; a published ad is updated)",
+      description: `${refusals} ${repeats}`,
+      request: { body: jsonBody(PublishAd) },
+      response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
+    }),
+    (c) => single(c, "publish", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/publish",
+      tags,
+      summary: "Update one published ad",
+      description: `${refusals} ${repeats}`,
+      request: { body: jsonBody(PublishAd) },
+      response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
+    }),
+    (c) => single(c, "update", c.req.valid("json")),
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/publish",
+      tags,
+      summary: "Unpublish one ad, or remove its pending queue item",
+      description: `${refusals} ${repeats}`,
+      request: { body: jsonBody(PublishAd) },
+      response: envelope(EmptyData),
+      headers: LOCATION_OF_JOB,
+    }),
+    (c) => single(c, "unpublish", c.req.valid("json")),
+  );

@@ -1,0 +1,86 @@
+// A client's webhook endpoints: register, read, change, remove, and rotate their signing secret.
+import { z } from "@hono/zod-openapi";
+import { ok } from "../../lib/envelope";
+import {
+  CreateWebhook,
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  rotateWebhookSecret,
+  UpdateWebhook,
+  updateWebhook,
+  Webhook,
+  WebhookWithSecret,
+} from "../../services/events";
+import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { tags, webhookParams } from "./params";
+
+export const webhookEndpointsRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/webhooks",
+      tags,
+      summary: "The client's webhook endpoints",
+      response: envelope(z.array(Webhook)),
+    }),
+    async (c) => c.json(ok(await listWebhooks(serviceContext(c))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks",
+      tags,
+      summary: "Register an endpoint; the answer shows its signing secret once",
+      request: { body: jsonBody(CreateWebhook) },
+      response: envelope(WebhookWithSecret),
+    }),
+    async (c) => c.json(ok(await createWebhook(serviceContext(c), c.req.valid("json"))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/webhooks/{webhookId}",
+      tags,
+      summary: "One endpoint",
+      request: { params: webhookParams },
+      response: envelope(Webhook),
+    }),
+    async (c) => c.json(ok(await getWebhook(serviceContext(c), c.req.valid("param").webhookId)), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "put",
+      path: "/webhooks/{webhookId}",
+      tags,
+      summary: "Change an endpoint (enabling it again clears its failures)",
+      request: { params: webhookParams, body: jsonBody(UpdateWebhook) },
+      response: envelope(Webhook),
+    }),
+    async (c) =>
+      c.json(ok(await updateWebhook(serviceContext(c), c.req.valid("param").webhookId, c.req.valid("json"))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "delete",
+      path: "/webhooks/{webhookId}",
+      tags,
+      summary: "Remove an endpoint and its delivery log",
+      request: { params: webhookParams },
+      response: envelope(Webhook),
+    }),
+    async (c) => c.json(ok(await deleteWebhook(serviceContext(c), c.req.valid("param").webhookId)), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/webhooks/{webhookId}/rotate",
+      tags,
+      summary: "A new signing secret (shown once); the old one keeps signing beside it for 24 hours",
+      request: { params: webhookParams },
+      response: envelope(WebhookWithSecret),
+    }),
+    async (c) => c.json(ok(await rotateWebhookSecret(serviceContext(c), c.req.valid("param").webhookId)), 200),
+  );

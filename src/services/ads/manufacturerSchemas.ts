@@ -1,0 +1,71 @@
+import { z } from "@hono/zod-openapi";
+import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
+
+/** The shapes of manufacturers (product-safety data) and their attachment to ads. */
+
+const fields = {
+  userId: id(),
+  groupId: id().nullable().optional(),
+  categoryId: id().nullable().optional(),
+  brands: z.array(z.string().min(1).max(100)).max(50).optional(),
+  manufacturerTradename: z.string().min(1).max(255),
+  manufacturerAddress: z.string().min(1).max(1024),
+  manufacturerEmail: z.email().max(255),
+  description: upTo(4096).optional().openapi({ description: "Free text for internal use" }),
+};
+
+export const CreateManufacturer = z.object(fields).openapi("CreateManufacturer");
+export const DeleteManufacturer = z.object({ manufacturerId: id() }).openapi("DeleteManufacturer");
+export const UpdateManufacturer = z
+  .object({
+    manufacturerId: id(),
+    ...fields,
+    userId: fields.userId.optional(),
+    manufacturerTradename: fields.manufacturerTradename.optional(),
+    manufacturerAddress: fields.manufacturerAddress.optional(),
+    manufacturerEmail: fields.manufacturerEmail.optional(),
+  })
+  .openapi("UpdateManufacturer");
+
+export const Manufacturer = z
+  .object({
+    manufacturerId: z.number().int().nullable().openapi({ description: "null for a suggestion" }),
+    userId: z.number().int().nullable(),
+    groupId: z.number().int().nullable(),
+    categoryId: z.number().int().nullable(),
+    categoryDescription: z.string(),
+    brands: z.array(z.string()),
+    manufacturerTradename: z.string(),
+    manufacturerAddress: z.string(),
+    manufacturerEmail: z.string(),
+    description: z.string(),
+    suggestion: z.boolean().optional().openapi({ description: "true: suggested by aiassist, not stored" }),
+  })
+  .openapi("Manufacturer");
+
+export const ManufacturersQuery = pagingQuery(100).extend({
+  manufacturerId: queryInt().optional(),
+  userId: queryInt().optional(),
+  groupId: queryInt().optional(),
+  categoryId: queryInt().optional().openapi({ description: "When used, categoryDescription is ignored" }),
+  brand: z.string().max(100).optional(),
+  categoryDescription: z.string().max(100).optional(),
+  manufacturerTradename: z.string().max(255).optional(),
+  aiassist: queryBool().optional().openapi({ description: "When nothing stored matches, suggest data for the brand" }),
+});
+
+export const AttachManufacturer = z
+  .object({
+    manufacturerId: id(),
+    userId: id(),
+    adId: z
+      .union([id(), z.array(id()).max(1000)])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]))
+      .openapi({ description: "When omitted: all the user's ads in the manufacturer's category" }),
+    publish: z
+      .boolean()
+      .optional()
+      .openapi({ description: "Also update the ads on every portal they are published to" }),
+  })
+  .openapi("AttachManufacturer");

@@ -1,0 +1,69 @@
+import { z } from "@hono/zod-openapi";
+import { WEEKDAYS } from "../../db/schema";
+import { id } from "../../lib/fields";
+import { FEATURE_NAMES } from "../catalogue";
+
+/** The shapes of scheduled tasks (bump-ups and features at set times): validation, types and the document. */
+
+export const TaskPortal = z.enum(["portal_a", "portal_b"]);
+const time = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time hh:mm (00:00-23:59)" });
+const dayOfWeek = z
+  .array(z.enum(WEEKDAYS))
+  .max(7)
+  .refine((days) => new Set(days).size === days.length, { error: "each day may appear once" })
+  .nullable()
+  .openapi({ description: "monday..sunday; omitted or empty: every day" });
+const feature = z.enum(["upcall", ...FEATURE_NAMES]).openapi({ description: "Default upcall (= omhoogplaatsen)" });
+const adIds = z
+  .array(id())
+  .max(1000)
+  .openapi({ description: "Empty or omitted: every active ad of the user published on the portal" });
+
+export const Task = z
+  .object({
+    taskId: z.number().int(),
+    userId: z.number().int(),
+    portal: TaskPortal,
+    adId: z.array(z.number().int()),
+    time: z.string(),
+    dayOfWeek: z.array(z.string()),
+    feature: z.string(),
+    enabled: z.boolean(),
+    runs: z
+      .array(
+        z.object({
+          due: z.string(),
+          ads: z.number().int(),
+          queued: z.number().int(),
+          skipped: z.array(z.object({ adId: z.number().int(), reason: z.string() })),
+          cost: z.number().int(),
+        }),
+      )
+      .optional()
+      .openapi({ description: "With a taskId: the 20 latest runs" }),
+  })
+  .openapi("Task");
+
+export const CreateTask = z
+  .object({
+    userId: id(),
+    portal: TaskPortal,
+    time,
+    dayOfWeek: dayOfWeek.optional(),
+    adId: adIds.optional(),
+    feature: feature.optional(),
+    enabled: z.boolean(),
+  })
+  .openapi("CreateTask");
+export const UpdateTask = z
+  .object({
+    taskId: id(),
+    userId: id(),
+    time: time.optional(),
+    dayOfWeek: dayOfWeek.optional(),
+    adId: adIds.optional(),
+    feature: feature.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .openapi("UpdateTask");
+export const DeleteTask = z.object({ taskId: id(), userId: id(), portal: TaskPortal }).openapi("DeleteTask");

@@ -205,7 +205,8 @@ async function waitForHealth(deadline = Date.now() + 60_000) {
   throw new Error("wrangler dev did not come up within 60 s");
 }
 
-const api = async (method, path, body) => {
+/** One API call: its data, and the D1 rows it read and wrote (its Server-Timing). */
+const apiCall = async (method, path, body) => {
   const response = await fetch(`${origin}/rest/v1${path}`, {
     method,
     headers: { ...auth, "Content-Type": "application/json" },
@@ -213,8 +214,50 @@ const api = async (method, path, body) => {
   });
   const json = await response.json();
   if (!json.result) throw new Error(`${method} ${path}: ${JSON.stringify(json.errors)}`);
-  return json.data;
+  const [, read, written] = /rows_read=(\d+) rows_written=(\d+)/.exec(response.headers.get("Server-Timing")) ?? [];
+  return { data: json.data, rowsRead: Number(read), rowsWritten: Number(written) };
 };
+const api = async (method, path, body) => (await apiCall(method, path, body)).data;
+
+/** What the writes of an ad's life cost in D1 rows, one call each (for docs/capacity.md). */
+async function writeCosts() {
+  const user = await api("POST", "/users/", {
+    externalUserId: Date.now(),
+    lastName: "Bench",
+    email: "costs@example.nl",
+    phone: "0201234567",
+  });
+  const condition = (value) => ({ portal: "portal_a", values: [{ key: "condition", value }] });
+  const ad = {
+    userId: user.userId,
+    categoryId: 9301,
+    title: "Eiken eettafel",
+    description: "Massief eiken eettafel, 220 cm, met zes stoelen.",
+    price: { model: "fixed", price: 45000 },
+    attributes: [condition("gebruikt")],
+  };
+  const created = await apiCall("POST", "/ads/", ad);
+  const { adId } = created.data;
+  const calls = [
+    ["POST /ads/ (create, one attribute)", created],
+    [
+      "PUT /ads/ (title, price, attributes)",
+      await apiCall("PUT", "/ads/", {
+        adId,
+        title: "Eiken eettafel 220",
+        price: { model: "fixed", price: 42500 },
+        attributes: [condition("zo goed als nieuw")],
+      }),
+    ],
+    ["PATCH /ads/ (status)", await apiCall("PATCH", "/ads/", { adId, status: "archive" })],
+    ["GET /ads/{adId} via adId filter", await apiCall("GET", `/ads/?adId=${adId}`)],
+    ["DELETE /ads/{adId}", await apiCall("DELETE", `/ads/${adId}`)],
+  ];
+  console.log("\nD1 rows per write (one call each)\n");
+  console.table(
+    calls.map(([call, { rowsRead, rowsWritten }]) => ({ call, "rows read": rowsRead, "rows written": rowsWritten })),
+  );
+}
 
 /** POST /publish/batch of 1,000 ads to portal_a (the simulator); time until every one is active. */
 async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1000)) {
@@ -476,6 +519,7 @@ async function sizeBench() {
         `${publishRuns.map((p) => p.marketplace.duplicateRefs).join(", ")}`,
     );
     await webhookRun(fixture);
+    await withServer(fixture.state, writeCosts);
   } finally {
     rmSync(fixture.state, { recursive: true, force: true });
   }

@@ -2894,7 +2894,7 @@ export interface operations {
                      *         "environment": "production",
                      *         "time": "09:30",
                      *         "version": "1.0.0",
-                     *         "migration": "0017_webhook_isolation.sql",
+                     *         "migration": "0019_keyword_prefix_index.sql",
                      *         "tokensToReseal": 1,
                      *         "checks": {
                      *           "d1": {

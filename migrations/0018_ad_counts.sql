@@ -6,10 +6,10 @@ CREATE TABLE `ad_counts` (
 );
 --> statement-breakpoint
 CREATE TABLE `client_ad_counts` (
-	`client_id` integer NOT NULL,
 	`facet` text NOT NULL,
+	`client_id` integer NOT NULL,
 	`n` integer NOT NULL,
-	PRIMARY KEY(`client_id`, `facet`)
+	PRIMARY KEY(`facet`, `client_id`)
 );
 --> statement-breakpoint
 CREATE INDEX `ads_user_order_idx` ON `ads` (`user_id`,`id`);
@@ -41,7 +41,7 @@ CREATE TRIGGER `ad_counts_insert` AFTER INSERT ON `ads` BEGIN
     SELECT coalesce(u.client_id, 0), column1, 1
     FROM users u, (VALUES (''), ('status:' || new.status), ('type:' || new.type), ('folder:' || new.folder_id), ('category:' || new.category_id))
     WHERE u.id = new.user_id AND u.deleted_at IS NULL AND column1 IS NOT NULL
-    ON CONFLICT (client_id, facet) DO UPDATE SET n = n + 1;
+    ON CONFLICT (facet, client_id) DO UPDATE SET n = n + 1;
 END;
 --> statement-breakpoint
 CREATE TRIGGER `ad_counts_delete` AFTER DELETE ON `ads` BEGIN
@@ -71,7 +71,7 @@ CREATE TRIGGER `ad_counts_update` AFTER UPDATE OF user_id, status, type, folder_
     SELECT coalesce(u.client_id, 0), column1, 1
     FROM users u, (VALUES (''), ('status:' || new.status), ('type:' || new.type), ('folder:' || new.folder_id), ('category:' || new.category_id))
     WHERE u.id = new.user_id AND u.deleted_at IS NULL AND column1 IS NOT NULL
-    ON CONFLICT (client_id, facet) DO UPDATE SET n = n + 1;
+    ON CONFLICT (facet, client_id) DO UPDATE SET n = n + 1;
 END;
 --> statement-breakpoint
 -- A user who moves to another client or is deleted takes their counts from the client they leave (unless
@@ -83,5 +83,5 @@ CREATE TRIGGER `client_ad_counts_user_moves` AFTER UPDATE OF client_id, deleted_
     WHERE old.deleted_at IS NULL AND client_id = coalesce(old.client_id, 0);
   INSERT INTO client_ad_counts (client_id, facet, n)
     SELECT coalesce(new.client_id, 0), facet, n FROM ad_counts WHERE user_id = new.id AND new.deleted_at IS NULL
-    ON CONFLICT (client_id, facet) DO UPDATE SET n = n + excluded.n;
+    ON CONFLICT (facet, client_id) DO UPDATE SET n = n + excluded.n;
 END;

@@ -101,7 +101,7 @@ const BY_NAME: Record<string, string | number> = {
   date: "2026-11-22",
   environment: "production",
   version: "1.0.0",
-  migration: "0017_webhook_isolation.sql",
+  migration: "0019_keyword_prefix_index.sql",
   unit: "views",
   county: "UT",
   country: "NL",

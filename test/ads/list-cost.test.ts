@@ -4,17 +4,22 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { meterSession } from "../../src/db/meter";
 import {
   type Answer,
   adBody,
   call,
+  connectedSeller,
   createAd,
   createUser,
   defined,
   expectEnvelope,
   expectError,
+  publicationOf,
+  runPublishItem,
   SOFA_CATEGORY,
   twoClients,
+  withoutMessages,
 } from "../harness";
 
 let key: string;
@@ -69,6 +74,27 @@ describe("rows read per request", () => {
     const refused = await call("DELETE", "/ads/999999999", { key });
     expectError(refused, "ad_not_found");
     expect(d1Rows(refused).written).toBe(0);
+  });
+});
+
+describe("rows a publication costs", () => {
+  it("a placement's request and its job read and write a bounded number of rows (docs/capacity.md)", async () => {
+    const userId = await connectedSeller(key, internalKey, 100_000);
+    const { adId } = await createAd(key, userId);
+    const held = withoutMessages();
+    const requested = await call("POST", "/publish/", { key, env: held, body: { userId, adId, portal: "portal_a" } });
+    expectEnvelope(requested, 200);
+    const itemId = Number(defined(requested.headers.get("Location")).split("/").at(-1));
+    // The job as the consumer runs it, on a metered session of its own.
+    const session = env.DB.withSession("first-primary");
+    const job = meterSession(session);
+    await runPublishItem({ ...held, DB: session as unknown as D1Database }, itemId);
+    expect((await publicationOf(key, userId, adId))?.active).toBe(true);
+    // What docs/capacity.md assumes per placement; a change that multiplies the rows fails here.
+    expect(d1Rows(requested).read).toBeLessThan(150);
+    expect(d1Rows(requested).written).toBeLessThan(30);
+    expect(job.rowsRead).toBeLessThan(150);
+    expect(job.rowsWritten).toBeLessThan(40);
   });
 });
 

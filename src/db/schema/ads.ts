@@ -93,11 +93,12 @@ export const adCounts = sqliteTable(
 export const clientAdCounts = sqliteTable(
   "client_ad_counts",
   {
-    clientId: integer("client_id").notNull(),
     facet: text("facet").notNull(),
+    clientId: integer("client_id").notNull(),
     n: integer("n").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.clientId, t.facet] })],
+  // Facet first: an internal client's count reads one facet over every client.
+  (t) => [primaryKey({ columns: [t.facet, t.clientId] })],
 );
 
 /** The `ad_counts` and `client_ad_counts` facets, named as the migration's triggers name them. */

@@ -276,11 +276,22 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
                 isInternal(caller) ? undefined : eq(clientAdCounts.clientId, clientIdOf(caller)),
               ),
             )
-        : db
+        : // One user's row, if the caller may see the user (the check reads that user only).
+          db
             .select({ n: sql<number>`coalesce(sum(${adCounts.n}), 0)` })
             .from(adCounts)
             .where(
-              and(eq(adCounts.facet, facet), eq(adCounts.userId, q.userId), inArray(adCounts.userId, visibleUserIds)),
+              and(
+                eq(adCounts.facet, facet),
+                eq(adCounts.userId, q.userId),
+                inArray(
+                  adCounts.userId,
+                  db
+                    .select({ id: users.id })
+                    .from(users)
+                    .where(and(eq(users.id, q.userId), visible)),
+                ),
+              ),
             );
   const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
     const last = rows.at(-1);

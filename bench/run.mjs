@@ -478,6 +478,8 @@ async function growthBench() {
         [`rows read ${from}`]: median(before.rowsRead),
         [`rows read ${to}`]: rows,
         [`matches ${to}`]: median(after.matches) ?? "",
+        // A full ad is its row and its detail rows (the seed's: three attributes and a setting).
+        "rows per ad shown": before.scenario.kind === "page" ? (rows / PAGE).toFixed(1) : "",
         target: verdicts.join(", "),
       };
     }),

@@ -210,6 +210,34 @@ function indexedSearch(
   return undefined;
 }
 
+/**
+ * A facet's number of ads from the maintained counters: across users one row per client (an internal
+ * client's list sums every client's); with `userId` that user's row, if the caller may see the user (the
+ * check reads that user only).
+ */
+function facetCount({ db, caller }: ServiceContext, facet: string, userId: number | undefined, visible?: SQL) {
+  const n = (column: AnyColumn) => sql<number>`coalesce(sum(${column}), 0)`;
+  if (userId === undefined) {
+    return db
+      .select({ n: n(clientAdCounts.n) })
+      .from(clientAdCounts)
+      .where(
+        and(
+          eq(clientAdCounts.facet, facet),
+          isInternal(caller) ? undefined : eq(clientAdCounts.clientId, clientIdOf(caller)),
+        ),
+      );
+  }
+  const visibleUser = db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.id, userId), visible));
+  return db
+    .select({ n: n(adCounts.n) })
+    .from(adCounts)
+    .where(and(eq(adCounts.facet, facet), eq(adCounts.userId, userId), inArray(adCounts.userId, visibleUser)));
+}
+
 /** The rows a page reads: how many, and from where (past the `after` id, or after skipping `offset`). */
 interface PageWindow {
   limit: number;
@@ -232,9 +260,9 @@ function pagePosition(q: AdsQueryInput, descending: boolean): PagePositionValue 
 
 /**
  * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
- * go in one batch, and the page query runs once. The count is read from `ad_counts` when the list filters
- * by at most one common filter; otherwise it reaches the users table through an `IN` on its primary key,
- * so it stays on the ads indexes. The page keeps the join, which lets SQLite walk the order index and stop
+ * go in one batch, and the page query runs once. The count is read from the maintained counters when the
+ * list filters by at most one common filter (`facetCount`); otherwise it reaches the users table through an
+ * `IN` on its primary key, so it stays on the ads indexes. The page keeps the join, which lets SQLite walk the order index and stop
  * at the page (written as the count is, it sorts every match). A keyword or attribute search is one
  * statement that lists its matches once for both. In the order by creation a page after the first seeks
  * past the id its cursor carries, so it reads what it shows however deep it is; other orders skip rows.
@@ -258,41 +286,13 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     }
     return query;
   };
-  const visibleUserIds = db.select({ id: users.id }).from(users).where(visible);
   const facet = countedFacet(q);
   const countQuery =
     facet === undefined
       ? withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
-          and(inArray(ads.userId, visibleUserIds), ...filters),
+          and(inArray(ads.userId, db.select({ id: users.id }).from(users).where(visible)), ...filters),
         )
-      : q.userId === undefined
-        ? // Across users: one row per client (an internal client's list sums every client's).
-          db
-            .select({ n: sql<number>`coalesce(sum(${clientAdCounts.n}), 0)` })
-            .from(clientAdCounts)
-            .where(
-              and(
-                eq(clientAdCounts.facet, facet),
-                isInternal(caller) ? undefined : eq(clientAdCounts.clientId, clientIdOf(caller)),
-              ),
-            )
-        : // One user's row, if the caller may see the user (the check reads that user only).
-          db
-            .select({ n: sql<number>`coalesce(sum(${adCounts.n}), 0)` })
-            .from(adCounts)
-            .where(
-              and(
-                eq(adCounts.facet, facet),
-                eq(adCounts.userId, q.userId),
-                inArray(
-                  adCounts.userId,
-                  db
-                    .select({ id: users.id })
-                    .from(users)
-                    .where(and(eq(users.id, q.userId), visible)),
-                ),
-              ),
-            );
+      : facetCount(ctx, facet, q.userId, visible);
   const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
     const last = rows.at(-1);
     const more = rows.length === itemsPerPage && position.page * itemsPerPage < totalItems;

@@ -2,7 +2,6 @@
 export interface D1Usage {
   rowsRead: number;
   rowsWritten: number;
-  queries: number;
 }
 
 interface UpstreamResult {
@@ -15,10 +14,10 @@ type Send = (...args: unknown[]) => Promise<UpstreamResult | UpstreamResult[]>;
  * `rows_read` and `rows_written`, which are added to the usage returned. D1's public `raw()`, the one
  * Drizzle's single selects use, drops the meta, so the meter sits on the session's one upstream call
  * (`_sendOrThrow`, which every statement of the session goes through). Should a runtime rename it, nothing
- * breaks: the session runs unmetered and the usage reads zero, which `test/rows-read.test.ts` notices.
+ * breaks: the session runs unmetered and the usage reads zero, which `test/ads/list-cost.test.ts` notices.
  */
 export function meterSession(session: D1DatabaseSession): D1Usage {
-  const usage: D1Usage = { rowsRead: 0, rowsWritten: 0, queries: 0 };
+  const usage: D1Usage = { rowsRead: 0, rowsWritten: 0 };
   const target = session as unknown as { _sendOrThrow?: Send };
   const send = target._sendOrThrow;
   if (typeof send !== "function") return usage;
@@ -27,7 +26,6 @@ export function meterSession(session: D1DatabaseSession): D1Usage {
     for (const { meta } of Array.isArray(answer) ? answer : [answer]) {
       usage.rowsRead += meta?.rows_read ?? 0;
       usage.rowsWritten += meta?.rows_written ?? 0;
-      usage.queries += 1;
     }
     return answer;
   };

@@ -5,13 +5,16 @@ export async function sha256Hex(value: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Base64url without padding of a binary string (one character per byte, as `btoa` takes it). */
+export const toBase64Url = (binary: string) =>
+  btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/** The binary string of base64url text, padded or not; throws on text that is not base64. */
+export const fromBase64Url = (text: string) => atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+
 /** A random token of `bytes` bytes, base64url without padding. */
 export function randomToken(bytes = 32): string {
-  const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...raw))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+  return toBase64Url(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(bytes))));
 }
 
 /** Constant-time comparison of two strings of hex or base64url text. */

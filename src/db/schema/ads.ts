@@ -107,6 +107,8 @@ export const adCountFacet = {
   status: (status: string) => `status:${status}`,
   type: (type: string) => `type:${type}`,
   folder: (folderId: number) => `folder:${folderId}`,
+  /** Every folder facet sorts within this range (";" follows ":"). */
+  folderRange: { from: "folder:", to: "folder;" },
   category: (categoryId: number) => `category:${categoryId}`,
 } as const;
 

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import type { Env } from "../../env";
-import { randomToken, timingSafeEqualText } from "../../lib/crypto";
+import { randomToken, timingSafeEqualText, toBase64Url } from "../../lib/crypto";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
 import { callbackUrl, type MarketplacePortal, portalClient, SIMULATOR_ORIGIN_HEADER } from "../config";
 import { consentPage, refusalPage, signupPage } from "./pages";
@@ -22,11 +22,7 @@ const REQUEST_PARAMS = [
   "code_challenge_method",
 ];
 
-const base64url = (bytes: ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+const base64url = (bytes: ArrayBuffer) => toBase64Url(String.fromCharCode(...new Uint8Array(bytes)));
 
 async function passwordHash(password: string, salt: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);

@@ -1,6 +1,5 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, gte, lt } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
-import { inList } from "../../db/inList";
 import { adCountFacet, adCounts, folders } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
@@ -43,28 +42,25 @@ export async function listFolders(
   const {
     totalRow: [totalRow],
     rows,
+    counts,
   } = await namedBatch(db, {
     totalRow: db.select({ n: count() }).from(folders).where(where),
     rows: query.total ? pageRows : pageRows.limit(query.itemsPerPage).offset((query.page - 1) * query.itemsPerPage),
+    // The ads of each of the user's folders, from the maintained counters, in the same round trip: the
+    // user's `folder:` facets are one range of the counters' key.
+    counts: db
+      .select({ facet: adCounts.facet, n: adCounts.n })
+      .from(adCounts)
+      .where(
+        and(
+          eq(adCounts.userId, query.userId),
+          gte(adCounts.facet, adCountFacet.folderRange.from),
+          lt(adCounts.facet, adCountFacet.folderRange.to),
+        ),
+      ),
   });
   if (query.folderId && rows.length === 0)
     throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
-  // The ads of each folder, from the user's maintained counters (a folder holds only its user's ads).
-  const counts =
-    rows.length === 0
-      ? []
-      : await db
-          .select({ facet: adCounts.facet, n: adCounts.n })
-          .from(adCounts)
-          .where(
-            and(
-              eq(adCounts.userId, query.userId),
-              inList(
-                adCounts.facet,
-                rows.map((r) => adCountFacet.folder(r.id)),
-              ),
-            ),
-          );
   const byFacet = new Map(counts.map((c) => [c.facet, c.n]));
   const totalItems = totalRow?.n ?? 0;
   return {

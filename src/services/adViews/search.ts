@@ -181,9 +181,10 @@ function indexedSearch(
 ): { pageIds: SQL; total: SQL } | undefined {
   const direction = sql.raw(window.descending ? "DESC" : "ASC");
   const paged = sql`ORDER BY 1 ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`;
-  // Past the cursor's id: the index seeks there.
-  const seek = (id: SQLWrapper) =>
-    window.after === undefined ? sql`` : sql` AND ${id} ${sql.raw(window.descending ? "<" : ">")} ${window.after}`;
+  const seek = (id: SQLWrapper) => {
+    const past = pastCursor(id, window);
+    return past ? sql` AND ${past}` : sql``;
+  };
   if (q.searchkeyword && filtersOnly(q, ["searchkeyword", "userId"])) {
     const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
     return {
@@ -246,6 +247,10 @@ interface PageWindow {
   after?: number;
 }
 
+/** The ids past the cursor's, in the window's direction (an index seeks there); none without a cursor. */
+const pastCursor = (id: SQLWrapper, { after, descending }: PageWindow) =>
+  after === undefined ? undefined : descending ? lt(id, after) : gt(id, after);
+
 /**
  * Where the page starts: the cursor's position, or the page `page` names. A cursor's id is only
  * meaningful in the order it was handed out for.
@@ -262,10 +267,11 @@ function pagePosition(q: AdsQueryInput, descending: boolean): PagePositionValue 
  * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
  * go in one batch, and the page query runs once. The count is read from the maintained counters when the
  * list filters by at most one common filter (`facetCount`); otherwise it reaches the users table through an
- * `IN` on its primary key, so it stays on the ads indexes. The page keeps the join, which lets SQLite walk the order index and stop
- * at the page (written as the count is, it sorts every match). A keyword or attribute search is one
- * statement that lists its matches once for both. In the order by creation a page after the first seeks
- * past the id its cursor carries, so it reads what it shows however deep it is; other orders skip rows.
+ * `IN` on its primary key, so it stays on the ads indexes. The page keeps the join, which lets SQLite walk
+ * the order index and stop at the page (written as the count is, it sorts every match). A keyword or
+ * attribute search is one statement that lists its matches once for both. In the order by creation a page
+ * after the first seeks past the id its cursor carries, so it reads what it shows however deep it is;
+ * other orders skip rows (`pagePosition` refuses a cursor's id in them).
  */
 export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
   const { db, caller } = ctx;
@@ -317,13 +323,13 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   const totalOf = async (rows: { total: number }[]) =>
     rows[0]?.total ?? (position.page === 1 ? 0 : ((await countQuery)[0]?.n ?? 0));
 
-  // The window of a list in the order by creation, which seeks when the position has an id.
-  const offset = (position.page - 1) * itemsPerPage;
-  const seekWindow: PageWindow =
+  // A position with an id seeks past it (only in the order by creation); one without skips the pages before.
+  const skipped = (position.page - 1) * itemsPerPage;
+  const window: PageWindow =
     position.after === undefined
-      ? { limit: itemsPerPage, offset, descending }
+      ? { limit: itemsPerPage, offset: skipped, descending }
       : { limit: itemsPerPage, offset: 0, descending, after: position.after };
-  const indexed = indexedSearch(caller, q, visible, seekWindow);
+  const indexed = indexedSearch(caller, q, visible, window);
   if (indexed) {
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
@@ -360,7 +366,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
         .from(matches)
         .orderBy(...sorted(matches))
         .limit(itemsPerPage)
-        .offset(offset),
+        .offset(skipped),
     );
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
@@ -374,14 +380,10 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     return answer(catalogue, rows, await totalOf(rows), false);
   }
 
-  const seeks = inCreationOrder(q);
-  const window = seeks ? seekWindow : { limit: itemsPerPage, offset, descending };
-  const seek =
-    window.after === undefined ? undefined : window.descending ? lt(ads.id, window.after) : gt(ads.id, window.after);
   const pageQuery = withCatalogue(
     db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
   )
-    .where(and(visible, ...filters, seek))
+    .where(and(visible, ...filters, pastCursor(ads.id, window)))
     .orderBy(...orderKeys.map(({ expression, descending }) => directed(expression, descending)), asc(ads.id))
     .limit(window.limit)
     .offset(window.offset);
@@ -390,5 +392,5 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     namedBatch(db, { counts: countQuery, rows: pageQuery }),
   ]);
   const [counted] = counts;
-  return answer(catalogue, rows, counted?.n ?? 0, seeks);
+  return answer(catalogue, rows, counted?.n ?? 0, inCreationOrder(q));
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
+import { fromBase64Url, toBase64Url } from "../../lib/crypto";
 import { countyField } from "../../lib/dutch";
 import { ErrorDetail } from "../../lib/errors";
 import { id, queryBool, queryInt, searchText, text, upTo, webUrl } from "../../lib/fields";
@@ -230,15 +231,14 @@ const PagePosition = z.object({
 export type PagePositionValue = z.infer<typeof PagePosition>;
 
 /** A page position as an opaque token (base64url of its JSON). */
-export const encodeCursor = (position: PagePositionValue) =>
-  btoa(JSON.stringify(position)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+export const encodeCursor = (position: PagePositionValue) => toBase64Url(JSON.stringify(position));
 
 const pageCursor = z
   .string()
   .max(200)
   .transform((token, ctx) => {
     try {
-      return PagePosition.parse(JSON.parse(atob(token.replaceAll("-", "+").replaceAll("_", "/"))));
+      return PagePosition.parse(JSON.parse(fromBase64Url(token)));
     } catch {
       ctx.addIssue({ code: "custom", message: "is not a cursor this API handed out" });
       return z.NEVER;

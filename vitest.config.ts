@@ -1,7 +1,38 @@
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { imageOrigin, TEST_IMAGE_MAX_BYTES } from "./test/fixtures/imageOrigin.ts";
+
+/** The test secrets of our OAuth client, which the simulator registers too. */
+const CLIENT_SECRETS = {
+  PORTAL_A_CLIENT_SECRET: "test-portal-a-secret",
+  PORTAL_B_CLIENT_SECRET: "test-portal-b-secret",
+};
+
+/**
+ * The marketplace simulator as an auxiliary worker: its own Worker, bundled by wrangler from
+ * simulator/wrangler.toml (an auxiliary worker runs built JavaScript), with that configuration's
+ * bindings and the test secrets. The API reaches it through its MARKETPLACE service binding.
+ */
+function marketplaceSimulator() {
+  const config = path.join(import.meta.dirname, "simulator/wrangler.toml");
+  const outdir = path.join(import.meta.dirname, ".wrangler/simulator-bundle");
+  execFileSync(
+    path.join(import.meta.dirname, "node_modules/.bin/wrangler"),
+    ["deploy", "--dry-run", "--config", config, "--outdir", outdir],
+    { stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+  );
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  return {
+    ...workerOptions,
+    name: "marketplace-simulator",
+    modules: true,
+    scriptPath: path.join(outdir, "index.js"),
+    bindings: { ...workerOptions.bindings, ...CLIENT_SECRETS, DEMO_PASSWORD: "demo-test-password" },
+  };
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -11,6 +42,7 @@ export default defineConfig(async () => {
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
+          workers: [marketplaceSimulator()],
           outboundService: imageOrigin,
           bindings: {
             TEST_MIGRATIONS: migrations,
@@ -23,9 +55,7 @@ export default defineConfig(async () => {
             // A breaker's pause short enough for a test to see it end.
             WEBHOOK_PAUSE_SECONDS: "3",
             TOKEN_ENCRYPTION_KEY: "jNTSQ8OK8601Vs8P7FfF3lECUzC4iZNgugcMubXVMWE=",
-            PORTAL_A_CLIENT_SECRET: "test-portal-a-secret",
-            PORTAL_B_CLIENT_SECRET: "test-portal-b-secret",
-            SIMULATOR_DEMO_PASSWORD: "demo-test-password",
+            ...CLIENT_SECRETS,
             MEDIA_BASE_URL: "http://api.test/media/",
             WEBSITE_URL: "https://www.example.test/login/",
             MEDIA_ORIGIN: "http://images.test/media-origin/",

@@ -162,6 +162,11 @@ function startServer(state) {
     [
       "wrangler",
       "dev",
+      // The API (bench/worker.ts in place of its main) and the marketplace simulator beside it.
+      "--config",
+      "wrangler.toml",
+      "--config",
+      "simulator/wrangler.toml",
       "bench/worker.ts",
       "--persist-to",
       state,

@@ -1,4 +1,5 @@
-// npm run deploy [-- --env production]: `wrangler deploy` with GIT_COMMIT set to this commit, and the
+// npm run deploy [-- --env production]: `wrangler deploy` with GIT_COMMIT set to this commit (outside
+// production, after deploying the marketplace simulator's Worker for the same environment), and the
 // committed OpenAPI document shipped as a static asset at /rest/v1/openapi.json (the production Worker
 // does not build it; see src/routes/document.ts). The copy is removed again afterwards, so that
 // `npm run dev` keeps serving the document it builds from the routes.
@@ -6,11 +7,24 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 
 const STATIC_DOCUMENT = "public/rest/v1/openapi.json";
+const args = process.argv.slice(2);
+const envArg = args.findIndex((arg) => arg === "--env" || arg.startsWith("--env="));
+const environment = envArg < 0 ? "" : args[envArg].includes("=") ? args[envArg].split("=")[1] : args[envArg + 1];
+
+// The marketplace simulator is a Worker of its own, deployed beside the API wherever the API is bound
+// to it (the sandbox); production talks to the real marketplaces and never gets it.
+if (environment !== "production") {
+  const simulatorEnv = environment ? ["--env", environment] : [];
+  const simulator = spawnSync("npx", ["wrangler", "deploy", "--config", "simulator/wrangler.toml", ...simulatorEnv], {
+    stdio: "inherit",
+  });
+  if (simulator.status !== 0) process.exit(simulator.status ?? 1);
+}
 const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
 mkdirSync("public/rest/v1", { recursive: true });
 copyFileSync("openapi/openapi.json", STATIC_DOCUMENT);
 try {
-  const deploy = spawnSync("npx", ["wrangler", "deploy", "--var", `GIT_COMMIT:${commit}`, ...process.argv.slice(2)], {
+  const deploy = spawnSync("npx", ["wrangler", "deploy", "--var", `GIT_COMMIT:${commit}`, ...args], {
     stdio: "inherit",
   });
   process.exitCode = deploy.status ?? 1;

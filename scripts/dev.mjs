@@ -1,4 +1,5 @@
-// npm run dev: local D1 migrations and seed, then `wrangler dev` with the arguments given after `--`.
+// npm run dev: local D1 migrations and seed, then `wrangler dev` of the API and the marketplace
+// simulator, with the arguments given after `--` (they reach the API's Worker).
 // It never waits for input (in a terminal wrangler would ask before applying migrations: CI=true
 // answers for it) and prints a short banner instead of wrangler's migration tables and update notice.
 // Image URLs must be absolute in work done outside a request too (the publish job sends them to a
@@ -47,7 +48,10 @@ console.log(`
 const mediaBase = args.some((arg) => arg.includes("MEDIA_BASE_URL"))
   ? []
   : ["--var", `MEDIA_BASE_URL:${origin}/media/`];
-const dev = spawnSync("npx", ["wrangler", "dev", "--test-scheduled", ...mediaBase, ...args], {
+// The API first (the primary Worker, on the port), then the marketplace simulator beside it in the same
+// session (wrangler's multi-config dev), which the API reaches through its MARKETPLACE binding.
+const workers = ["--config", "wrangler.toml", "--config", "simulator/wrangler.toml"];
+const dev = spawnSync("npx", ["wrangler", "dev", ...workers, "--test-scheduled", ...mediaBase, ...args], {
   stdio: "inherit",
   env: { ...process.env, WRANGLER_HIDE_BANNER: "true", WRANGLER_SEND_METRICS: "false" },
 });

@@ -1,13 +1,12 @@
-// The Worker with the bundled marketplace simulator (development, tests, sandbox). Production deploys
-// src/worker.ts, which leaves the simulator out of the bundle, and serves the OpenAPI document as a
-// static asset instead of building it (see src/routes/document.ts).
+// The Worker of development, tests and the sandbox: it builds the OpenAPI document from the routes.
+// Production deploys src/worker.ts, which serves the committed document as a static asset instead
+// (see src/routes/document.ts).
 import { app } from "./app";
 import type { Env } from "./env";
 import { DOCUMENT_PATH, documentAnswer } from "./routes/document";
 import type { Job } from "./services/shared";
 import worker from "./worker";
 
-export { MarketplaceSimulator } from "./portals/simulator";
 export { RateLimiter, UserTokens } from "./worker";
 
 const answerDocument = documentAnswer(app);

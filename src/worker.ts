@@ -1,5 +1,5 @@
 // The Worker: the API, the queue consumer and the cron. Production deploys this entry; development,
-// tests and the sandbox deploy src/index.ts, which adds the bundled marketplace simulator.
+// tests and the sandbox deploy src/index.ts, which also builds the OpenAPI document from the routes.
 import { app } from "./app";
 import { runScheduled } from "./cron";
 import type { Env } from "./env";

@@ -7,10 +7,11 @@ import { getDb } from "../src/db/client";
 import { queueItems } from "../src/db/schema";
 import type { Env } from "../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../src/lib/errors";
-import { type MarketplacePortal, simulatorOf } from "../src/portals/gateway";
+import type { MarketplacePortal } from "../src/portals/gateway";
 import { createApiClient, type NewClient } from "../src/services/accounts";
 import { type Intent, publishMessage, runPublishJobs } from "../src/services/publishing";
 import worker from "../src/worker";
+import { marketplace } from "./fixtures/marketplace";
 
 export const BASE = "http://api.test/rest/v1";
 
@@ -374,7 +375,7 @@ export async function runPublishItem(base: Env, itemId: number, requestId?: stri
 /** The listings the user's account at a portal holds at the simulator, with what arrived. */
 export async function listingsAtMarketplace(key: string, userId: number, portal: MarketplacePortal = "portal_a") {
   const connection = await call("GET", `/oauth/${userId}/${portal}/`, { key });
-  return simulatorOf(env, portal).listingsOf(connection.body.data.externalUserId as number);
+  return marketplace(portal).listings(connection.body.data.externalUserId as number);
 }
 
 /** Placement intents for ads on portal_a, as POST /publish/ writes them. */

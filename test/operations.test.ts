@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { parse } from "smol-toml";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import journal from "../migrations/meta/_journal.json";
+import simulatorToml from "../simulator/wrangler.toml?raw";
 import { app } from "../src/app";
 import { runScheduled } from "../src/cron";
 import { getDb } from "../src/db/client";
@@ -281,10 +282,16 @@ describe("wrangler.toml", () => {
     expect(production.vars.PORTAL_A_API).toMatch(/^https:\/\//);
     expect(production.vars.OUTBOUND_DNS_RESOLVER).toMatch(/^https:\/\//);
     expect(production.analytics_engine_datasets).toEqual([expect.objectContaining({ binding: "METRICS" })]);
-    const bindings = (env: Record<string, any>) => env.durable_objects.bindings.map((b: { name: string }) => b.name);
-    expect(bindings(production)).not.toContain("MARKETPLACE_SIMULATOR");
-    expect(bindings(sandbox)).toContain("MARKETPLACE_SIMULATOR");
-    expect(bindings(config)).toContain("MARKETPLACE_SIMULATOR");
+    // The marketplace simulator is a Worker of its own, bound where it runs and never in production.
+    const services = (env: Record<string, any>) => (env.services ?? []).map((s: { binding: string }) => s.binding);
+    expect(services(production)).toEqual([]);
+    expect(production.vars.PORTAL_B_API).not.toBe("simulator");
+    expect(services(sandbox)).toEqual(["MARKETPLACE"]);
+    expect(services(config)).toEqual(["MARKETPLACE"]);
+    const simulator = parse(simulatorToml) as Record<string, any>;
+    expect(Object.keys(simulator.env)).toEqual(["sandbox"]);
+    expect(config.services[0].service).toBe(simulator.name);
+    expect(sandbox.services[0].service).toBe(simulator.env.sandbox.name);
   });
 
   it("gives every environment bounded consumers and a dead-letter chain that drops nothing", () => {

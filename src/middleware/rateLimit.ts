@@ -50,7 +50,7 @@ export const takeIpToken = (c: Context<AppEnv>) =>
 export const ipRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const headers = await takeIpToken(c);
   await next();
-  // Answers passed on from a Durable Object (the simulator) have immutable headers: copy first.
+  // Answers passed on from another Worker (the simulator) have immutable headers: copy first.
   c.res = new Response(c.res.body, c.res);
   for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
 };

@@ -60,11 +60,17 @@ export interface RemoteStatistics {
   favorites: number;
 }
 
-/** The bundled simulator of a portal; bound in development and sandbox only. */
-export function simulatorOf(env: Env, portal: MarketplacePortal) {
-  const namespace = env.MARKETPLACE_SIMULATOR;
-  if (!namespace) throw new Error(`${portal} is configured as "simulator", but MARKETPLACE_SIMULATOR is not bound`);
-  return namespace.get(namespace.idFromName(portal));
+/** The origin the simulator's HTTP API answers on behind its binding (the host is not looked at). */
+export const SIMULATOR_ORIGIN = "https://simulator.internal";
+
+/**
+ * The marketplace simulator Worker (simulator/), reached over HTTP through the MARKETPLACE service
+ * binding; bound in development, tests and sandbox only.
+ */
+export function marketplaceSimulator(env: Env): Fetcher {
+  const simulator = env.MARKETPLACE;
+  if (!simulator) throw new Error('a portal is configured as "simulator", but MARKETPLACE is not bound');
+  return simulator;
 }
 
 /** An OAuth or network failure as the kind of PortalError it means for the caller. */
@@ -82,7 +88,7 @@ function portalErrorOf(error: unknown): PortalError {
 /**
  * The only way the service talks to a marketplace: its HTTP API at the base URL of PORTAL_A_API /
  * PORTAL_B_API (OAuth endpoints `oauth/authorize`, `oauth/token`, `oauth/revoke` below it), or the
- * bundled simulator when that is "simulator". The OAuth side is oauth4webapi (authorization code with
+ * simulator Worker's (through its binding) when that is "simulator". The OAuth side is oauth4webapi (authorization code with
  * PKCE, client_secret_basic, refresh, revocation), so pointing at a real marketplace is configuration
  * only: the base URL, PORTAL_<X>_CLIENT_ID and the secret PORTAL_<X>_CLIENT_SECRET.
  */
@@ -102,7 +108,7 @@ export class PortalGateway {
 
   /** The simulator answers on an internal origin; its pages are served on the API's own (`publicOrigin`). */
   private authorizationServer(publicOrigin = ""): oauth.AuthorizationServer {
-    const api = this.usesSimulator ? `https://simulator.internal/${this.portal}/` : this.base;
+    const api = this.usesSimulator ? `${SIMULATOR_ORIGIN}/${this.portal}/` : this.base;
     return {
       issuer: api,
       authorization_endpoint: this.usesSimulator
@@ -121,7 +127,7 @@ export class PortalGateway {
   private requestOptions(): { [oauth.customFetch]?: typeof fetch; signal: AbortSignal } {
     const signal = AbortSignal.timeout(15_000);
     if (!this.usesSimulator) return { signal };
-    const simulator = simulatorOf(this.env, this.portal);
+    const simulator = marketplaceSimulator(this.env);
     return { signal, [oauth.customFetch]: (url, init) => simulator.fetch(new Request(url, init)) };
   }
 
@@ -224,11 +230,13 @@ export class PortalGateway {
     };
     let response: Response;
     try {
+      const signal = AbortSignal.timeout(15_000);
       response = this.usesSimulator
-        ? await simulatorOf(this.env, this.portal).fetch(
-            new Request(`https://simulator.internal/${this.portal}/${path}`, requestInit),
-          )
-        : await fetch(new URL(path, this.base), { ...requestInit, signal: AbortSignal.timeout(15_000) });
+        ? await marketplaceSimulator(this.env).fetch(`${SIMULATOR_ORIGIN}/${this.portal}/${path}`, {
+            ...requestInit,
+            signal,
+          })
+        : await fetch(new URL(path, this.base), { ...requestInit, signal });
     } catch (error) {
       throw new PortalError("transient", error instanceof Error ? error.message : "portal unreachable");
     }

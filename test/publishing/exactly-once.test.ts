@@ -8,9 +8,9 @@ import {
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import worker from "../../src/index";
-import { simulatorOf } from "../../src/portals/gateway";
 import { publishMessage, queueIntents } from "../../src/services/publishing";
 import type { Job } from "../../src/services/shared";
+import { marketplace } from "../fixtures/marketplace";
 import {
   call,
   connectedSeller,
@@ -39,9 +39,9 @@ const seller = (credit = 100_000) => connectedSeller(key, internalKey, credit);
 /** What reached the marketplace simulator for the user's portal_a account. */
 async function atMarketplace(userId: number) {
   const connection = await call("GET", `/oauth/${userId}/portal_a/`, { key });
-  const simulator = simulatorOf(env, "portal_a");
+  const simulator = marketplace("portal_a");
   const account = connection.body.data.externalUserId as number;
-  return { summary: await simulator.accountSummary(account), listings: await simulator.listingsOf(account) };
+  return { summary: await simulator.summary(account), listings: await simulator.listings(account) };
 }
 
 const rows = async <T>(query: string, ...params: unknown[]) =>

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { simulatorOf } from "../../src/portals/gateway";
+import { marketplaceSimulator, SIMULATOR_ORIGIN } from "../../src/portals/gateway";
 import {
   activate,
   CAR_ATTRIBUTES,
@@ -236,7 +236,7 @@ describe("the simulator's authorization server", () => {
     expect(await wrong.text()).toContain("Wrong username or password");
   });
 
-  it("signs the seeded demo account in with SIMULATOR_DEMO_PASSWORD and redirects with code and state", async () => {
+  it("signs the seeded demo account in with its DEMO_PASSWORD and redirects with code and state", async () => {
     const { userId, redirect, page } = await startConnecting();
     const approved = await submitForm(ORIGIN, page, { username: "demo", password: "demo-test-password" });
     expect(approved.status).toBe(302);
@@ -309,8 +309,8 @@ describe("the simulator's authorization server", () => {
     const approved = await submitForm(ORIGIN, page, { username: "demo", password: "demo-test-password" });
     const code = defined(new URL(defined(approved.headers.get("Location"))).searchParams.get("code"));
     const token = (body: Record<string, string>, secret = "test-portal-a-secret") =>
-      simulatorOf(env, "portal_a").fetch(
-        new Request("https://simulator.internal/portal_a/oauth/token", {
+      marketplaceSimulator(env).fetch(
+        new Request(`${SIMULATOR_ORIGIN}/portal_a/oauth/token`, {
           method: "POST",
           headers: { Authorization: `Basic ${btoa(`classified-ads-dev:${secret}`)}` },
           body: new URLSearchParams(body),

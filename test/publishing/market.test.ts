@@ -8,8 +8,8 @@ import {
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { simulatorOf } from "../../src/portals/gateway";
 import type { Job } from "../../src/services/shared";
+import { marketplace } from "../fixtures/marketplace";
 import {
   call,
   connectedSeller,
@@ -139,7 +139,7 @@ describe("status", () => {
     )
       .bind(userId)
       .run();
-    await simulatorOf(env, "portal_a").expireTokens();
+    await marketplace("portal_a").expireTokens();
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     await published(userId, ad.adId);
     const connection = await env.DB.prepare("SELECT access_token_expire FROM portal_connections WHERE user_id = ?")

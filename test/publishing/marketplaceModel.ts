@@ -4,11 +4,12 @@ import { expect } from "vitest";
 import { getDb } from "../../src/db/client";
 import type { Env } from "../../src/env";
 import { handleJobs } from "../../src/jobs/consumer";
-import { simulatorOf } from "../../src/portals/gateway";
+import { marketplaceSimulator } from "../../src/portals/gateway";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
 import { resendStalledItems } from "../../src/services/publishing";
 import type { Job, PublishJob } from "../../src/services/shared/jobMessages";
+import { marketplace } from "../fixtures/marketplace";
 import { type Answer, call, connectedSeller, createAd, interceptD1, PAID_CATEGORY } from "../harness";
 
 /**
@@ -126,7 +127,7 @@ export async function newWorld(key: string, internalKey: string): Promise<World>
     if (world.losingSends) return;
     for (const body of bodies) if (body.kind === "publish") world.queue.push({ body, attempts: 0 });
   };
-  const simulators = env.MARKETPLACE_SIMULATOR as NonNullable<Env["MARKETPLACE_SIMULATOR"]>;
+  const simulator = marketplaceSimulator(env);
   world.env = {
     ...env,
     DB: d1,
@@ -134,15 +135,12 @@ export async function newWorld(key: string, internalKey: string): Promise<World>
       send: async (body: Job) => send([body]),
       sendBatch: async (messages: { body: Job }[]) => send(messages.map((m) => m.body)),
     },
-    MARKETPLACE_SIMULATOR: {
-      idFromName: (name: string) => simulators.idFromName(name),
-      get: (id: DurableObjectId) => {
-        const stub = simulators.get(id);
-        return {
-          fetch: (request: Request) =>
-            world.portalDown ? new Response('{"error":"down for maintenance"}', { status: 503 }) : stub.fetch(request),
-        };
-      },
+    // The marketplace as the gateway reaches it: down for maintenance while the world says so.
+    MARKETPLACE: {
+      fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+        world.portalDown
+          ? new Response('{"error":"down for maintenance"}', { status: 503 })
+          : simulator.fetch(new Request(input, init)),
     },
   } as unknown as Env;
   return world;
@@ -522,9 +520,9 @@ export async function settle(world: World) {
  * live, an unpublish that reports done or a placement it cancelled is not).
  */
 export async function checkInvariants(model: Model, world: World) {
-  const simulator = simulatorOf(env, PORTAL);
-  const listings = await simulator.listingsOf(world.account);
-  const summary = await simulator.accountSummary(world.account);
+  const simulator = marketplace(PORTAL);
+  const listings = await simulator.listings(world.account);
+  const summary = await simulator.summary(world.account);
   const adOfRef = (ref: string) => Number(/^ad-(\d+)-/.exec(ref)?.[1] ?? 0);
   const paid = await env.DB.prepare(
     "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id = ? AND kind IN ('charge', 'refund')",

@@ -7,33 +7,27 @@ import { pathId, queryBool } from "../../lib/fields";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
 import { withCache } from "../../middleware/responseCache";
 import { SIMULATOR_ORIGIN_HEADER } from "../../portals/config";
-import { type MarketplacePortal, PortalGateway, simulatorOf } from "../../portals/gateway";
-import { completeConnection, disconnect, getConnection, startConnection } from "../../services/publishing";
+import { type MarketplacePortal, marketplaceSimulator, PortalGateway, SIMULATOR_ORIGIN } from "../../portals/gateway";
+import {
+  CONNECTION_PORTALS,
+  CompleteConnection,
+  ConnectionStart,
+  completeConnection,
+  disconnect,
+  getConnection,
+  PortalConnection,
+  startConnection,
+} from "../../services/publishing";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 import { landingPage } from "./landing";
 
 const tags = ["Portal connection"];
-const PORTALS = ["portal_a", "portal_b"] as const;
 const params = z.object({
   userId: pathId("userId"),
-  portal: z.enum(PORTALS).openapi({ param: { name: "portal", in: "path" } }),
+  portal: z.enum(CONNECTION_PORTALS).openapi({ param: { name: "portal", in: "path" } }),
 });
-
-const Connection = z
-  .object({
-    userId: z.number().int(),
-    portal: z.enum(PORTALS),
-    status: z.boolean().openapi({ description: "connected" }),
-    externalUserId: z.number().int(),
-    accessToken: z.string().openapi({ description: "Masked: the token itself is never shown" }),
-    accessTokenExpire: z.string().openapi({ description: "Empty when none" }),
-    refreshToken: z.string().openapi({ description: "Masked" }),
-    email: z.string(),
-    scope: z.array(z.string()).openapi({ description: "OAuth scopes the marketplace granted" }),
-  })
-  .openapi("PortalConnection");
 
 const publicOrigin = (url: string) => new URL(url).origin;
 
@@ -45,13 +39,13 @@ export const oauthRouter = createRouter()
       tags,
       summary: "Whether the user is connected to the portal",
       request: { params, query: z.object({ useCache: queryBool().optional() }) },
-      response: envelope(Connection),
+      response: envelope(PortalConnection),
     }),
     async (c) => {
       const { userId, portal } = c.req.valid("param");
       return c.json(
         await withCache(c, c.req.valid("query").useCache, [userRevision(userId)], async () =>
-          ok(await getConnection(serviceContext(c), userId, portal)),
+          ok(await getConnection(serviceContext(c), { userId, portal })),
         ),
         200,
       );
@@ -64,7 +58,7 @@ export const oauthRouter = createRouter()
       tags,
       summary: "Start connecting: answers the URL to send the user to; earlier tokens are revoked",
       request: { params },
-      response: envelope(z.object({ redirect: z.string() })),
+      response: envelope(ConnectionStart),
     }),
     async (c) => {
       return c.json(
@@ -83,16 +77,9 @@ export const oauthRouter = createRouter()
       summary: "Finish connecting with the code (and state) the portal returned",
       request: {
         params,
-        body: jsonBody(
-          z
-            .object({
-              code: z.string().min(1).max(512),
-              state: z.string().min(1).max(512).openapi({ description: "The state the portal returned with the code" }),
-            })
-            .openapi("CompleteConnection"),
-        ),
+        body: jsonBody(CompleteConnection),
       },
-      response: envelope(Connection),
+      response: envelope(PortalConnection),
     }),
     async (c) => {
       const input = { ...c.req.valid("param"), ...c.req.valid("json"), publicOrigin: publicOrigin(c.req.url) };
@@ -106,19 +93,21 @@ export const oauthRouter = createRouter()
       tags,
       summary: "Disconnect: the tokens are revoked",
       request: { params },
-      response: envelope(Connection),
+      response: envelope(PortalConnection),
     }),
     async (c) => {
       const { userId, portal } = c.req.valid("param");
-      return c.json(ok(await disconnect(serviceContext(c), userId, portal)), 200);
+      return c.json(ok(await disconnect(serviceContext(c), { userId, portal })), 200);
     },
   );
 
-const isPortal = (value: string): value is MarketplacePortal => (PORTALS as readonly string[]).includes(value);
+const isPortal = (value: string): value is MarketplacePortal =>
+  (CONNECTION_PORTALS as readonly string[]).includes(value);
 
 /**
  * Public (keyless) routes of the OAuth flow: the page the portal sends the user back to, which shows
- * the code and state to hand to PUT /oauth/<userId>/<portal>/, and the bundled simulator's own pages.
+ * the code and state to hand to PUT /oauth/<userId>/<portal>/, and the marketplace simulator's pages
+ * (forwarded to its Worker, so a browser sees them on this origin).
  */
 export const oauthPublicRouter = new Hono<AppEnv>()
   .get("/oauth/callback/:portal", (c) => {
@@ -134,14 +123,14 @@ export const oauthPublicRouter = new Hono<AppEnv>()
   })
   .all("/simulator/:portal/*", async (c) => {
     const portal = c.req.param("portal");
-    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator || !c.env.MARKETPLACE_SIMULATOR)
+    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator)
       throw DomainError.of("portal_not_found", "no simulator for this portal");
     const url = new URL(c.req.url);
     const forwarded = new Request(
-      `https://simulator.internal${url.pathname.replace(/^\/simulator/, "")}${url.search}`,
+      `${SIMULATOR_ORIGIN}${url.pathname.replace(/^\/simulator/, "")}${url.search}`,
       c.req.raw,
     );
     // The origin the simulator is served from: its registered redirect URI is our callback there.
     forwarded.headers.set(SIMULATOR_ORIGIN_HEADER, url.origin);
-    return simulatorOf(c.env, portal).fetch(forwarded);
+    return marketplaceSimulator(c.env).fetch(forwarded);
   });

@@ -1,11 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
-import { getDb } from "../../db/client";
-import type { Env } from "../../env";
-import { loadCatalogue } from "../../services/catalogue";
-import type { MarketplacePortal } from "../config";
-import { type Listing, ListingSchema } from "../listing";
 import { AuthorizationServer } from "./authorization";
+import type { Portal, SimulatorEnv } from "./env";
+import { MarketplaceListing } from "./listing";
 import { reviewListing } from "./review";
 
 const LISTING_DAYS = 30;
@@ -14,18 +11,18 @@ const FLAKY_FAILURES = 2;
 type Json = Record<string, unknown>;
 
 /**
- * The bundled marketplace: one object per portal, speaking the HTTP API the PortalGateway uses (an
- * OAuth authorization server, listings, features, bids, statistics). It behaves like a strict
- * marketplace: a listing is reviewed against the catalogue's definitions for the portal and refused
- * with a reason naming the field. Deterministic triggers: a title with `[reject]` is refused, one with
- * `[flaky]` fails transiently on its first two attempts. State lives in the object's SQLite storage.
+ * One simulated marketplace per portal, speaking the HTTP API the API's gateway uses (an OAuth
+ * authorization server, listings, features, bids, statistics). It behaves like a strict marketplace:
+ * a listing is reviewed against its own published catalogue and refused with a reason naming the
+ * field. Deterministic triggers: a title with `[reject]` is refused, one with `[flaky]` fails
+ * transiently on its first two attempts. State lives in the object's SQLite storage.
  */
-export class MarketplaceSimulator extends DurableObject<Env> {
+export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
   private readonly sql: SqlStorage;
   private readonly app = new Hono();
   private readonly authorization: AuthorizationServer;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: SimulatorEnv) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.authorization = new AuthorizationServer(this.sql, env);
@@ -52,16 +49,11 @@ export class MarketplaceSimulator extends DurableObject<Env> {
     return this.app.fetch(request);
   }
 
-  /** Simulator control: ends every access token now, so clients must refresh (used to exercise token refresh). */
-  expireTokens(): void {
-    this.authorization.expireTokens();
-  }
-
   /**
-   * Simulator control: what one account holds, for tests and the benchmark to count what reached the
-   * marketplace (listings, live ones, references held by more than one listing, feature purchases).
+   * What one account holds, for tests and the benchmark to count what reached the marketplace
+   * (listings, live ones, references held by more than one listing, feature purchases).
    */
-  accountSummary(account: number) {
+  private accountSummary(account: number) {
     const one = (query: string) => this.sql.exec<{ n: number }>(query, account).one().n;
     return {
       listings: one("SELECT count(*) AS n FROM listings WHERE account = ?"),
@@ -73,8 +65,8 @@ export class MarketplaceSimulator extends DurableObject<Env> {
     };
   }
 
-  /** Simulator control: the listings of one account with what they hold. */
-  listingsOf(account: number) {
+  /** The listings of one account with what they hold. */
+  private listingsOf(account: number) {
     return this.sql
       .exec<{ id: number; external_ref: string; title: string; online: number; payload: string | null }>(
         "SELECT id, external_ref, title, online, payload FROM listings WHERE account = ? ORDER BY id",
@@ -86,7 +78,7 @@ export class MarketplaceSimulator extends DurableObject<Env> {
         externalRef: row.external_ref,
         title: row.title,
         online: row.online === 1,
-        listing: row.payload === null ? null : (JSON.parse(row.payload) as Listing),
+        listing: row.payload === null ? null : (JSON.parse(row.payload) as MarketplaceListing),
       }));
   }
 
@@ -98,13 +90,13 @@ export class MarketplaceSimulator extends DurableObject<Env> {
    * The listing in a create or update body, or the refusal (422 naming the field) a strict marketplace
    * answers for it.
    */
-  private async review(portal: MarketplacePortal, body: unknown): Promise<Listing | Response> {
-    const parsed = ListingSchema.safeParse(body);
+  private review(portal: Portal, body: unknown): MarketplaceListing | Response {
+    const parsed = MarketplaceListing.safeParse(body);
     if (!parsed.success) {
       const [issue] = parsed.error.issues;
       return Response.json({ error: `${issue?.path.join(".") || "listing"}: ${issue?.message}` }, { status: 422 });
     }
-    const problem = reviewListing(await loadCatalogue(getDb(this.env.DB)), portal, parsed.data);
+    const problem = reviewListing(portal, parsed.data);
     return problem ? Response.json({ error: problem }, { status: 422 }) : parsed.data;
   }
 
@@ -130,7 +122,7 @@ export class MarketplaceSimulator extends DurableObject<Env> {
   }
 
   /** Keeps what arrived: the listing as sent, and the columns bids are derived from. */
-  private store(id: number, listing: Listing): void {
+  private store(id: number, listing: MarketplaceListing): void {
     this.sql.exec(
       "UPDATE listings SET title = ?, price = ?, payload = ? WHERE id = ?",
       listing.title,
@@ -143,14 +135,14 @@ export class MarketplaceSimulator extends DurableObject<Env> {
   private routes(): void {
     this.authorization.routes(this.app);
     const app = this.app.basePath("/:portal");
-    const portalOf = (value: string): MarketplacePortal => (value === "portal_b" ? "portal_b" : "portal_a");
+    const portalOf = (value: string): Portal => (value === "portal_b" ? "portal_b" : "portal_a");
     app.post("/listings", async (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const body = await c.req.json().catch(() => null);
       const triggered = this.trigger(`create:${body?.externalRef}`, String(body?.title ?? ""));
       if (triggered) return triggered;
-      const listing = await this.review(portalOf(c.req.param("portal")), body);
+      const listing = this.review(portalOf(c.req.param("portal")), body);
       if (listing instanceof Response) return listing;
       const now = Date.now();
       const existing = this.sql
@@ -179,11 +171,22 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       this.store(id, listing);
       return c.json(this.listingView(id), 201);
     });
-    // Control route for scripts (the benchmark): the account summary, as `accountSummary`; the operator's only.
-    app.get("/control/accounts/:account", (c) => {
-      if (!this.authorization.isOperator(c))
+    // Control routes for tests and scripts (the benchmark), the operator's only: HTTP Basic with the
+    // portal's registered client credentials.
+    const control = app.basePath("/control");
+    control.use(async (c, next) => {
+      if (!(await this.authorization.isOperator(c)))
         return c.json({ error: "invalid_client" }, 401, { "WWW-Authenticate": 'Basic realm="control"' });
-      return c.json(this.accountSummary(Number(c.req.param("account"))));
+      await next();
+    });
+    control.get("/accounts/:account", (c) => c.json(this.accountSummary(Number(c.req.param("account")))));
+    control.get("/accounts/:account/listings", (c) =>
+      c.json({ listings: this.listingsOf(Number(c.req.param("account"))) }),
+    );
+    // Ends every access token now, so clients must refresh (exercises token refresh).
+    control.post("/expire-tokens", (c) => {
+      this.authorization.expireTokens();
+      return c.body(null, 204);
     });
     app.get("/listings", (c) => {
       const account = this.account(c.req.raw);
@@ -206,7 +209,7 @@ export class MarketplaceSimulator extends DurableObject<Env> {
       if (triggered) return triggered;
       if (this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length === 0)
         return c.json({ error: "listing not found" }, 404);
-      const listing = await this.review(portalOf(c.req.param("portal")), body);
+      const listing = this.review(portalOf(c.req.param("portal")), body);
       if (listing instanceof Response) return listing;
       this.store(id, listing);
       return c.json(this.listingView(id));

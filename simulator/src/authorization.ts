@@ -1,9 +1,7 @@
 import type { Context, Hono } from "hono";
-import type { Env } from "../../env";
-import { randomToken, timingSafeEqualText, toBase64Url } from "../../lib/crypto";
-import { PAGE_HEADERS } from "../../lib/htmlPage";
-import { callbackUrl, type MarketplacePortal, portalClient, SIMULATOR_ORIGIN_HEADER } from "../config";
-import { consentPage, refusalPage, signupPage } from "./pages";
+import { base64url, newToken, sameSecret } from "./crypto";
+import { type Portal, registeredClient, type SimulatorEnv } from "./env";
+import { consentPage, PAGE_HEADERS, refusalPage, signupPage } from "./pages";
 
 const ACCESS_TTL_S = 3600;
 const CODE_TTL_MS = 60_000;
@@ -22,7 +20,12 @@ const REQUEST_PARAMS = [
   "code_challenge_method",
 ];
 
-const base64url = (bytes: ArrayBuffer) => toBase64Url(String.fromCharCode(...new Uint8Array(bytes)));
+/**
+ * The header through which the API's forwarding route names the origin these pages are served on:
+ * the only redirect URI registered for the API's client is `<that origin>/oauth/callback/<portal>`.
+ */
+const SERVED_ORIGIN_HEADER = "X-Simulator-Origin";
+const registeredRedirect = (origin: string, portal: Portal) => `${origin}/oauth/callback/${portal}`;
 
 async function passwordHash(password: string, salt: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);
@@ -39,13 +42,6 @@ const s256 = async (verifier: string) =>
 
 type Refusal = { page: string } | { redirect: string };
 
-/**
- * The simulator's OAuth 2.0 authorization server (RFC 6749 authorization code grant with PKCE, RFC
- * 7636, and token revocation, RFC 7009): a consent page where the account holder signs in, codes
- * that live a minute and work once, redirects only to the redirect URIs registered for our client, and
- * a token endpoint that authenticates the client. Accounts: `demo` (password SIMULATOR_DEMO_PASSWORD,
- * "demo" when unset) and any created from the consent page.
- */
 /** The body as a form, or null when it is not one (a malformed request). */
 const formOf = (c: Context): Promise<FormData | null> => c.req.formData().catch(() => null);
 
@@ -56,10 +52,17 @@ const invalidRequest = (c: Context) =>
     400,
   );
 
+/**
+ * The simulator's OAuth 2.0 authorization server (RFC 6749 authorization code grant with PKCE, RFC
+ * 7636, and token revocation, RFC 7009): a consent page where the account holder signs in, codes
+ * that live a minute and work once, redirects only to the redirect URIs registered for our client, and
+ * a token endpoint that authenticates the client. Accounts: `demo` (password DEMO_PASSWORD,
+ * "demo" when unset) and any created from the consent page.
+ */
 export class AuthorizationServer {
   constructor(
     private readonly sql: SqlStorage,
-    private readonly env: Env,
+    private readonly env: SimulatorEnv,
   ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS accounts (id INTEGER PRIMARY KEY AUTOINCREMENT, username TEXT UNIQUE,
         password_hash TEXT, salt TEXT);
@@ -145,7 +148,7 @@ export class AuthorizationServer {
         const action = this.publicPath(c, "signup");
         return c.html(signupPage({ portal: c.req.param("portal"), action, params, error: problem }), 400, PAGE_HEADERS);
       }
-      const salt = randomToken(16);
+      const salt = newToken(16);
       this.sql.exec(
         "INSERT INTO accounts (username, password_hash, salt) VALUES (?, ?, ?)",
         username,
@@ -158,7 +161,7 @@ export class AuthorizationServer {
     app.post("/:portal/oauth/token", async (c) => {
       const form = await formOf(c);
       if (!form) return invalidRequest(c);
-      if (!this.authenticatesClient(c, form)) {
+      if (!(await this.authenticatesClient(c, form))) {
         return c.json({ error: "invalid_client" }, 401, { "WWW-Authenticate": 'Basic realm="token"' });
       }
       const grantType = form.get("grant_type");
@@ -177,7 +180,7 @@ export class AuthorizationServer {
     app.post("/:portal/oauth/revoke", async (c) => {
       const form = await formOf(c);
       if (!form) return invalidRequest(c);
-      if (!this.authenticatesClient(c, form)) return c.json({ error: "invalid_client" }, 401);
+      if (!(await this.authenticatesClient(c, form))) return c.json({ error: "invalid_client" }, 401);
       this.sql.exec("DELETE FROM tokens WHERE token = ?", String(form.get("token") ?? ""));
       return c.body(null, 200);
     });
@@ -192,7 +195,7 @@ export class AuthorizationServer {
     return params;
   }
 
-  private portalOf(c: Context): MarketplacePortal {
+  private portalOf(c: Context): Portal {
     return c.req.param("portal") === "portal_b" ? "portal_b" : "portal_a";
   }
 
@@ -207,10 +210,10 @@ export class AuthorizationServer {
    */
   private checkRequest(c: Context, params: Record<string, string>): Refusal | null {
     const portal = this.portalOf(c);
-    const client = portalClient(this.env, portal);
+    const client = registeredClient(this.env, portal);
     if (params.client_id !== client.clientId) return { page: "client_id: unknown client" };
-    const origin = c.req.header(SIMULATOR_ORIGIN_HEADER);
-    if (!origin || params.redirect_uri !== callbackUrl(origin, portal)) {
+    const origin = c.req.header(SERVED_ORIGIN_HEADER);
+    if (!origin || params.redirect_uri !== registeredRedirect(origin, portal)) {
       return { page: "redirect_uri: not registered for this client" };
     }
     const back = (error: string, description: string) => {
@@ -257,16 +260,15 @@ export class AuthorizationServer {
       .toArray()[0];
     if (!row) return null;
     if (row.id === DEMO_ACCOUNT) {
-      const expected = this.env.SIMULATOR_DEMO_PASSWORD || "demo";
-      return timingSafeEqualText(await s256(password), await s256(expected)) ? row.id : null;
+      return (await sameSecret(password, this.env.DEMO_PASSWORD || "demo")) ? row.id : null;
     }
     if (!row.password_hash || !row.salt) return null;
-    return timingSafeEqualText(await passwordHash(password, row.salt), row.password_hash) ? row.id : null;
+    return (await sameSecret(await passwordHash(password, row.salt), row.password_hash)) ? row.id : null;
   }
 
   /** A code for the account, bound to the client, the redirect URI and the PKCE challenge. */
   private grant(account: number, params: Record<string, string>): string {
-    const code = randomToken(24);
+    const code = newToken(24);
     this.sql.exec(
       "INSERT INTO grants VALUES (?, ?, ?, ?, ?, ?)",
       code,
@@ -282,14 +284,14 @@ export class AuthorizationServer {
     return target.toString();
   }
 
-  /** client_secret_basic (RFC 6749 2.3.1) or client_secret_post. */
   /** The simulator's control routes are the operator's: HTTP Basic with the portal's OAuth client credentials. */
-  isOperator(c: Context): boolean {
+  isOperator(c: Context): Promise<boolean> {
     return this.authenticatesClient(c, new FormData());
   }
 
-  private authenticatesClient(c: Context, form: FormData): boolean {
-    const expected = portalClient(this.env, this.portalOf(c));
+  /** client_secret_basic (RFC 6749 2.3.1) or client_secret_post. */
+  private async authenticatesClient(c: Context, form: FormData): Promise<boolean> {
+    const expected = registeredClient(this.env, this.portalOf(c));
     let id = form.get("client_id");
     let secret = form.get("client_secret");
     const basic = /^Basic (.+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
@@ -302,7 +304,7 @@ export class AuthorizationServer {
       typeof id === "string" &&
       typeof secret === "string" &&
       id === expected.clientId &&
-      timingSafeEqualText(secret, expected.clientSecret)
+      (await sameSecret(secret, expected.clientSecret))
     );
   }
 
@@ -320,7 +322,7 @@ export class AuthorizationServer {
     const valid =
       row !== undefined &&
       row.expires > Date.now() &&
-      row.client_id === portalClient(this.env, this.portalOf(c)).clientId &&
+      row.client_id === registeredClient(this.env, this.portalOf(c)).clientId &&
       row.redirect_uri === form.get("redirect_uri") &&
       verifier !== "" &&
       (await s256(verifier)) === row.challenge;
@@ -329,8 +331,8 @@ export class AuthorizationServer {
   }
 
   private issueTokens(account: number) {
-    const access = randomToken(24);
-    const refresh = randomToken(24);
+    const access = newToken(24);
+    const refresh = newToken(24);
     this.sql.exec("INSERT INTO tokens VALUES (?, 'access', ?, ?)", access, account, Date.now() + ACCESS_TTL_S * 1000);
     this.sql.exec("INSERT INTO tokens VALUES (?, 'refresh', ?, ?)", refresh, account, Number.MAX_SAFE_INTEGER);
     return {

@@ -67,7 +67,7 @@ function runAll(env: Env, jobs: Job[]): Promise<PromiseSettledResult<void>[]> {
   const publishJobs = jobs.flatMap((job) => (job.kind === "publish" ? [job] : []));
   const published = publishJobs.length ? runPublishJobs(env, publishJobs) : Promise.resolve([]);
   const deliveries = jobs.flatMap((job) => (job.kind === "webhook" ? [job] : []));
-  const delivered = deliveries.length ? deliverWebhooks(env, getDb(env.DB), deliveries) : Promise.resolve([]);
+  const delivered = deliveries.length ? deliverWebhooks(getDb(env.DB), env, deliveries) : Promise.resolve([]);
   return Promise.allSettled(
     jobs.map(async (job) => {
       if (job.kind === "webhook") {

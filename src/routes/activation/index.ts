@@ -1,17 +1,9 @@
-import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
-import { id } from "../../lib/fields";
-import { activate, generateActivation } from "../../services/accounts";
+import { Activate, ActivationToken, activate, GenerateActivation, generateActivation } from "../../services/accounts";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../openapi";
 
 const tags = ["User activation"];
-
-const Activate = z.object({ userId: id(), activationtoken: z.string().min(1).max(200) }).openapi("Activate");
-const GenerateActivation = z.object({ userId: id() }).openapi("GenerateActivation");
-const ActivationToken = z
-  .object({ userId: z.number().int(), activationtoken: z.string(), validUntil: z.string() })
-  .openapi("ActivationToken");
 
 export const activationRouter = createRouter()
   .openapi(
@@ -39,6 +31,6 @@ export const activationRouter = createRouter()
       response: envelope(ActivationToken),
     }),
     async (c) => {
-      return c.json(ok(await generateActivation(serviceContext(c), c.req.valid("json").userId)), 200);
+      return c.json(ok(await generateActivation(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

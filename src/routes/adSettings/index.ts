@@ -3,25 +3,12 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { id, pathId, queryInt } from "../../lib/fields";
-import { AdSetting, AdSettingInput, getAdSettings, replaceAdSettings } from "../../services/ads";
+import { pathId, queryInt } from "../../lib/fields";
+import { AdSettings, AdSettingsInput, getAdSettings, replaceAdSettings } from "../../services/ads";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Ad settings"];
-const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");
-const AdSettingsInput = z
-  .object({
-    adId: id(),
-    settings: z
-      .array(AdSettingInput)
-      .min(1)
-      .max(2)
-      .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
-        error: "each portal may appear once",
-      }),
-  })
-  .openapi("AdSettingsInput");
 
 const answer = async (c: Context<AppEnv>, adId: number | undefined) => {
   if (adId === undefined)

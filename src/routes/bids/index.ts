@@ -1,33 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
-import { id, pathId } from "../../lib/fields";
-import { listBids, markBids } from "../../services/market";
+import { pathId } from "../../lib/fields";
+import { Bid, BidReference, listBids, markBids } from "../../services/market";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody } from "../openapi";
 
 const tags = ["Bids"];
-const Bid = z
-  .object({
-    bidId: z.number().int().openapi({ description: "The portal's bid id" }),
-    adId: z.number().int(),
-    portal: z.enum(["portal_a", "portal_b"]),
-    amount: z.number().int(),
-    name: z.string(),
-    message: z.string(),
-    isRead: z.boolean(),
-    placed: z.string(),
-  })
-  .openapi("Bid");
-const BidReference = z
-  .object({
-    userId: id(),
-    portal: z.enum(["portal_a", "portal_b", "website"]),
-    bidId: z
-      .array(z.union([z.number().int(), z.string().max(100)]))
-      .min(1)
-      .max(1000),
-  })
-  .openapi("BidReference");
 
 const mark = (read: boolean, summary: string) =>
   apiRoute({

@@ -1,17 +1,6 @@
-import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
+import { Client } from "../../services/accounts";
 import { apiRoute, createRouter, envelope } from "../openapi";
-
-const Client = z
-  .object({
-    clientId: z.number().int(),
-    name: z.string(),
-    internal: z.boolean(),
-    partner: z.boolean(),
-    rate: z.number().openapi({ description: "requests per second" }),
-    burst: z.number().int(),
-  })
-  .openapi("Client");
 
 const getClient = apiRoute({
   method: "get",

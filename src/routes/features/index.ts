@@ -3,26 +3,21 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { id, pathId, queryInt } from "../../lib/fields";
-import { FEATURE_NAMES } from "../../services/catalogue";
-import { featureOffers, requestFeature } from "../../services/publishing";
+import { pathId } from "../../lib/fields";
+import {
+  BuyFeature,
+  Feature,
+  FeaturePortal,
+  FeaturesQuery,
+  featureOffers,
+  requestFeature,
+} from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
 
 const tags = ["Features"];
-const portal = z.enum(["portal_a", "portal_b", "website"]);
-const Feature = z
-  .object({
-    feature: z.enum(FEATURE_NAMES),
-    displayName: z.union([z.string(), z.literal(false)]),
-    available: z.boolean(),
-    active: z.boolean(),
-    price: z.union([z.number().int(), z.literal(false)]).openapi({ description: "Service price in cents" }),
-    priceAdditional: z.number().int().openapi({ description: "Portal price in cents" }),
-  })
-  .openapi("Feature");
 
-const offers = async (c: Context<AppEnv>, input: { adId: number; portal: z.infer<typeof portal> }) => {
+const offers = async (c: Context<AppEnv>, input: z.infer<typeof FeaturesQuery>) => {
   return ok(await featureOffers(serviceContext(c), input));
 };
 
@@ -34,7 +29,10 @@ export const featuresRouter = createRouter()
       tags,
       summary: "Features of an ad on a portal (the website has none)",
       request: {
-        params: z.object({ portal: portal.openapi({ param: { name: "portal", in: "path" } }), adId: pathId("adId") }),
+        params: z.object({
+          portal: FeaturePortal.openapi({ param: { name: "portal", in: "path" } }),
+          adId: pathId("adId"),
+        }),
       },
       response: envelope(z.array(Feature)),
     }),
@@ -46,7 +44,7 @@ export const featuresRouter = createRouter()
       path: "/features",
       tags,
       summary: "Features of an ad on a portal, by query",
-      request: { query: z.object({ portal, adId: queryInt() }) },
+      request: { query: FeaturesQuery },
       response: envelope(z.array(Feature)),
     }),
     async (c) => c.json(await offers(c, c.req.valid("query")), 200),
@@ -60,11 +58,7 @@ export const featuresRouter = createRouter()
       description:
         "Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`. A repeated call while the feature's job is open answers as the first did, without a second charge.",
       request: {
-        body: jsonBody(
-          z
-            .object({ adId: id(), portal: z.enum(["portal_a", "portal_b"]), feature: z.enum(FEATURE_NAMES) })
-            .openapi("BuyFeature"),
-        ),
+        body: jsonBody(BuyFeature),
       },
       response: envelope(EmptyData),
       headers: LOCATION_OF_JOB,

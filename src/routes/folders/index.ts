@@ -2,35 +2,25 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
-import { id, pagingQuery, pathId, queryBool, upTo } from "../../lib/fields";
+import { pathId } from "../../lib/fields";
 import { withCache } from "../../middleware/responseCache";
-import { createFolder, deleteFolder, listFolders, updateFolder } from "../../services/accounts";
+import {
+  CreateFolder,
+  createFolder,
+  DeleteFolder,
+  deleteFolder,
+  Folder,
+  FoldersQuery,
+  listFolders,
+  UpdateFolder,
+  updateFolder,
+} from "../../services/accounts";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Folders"];
 
-const Folder = z
-  .object({
-    userId: z.number().int(),
-    folderId: z.number().int(),
-    description: z.string(),
-    total: z.number().int().optional().openapi({ description: "Number of ads in the folder (in list answers)" }),
-  })
-  .openapi("Folder");
-
-const description = upTo(255).min(1, { error: "must be 1-255 characters" });
-const CreateFolder = z.object({ userId: id(), description }).openapi("CreateFolder");
-const UpdateFolder = z.object({ userId: id(), folderId: id(), description }).openapi("UpdateFolder");
-const DeleteFolder = z.object({ userId: id(), folderId: id() }).openapi("DeleteFolder");
-
-const FoldersQuery = pagingQuery(100).extend({
-  total: queryBool()
-    .optional()
-    .default(false)
-    .openapi({ description: "true: one complete list; false (default): paged by page and itemsPerPage" }),
-});
 const userIdParam = pathId("userId");
 const folderIdParam = pathId("folderId");
 

@@ -3,7 +3,6 @@ import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import {
   Image,
-  imagesTransformer,
   RotateImages,
   rotateImages,
   ShiftImage,
@@ -58,9 +57,6 @@ export const imageOrderRouter = createRouter()
       response: envelope(z.array(Image)),
     }),
     async (c) => {
-      return c.json(
-        ok(await rotateImages(serviceContext(c), c.req.valid("json"), imagesTransformer(c.env.IMAGES))),
-        200,
-      );
+      return c.json(ok(await rotateImages(serviceContext(c), c.req.valid("json"))), 200);
     },
   );

@@ -5,7 +5,6 @@ import {
   ADS_REVISION,
   AttachManufacturer,
   attachManufacturer,
-  builtInAssistant,
   CreateManufacturer,
   createManufacturer,
   DeleteManufacturer,
@@ -39,7 +38,7 @@ export const manufacturersRouter = router
       const startedAt = Date.now();
       return c.json(
         await withCache(c, useCache, [ADS_REVISION], async () =>
-          list(await searchManufacturers(serviceContext(c), query, builtInAssistant), startedAt),
+          list(await searchManufacturers(serviceContext(c), query), startedAt),
         ),
         200,
       );

@@ -1,23 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
-import { id, pathId } from "../../lib/fields";
-import { PortalStatus } from "../../services/ads";
-import { adStatuses, statusTotals } from "../../services/publishing";
+import { pathId } from "../../lib/fields";
+import { AdPublishStatus, adStatuses, StatusRequest, StatusTotals, statusTotals } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Status"];
-const AdStatus = z.object({ adId: z.number().int(), portals: z.array(PortalStatus) }).openapi("AdPublishStatus");
-
-const StatusRequest = z
-  .object({
-    userId: id(),
-    adId: z.union([id(), z.array(id()).max(1000)]).transform((v) => (Array.isArray(v) ? v : [v])),
-    force: z.boolean().default(false).openapi({ description: "Ask the portals for the live state first (slower)" }),
-    page: z.number().int().min(1).default(1),
-    itemsPerPage: z.number().int().min(1).max(1000).default(1000),
-  })
-  .openapi("StatusRequest");
 
 export const statusRouter = createRouter()
   .openapi(
@@ -27,15 +15,7 @@ export const statusRouter = createRouter()
       tags,
       summary: "The number of the user's ads per ad status",
       request: { params: z.object({ userId: pathId("userId") }) },
-      response: envelope(
-        z.object({
-          userId: z.number().int(),
-          active: z.number().int(),
-          concept: z.number().int(),
-          archive: z.number().int(),
-          total: z.number().int(),
-        }),
-      ),
+      response: envelope(StatusTotals),
     }),
     async (c) => {
       return c.json(ok(await statusTotals(serviceContext(c), c.req.valid("param").userId)), 200);
@@ -48,7 +28,7 @@ export const statusRouter = createRouter()
       tags,
       summary: "Publication status of an ad on every portal",
       request: { params: z.object({ userId: pathId("userId"), adId: pathId("adId") }) },
-      response: listEnvelope(AdStatus),
+      response: listEnvelope(AdPublishStatus),
     }),
     async (c) => {
       const { userId, adId } = c.req.valid("param");
@@ -69,7 +49,7 @@ export const statusRouter = createRouter()
       tags,
       summary: "Publication status of several ads",
       request: { body: jsonBody(StatusRequest) },
-      response: listEnvelope(AdStatus),
+      response: listEnvelope(AdPublishStatus),
     }),
     async (c) => {
       const { adId, ...body } = c.req.valid("json");

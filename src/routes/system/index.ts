@@ -3,33 +3,9 @@ import { ok } from "../../lib/envelope";
 import { DomainError, detail } from "../../lib/errors";
 import { queryBool } from "../../lib/fields";
 import { callingClient } from "../../middleware/auth";
-import { readiness } from "../../services/operations";
+import { Health, readiness } from "../../services/operations";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope } from "../openapi";
-
-const Check = z
-  .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })
-  .openapi("DependencyCheck");
-
-const Health = z
-  .object({
-    status: z.enum(["ok", "unavailable"]),
-    environment: z.string(),
-    time: z.string(),
-    version: z.string().optional().openapi({ description: "deep=1: the deployed commit" }),
-    migration: z.string().nullable().optional().openapi({ description: "deep=1: the last D1 migration applied" }),
-    tokensToReseal: z
-      .number()
-      .int()
-      .nullable()
-      .optional()
-      .openapi({ description: "deep=1: connections whose tokens are still sealed with a previous key" }),
-    checks: z
-      .object({ d1: Check, r2: Check, queue: Check, rateLimiter: Check })
-      .optional()
-      .openapi({ description: "deep=1: each dependency with its latency" }),
-  })
-  .openapi("Health");
 
 const health = apiRoute({
   method: "get",

@@ -2,48 +2,21 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { id, pathId, queryBool, upTo } from "../../lib/fields";
+import { pathId, queryBool } from "../../lib/fields";
 import { withCache } from "../../middleware/responseCache";
-import { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "../../services/accounts";
+import {
+  getUserAdSettings,
+  replaceUserAdSettings,
+  type UserAdPortal,
+  UserAdSetting,
+  UserAdSettings,
+  UserAdSettingsInput,
+} from "../../services/accounts";
 import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["User ad settings"];
-const PORTALS = ["portal_a", "portal_b", "website"] as const;
-const html = () =>
-  upTo(16384).openapi({
-    description: "Max 16,384 characters; HTML limited to p, b, strong, u, ul, li, br (sanitised)",
-  });
-
-const UserAdSetting = z
-  .object({
-    portal: z.enum(PORTALS),
-    header: html(),
-    footer: html(),
-    allowContactByEmail: z.boolean().optional().openapi({ description: "Default true" }),
-  })
-  .openapi("UserAdSetting");
-
-const UserAdSettingsInput = z
-  .object({
-    userId: id(),
-    settings: z
-      .array(UserAdSetting)
-      .min(1)
-      .max(PORTALS.length)
-      .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
-        error: "each portal may appear once",
-      }),
-  })
-  .openapi("UserAdSettingsInput");
-
-const UserAdSettings = z
-  .object({
-    userId: z.number().int(),
-    settings: z.array(UserAdSetting.required()),
-  })
-  .openapi("UserAdSettings");
 
 const Query = z.object({ useCache: queryBool().optional() });
 
@@ -54,7 +27,7 @@ const answer = (
   useCache: boolean | undefined,
 ) => {
   return withCache(c, useCache, [userRevision(userId)], async () =>
-    ok(await getUserAdSettings(serviceContext(c), userId, portal)),
+    ok(await getUserAdSettings(serviceContext(c), { userId, portal })),
   );
 };
 
@@ -79,7 +52,7 @@ export const userAdSettingsRouter = createRouter()
       request: {
         params: z.object({
           userId: pathId("userId"),
-          portal: z.enum(PORTALS).openapi({ param: { name: "portal", in: "path" } }),
+          portal: UserAdSetting.shape.portal.openapi({ param: { name: "portal", in: "path" } }),
         }),
         query: Query,
       },

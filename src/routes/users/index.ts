@@ -104,11 +104,11 @@ export const usersRouter = createRouter()
     return c.json(ok(await updateUser(serviceContext(c), c.req.valid("json"))), 200);
   })
   .openapi(deleteByPathRoute, async (c) => {
-    await deleteUser(serviceContext(c), c.req.valid("param").userId);
+    await deleteUser(serviceContext(c), { userId: c.req.valid("param").userId });
     return c.json(ok(false as const), 200);
   })
   .openapi(deleteByBodyRoute, async (c) => {
     const { userId, ip } = c.req.valid("json");
-    await deleteUser(serviceContext(c), userId, ip);
+    await deleteUser(serviceContext(c), { userId, ip });
     return c.json(ok(false as const), 200);
   });

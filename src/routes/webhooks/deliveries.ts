@@ -1,9 +1,8 @@
-// What reaches an endpoint: a test message, a replay of past events, the delivery log and a redelivery.
-import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId } from "../../lib/fields";
 import {
   listDeliveries,
+  ReplayQueued,
   ReplayWebhook,
   redeliver,
   replayWebhook,
@@ -41,15 +40,10 @@ export const webhookDeliveriesRouter = createRouter()
         params: webhookParams,
         body: jsonBody(ReplayWebhook),
       },
-      response: envelope(
-        z.object({ queued: z.number().int().openapi({ description: "Events it delivers (those subscribed to)" }) }),
-      ),
+      response: envelope(ReplayQueued),
     }),
     async (c) =>
-      c.json(
-        ok(await replayWebhook(serviceContext(c), c.req.valid("param").webhookId, c.req.valid("json").after)),
-        200,
-      ),
+      c.json(ok(await replayWebhook(serviceContext(c), { ...c.req.valid("param"), ...c.req.valid("json") })), 200),
   )
   .openapi(
     apiRoute({
@@ -63,10 +57,8 @@ export const webhookDeliveriesRouter = createRouter()
     async (c) => {
       const startedAt = Date.now();
       const { page, itemsPerPage } = c.req.valid("query");
-      const deliveries = await listDeliveries(serviceContext(c), c.req.valid("param").webhookId, {
-        page,
-        itemsPerPage,
-      });
+      const { webhookId } = c.req.valid("param");
+      const deliveries = await listDeliveries(serviceContext(c), { webhookId, page, itemsPerPage });
       return c.json(list(deliveries, startedAt), 200);
     },
   )
@@ -81,7 +73,7 @@ export const webhookDeliveriesRouter = createRouter()
     }),
     async (c) => {
       const { webhookId, deliveryId } = c.req.valid("param");
-      await redeliver(serviceContext(c), webhookId, deliveryId);
+      await redeliver(serviceContext(c), { webhookId, deliveryId });
       return c.json(ok([]), 200);
     },
   );

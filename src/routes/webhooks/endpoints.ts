@@ -60,7 +60,7 @@ export const webhookEndpointsRouter = createRouter()
       response: envelope(Webhook),
     }),
     async (c) =>
-      c.json(ok(await updateWebhook(serviceContext(c), c.req.valid("param").webhookId, c.req.valid("json"))), 200),
+      c.json(ok(await updateWebhook(serviceContext(c), { ...c.req.valid("json"), ...c.req.valid("param") })), 200),
   )
   .openapi(
     apiRoute({

@@ -16,9 +16,9 @@ export interface UserAdSettingView {
 
 export async function getUserAdSettings(
   ctx: ServiceContext,
-  userId: number,
-  portal?: UserAdPortal,
+  input: { userId: number; portal?: UserAdPortal | undefined },
 ): Promise<{ userId: number; settings: UserAdSettingView[] }> {
+  const { userId, portal } = input;
   const { db, caller } = ctx;
   await requireUser(db, caller, userId);
   const rows = await db
@@ -66,5 +66,5 @@ export async function replaceUserAdSettings(
       ),
     ]);
   }
-  return getUserAdSettings(ctx, input.userId);
+  return getUserAdSettings(ctx, { userId: input.userId });
 }

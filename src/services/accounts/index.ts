@@ -2,8 +2,20 @@ export { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "./a
 export { cachedClient, createApiClient, findClientByKey, type NewClient } from "./apiClients";
 export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
 export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";
+export { UserAdSetting, UserAdSettings, UserAdSettingsInput } from "./schemas/adSettings";
+export { Client } from "./schemas/clients";
 export { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas/contacts";
+export { CreateFolder, DeleteFolder, Folder, FoldersQuery, UpdateFolder } from "./schemas/folders";
 export { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas/settings";
+export {
+  Activate,
+  ActivationToken,
+  GenerateActivation,
+  GenerateLoginLink,
+  LoginLink,
+  ValidatedLogin,
+  ValidateLoginLink,
+} from "./schemas/tokens";
 export { CreatedUser, CreateUser, DeleteUser, UpdateUser, User, UserIdParam, UsersQuery } from "./schemas/users";
 export { getSettings, patchSettings, replaceSettings } from "./settings";
 export {

@@ -25,12 +25,11 @@ export interface ActivationView {
 export async function issueActivation(
   ctx: ServiceContext,
   { userId, limited }: { userId: number; limited: boolean },
-  now = Date.now(),
 ): Promise<ActivationView> {
   const result = await userTokens(ctx.env.USER_TOKENS, userId).issue(
     "activation",
     ACTIVATION_TTL_MS,
-    now,
+    Date.now(),
     limited ? ACTIVATION_GENERATION_LIMIT : undefined,
   );
   if (!result.issued)
@@ -38,27 +37,17 @@ export async function issueActivation(
   return { userId, activationtoken: result.token, validUntil: formatDateTime(new Date(result.expiresAt)) };
 }
 
-export async function generateActivation(
-  ctx: ServiceContext,
-  userId: number,
-  now = Date.now(),
-): Promise<ActivationView> {
-  const { db, caller } = ctx;
-  const _ns = ctx.env.USER_TOKENS;
-  await requireUser(db, caller, userId);
-  return issueActivation(ctx, { userId, limited: true }, now);
+export async function generateActivation(ctx: ServiceContext, { userId }: { userId: number }): Promise<ActivationView> {
+  await requireUser(ctx.db, ctx.caller, userId);
+  return issueActivation(ctx, { userId, limited: true });
 }
 
 /** A valid token activates the account (settings status `active`); the token is then used up. */
-export async function activate(
-  ctx: ServiceContext,
-  input: { userId: number; activationtoken: string },
-  now = Date.now(),
-): Promise<void> {
+export async function activate(ctx: ServiceContext, input: { userId: number; activationtoken: string }): Promise<void> {
   const { db, caller } = ctx;
   const ns = ctx.env.USER_TOKENS;
   await requireUser(db, caller, input.userId);
-  const result = await userTokens(ns, input.userId).redeem("activation", input.activationtoken, now);
+  const result = await userTokens(ns, input.userId).redeem("activation", input.activationtoken, Date.now());
   if (!result.ok) throw DomainError.of("invalid_activation_token", INVALID_ACTIVATION_MESSAGE);
   await setAccountStatus(db, input.userId, "active");
 }
@@ -70,23 +59,22 @@ export interface LoginLinkView {
   url: string;
 }
 
+/** A one-time login link to `websiteUrl` (the website's login page, the token appended). */
 export async function generateLoginLink(
   ctx: ServiceContext,
-  input: { userId: number; ip?: string | undefined },
-  websiteUrl: string,
-  now = Date.now(),
+  input: { userId: number; ip?: string | undefined; websiteUrl: string },
 ): Promise<LoginLinkView> {
   const { db, caller } = ctx;
   const ns = ctx.env.USER_TOKENS;
   await requireUser(db, caller, input.userId);
-  const result = await userTokens(ns, input.userId).issue("login", LOGIN_LINK_TTL_MS, now);
+  const result = await userTokens(ns, input.userId).issue("login", LOGIN_LINK_TTL_MS, Date.now());
   if (!result.issued) throw new Error("login links have no generation limit");
   console.log(JSON.stringify({ level: "info", msg: "login link issued", userId: input.userId, ip: input.ip ?? null }));
   return {
     userId: input.userId,
     accesstoken: result.token,
     validUntil: formatDateTime(new Date(result.expiresAt)),
-    url: `${websiteUrl}${encodeURIComponent(result.token)}`,
+    url: `${input.websiteUrl}${encodeURIComponent(result.token)}`,
   };
 }
 
@@ -101,12 +89,11 @@ const LINK_FAILURES = {
 export async function validateLoginLink(
   ctx: ServiceContext,
   input: { userId: number; accesstoken: string },
-  now = Date.now(),
 ): Promise<{ user: UserView; settings: SettingsView }> {
   const { db, caller } = ctx;
   const ns = ctx.env.USER_TOKENS;
   await requireUser(db, caller, input.userId);
-  const result = await userTokens(ns, input.userId).redeem("login", input.accesstoken, now);
+  const result = await userTokens(ns, input.userId).redeem("login", input.accesstoken, Date.now());
   if (!result.ok) throw DomainError.of("invalid_login_link", LINK_FAILURES[result.reason]);
   const [user, settings] = await Promise.all([getUser(ctx, input.userId), getSettings(ctx, input.userId)]);
   return { user, settings };

@@ -205,7 +205,11 @@ const logDeletion = (userId: number, outcome: string, ip: string | undefined) =>
  * overwritten and the user disappears from the API. Irreversible either way; login links, activation
  * tokens and marketplace connections (revoked at the portal) are dropped too.
  */
-export async function deleteUser(ctx: ServiceContext, userId: number, ip?: string): Promise<"deleted" | "anonymised"> {
+export async function deleteUser(
+  ctx: ServiceContext,
+  input: { userId: number; ip?: string | undefined },
+): Promise<"deleted" | "anonymised"> {
+  const { userId, ip } = input;
   const { db, env, caller } = ctx;
   await requireUser(db, caller, userId);
   // Tokens first: a user whose rows are gone must not keep a working login link.

@@ -10,7 +10,6 @@ export {
   setAdStatus,
   updateAd,
 } from "./commands";
-export { builtInAssistant } from "./manufacturerAssistant";
 export {
   AttachManufacturer,
   CreateManufacturer,
@@ -29,7 +28,8 @@ export {
 export {
   Ad,
   AdSetting,
-  AdSettingInput,
+  AdSettings,
+  AdSettingsInput,
   AdsQuery,
   BatchItemResult,
   CreateAd,

@@ -10,7 +10,7 @@ import { type Caller, requireUser, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions } from "../shared/revisions";
 import { adWriteRevisions } from "./access";
-import type { ManufacturerAssistant } from "./manufacturerAssistant";
+import { builtInAssistant } from "./manufacturerAssistant";
 
 type ManufacturerRow = typeof manufacturers.$inferSelect;
 
@@ -86,7 +86,6 @@ export interface ManufacturersQuery {
 export async function searchManufacturers(
   ctx: ServiceContext,
   query: ManufacturersQuery,
-  assistant: ManufacturerAssistant,
 ): Promise<Page<ManufacturerView>> {
   const { db, caller } = ctx;
   const where: SQL[] = [visibleUsers(caller)];
@@ -130,7 +129,7 @@ export async function searchManufacturers(
   });
   const items: ManufacturerView[] = await Promise.all(rows.map((r) => view(db, r.m)));
   if (items.length === 0 && query.aiassist && (query.brand || query.manufacturerTradename)) {
-    const suggestions = await assistant.suggest({ brand: query.brand, tradename: query.manufacturerTradename });
+    const suggestions = await builtInAssistant.suggest({ brand: query.brand, tradename: query.manufacturerTradename });
     const suggested = suggestions.map((s) => ({
       manufacturerId: null as unknown as number,
       userId: query.userId ?? null,

@@ -362,6 +362,9 @@ export const AdSetting = z
   })
   .openapi("AdSetting");
 
+export const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");
+export const AdSettingsInput = z.object({ adId: id(), settings: adSettingsList.min(1) }).openapi("AdSettingsInput");
+
 const simpleAdShape = {
   adId: z.number().int(),
   created: z.string(),

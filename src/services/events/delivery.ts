@@ -192,7 +192,7 @@ type DeliveryOutcome = "delivered" | "failed" | "waiting" | "moot";
  * the queue instead, so an endpoint that hangs costs a batch one timeout, not one per message. Answers
  * one settled result per message, in order.
  */
-export function deliverWebhooks(env: Env, db: Db, messages: WebhookMessage[]): Promise<PromiseSettledResult<void>[]> {
+export function deliverWebhooks(db: Db, env: Env, messages: WebhookMessage[]): Promise<PromiseSettledResult<void>[]> {
   const turns = new Map<number, Promise<DeliveryOutcome>>();
   return Promise.allSettled(
     messages.map(async (message) => {
@@ -200,7 +200,7 @@ export function deliverWebhooks(env: Env, db: Db, messages: WebhookMessage[]): P
       const turn = (previous ?? Promise.resolve<DeliveryOutcome>("delivered"))
         .catch((): DeliveryOutcome => "failed")
         .then(async (outcome) => {
-          if (outcome !== "failed") return deliverWebhook(env, db, message);
+          if (outcome !== "failed") return deliverWebhook(db, env, message);
           await wait(env, message, BUSY_WAIT_SECONDS);
           return "failed" as const;
         });
@@ -221,7 +221,7 @@ const wait = (env: Env, message: WebhookMessage, seconds: number) =>
  * anything else is tried again on the schedule, counts towards the breaker, and an endpoint failing
  * every delivery for 3 days is disabled (`webhook.disabled` is recorded).
  */
-async function deliverWebhook(env: Env, db: Db, message: WebhookMessage): Promise<DeliveryOutcome> {
+async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promise<DeliveryOutcome> {
   const now = nowIso();
   const {
     lease: [lease],

@@ -4,6 +4,7 @@ export {
   CreateWebhook,
   Event,
   EventsQuery,
+  ReplayQueued,
   ReplayWebhook,
   UpdateWebhook,
   Webhook,

@@ -84,3 +84,6 @@ export const WebhookDelivery = z
 export const ReplayWebhook = z
   .object({ after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
   .openapi("ReplayWebhook");
+export const ReplayQueued = z.object({
+  queued: z.number().int().openapi({ description: "Events it delivers (those subscribed to)" }),
+});

@@ -137,7 +137,10 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
   return { ...endpointView(row), secret };
 }
 
-export async function updateWebhook(ctx: ServiceContext, id: number, input: Partial<WebhookInput>) {
+export async function updateWebhook(
+  ctx: ServiceContext,
+  { webhookId: id, ...input }: Partial<WebhookInput> & { webhookId: number },
+) {
   const endpoint = await ownEndpoint(ctx, id);
   if (input.url !== undefined) {
     await checkUrl(ctx.env, input.url);
@@ -209,7 +212,10 @@ export async function testWebhook(ctx: ServiceContext, id: number) {
  * per endpoint at a time, at most REPLAY_MAX_EVENTS events; answers how many it will deliver (those the
  * endpoint subscribes to). They go out at the endpoint's bounded pace.
  */
-export async function replayWebhook(ctx: ServiceContext, id: number, after: number) {
+export async function replayWebhook(
+  ctx: ServiceContext,
+  { webhookId: id, after }: { webhookId: number; after: number },
+) {
   const endpoint = await ownEndpoint(ctx, id);
   const inProgress = () =>
     DomainError.of("replay_in_progress", `webhookId: a replay of webhook ${id} is still being delivered`);
@@ -269,8 +275,7 @@ const deliveryView = (row: typeof webhookDeliveries.$inferSelect) => ({
 
 export async function listDeliveries(
   ctx: ServiceContext,
-  id: number,
-  paging: { page: number; itemsPerPage: number },
+  { webhookId: id, ...paging }: { webhookId: number; page: number; itemsPerPage: number },
 ): Promise<Page<ReturnType<typeof deliveryView>>> {
   await ownEndpoint(ctx, id);
   const where = eq(webhookDeliveries.endpointId, id);
@@ -291,7 +296,10 @@ export async function listDeliveries(
 }
 
 /** POST /webhooks/<id>/deliveries/<deliveryId>/redeliver: that delivery's message once more. */
-export async function redeliver(ctx: ServiceContext, id: number, deliveryId: number) {
+export async function redeliver(
+  ctx: ServiceContext,
+  { webhookId: id, deliveryId }: { webhookId: number; deliveryId: number },
+) {
   await ownEndpoint(ctx, id);
   const delivery = await ctx.db
     .select()

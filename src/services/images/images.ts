@@ -14,6 +14,7 @@ import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { Job } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
+import { imagesTransformer } from "./processing";
 
 type ImageRow = typeof adImages.$inferSelect;
 export interface ImageView {
@@ -289,22 +290,14 @@ export async function shiftImage(ctx: ServiceContext, input: { adId: number; ima
   );
 }
 
-export interface ImageTransformer {
-  rotate(
-    storage: R2Bucket,
-    key: string,
-    degrees: 90 | 180 | 270,
-  ): Promise<{ key: string; width: number; height: number }>;
-}
-
 /** POST /imagerotate/: turns the pixels of the originals and thumbnails clockwise. */
 export async function rotateImages(
   ctx: ServiceContext,
   input: { adId: number; images: number[]; rotate: 90 | 180 | 270 },
-  transformer: ImageTransformer,
 ) {
   const { db } = ctx;
   const storage = ctx.env.MEDIA;
+  const transformer = imagesTransformer(ctx.env.IMAGES);
   const ad = await requireAd(db, ctx.caller, input.adId);
   const rows = byCounter(await orderedImages(db, ad.id), [...new Set(input.images)]);
   const rotated = await Promise.all(

@@ -9,7 +9,7 @@ export {
   shiftImage,
   switchImages,
 } from "./images";
-export { failImageJob, imagesTransformer, runImageJob } from "./processing";
+export { failImageJob, runImageJob } from "./processing";
 export {
   AdImages,
   DeleteImages,

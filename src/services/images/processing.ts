@@ -9,7 +9,6 @@ import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
 import { bumpRevisions } from "../shared/revisions";
-import type { ImageTransformer } from "./images";
 
 const DOWNLOAD_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 3;
@@ -53,6 +52,15 @@ async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: 
 }
 
 const stream = (bytes: Uint8Array) => new Blob([bytes]).stream();
+
+/** Turns the pixels of a stored image, kept under a new key. */
+export interface ImageTransformer {
+  rotate(
+    storage: R2Bucket,
+    key: string,
+    degrees: 90 | 180 | 270,
+  ): Promise<{ key: string; width: number; height: number }>;
+}
 
 /** Image work on the Images binding: dimensions, thumbnails and rotation. */
 export function imagesTransformer(images: ImagesBinding): ImageTransformer & {

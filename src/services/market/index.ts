@@ -1,1 +1,2 @@
 export { listBids, markBids, pullMarketData, statistics } from "./marketData";
+export { Bid, BidReference, Statistics, StatisticsRequest } from "./schemas";

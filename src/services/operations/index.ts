@@ -8,3 +8,4 @@ export {
   renewKey,
   storeAnswer,
 } from "./idempotency";
+export { Health } from "./schemas";

@@ -41,7 +41,15 @@ async function loadConnection(db: Db, userId: number, portal: MarketplacePortal)
   return connectionQuery(db, userId, portal).get();
 }
 
-export async function getConnection(ctx: ServiceContext, userId: number, portal: MarketplacePortal) {
+/** Which connection: a user's at one portal. */
+interface ConnectionRef {
+  userId: number;
+  portal: MarketplacePortal;
+}
+
+/** A user's connection to a portal (`input`: the user and the portal). */
+export async function getConnection(ctx: ServiceContext, input: ConnectionRef) {
+  const { userId, portal } = input;
   const { db, caller } = ctx;
   await requireUser(db, caller, userId);
   return connectionView(userId, portal, await loadConnection(db, userId, portal));
@@ -162,7 +170,8 @@ async function revokeAtPortal(env: Env, portal: MarketplacePortal, current: Conn
 }
 
 /** DELETE: revokes the tokens at the portal (best effort) and forgets them. */
-export async function disconnect(ctx: ServiceContext, userId: number, portal: MarketplacePortal) {
+export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
+  const { userId, portal } = input;
   const { db, env, caller } = ctx;
   await requireUser(db, caller, userId);
   const current = await loadConnection(db, userId, portal);

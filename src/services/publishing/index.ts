@@ -1,5 +1,6 @@
 /** Publishing: queue items with exactly-once effects, their state machine, crash recovery and the jobs view. */
 
+export { CONNECTION_PORTALS, CompleteConnection, ConnectionStart, PortalConnection } from "./connectionSchemas";
 export {
   completeConnection,
   disconnect,
@@ -10,7 +11,9 @@ export {
 } from "./connections";
 export { runPublishJobs } from "./delivery";
 export { featureOffers } from "./featureOffers";
+export { BuyFeature, Feature, FeaturePortal, FeaturesQuery } from "./featureSchemas";
 export { type Intent, publishMessage, queueIntents, sendItems } from "./intents";
+export { Job, JobsQuery } from "./jobSchemas";
 export { getJob, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
 export {
   applyEvent,
@@ -30,6 +33,15 @@ export {
   requestPublishing,
   requestPublishingEverywhere,
 } from "./requests";
-export { PublishAd, PublishAds, PublishEverywhere, PublishResults, UpdatePublishedAds } from "./schemas";
+export {
+  AdPublishStatus,
+  PublishAd,
+  PublishAds,
+  PublishEverywhere,
+  PublishResults,
+  StatusRequest,
+  StatusTotals,
+  UpdatePublishedAds,
+} from "./schemas";
 export { adStatuses, statusTotals } from "./status";
 export { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";

@@ -137,19 +137,16 @@ export async function retryJob(ctx: ServiceContext, id: number): Promise<JobView
     action === "feature"
       ? portal === "website" || !isFeatureName(feature)
         ? undefined
-        : await requestFeature(ctx, { adId: failed.adId, portal, feature }, retry)
+        : await requestFeature(ctx, { adId: failed.adId, portal, feature, retry })
       : (
-          await requestPublishing(
-            ctx,
-            {
-              userId: failed.userId,
-              adIds: [failed.adId],
-              portal: failed.portal,
-              images: failed.images,
-              mode: action,
-            },
+          await requestPublishing(ctx, {
+            userId: failed.userId,
+            adIds: [failed.adId],
+            portal: failed.portal,
+            images: failed.images,
+            mode: action,
             retry,
-          )
+          })
         )[0];
   if (!outcome) throw DomainError.of("job_not_retryable", `queueItemId: job ${id} is not retryable`);
   if (!outcome.result || outcome.queueItemId === undefined) throw new DomainError(outcome.errorDetails);

@@ -120,11 +120,12 @@ export async function requestPublishing(
     portal: PublishPortal;
     images: boolean;
     mode: PublishMode;
+    /** Set when this call retries a failed job (POST /jobs/<id>/retry). */
+    retry?: RetryOf | undefined;
   },
-  retry?: RetryOf,
 ): Promise<Outcome[]> {
   const { db, env } = ctx;
-  const { portal, mode } = input;
+  const { portal, mode, retry } = input;
   // One D1 round trip for everything the checks read: the user (as the caller may see it), its
   // settings, the ads, and their publications, pending items and attributes on the portal. With
   // `all`/`allActive` the ads' ids are a subquery of the same batch.
@@ -294,8 +295,7 @@ async function withdrawPending(ctx: ServiceContext, items: QueueItem[], now: str
 /** POST /features/: a feature for an ad published on the portal, paid when queued. */
 export async function requestFeature(
   ctx: ServiceContext,
-  input: { adId: number; portal: MarketplacePortal; feature: FeatureName },
-  retry?: RetryOf,
+  input: { adId: number; portal: MarketplacePortal; feature: FeatureName; retry?: RetryOf | undefined },
 ): Promise<Outcome> {
   const { db } = ctx;
   const notFound = () =>
@@ -309,7 +309,7 @@ export async function requestFeature(
   await requireUser(db, ctx.caller, ad.userId).catch(() => {
     throw notFound();
   });
-  const { outcome } = await queueFeature(db, ctx.env, ad, input.portal, input.feature, ctx.requestId, retry);
+  const { outcome } = await queueFeature(db, ctx.env, ad, input.portal, input.feature, ctx.requestId, input.retry);
   return outcome;
 }
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
-import { BatchItemResult } from "../ads/schemas";
+import { BatchItemResult, PortalStatus } from "../ads/schemas";
 
 export const PublishPortal = z.enum(["portal_a", "portal_b", "website"]);
 const images = z.boolean().default(true).openapi({ description: "Submit the images too (default true)" });
@@ -43,3 +43,27 @@ export const PublishResults = z
     errorDetails: z.array(ErrorDetail).openapi({ description: "Every refusal of the batch with its code" }),
   })
   .openapi("PublishResults");
+
+/** An ad's publication on every portal (GET /status/…, POST /status/). */
+export const AdPublishStatus = z
+  .object({ adId: z.number().int(), portals: z.array(PortalStatus) })
+  .openapi("AdPublishStatus");
+
+export const StatusRequest = z
+  .object({
+    userId: id(),
+    adId: z.union([id(), z.array(id()).max(1000)]).transform((v) => (Array.isArray(v) ? v : [v])),
+    force: z.boolean().default(false).openapi({ description: "Ask the portals for the live state first (slower)" }),
+    page: z.number().int().min(1).default(1),
+    itemsPerPage: z.number().int().min(1).max(1000).default(1000),
+  })
+  .openapi("StatusRequest");
+
+/** The number of a user's ads per ad status. */
+export const StatusTotals = z.object({
+  userId: z.number().int(),
+  active: z.number().int(),
+  concept: z.number().int(),
+  archive: z.number().int(),
+  total: z.number().int(),
+});

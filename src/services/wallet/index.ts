@@ -1,1 +1,2 @@
+export { Wallet, WalletAdjustment } from "./schemas";
 export { adjustWallet, getWallet } from "./wallet";

@@ -1,0 +1,37 @@
+import { z } from "@hono/zod-openapi";
+import { id, upTo } from "../../../lib/fields";
+
+const PORTALS = ["portal_a", "portal_b", "website"] as const;
+const html = () =>
+  upTo(16384).openapi({
+    description: "Max 16,384 characters; HTML limited to p, b, strong, u, ul, li, br (sanitised)",
+  });
+
+export const UserAdSetting = z
+  .object({
+    portal: z.enum(PORTALS),
+    header: html(),
+    footer: html(),
+    allowContactByEmail: z.boolean().optional().openapi({ description: "Default true" }),
+  })
+  .openapi("UserAdSetting");
+
+export const UserAdSettingsInput = z
+  .object({
+    userId: id(),
+    settings: z
+      .array(UserAdSetting)
+      .min(1)
+      .max(PORTALS.length)
+      .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
+        error: "each portal may appear once",
+      }),
+  })
+  .openapi("UserAdSettingsInput");
+
+export const UserAdSettings = z
+  .object({
+    userId: z.number().int(),
+    settings: z.array(UserAdSetting.required()),
+  })
+  .openapi("UserAdSettings");

@@ -1,0 +1,23 @@
+import { z } from "@hono/zod-openapi";
+import { id, pagingQuery, queryBool, upTo } from "../../../lib/fields";
+
+export const Folder = z
+  .object({
+    userId: z.number().int(),
+    folderId: z.number().int(),
+    description: z.string(),
+    total: z.number().int().optional().openapi({ description: "Number of ads in the folder (in list answers)" }),
+  })
+  .openapi("Folder");
+
+const description = upTo(255).min(1, { error: "must be 1-255 characters" });
+export const CreateFolder = z.object({ userId: id(), description }).openapi("CreateFolder");
+export const UpdateFolder = z.object({ userId: id(), folderId: id(), description }).openapi("UpdateFolder");
+export const DeleteFolder = z.object({ userId: id(), folderId: id() }).openapi("DeleteFolder");
+
+export const FoldersQuery = pagingQuery(100).extend({
+  total: queryBool()
+    .optional()
+    .default(false)
+    .openapi({ description: "true: one complete list; false (default): paged by page and itemsPerPage" }),
+});

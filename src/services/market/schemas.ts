@@ -1,0 +1,76 @@
+import { z } from "@hono/zod-openapi";
+import { id } from "../../lib/fields";
+
+export const Bid = z
+  .object({
+    bidId: z.number().int().openapi({ description: "The portal's bid id" }),
+    adId: z.number().int(),
+    portal: z.enum(["portal_a", "portal_b"]),
+    amount: z.number().int(),
+    name: z.string(),
+    message: z.string(),
+    isRead: z.boolean(),
+    placed: z.string(),
+  })
+  .openapi("Bid");
+
+export const BidReference = z
+  .object({
+    userId: id(),
+    portal: z.enum(["portal_a", "portal_b", "website"]),
+    bidId: z
+      .array(z.union([z.number().int(), z.string().max(100)]))
+      .min(1)
+      .max(1000),
+  })
+  .openapi("BidReference");
+
+const date = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" });
+
+export const StatisticsRequest = z
+  .object({
+    adId: z.union([id(), z.array(id()).min(1).max(500)]).transform((v) => (Array.isArray(v) ? v : [v])),
+    dateStart: date(),
+    dateEnd: date(),
+    showDaily: z.boolean().default(true),
+    showTotals: z.boolean().default(true),
+    portal: z.enum(["portal_a", "portal_b"]).optional(),
+  })
+  .refine((r) => r.dateStart <= r.dateEnd, { error: "dateEnd: must not be before dateStart", path: ["dateEnd"] })
+  .openapi("StatisticsRequest");
+
+const Daily = z.object({
+  date: z.string(),
+  views: z.number().int(),
+  asqs: z.number().int(),
+  bids: z.number().int(),
+  url: z.number().int(),
+  phone: z.number().int(),
+  favorites: z.number().int(),
+});
+const Totals = z.record(
+  z.string(),
+  z.object({
+    type: z.string(),
+    minimum: z.number().int(),
+    maximum: z.number().int(),
+    total: z.number().int(),
+    average: z.number().int(),
+  }),
+);
+/** A portal's part of the answer, or false where the request left that portal out. */
+const perPortal = (schema: z.ZodType) => z.union([schema, z.literal(false)]);
+
+export const Statistics = z
+  .object({
+    adId: z.array(z.number().int()),
+    dateStart: z.string(),
+    dateEnd: z.string(),
+    showDaily: z.boolean(),
+    showTotals: z.boolean(),
+    statistics_portal_a: perPortal(z.array(Daily)),
+    totals_portal_a: perPortal(Totals),
+    statistics_portal_b: perPortal(z.array(Daily)),
+    totals_portal_b: perPortal(Totals),
+  })
+  .openapi("Statistics");

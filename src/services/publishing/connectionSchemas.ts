@@ -1,0 +1,27 @@
+import { z } from "@hono/zod-openapi";
+
+export const CONNECTION_PORTALS = ["portal_a", "portal_b"] as const;
+
+export const PortalConnection = z
+  .object({
+    userId: z.number().int(),
+    portal: z.enum(CONNECTION_PORTALS),
+    status: z.boolean().openapi({ description: "connected" }),
+    externalUserId: z.number().int(),
+    accessToken: z.string().openapi({ description: "Masked: the token itself is never shown" }),
+    accessTokenExpire: z.string().openapi({ description: "Empty when none" }),
+    refreshToken: z.string().openapi({ description: "Masked" }),
+    email: z.string(),
+    scope: z.array(z.string()).openapi({ description: "OAuth scopes the marketplace granted" }),
+  })
+  .openapi("PortalConnection");
+
+/** Where to send the user to grant access (the marketplace's consent page). */
+export const ConnectionStart = z.object({ redirect: z.string() });
+
+export const CompleteConnection = z
+  .object({
+    code: z.string().min(1).max(512),
+    state: z.string().min(1).max(512).openapi({ description: "The state the portal returned with the code" }),
+  })
+  .openapi("CompleteConnection");

@@ -1,0 +1,23 @@
+import { z } from "@hono/zod-openapi";
+import { id, queryInt } from "../../lib/fields";
+import { FEATURE_NAMES } from "../catalogue/features";
+
+export const FeaturePortal = z.enum(["portal_a", "portal_b", "website"]);
+
+export const Feature = z
+  .object({
+    feature: z.enum(FEATURE_NAMES),
+    displayName: z.union([z.string(), z.literal(false)]),
+    available: z.boolean(),
+    active: z.boolean(),
+    price: z.union([z.number().int(), z.literal(false)]).openapi({ description: "Service price in cents" }),
+    priceAdditional: z.number().int().openapi({ description: "Portal price in cents" }),
+  })
+  .openapi("Feature");
+
+/** GET /features/?portal=…&adId=…: the features of an ad on a portal. */
+export const FeaturesQuery = z.object({ portal: FeaturePortal, adId: queryInt() });
+
+export const BuyFeature = z
+  .object({ adId: id(), portal: z.enum(["portal_a", "portal_b"]), feature: z.enum(FEATURE_NAMES) })
+  .openapi("BuyFeature");

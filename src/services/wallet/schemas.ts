@@ -1,0 +1,33 @@
+import { z } from "@hono/zod-openapi";
+import { id } from "../../lib/fields";
+
+export const Wallet = z
+  .object({
+    userId: z.number().int(),
+    balance: z.number().int().openapi({ description: "Cents" }),
+    entries: z.array(
+      z.object({
+        entryId: z.number().int(),
+        amount: z.number().int(),
+        kind: z.enum(["credit", "debit", "charge", "refund"]),
+        description: z.string(),
+        adId: z.number().int().nullable(),
+        portal: z.string().nullable(),
+        created: z.string(),
+      }),
+    ),
+  })
+  .openapi("Wallet");
+
+export const WalletAdjustment = z
+  .object({
+    userId: id(),
+    amount: z
+      .number()
+      .int()
+      .min(-100_000_000)
+      .max(100_000_000)
+      .refine((v) => v !== 0, { error: "must not be 0" }),
+    description: z.string().min(1).max(255),
+  })
+  .openapi("WalletAdjustment");

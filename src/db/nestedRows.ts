@@ -32,6 +32,12 @@ function rendered(fragment: SQL): SQL {
   return sql.raw(text);
 }
 
+/** Decodes rows of `table` given as a JSON array of value arrays in the table's column order. */
+export function rowsDecoder<TTable extends SQLiteTable>(table: TTable) {
+  const { decode } = tableCodec(table);
+  return (values: unknown[][]): TTable["$inferSelect"][] => values.map(decode);
+}
+
 /** A table's row of the query as one JSON value: select it, and the row arrives decoded. */
 export function jsonRow<TTable extends SQLiteTable>(table: TTable): SQL<TTable["$inferSelect"]> {
   const { columns, decode } = tableCodec(table);

@@ -2,12 +2,17 @@
 // grows: counts from maintained counters, equal to COUNT(*) after any writes (a property over random
 // creates, moves, status changes and deletes), and cursors that seek instead of skipping rows.
 import { env } from "cloudflare:test";
+import { getTableColumns, getTableName } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { meterSession } from "../../src/db/meter";
+import { adAttributes, adSettings } from "../../src/db/schema";
 import {
   type Answer,
   adBody,
+  CAR_ATTRIBUTES,
+  CAR_CATEGORY,
   call,
   connectedSeller,
   createAd,
@@ -360,4 +365,141 @@ describe("counts from maintained counters", () => {
     );
     // Some sixty calls a run: the bound leaves room for a machine under heavy load.
   }, 600_000);
+});
+
+describe("a full ad's details kept beside it", () => {
+  /** The rows as the table holds them, as value arrays in the Drizzle table's column order and the view's order. */
+  async function tableRows(table: SQLiteTable, adId: number, order: string) {
+    const columns = Object.values(getTableColumns(table)).map((column) => column.name);
+    const { results } = await env.DB.prepare(`SELECT * FROM ${getTableName(table)} WHERE ad_id = ? ORDER BY ${order}`)
+      .bind(adId)
+      .all<Record<string, unknown>>();
+    return results.map((row) => columns.map((name) => row[name]));
+  }
+
+  /** Every ad's `ad_details` row against its attribute and setting rows; no row for an ad that is gone. */
+  async function expectDetailsKept(adIds: number[]) {
+    for (const adId of adIds) {
+      const kept = await env.DB.prepare("SELECT attribute_rows, setting_rows FROM ad_details WHERE ad_id = ?")
+        .bind(adId)
+        .first<{ attribute_rows: string; setting_rows: string }>();
+      const exists = await env.DB.prepare("SELECT 1 AS n FROM ads WHERE id = ?").bind(adId).first("n");
+      if (!exists) {
+        expect(kept, `ad ${adId} is deleted`).toBeNull();
+        continue;
+      }
+      expect(JSON.parse(defined(kept).attribute_rows), `ad ${adId}`).toEqual(
+        await tableRows(adAttributes, adId, "portal, seq"),
+      );
+      expect(JSON.parse(defined(kept).setting_rows), `ad ${adId}`).toEqual(await tableRows(adSettings, adId, "portal"));
+    }
+  }
+
+  const carOptions = fc.subarray(["airco", "cruise control", "navigatie", "parkeersensoren", "trekhaak"]);
+  /** portal_a's required set (with the options given) and portal_b's: a brand, or empty (which removes its rows). */
+  const carAttributes = (mileage: number, options: string[], onPortalB: boolean) => [
+    {
+      portal: "portal_a",
+      locale: "nl_NL",
+      values: [
+        ...defined(CAR_ATTRIBUTES[0]).values.map((v) => (v.key === "mileage" ? { ...v, value: mileage } : v)),
+        ...options.map((value) => ({ key: "options", value })),
+      ],
+    },
+    { portal: "portal_b", locale: "nl_NL", values: onPortalB ? [{ key: "brand", value: "Volkswagen" }] : [] },
+  ];
+  const settings = fc
+    .subarray(["portal_a", "portal_b"] as const, { minLength: 1 })
+    .chain((portals) =>
+      fc.tuple(...portals.map((portal) => fc.record({ portal: fc.constant(portal), showcontact: fc.boolean() }))),
+    );
+  type Write =
+    | { kind: "create"; mileage: number; options: string[]; onPortalB: boolean }
+    | {
+        kind: "update";
+        ad: number;
+        mileage: number;
+        options: string[];
+        onPortalB: boolean;
+        /** Whether the update replaces portal_a's set too, or portal_b's alone. */
+        withPortalA: boolean;
+        settings: { portal: string }[] | null;
+      }
+    | { kind: "settings"; ad: number; settings: { portal: string }[] }
+    | { kind: "delete"; ad: number };
+  const mileage = fc.integer({ min: 0, max: 2_000_000 });
+  const write: fc.Arbitrary<Write> = fc.oneof(
+    // Every ad starts with a portal_b set, so that an update emptying it (portal_b alone) deletes rows only.
+    fc.record({ kind: fc.constant("create" as const), mileage, options: carOptions, onPortalB: fc.constant(true) }),
+    fc.record({
+      kind: fc.constant("update" as const),
+      ad: fc.nat(),
+      mileage,
+      options: carOptions,
+      onPortalB: fc.boolean(),
+      withPortalA: fc.boolean(),
+      settings: fc.option(settings),
+    }),
+    fc.record({ kind: fc.constant("settings" as const), ad: fc.nat(), settings }),
+    fc.record({ kind: fc.constant("delete" as const), ad: fc.nat() }),
+  );
+
+  it("equal the ad's attribute and setting rows after random creates, updates, settings and deletes", async () => {
+    const userId = (await createUser(key)).userId;
+    const touched: number[] = [];
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 10 }), async (writes) => {
+        const live: number[] = [];
+        for (const w of writes) {
+          if (w.kind === "create") {
+            const ad = await createAd(key, userId, {
+              categoryId: CAR_CATEGORY,
+              attributes: carAttributes(w.mileage, w.options, w.onPortalB),
+            });
+            live.push(ad.adId);
+            touched.push(ad.adId);
+            continue;
+          }
+          const target = live[w.ad % Math.max(live.length, 1)];
+          if (target === undefined) continue;
+          if (w.kind === "update") {
+            const body = {
+              adId: target,
+              attributes: carAttributes(w.mileage, w.options, w.onPortalB).slice(w.withPortalA ? 0 : 1),
+              settings: w.settings ?? undefined,
+            };
+            expectEnvelope(await call("PUT", "/ads/", { key, body }), 200);
+          } else if (w.kind === "settings") {
+            expectEnvelope(
+              await call("POST", "/adsettings/", { key, body: { adId: target, settings: w.settings } }),
+              200,
+            );
+          } else {
+            expectEnvelope(await call("DELETE", `/ads/${target}`, { key }), 200);
+            live.splice(live.indexOf(target), 1);
+          }
+        }
+        await expectDetailsKept(touched);
+      }),
+      { numRuns: 25, endOnFailure: true },
+    );
+  }, 600_000);
+
+  it("let a page of full ads read a few rows per ad, however many attributes each has", async () => {
+    const userId = (await createUser(key)).userId;
+    for (let i = 0; i < 26; i += 1) {
+      await createAd(key, userId, {
+        categoryId: CAR_CATEGORY,
+        attributes: carAttributes(1000 * i, ["airco", "navigatie", "trekhaak"], true),
+        settings: [{ portal: "portal_a", showcontact: true }],
+      });
+    }
+    const query = `/ads/?userId=${userId}&itemsPerPage=25`;
+    await call("GET", query, { key }); // the catalogue, cached per isolate, is read once
+    const page = await call("GET", query, { key });
+    expectEnvelope(page, 200);
+    expect(page.body.data[0].attributes.map((set: { attributes: unknown[] }) => set.attributes.length)).toEqual([8, 1]);
+    // Each ad shows 9 attribute rows and a setting: 10 detail rows a page would read one by one.
+    expect(d1Rows(page).read).toBeLessThanOrEqual(4 * 25 + 20);
+  });
 });

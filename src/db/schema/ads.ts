@@ -67,6 +67,8 @@ export const ads = sqliteTable(
     index("ads_contact_idx").on(t.contactId),
     index("ads_folder_idx").on(t.folderId),
     index("ads_category_idx").on(t.categoryId),
+    // The status filter across every user seeks (status, id).
+    index("ads_status_idx").on(t.status),
   ],
 );
 
@@ -152,3 +154,16 @@ export const adSettings = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.adId, t.portal] })],
 );
+
+/**
+ * A full ad's detail rows beside it: its attribute and setting rows as JSON arrays of their column values
+ * (in the column order above, ordered as the view shows them). Triggers rewrite them in the statement that
+ * changes those rows (migration 0020), so the full view reads one row for them instead of every row.
+ */
+export const adDetails = sqliteTable("ad_details", {
+  adId: integer("ad_id")
+    .primaryKey()
+    .references(() => ads.id, { onDelete: "cascade" }),
+  attributeRows: text("attribute_rows").notNull().default("[]"),
+  settingRows: text("setting_rows").notNull().default("[]"),
+});

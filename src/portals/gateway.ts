@@ -88,9 +88,10 @@ function portalErrorOf(error: unknown): PortalError {
 /**
  * The only way the service talks to a marketplace: its HTTP API at the base URL of PORTAL_A_API /
  * PORTAL_B_API (OAuth endpoints `oauth/authorize`, `oauth/token`, `oauth/revoke` below it), or the
- * simulator Worker's (through its binding) when that is "simulator". The OAuth side is oauth4webapi (authorization code with
- * PKCE, client_secret_basic, refresh, revocation), so pointing at a real marketplace is configuration
- * only: the base URL, PORTAL_<X>_CLIENT_ID and the secret PORTAL_<X>_CLIENT_SECRET.
+ * simulator Worker's, through its binding, when that is "simulator". The OAuth side is oauth4webapi
+ * (authorization code with PKCE, client_secret_basic, refresh, revocation), so pointing at a real
+ * marketplace is configuration only: the base URL, PORTAL_<X>_CLIENT_ID and the secret
+ * PORTAL_<X>_CLIENT_SECRET.
  */
 export class PortalGateway {
   constructor(

@@ -30,7 +30,7 @@ function marketplaceSimulator() {
     name: "marketplace-simulator",
     modules: true,
     scriptPath: path.join(outdir, "index.js"),
-    bindings: { ...workerOptions.bindings, ...CLIENT_SECRETS, DEMO_PASSWORD: "demo-test-password" },
+    bindings: { ...workerOptions.bindings, ...CLIENT_SECRETS, SIMULATOR_DEMO_PASSWORD: "demo-test-password" },
   };
 }
 

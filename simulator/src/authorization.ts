@@ -56,7 +56,7 @@ const invalidRequest = (c: Context) =>
  * The simulator's OAuth 2.0 authorization server (RFC 6749 authorization code grant with PKCE, RFC
  * 7636, and token revocation, RFC 7009): a consent page where the account holder signs in, codes
  * that live a minute and work once, redirects only to the redirect URIs registered for our client, and
- * a token endpoint that authenticates the client. Accounts: `demo` (password DEMO_PASSWORD,
+ * a token endpoint that authenticates the client. Accounts: `demo` (password SIMULATOR_DEMO_PASSWORD,
  * "demo" when unset) and any created from the consent page.
  */
 export class AuthorizationServer {
@@ -260,7 +260,7 @@ export class AuthorizationServer {
       .toArray()[0];
     if (!row) return null;
     if (row.id === DEMO_ACCOUNT) {
-      return (await sameSecret(password, this.env.DEMO_PASSWORD || "demo")) ? row.id : null;
+      return (await sameSecret(password, this.env.SIMULATOR_DEMO_PASSWORD || "demo")) ? row.id : null;
     }
     if (!row.password_hash || !row.salt) return null;
     return (await sameSecret(await passwordHash(password, row.salt), row.password_hash)) ? row.id : null;

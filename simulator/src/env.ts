@@ -8,7 +8,7 @@ export interface SimulatorEnv {
   PORTAL_A_CLIENT_SECRET: string;
   PORTAL_B_CLIENT_SECRET: string;
   /** The `demo` account's password; "demo" when unset. */
-  DEMO_PASSWORD?: string;
+  SIMULATOR_DEMO_PASSWORD?: string;
 }
 
 export const PORTALS = ["portal_a", "portal_b"] as const;

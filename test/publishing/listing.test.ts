@@ -236,7 +236,7 @@ describe("the simulator's authorization server", () => {
     expect(await wrong.text()).toContain("Wrong username or password");
   });
 
-  it("signs the seeded demo account in with its DEMO_PASSWORD and redirects with code and state", async () => {
+  it("signs the seeded demo account in with its SIMULATOR_DEMO_PASSWORD and redirects with code and state", async () => {
     const { userId, redirect, page } = await startConnecting();
     const approved = await submitForm(ORIGIN, page, { username: "demo", password: "demo-test-password" });
     expect(approved.status).toBe(302);

@@ -26,23 +26,15 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.authorization = new AuthorizationServer(this.sql, env);
+    // A listing keeps what arrived (`payload`: the last body sent for it, as JSON); one feature purchase
+    // per reference.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS listings (id INTEGER PRIMARY KEY AUTOINCREMENT, account INTEGER, external_ref TEXT,
-        title TEXT, price INTEGER, online INTEGER, start INTEGER, close INTEGER);
+        title TEXT, price INTEGER, online INTEGER, start INTEGER, close INTEGER, payload TEXT);
+      CREATE INDEX IF NOT EXISTS listings_ref ON listings (external_ref, account);
       CREATE TABLE IF NOT EXISTS attempts (ref TEXT PRIMARY KEY, n INTEGER);
-      CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);`);
-    // Objects made before references existed get the column; one purchase per reference.
-    this.addColumnIfMissing("features", "reference");
-    this.sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference)");
-    this.sql.exec("CREATE INDEX IF NOT EXISTS listings_ref ON listings (external_ref, account)");
-    // What arrived, as JSON: the last listing sent for it.
-    this.addColumnIfMissing("listings", "payload");
+      CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);
+      CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference);`);
     this.routes();
-  }
-
-  /** A TEXT column added to a table of an object made before the column existed. */
-  private addColumnIfMissing(table: string, column: string) {
-    const columns = this.sql.exec(`PRAGMA table_info(${table})`).toArray();
-    if (!columns.some((c) => c.name === column)) this.sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
   }
 
   override fetch(request: Request): Response | Promise<Response> {

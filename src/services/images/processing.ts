@@ -53,17 +53,13 @@ async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: 
 
 const stream = (bytes: Uint8Array) => new Blob([bytes]).stream();
 
-/** Turns the pixels of a stored image, kept under a new key. */
-export interface ImageTransformer {
+/** Image work on the Images binding: dimensions, thumbnails and rotation (kept under a new key). */
+export function imagesTransformer(images: ImagesBinding): {
   rotate(
     storage: R2Bucket,
     key: string,
     degrees: 90 | 180 | 270,
   ): Promise<{ key: string; width: number; height: number }>;
-}
-
-/** Image work on the Images binding: dimensions, thumbnails and rotation. */
-export function imagesTransformer(images: ImagesBinding): ImageTransformer & {
   thumbnail(bytes: Uint8Array, type: ImageType): Promise<Uint8Array>;
   info(bytes: Uint8Array): Promise<{ width: number; height: number }>;
 } {

@@ -5,11 +5,11 @@
 // `npm run dev` keeps serving the document it builds from the routes.
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { parseArgs } from "node:util";
 
 const STATIC_DOCUMENT = "public/rest/v1/openapi.json";
 const args = process.argv.slice(2);
-const envArg = args.findIndex((arg) => arg === "--env" || arg.startsWith("--env="));
-const environment = envArg < 0 ? "" : args[envArg].includes("=") ? args[envArg].split("=")[1] : args[envArg + 1];
+const environment = parseArgs({ args, options: { env: { type: "string" } }, strict: false }).values.env ?? "";
 
 // The marketplace simulator is a Worker of its own, deployed beside the API wherever the API is bound
 // to it (the sandbox); production talks to the real marketplaces and never gets it.

@@ -6,6 +6,7 @@
 // marketplace), so the public media base is set to this server's own address: the port given with
 // `--port` (default 8787), unless MEDIA_BASE_URL is passed already.
 import { spawnSync } from "node:child_process";
+import { parseArgs } from "node:util";
 import { readDevVars } from "./d1.mjs";
 
 const args = process.argv.slice(2);
@@ -33,8 +34,7 @@ const migrations = setUp("applying the D1 migrations", "npx", [
 const applied = new Set(migrations.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
 setUp("seeding the development clients", "node", ["scripts/seed.mjs"]);
 
-const portArg = args.findIndex((arg) => arg === "--port" || arg.startsWith("--port="));
-const port = portArg < 0 ? "8787" : args[portArg].includes("=") ? args[portArg].split("=")[1] : args[portArg + 1];
+const port = parseArgs({ args, options: { port: { type: "string" } }, strict: false }).values.port ?? "8787";
 const origin = `http://localhost:${port}`;
 const vars = readDevVars();
 console.log(`

@@ -88,6 +88,12 @@ describe("error codes", () => {
     );
     expectError(await call("GET", "http://api.test/media/images/none.jpg"), "image_not_found");
     expectError(await call("GET", "http://api.test/simulator/portal_z/oauth/authorize"), "portal_not_found");
+    // A portal configured as "simulator" where no simulator Worker is bound.
+    const unbound = { ...env, MARKETPLACE: undefined };
+    expectError(
+      await call("GET", "http://api.test/simulator/portal_a/oauth/authorize", { env: unbound }),
+      "portal_not_found",
+    );
     expectError(await call("GET", "/nothing-here", { key }), "route_not_found");
     const wrongMethod = await call("PATCH", "/client/", { key });
     expectError(wrongMethod, "method_not_allowed");

@@ -4,14 +4,7 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
-import {
-  BuyFeature,
-  Feature,
-  FeaturePortal,
-  FeaturesQuery,
-  featureOffers,
-  requestFeature,
-} from "../../services/publishing";
+import { BuyFeature, Feature, FeaturesQuery, featureOffers, requestFeature } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
 
@@ -30,7 +23,7 @@ export const featuresRouter = createRouter()
       summary: "Features of an ad on a portal (the website has none)",
       request: {
         params: z.object({
-          portal: FeaturePortal.openapi({ param: { name: "portal", in: "path" } }),
+          portal: FeaturesQuery.shape.portal.openapi({ param: { name: "portal", in: "path" } }),
           adId: pathId("adId"),
         }),
       },

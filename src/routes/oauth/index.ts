@@ -9,7 +9,6 @@ import { withCache } from "../../middleware/responseCache";
 import { SIMULATOR_ORIGIN_HEADER } from "../../portals/config";
 import { type MarketplacePortal, marketplaceSimulator, PortalGateway, SIMULATOR_ORIGIN } from "../../portals/gateway";
 import {
-  CONNECTION_PORTALS,
   CompleteConnection,
   ConnectionStart,
   completeConnection,
@@ -26,7 +25,7 @@ import { landingPage } from "./landing";
 const tags = ["Portal connection"];
 const params = z.object({
   userId: pathId("userId"),
-  portal: z.enum(CONNECTION_PORTALS).openapi({ param: { name: "portal", in: "path" } }),
+  portal: PortalConnection.shape.portal.openapi({ param: { name: "portal", in: "path" } }),
 });
 
 const publicOrigin = (url: string) => new URL(url).origin;
@@ -101,8 +100,7 @@ export const oauthRouter = createRouter()
     },
   );
 
-const isPortal = (value: string): value is MarketplacePortal =>
-  (CONNECTION_PORTALS as readonly string[]).includes(value);
+const isPortal = (value: string): value is MarketplacePortal => PortalConnection.shape.portal.safeParse(value).success;
 
 /**
  * Public (keyless) routes of the OAuth flow: the page the portal sends the user back to, which shows
@@ -123,7 +121,7 @@ export const oauthPublicRouter = new Hono<AppEnv>()
   })
   .all("/simulator/:portal/*", async (c) => {
     const portal = c.req.param("portal");
-    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator)
+    if (!isPortal(portal) || !new PortalGateway(c.env, portal).usesSimulator || !c.env.MARKETPLACE)
       throw DomainError.of("portal_not_found", "no simulator for this portal");
     const url = new URL(c.req.url);
     const forwarded = new Request(

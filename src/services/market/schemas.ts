@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { AD_PORTALS, PUBLISH_PORTALS } from "../../db/schema";
 import { id } from "../../lib/fields";
 
 export const Bid = z
   .object({
     bidId: z.number().int().openapi({ description: "The portal's bid id" }),
     adId: z.number().int(),
-    portal: z.enum(["portal_a", "portal_b"]),
+    portal: z.enum(AD_PORTALS),
     amount: z.number().int(),
     name: z.string(),
     message: z.string(),
@@ -17,7 +18,7 @@ export const Bid = z
 export const BidReference = z
   .object({
     userId: id(),
-    portal: z.enum(["portal_a", "portal_b", "website"]),
+    portal: z.enum(PUBLISH_PORTALS),
     bidId: z
       .array(z.union([z.number().int(), z.string().max(100)]))
       .min(1)
@@ -34,7 +35,7 @@ export const StatisticsRequest = z
     dateEnd: date(),
     showDaily: z.boolean().default(true),
     showTotals: z.boolean().default(true),
-    portal: z.enum(["portal_a", "portal_b"]).optional(),
+    portal: z.enum(AD_PORTALS).optional(),
   })
   .refine((r) => r.dateStart <= r.dateEnd, { error: "dateEnd: must not be before dateStart", path: ["dateEnd"] })
   .openapi("StatisticsRequest");

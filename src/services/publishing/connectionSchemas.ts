@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
-
-export const CONNECTION_PORTALS = ["portal_a", "portal_b"] as const;
+import { AD_PORTALS } from "../../db/schema";
 
 export const PortalConnection = z
   .object({
     userId: z.number().int(),
-    portal: z.enum(CONNECTION_PORTALS),
+    portal: z.enum(AD_PORTALS),
     status: z.boolean().openapi({ description: "connected" }),
     externalUserId: z.number().int(),
     accessToken: z.string().openapi({ description: "Masked: the token itself is never shown" }),

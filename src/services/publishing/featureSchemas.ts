@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { AD_PORTALS } from "../../db/schema";
 import { id, queryInt } from "../../lib/fields";
 import { FEATURE_NAMES } from "../catalogue/features";
-
-export const FeaturePortal = z.enum(["portal_a", "portal_b", "website"]);
+import { PublishPortal } from "./schemas";
 
 export const Feature = z
   .object({
@@ -16,8 +16,8 @@ export const Feature = z
   .openapi("Feature");
 
 /** GET /features/?portal=…&adId=…: the features of an ad on a portal. */
-export const FeaturesQuery = z.object({ portal: FeaturePortal, adId: queryInt() });
+export const FeaturesQuery = z.object({ portal: PublishPortal, adId: queryInt() });
 
 export const BuyFeature = z
-  .object({ adId: id(), portal: z.enum(["portal_a", "portal_b"]), feature: z.enum(FEATURE_NAMES) })
+  .object({ adId: id(), portal: z.enum(AD_PORTALS), feature: z.enum(FEATURE_NAMES) })
   .openapi("BuyFeature");

@@ -1,6 +1,6 @@
 /** Publishing: queue items with exactly-once effects, their state machine, crash recovery and the jobs view. */
 
-export { CONNECTION_PORTALS, CompleteConnection, ConnectionStart, PortalConnection } from "./connectionSchemas";
+export { CompleteConnection, ConnectionStart, PortalConnection } from "./connectionSchemas";
 export {
   completeConnection,
   disconnect,
@@ -11,7 +11,7 @@ export {
 } from "./connections";
 export { runPublishJobs } from "./delivery";
 export { featureOffers } from "./featureOffers";
-export { BuyFeature, Feature, FeaturePortal, FeaturesQuery } from "./featureSchemas";
+export { BuyFeature, Feature, FeaturesQuery } from "./featureSchemas";
 export { type Intent, publishMessage, queueIntents, sendItems } from "./intents";
 export { Job, JobsQuery } from "./jobSchemas";
 export { getJob, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";

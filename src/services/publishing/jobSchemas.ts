@@ -2,17 +2,17 @@ import { z } from "@hono/zod-openapi";
 import { pagingQuery, queryInt } from "../../lib/fields";
 import type { JobKind as JobKindName } from "./jobs";
 import { JOB_KINDS } from "./lifecycle";
+import { PublishPortal } from "./schemas";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
 const JobKind = z.enum(Object.values(JOB_KINDS) as [JobKindName, ...JobKindName[]]);
-const JobPortal = z.enum(["portal_a", "portal_b", "website"]);
 
 export const Job = z
   .object({
     queueItemId: z.number().int(),
     userId: z.number().int(),
     adId: z.number().int(),
-    portal: JobPortal,
+    portal: PublishPortal,
     kind: JobKind.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
     feature: z.string().nullable(),
     state: z.enum(JOB_STATES),
@@ -31,7 +31,7 @@ export const Job = z
 export const JobsQuery = pagingQuery(500).extend({
   userId: queryInt().optional(),
   adId: queryInt().optional(),
-  portal: JobPortal.optional(),
+  portal: PublishPortal.optional(),
   state: z.enum(JOB_STATES).optional(),
   kind: JobKind.optional(),
 });

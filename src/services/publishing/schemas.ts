@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { PUBLISH_PORTALS } from "../../db/schema";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
 import { BatchItemResult, PortalStatus } from "../ads/schemas";
 
-export const PublishPortal = z.enum(["portal_a", "portal_b", "website"]);
+export const PublishPortal = z.enum(PUBLISH_PORTALS);
 const images = z.boolean().default(true).openapi({ description: "Submit the images too (default true)" });
 
 export const PublishAd = z.object({ userId: id(), adId: id(), portal: PublishPortal, images }).openapi("PublishAd");

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { PUBLISH_PORTALS } from "../../../db/schema";
 import { id, upTo } from "../../../lib/fields";
 
-const PORTALS = ["portal_a", "portal_b", "website"] as const;
 const html = () =>
   upTo(16384).openapi({
     description: "Max 16,384 characters; HTML limited to p, b, strong, u, ul, li, br (sanitised)",
@@ -9,7 +9,7 @@ const html = () =>
 
 export const UserAdSetting = z
   .object({
-    portal: z.enum(PORTALS),
+    portal: z.enum(PUBLISH_PORTALS),
     header: html(),
     footer: html(),
     allowContactByEmail: z.boolean().optional().openapi({ description: "Default true" }),
@@ -22,7 +22,7 @@ export const UserAdSettingsInput = z
     settings: z
       .array(UserAdSetting)
       .min(1)
-      .max(PORTALS.length)
+      .max(PUBLISH_PORTALS.length)
       .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
         error: "each portal may appear once",
       }),

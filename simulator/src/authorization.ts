@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { base64url, newToken, sameSecret } from "./crypto";
-import { type Portal, registeredClient, type SimulatorEnv } from "./env";
+import { type Portal, portalOf, registeredClient, type SimulatorEnv } from "./env";
 import { consentPage, PAGE_HEADERS, refusalPage, signupPage } from "./pages";
 
 const ACCESS_TTL_S = 3600;
@@ -195,10 +195,6 @@ export class AuthorizationServer {
     return params;
   }
 
-  private portalOf(c: Context): Portal {
-    return c.req.param("portal") === "portal_b" ? "portal_b" : "portal_a";
-  }
-
   /** `/simulator/<portal>/<rest>` as the browser sees it (the forwarding route strips `/simulator`). */
   private publicPath(c: Context, rest: string): string {
     return `/simulator/${c.req.param("portal")}/${rest}`;
@@ -209,7 +205,7 @@ export class AuthorizationServer {
    * not registered for it: RFC 6749 4.1.2.1), and which are sent back to the client with an error.
    */
   private checkRequest(c: Context, params: Record<string, string>): Refusal | null {
-    const portal = this.portalOf(c);
+    const portal = portalOf(c);
     const client = registeredClient(this.env, portal);
     if (params.client_id !== client.clientId) return { page: "client_id: unknown client" };
     const origin = c.req.header(SERVED_ORIGIN_HEADER);
@@ -291,7 +287,7 @@ export class AuthorizationServer {
 
   /** client_secret_basic (RFC 6749 2.3.1) or client_secret_post. */
   private async authenticatesClient(c: Context, form: FormData): Promise<boolean> {
-    const expected = registeredClient(this.env, this.portalOf(c));
+    const expected = registeredClient(this.env, portalOf(c));
     let id = form.get("client_id");
     let secret = form.get("client_secret");
     const basic = /^Basic (.+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
@@ -322,7 +318,7 @@ export class AuthorizationServer {
     const valid =
       row !== undefined &&
       row.expires > Date.now() &&
-      row.client_id === registeredClient(this.env, this.portalOf(c)).clientId &&
+      row.client_id === registeredClient(this.env, portalOf(c)).clientId &&
       row.redirect_uri === form.get("redirect_uri") &&
       verifier !== "" &&
       (await s256(verifier)) === row.challenge;

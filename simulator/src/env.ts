@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import type { MarketplaceSimulator } from "./marketplace";
 
 /** The simulator Worker's bindings (simulator/wrangler.toml, and .dev.vars for the secrets). */
@@ -16,6 +17,9 @@ export type Portal = (typeof PORTALS)[number];
 
 export const isPortal = (value: string | undefined): value is Portal =>
   (PORTALS as readonly string[]).includes(value ?? "");
+
+/** The portal a request is for: its `:portal` path parameter (the Worker routes only known ones here). */
+export const portalOf = (c: Context): Portal => (c.req.param("portal") === "portal_b" ? "portal_b" : "portal_a");
 
 /** The OAuth client registered at a portal. */
 export function registeredClient(env: SimulatorEnv, portal: Portal): { clientId: string; clientSecret: string } {

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
 import { AuthorizationServer } from "./authorization";
-import type { Portal, SimulatorEnv } from "./env";
+import { type Portal, portalOf, type SimulatorEnv } from "./env";
 import { MarketplaceListing } from "./listing";
 import { reviewListing } from "./review";
 
@@ -127,14 +127,13 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
   private routes(): void {
     this.authorization.routes(this.app);
     const app = this.app.basePath("/:portal");
-    const portalOf = (value: string): Portal => (value === "portal_b" ? "portal_b" : "portal_a");
     app.post("/listings", async (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const body = await c.req.json().catch(() => null);
       const triggered = this.trigger(`create:${body?.externalRef}`, String(body?.title ?? ""));
       if (triggered) return triggered;
-      const listing = this.review(portalOf(c.req.param("portal")), body);
+      const listing = this.review(portalOf(c), body);
       if (listing instanceof Response) return listing;
       const now = Date.now();
       const existing = this.sql
@@ -201,7 +200,7 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       if (triggered) return triggered;
       if (this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length === 0)
         return c.json({ error: "listing not found" }, 404);
-      const listing = this.review(portalOf(c.req.param("portal")), body);
+      const listing = this.review(portalOf(c), body);
       if (listing instanceof Response) return listing;
       this.store(id, listing);
       return c.json(this.listingView(id));

@@ -237,4 +237,18 @@ describe("money and listings around the core", () => {
     await settle(world);
     await checkInvariants(model, world);
   });
+
+  it("an unpublish waits for a feature that started: its purchase may be at the marketplace, and is not refunded", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await new Publish(1).run(model, world);
+    await deliverAll(world);
+    // The feature is bought at the marketplace and the consumer dies before writing it; then the ad is taken down.
+    await run(model, world, [new Feature(1), new Crash(0), new Unpublish(1)]);
+    await deliverAll(world);
+    await settle(world);
+    await checkInvariants(model, world);
+    const features = (await call("GET", `/jobs/?userId=${world.userId}&kind=feature`, { key })).body.data;
+    expect(features).toEqual([expect.objectContaining({ state: "done", refunded: false })]);
+  });
 });

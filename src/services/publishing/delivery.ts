@@ -178,7 +178,7 @@ async function decide(
  * The writes of a decision, by name: the transition (`outcome` answers the item when it moved); an
  * update asked for again while it was being sent (`rerun`) re-opened in the same batch, so it goes out
  * once more with the ad as it is now; and `next`, the oldest job of the listing still pending, which
- * waited for this one to end.
+ * waited for this one to end (after a feature, an unpublish of its listing that waited for it).
  */
 function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: string) {
   const { item: outcome, effects } =
@@ -224,10 +224,15 @@ function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: str
       .from(queueItems)
       .where(
         and(
-          queuedAfter(item),
-          sql`${queueItems.action} != 'feature'`,
+          item.action === "feature"
+            ? and(
+                eq(queueItems.adId, item.adId),
+                eq(queueItems.portal, item.portal),
+                eq(queueItems.action, "unpublish"),
+              )
+            : and(queuedAfter(item), sql`${queueItems.action} != 'feature'`),
           eq(queueItems.status, "pending"),
-          sql`${item.action !== "feature" && decision.event !== "retrying" ? 1 : 0} = 1`,
+          sql`${decision.event !== "retrying" ? 1 : 0} = 1`,
         ),
       )
       .orderBy(queueItems.id)

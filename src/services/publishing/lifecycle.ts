@@ -164,13 +164,26 @@ export function sameLineOfWork(other: string, item: Record<"adId" | "portal" | "
 /**
  * The jobs of one listing run in the order they were queued: an item is claimed only when no older one
  * of its listing is still open. So an unpublish and the placement asked for after it reach the
- * marketplace in that order. Features wait for nothing.
+ * marketplace in that order. Features wait for nothing, but an unpublish waits for every feature of its
+ * listing that has started and not ended, whenever it was queued: a feature that started may already
+ * be bought at the marketplace (its process died before the outcome was written), and taken down
+ * first, its retry would find the listing gone and refund a purchase the marketplace holds. Sent again
+ * while the listing is live, the purchase is answered once by its reference.
  */
 const noEarlierOpenJob = (item: ItemRef) =>
   item.action === "feature"
     ? undefined
-    : sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameLineOfWork("earlier", item)}
-        AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`;
+    : and(
+        sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameLineOfWork("earlier", item)}
+          AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`,
+        item.action === "unpublish" ? noStartedFeatureOpen(item) : undefined,
+      );
+
+/** No feature of the item's listing has started and not ended. */
+const noStartedFeatureOpen = (item: ItemRef) =>
+  sql`NOT EXISTS (SELECT 1 FROM queue_items AS started WHERE started.ad_id = ${item.adId}
+    AND started.portal = ${item.portal} AND started.action = 'feature' AND started.attempts > 0
+    AND started.status IN ('pending', 'processing'))`;
 
 /**
  * The statements of one event, for one D1 batch, by name: `item` moves the item (guarded by the states

@@ -8,7 +8,22 @@ import { reviewListing } from "./review";
 const LISTING_DAYS = 30;
 const FLAKY_FAILURES = 2;
 
+/**
+ * What the marketplace does to the answers of an account's writes (create, update, delete, feature)
+ * while a fault is switched on, always after the write is committed: answers 503, answers 422, or
+ * loses the answer (the request fails as a dropped connection would).
+ */
+export const FAULT_MODES = ["commit-then-503", "commit-then-422", "lost-answer"] as const;
+type FaultMode = (typeof FAULT_MODES)[number];
+
 type Json = Record<string, unknown>;
+
+/** Thrown after a commit to drop the answer: the caller's request fails as on a broken connection. */
+class LostAnswer extends Error {
+  constructor() {
+    super("the connection was lost before the answer");
+  }
+}
 
 /**
  * One simulated marketplace per portal, speaking the HTTP API the API's gateway uses (an OAuth
@@ -26,6 +41,11 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.authorization = new AuthorizationServer(this.sql, env);
+    // A lost answer leaves as a failed request, not as an answer.
+    this.app.onError((error, c) => {
+      if (error instanceof LostAnswer) throw error;
+      return c.json({ error: "internal error" }, 500);
+    });
     // A listing keeps what arrived (`payload`: the last body sent for it, as JSON); one feature purchase
     // per reference.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS listings (id INTEGER PRIMARY KEY AUTOINCREMENT, account INTEGER, external_ref TEXT,
@@ -33,7 +53,8 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       CREATE INDEX IF NOT EXISTS listings_ref ON listings (external_ref, account);
       CREATE TABLE IF NOT EXISTS attempts (ref TEXT PRIMARY KEY, n INTEGER);
       CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);
-      CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference);`);
+      CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference);
+      CREATE TABLE IF NOT EXISTS faults (account INTEGER PRIMARY KEY, mode TEXT NOT NULL, remaining INTEGER NOT NULL);`);
     this.routes();
   }
 
@@ -103,6 +124,36 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
     return null;
   }
 
+  /**
+   * The answer an account's committed write gets: its own, unless a fault is switched on for the
+   * account, which then takes its place (and counts down).
+   */
+  private answerAfterCommit(account: number, answer: Response): Response {
+    const fault = this.sql
+      .exec<{ mode: FaultMode; remaining: number }>("SELECT mode, remaining FROM faults WHERE account = ?", account)
+      .toArray()[0];
+    if (!fault) return answer;
+    this.sql.exec(
+      fault.remaining > 1
+        ? "UPDATE faults SET remaining = remaining - 1 WHERE account = ?"
+        : "DELETE FROM faults WHERE account = ?",
+      account,
+    );
+    switch (fault.mode) {
+      case "commit-then-503":
+        return Response.json({ error: "temporarily unavailable" }, { status: 503 });
+      case "commit-then-422":
+        return Response.json({ error: "could not be processed" }, { status: 422 });
+      case "lost-answer":
+        throw new LostAnswer();
+    }
+  }
+
+  /** Whether the listing exists and belongs to the account (another account's listing is not found). */
+  private owns(account: number, id: number): boolean {
+    return this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length > 0;
+  }
+
   private listingView(id: number): Json {
     const row = this.sql
       .exec<{ id: number; online: number; start: number; close: number }>(
@@ -147,7 +198,7 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
         // Creating the same listing twice (a retried request) answers the first one.
         this.store(existing.id, listing);
         this.sql.exec("UPDATE listings SET online = 1 WHERE id = ?", existing.id);
-        return c.json(this.listingView(existing.id), 200);
+        return this.answerAfterCommit(account, c.json(this.listingView(existing.id), 200));
       }
       this.sql.exec(
         "INSERT INTO listings (account, external_ref, title, price, online, start, close) VALUES (?, ?, ?, ?, 1, ?, ?)",
@@ -160,7 +211,7 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       );
       const id = this.sql.exec<{ id: number }>("SELECT last_insert_rowid() AS id").one().id;
       this.store(id, listing);
-      return c.json(this.listingView(id), 201);
+      return this.answerAfterCommit(account, c.json(this.listingView(id), 201));
     });
     // Control routes for tests and scripts (the benchmark), the operator's only: HTTP Basic with the
     // portal's registered client credentials.
@@ -174,6 +225,20 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
     control.get("/accounts/:account/listings", (c) =>
       c.json({ listings: this.listingsOf(Number(c.req.param("account"))) }),
     );
+    // Switches a fault on for the account's next `times` writes (mode null switches it off).
+    control.post("/accounts/:account/faults", async (c) => {
+      const account = Number(c.req.param("account"));
+      const body = (await c.req.json().catch(() => null)) as { mode?: unknown; times?: unknown } | null;
+      const mode = body?.mode ?? null;
+      const times = body?.times ?? 1;
+      if (mode !== null && !(FAULT_MODES as readonly unknown[]).includes(mode))
+        return c.json({ error: `mode: one of ${FAULT_MODES.join(", ")}, or null` }, 400);
+      if (typeof times !== "number" || !Number.isInteger(times) || times < 1)
+        return c.json({ error: "times: a whole number of at least 1" }, 400);
+      this.sql.exec("DELETE FROM faults WHERE account = ?", account);
+      if (mode !== null) this.sql.exec("INSERT INTO faults VALUES (?, ?, ?)", account, mode, times);
+      return c.body(null, 204);
+    });
     // Ends every access token now, so clients must refresh (exercises token refresh).
     control.post("/expire-tokens", (c) => {
       this.authorization.expireTokens();
@@ -198,27 +263,25 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       const body = await c.req.json().catch(() => null);
       const triggered = this.trigger(`update:${id}`, String(body?.title ?? ""));
       if (triggered) return triggered;
-      if (this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length === 0)
-        return c.json({ error: "listing not found" }, 404);
+      if (!this.owns(account, id)) return c.json({ error: "listing not found" }, 404);
       const listing = this.review(portalOf(c), body);
       if (listing instanceof Response) return listing;
       this.store(id, listing);
-      return c.json(this.listingView(id));
+      return this.answerAfterCommit(account, c.json(this.listingView(id)));
     });
     app.delete("/listings/:id", (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const id = Number(c.req.param("id"));
-      this.sql.exec("UPDATE listings SET online = 0 WHERE id = ? AND account = ?", id, account);
-      return c.json({ remoteAdId: id, online: false });
+      if (!this.owns(account, id)) return c.json({ error: "listing not found" }, 404);
+      this.sql.exec("UPDATE listings SET online = 0 WHERE id = ?", id);
+      return this.answerAfterCommit(account, c.json({ remoteAdId: id, online: false }));
     });
     app.get("/listings/:id", (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
       const id = Number(c.req.param("id"));
-      const found =
-        this.sql.exec("SELECT 1 FROM listings WHERE id = ? AND account = ?", id, account).toArray().length > 0;
-      if (!found) return c.json({ error: "listing not found" }, 404);
+      if (!this.owns(account, id)) return c.json({ error: "listing not found" }, 404);
       const { payload } = this.sql
         .exec<{ payload: string | null }>("SELECT payload FROM listings WHERE id = ?", id)
         .one();
@@ -241,7 +304,23 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
         Date.now(),
         body.reference ?? null,
       );
-      return c.json({ remoteAdId: id, feature: body.feature, active: true });
+      return this.answerAfterCommit(account, c.json({ remoteAdId: id, feature: body.feature, active: true }));
+    });
+    // The purchases of a listing, or the one made under a reference (`?reference=`): how a client whose
+    // answer was lost learns whether its purchase was made.
+    app.get("/listings/:id/features", (c) => {
+      const account = this.account(c.req.raw);
+      if (account === null) return c.json({ error: "invalid_token" }, 401);
+      const id = Number(c.req.param("id"));
+      if (!this.owns(account, id)) return c.json({ error: "listing not found" }, 404);
+      const reference = c.req.query("reference");
+      const features = this.sql
+        .exec<{ feature: string; reference: string | null; at: number }>(
+          `SELECT feature, reference, at FROM features WHERE listing = ?${reference === undefined ? "" : " AND reference = ?"} ORDER BY at`,
+          ...(reference === undefined ? [id] : [id, reference]),
+        )
+        .toArray();
+      return c.json({ features });
     });
     // Bids: every online listing with a price has one bid per started day, at 90% of the asking price.
     app.get("/bids", (c) => {

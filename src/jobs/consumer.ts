@@ -1,14 +1,13 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
-import { imageJobs, queueItems } from "../db/schema";
+import { imageJobs } from "../db/schema";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
-import { nowIso } from "../lib/time";
 import { abandonDelivery, deliverWebhooks, dispatchEvents } from "../services/events";
 import { failImageJob, runImageJob } from "../services/images";
-import { applyEvent, flushUpdateRequests, runPublishJobs } from "../services/publishing";
+import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
 import type { Job } from "../services/shared";
 
 /** A job other than publishing and webhook deliveries (those run together, per batch). */
@@ -24,7 +23,7 @@ async function runJob(env: Env, job: Exclude<Job, { kind: "publish" | "webhook" 
   }
 }
 
-/** A job that exhausted its retries arrives on the dead-letter queue: it is marked failed, with the reason. */
+/** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
 async function giveUp(env: Env, job: Job): Promise<void> {
   const db = getDb(env.DB);
   switch (job.kind) {
@@ -34,20 +33,9 @@ async function giveUp(env: Env, job: Job): Promise<void> {
       return;
     }
     case "publish": {
-      const item = await db.select().from(queueItems).where(eq(queueItems.id, job.itemId)).get();
-      if (!item) return;
-      await applyEvent(
-        db,
-        item,
-        "failed",
-        {
-          now: nowIso(),
-          reason: item.reason
-            ? `the portal kept failing (${item.reason}); gave up after repeated attempts`
-            : "the portal kept failing; gave up after repeated attempts",
-        },
-        metricsOf(env),
-      );
+      // The marketplace may hold what a lost answer did: it is asked before the job fails and is refunded.
+      const [settled] = await runPublishJobs(env, [job], "give-up");
+      if (settled?.status === "rejected") throw settled.reason;
       return;
     }
     case "webhook":

@@ -220,9 +220,17 @@ export class PortalGateway {
     }
   }
 
-  private async send<T>(path: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<T> {
+  /**
+   * One call of the listing API. A write carries our `reference` for what it does (as `Idempotency-Key`),
+   * so that the marketplace can tell a repeat and we can ask for the outcome when its answer is lost.
+   */
+  private async send<T>(
+    path: string,
+    init: { method?: string; token?: string; body?: unknown; reference?: string } = {},
+  ): Promise<T> {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (init.token) headers.Authorization = `Bearer ${init.token}`;
+    if (init.reference) headers["Idempotency-Key"] = init.reference;
     if (init.body !== undefined) headers["Content-Type"] = "application/json";
     const requestInit = {
       method: init.method ?? "GET",
@@ -260,19 +268,29 @@ export class PortalGateway {
   }
 
   async createListing(token: string, listing: Listing): Promise<ListingState> {
-    return this.listingState(await this.send("listings", { method: "POST", token, body: listing }));
+    return this.listingState(
+      await this.send("listings", { method: "POST", token, body: listing, reference: listing.externalRef }),
+    );
   }
 
-  async updateListing(token: string, remoteAdId: number, listing: Listing): Promise<ListingState> {
-    return this.listingState(await this.send(`listings/${remoteAdId}`, { method: "PUT", token, body: listing }));
+  async updateListing(token: string, remoteAdId: number, listing: Listing, reference: string): Promise<ListingState> {
+    return this.listingState(
+      await this.send(`listings/${remoteAdId}`, { method: "PUT", token, body: listing, reference }),
+    );
   }
 
-  async deleteListing(token: string, remoteAdId: number): Promise<void> {
-    await this.send(`listings/${remoteAdId}`, { method: "DELETE", token });
+  async deleteListing(token: string, remoteAdId: number, reference: string): Promise<void> {
+    await this.send(`listings/${remoteAdId}`, { method: "DELETE", token, reference });
   }
 
-  async getListing(token: string, remoteAdId: number): Promise<ListingState> {
-    return this.listingState(await this.send(`listings/${remoteAdId}`, { token }));
+  /** The listing, or null when the account holds no listing of that id. */
+  async getListing(token: string, remoteAdId: number): Promise<ListingState | null> {
+    try {
+      return this.listingState(await this.send(`listings/${remoteAdId}`, { token }));
+    } catch (error) {
+      if (error instanceof PortalError && error.kind === "refused") return null;
+      throw error;
+    }
   }
 
   /** The listing the marketplace holds under our reference, if any (idempotent creates look first). */
@@ -287,7 +305,21 @@ export class PortalGateway {
 
   /** `reference` makes the purchase idempotent: the marketplace applies one purchase per reference. */
   async buyFeature(token: string, remoteAdId: number, feature: string, reference: string): Promise<void> {
-    await this.send(`listings/${remoteAdId}/features`, { method: "POST", token, body: { feature, reference } });
+    await this.send(`listings/${remoteAdId}/features`, {
+      method: "POST",
+      token,
+      body: { feature, reference },
+      reference,
+    });
+  }
+
+  /** Whether the marketplace holds the feature purchase made under our reference. */
+  async holdsFeature(token: string, remoteAdId: number, reference: string): Promise<boolean> {
+    const found = await this.send<{ features: unknown[] }>(
+      `listings/${remoteAdId}/features?reference=${encodeURIComponent(reference)}`,
+      { token },
+    );
+    return found.features.length > 0;
   }
 
   async bids(token: string): Promise<RemoteBid[]> {

@@ -1,14 +1,14 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { type Db, getDb, namedBatches } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adPublications, ads, queueItems } from "../../db/schema";
+import { adPublications, ads, queueItems, users } from "../../db/schema";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../lib/backoff";
 import { log } from "../../lib/log";
 import { mediaBaseOf } from "../../lib/media";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import { type MarketplacePortal, PortalError } from "../../portals/gateway";
+import { type MarketplacePortal, PortalError, type PortalGateway } from "../../portals/gateway";
 import type { PublishJob } from "../shared/jobMessages";
 import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
 import { sendItems } from "./intents";
@@ -26,6 +26,31 @@ type Decision =
   | { event: "retrying"; reason: string; error: unknown };
 
 /**
+ * How a batch's jobs are run: `send` does each job's work at the marketplace. The others settle a job
+ * that is given up, because its retries ran out (`give-up`, the dead-letter queue) or it made no
+ * progress for a day (`expire`): they only ask the marketplace what it holds of the job's work and end
+ * the job accordingly, succeeded when it holds it and failed (refunded) when it does not. A marketplace
+ * that cannot be asked leaves the job pending, to be asked again: nothing is refunded while the
+ * marketplace may hold it. A job that never started never reached it, and fails at once.
+ */
+export type JobMode = "send" | "give-up" | "expire";
+
+/** Why a settled job that the marketplace does not hold failed. */
+const SETTLED_FAILURE: Record<Exclude<JobMode, "send">, (item: QueueItem) => string> = {
+  "give-up": (item) =>
+    item.reason
+      ? `the portal kept failing (${item.reason}); gave up after repeated attempts`
+      : "the portal kept failing; gave up after repeated attempts",
+  expire: () => "expired: no progress for 24 hours",
+};
+
+/** A job's work: sent, or only settled by asking (with the reason it fails for when nothing is held). */
+type Work = "send" | { settle: string };
+
+/** How long a job whose outcome could not be settled waits before the cron sends it again. */
+const SETTLE_AGAIN_MS = 5 * 60_000;
+
+/**
  * The publish, update, unpublish and feature items of one message batch, in two D1 round trips
  * whatever their number: one batch claims every item (pending → processing) together with everything
  * its job reads (the ad, its publication, newer changes of the same listing, and for a marketplace the
@@ -36,7 +61,11 @@ type Decision =
  * with the reason; a transient failure puts it back to pending and its message is retried with backoff
  * (its entry in the answer is rejected). Answers one settled result per job, in order.
  */
-export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<PromiseSettledResult<void>[]> {
+export async function runPublishJobs(
+  env: Env,
+  jobs: PublishJob[],
+  mode: JobMode = "send",
+): Promise<PromiseSettledResult<void>[]> {
   const db = getDb(env.DB);
   const refs = await itemRefs(db, jobs);
   const now = nowIso();
@@ -56,8 +85,9 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
         item: running,
         job: jobs[at] as PublishJob,
         startedAt: Date.now(),
-        decision: decide(env, running, {
+        decision: decide(env, running, mode, {
           ad: read.ad[0],
+          ownerDeleted: Boolean(read.owner[0]?.deletedAt),
           live: read.publication[0]?.active ?? false,
           remoteAdId: read.publication[0]?.remoteAdId ?? 0,
           superseded: read.newer.length > 0,
@@ -71,7 +101,7 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
 
   const written = await namedBatches(
     db,
-    decided.map(({ item, decision }) => outcomeStatements(db, item, decision, nowIso())),
+    decided.map(({ item, decision }) => outcomeStatements(db, item, decision, nowIso(), mode)),
   );
   const toSend: { item: ItemRef; requestId?: string }[] = [];
   const results: PromiseSettledResult<void>[] = jobs.map(() => ({ status: "fulfilled", value: undefined }));
@@ -83,7 +113,8 @@ export async function runPublishJobs(env: Env, jobs: PublishJob[]): Promise<Prom
     // The next job of the listing waited for this one: it goes now.
     for (const next of outcome?.next ?? []) toSend.push({ item: next, requestId: next.requestId ?? undefined });
     report(metrics, item, job.requestId, Date.now() - startedAt, decision);
-    if (decision.event === "retrying") results[at] = { status: "rejected", reason: decision.error };
+    // Settling that could not ask the marketplace leaves the item pending for the cron, not on the queue.
+    if (decision.event === "retrying" && mode === "send") results[at] = { status: "rejected", reason: decision.error };
   });
   await sendItems(env, toSend);
   return results;
@@ -112,6 +143,7 @@ function claimOf(db: Db, item: ItemRef, now: string) {
   const { item: claim, effects } = transition(db, item, "started", { now });
   return {
     ad: db.select().from(ads).where(eq(ads.id, item.adId)),
+    owner: db.select({ deletedAt: users.deletedAt }).from(users).where(eq(users.id, item.userId)),
     publication: db
       .select()
       .from(adPublications)
@@ -138,8 +170,11 @@ function claimOf(db: Db, item: ItemRef, now: string) {
 async function decide(
   env: Env,
   item: QueueItem,
+  mode: JobMode,
   read: {
     ad: AdRow | undefined;
+    /** The ad's user was deleted (anonymised). */
+    ownerDeleted: boolean;
     /** The listing is live now, the earlier jobs of its listing having ended. */
     live: boolean;
     remoteAdId: number;
@@ -149,23 +184,37 @@ async function decide(
   },
 ): Promise<Decision> {
   const { ad } = read;
-  if (!ad) return { event: "failed", reason: "the advertisement no longer exists" };
-  if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
-  // A placement was queued as such because the unpublish before it would take the listing down; when
-  // that unpublish failed, the listing is still live and a second one must not be made (nor paid for).
-  if (item.action === "publish" && read.live)
-    return {
-      event: "failed",
-      reason: "the listing is still live: the unpublish before it did not run; publish again to update it",
-    };
-  // An update or a feature needs the listing live (an unpublish before it may have taken it down).
-  if ((item.action === "update" || item.action === "feature") && !read.live)
-    return { event: "failed", reason: "this advertisement is not published" };
+  // This claim is the item's first: no earlier attempt reached the marketplace.
+  const neverSent = item.attempts <= 1;
+  if (mode !== "send" && neverSent) return { event: "failed", reason: SETTLED_FAILURE[mode](item) };
+  // An ad or user deleted after its job was queued: an unpublish asked for before still runs; a job that
+  // never reached the marketplace ends unpaid; one that may have reached it is settled by asking.
+  const departed = !ad || read.ownerDeleted;
+  const deleted = "the advertisement or its user was deleted";
+  if (departed && item.action !== "unpublish" && neverSent)
+    return { event: "failed", reason: `${deleted} before the job started` };
+  const work: Work =
+    mode !== "send"
+      ? { settle: SETTLED_FAILURE[mode](item) }
+      : departed && item.action !== "unpublish"
+        ? { settle: deleted }
+        : "send";
+  if (work === "send") {
+    if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
+    // A placement was queued as such because the unpublish before it would take the listing down; when
+    // that unpublish failed, the listing is still live and a second one must not be made (nor paid for).
+    if (item.action === "publish" && read.live)
+      return {
+        event: "failed",
+        reason: "the listing is still live: the unpublish before it did not run; publish again to update it",
+      };
+    // An update or a feature needs the listing live (an unpublish before it may have taken it down).
+    if ((item.action === "update" || item.action === "feature") && !read.live)
+      return { event: "failed", reason: "this advertisement is not published" };
+  }
   try {
     const outcome =
-      item.portal === "website"
-        ? websiteOutcome(item.action, ad.id)
-        : await marketplaceCall(env, item, ad, read.remoteAdId, read);
+      item.portal === "website" ? websiteOutcome(item, work) : await marketplaceCall(env, item, work, { ...read, ad });
     return { event: "succeeded", outcome };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -180,13 +229,14 @@ async function decide(
  * once more with the ad as it is now; and `next`, the oldest job of the listing still pending, which
  * waited for this one to end (after a feature, an unpublish of its listing that waited for it).
  */
-function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: string) {
+function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: string, mode: JobMode) {
+  const delayMs = mode !== "send" ? SETTLE_AGAIN_MS : backoffSeconds(item.attempts) * 1000;
   const { item: outcome, effects } =
     decision.event === "retrying"
       ? transition(db, item, "retrying", {
           now,
           reason: decision.reason,
-          retryAt: new Date(Date.now() + backoffSeconds(item.attempts) * 1000).toISOString(),
+          retryAt: new Date(Date.now() + delayMs).toISOString(),
         })
       : decision.event === "succeeded"
         ? transition(db, item, "succeeded", { now, outcome: decision.outcome })
@@ -273,51 +323,105 @@ function report(
   });
 }
 
-function websiteOutcome(action: string, adId: number): ListingOutcome {
-  if (action === "unpublish") return { online: false };
+/** The website is ours: its work always happens, and a job settled there held nothing. */
+function websiteOutcome(item: QueueItem, work: Work): ListingOutcome {
+  if (item.action === "unpublish") return { online: false };
+  if (work !== "send") throw new PortalError("refused", work.settle);
   const start = new Date();
   return {
-    remoteAdId: adId,
+    remoteAdId: item.adId,
     online: true,
     startDate: start.toISOString(),
     closeDate: new Date(start.getTime() + WEBSITE_LISTING_DAYS * 86_400_000).toISOString(),
   };
 }
 
+/**
+ * The item's work at its marketplace (`send`), or only the question of what the marketplace holds of
+ * it (`settle`). A refusal may come after the marketplace committed the work (a 422 after the commit),
+ * so it is final only once the marketplace says it holds nothing of it; a transient failure is retried,
+ * and the retry finds what an earlier attempt made by its reference.
+ */
 async function marketplaceCall(
   env: Env,
   item: QueueItem,
-  ad: typeof ads.$inferSelect,
-  remoteAdId: number,
-  read: { connection: ConnectionRow | undefined; listingRows: ListingRows | undefined },
+  work: Work,
+  read: {
+    ad: AdRow | undefined;
+    remoteAdId: number;
+    connection: ConnectionRow | undefined;
+    listingRows: ListingRows | undefined;
+  },
 ): Promise<ListingOutcome> {
   const db = getDb(env.DB);
   const portal = item.portal as MarketplacePortal;
-  const externalRef = item.externalRef ?? `ad-${ad.id}-${item.id}`;
+  const externalRef = item.externalRef ?? `ad-${item.adId}-${item.id}`;
+  const { ad, remoteAdId } = read;
   const listing = () => {
     // Read in the claim's batch for every action that sends a listing (claimOf's `sendsListing`).
-    if (!read.listingRows) throw new Error(`the listing of item ${item.id} was not read`);
+    if (!read.listingRows || !ad) throw new Error(`the listing of item ${item.id} was not read`);
     return assembleListing(read.listingRows, { ad, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
   };
-  return withAccessToken(db, env, { userId: item.userId, portal, current: read.connection }, async (gateway, token) => {
-    switch (item.action) {
-      case "publish": {
-        // A placement is always a new listing; an earlier attempt of this one may have made it already.
-        if (item.attempts > 1 || item.retryOf) {
-          const existing = await gateway.findListing(token, externalRef);
-          if (existing?.online) return existing;
+  const target = { userId: item.userId, portal, current: read.connection };
+  return withAccessToken(db, env, target, async (gateway, token) => {
+    const held = () => heldAtMarketplace(gateway, token, item, { externalRef, remoteAdId });
+    if (work !== "send") {
+      const outcome = await held();
+      if (outcome) return outcome;
+      throw new PortalError("refused", work.settle);
+    }
+    try {
+      switch (item.action) {
+        case "publish": {
+          // A placement is always a new listing; an earlier attempt of this one may have made it already.
+          if (item.attempts > 1 || item.retryOf) {
+            const existing = await gateway.findListing(token, externalRef);
+            if (existing?.online) return existing;
+          }
+          return await gateway.createListing(token, await listing());
         }
-        return gateway.createListing(token, await listing());
+        case "update":
+          return await gateway.updateListing(token, remoteAdId, await listing(), externalRef);
+        case "unpublish":
+          if (remoteAdId) await gateway.deleteListing(token, remoteAdId, externalRef);
+          return { online: false };
+        case "feature":
+          // The item's reference makes a repeated purchase of this feature a no-op at the marketplace.
+          await gateway.buyFeature(token, remoteAdId, item.feature ?? "", externalRef);
+          return {};
       }
-      case "update":
-        return gateway.updateListing(token, remoteAdId, await listing());
-      case "unpublish":
-        if (remoteAdId) await gateway.deleteListing(token, remoteAdId);
-        return { online: false };
-      case "feature":
-        // The item's reference makes a repeated purchase of this feature a no-op at the marketplace.
-        await gateway.buyFeature(token, remoteAdId, item.feature ?? "", externalRef);
-        return {};
+    } catch (error) {
+      if (!(error instanceof PortalError) || error.kind !== "refused") throw error;
+      const outcome = await held();
+      if (outcome) return outcome;
+      throw error;
     }
   });
+}
+
+/**
+ * What the marketplace holds of an item's work, asked by its reference: the placement's listing, the
+ * feature purchase, the listing taken offline by an unpublish; null when it holds none of it. An update
+ * changes neither money nor whether the listing is live, so it is never taken as done.
+ */
+async function heldAtMarketplace(
+  gateway: PortalGateway,
+  token: string,
+  item: QueueItem,
+  refs: { externalRef: string; remoteAdId: number },
+): Promise<ListingOutcome | null> {
+  switch (item.action) {
+    case "publish": {
+      const found = await gateway.findListing(token, refs.externalRef);
+      return found?.online ? found : null;
+    }
+    case "feature":
+      return refs.remoteAdId && (await gateway.holdsFeature(token, refs.remoteAdId, refs.externalRef)) ? {} : null;
+    case "unpublish": {
+      const listing = refs.remoteAdId ? await gateway.getListing(token, refs.remoteAdId) : null;
+      return listing?.online ? null : { online: false };
+    }
+    case "update":
+      return null;
+  }
 }

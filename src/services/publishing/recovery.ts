@@ -3,9 +3,9 @@ import { type Db, namedBatch, statementsOf } from "../../db/client";
 import { inList } from "../../db/inList";
 import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
-import { metricsOf } from "../../lib/metrics";
-import { sendItems } from "./intents";
-import { applyEvent, transition } from "./lifecycle";
+import { runPublishJobs } from "./delivery";
+import { publishMessage, sendItems } from "./intents";
+import { transition } from "./lifecycle";
 
 /** A pending item this long past its expected delivery has lost its message. */
 export const RESEND_AFTER_MS = 2 * 60_000;
@@ -62,7 +62,10 @@ export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 50
   return items.length;
 }
 
-/** Items with no progress for a day are given up: marked failed with the reason and refunded. */
+/**
+ * Items with no progress for a day are given up, settled as a dead letter is: what the marketplace holds
+ * of their work succeeds, the rest fails with the reason and is refunded.
+ */
 export async function expireStaleItems(db: Db, env: Env, now: Date, limit = 100): Promise<number> {
   const stale = await db
     .select()
@@ -74,13 +77,11 @@ export async function expireStaleItems(db: Db, env: Env, now: Date, limit = 100)
       ),
     )
     .limit(limit);
-  for (const item of stale)
-    await applyEvent(
-      db,
-      item,
-      "failed",
-      { now: now.toISOString(), reason: "expired: no progress for 24 hours" },
-      metricsOf(env),
+  if (stale.length > 0)
+    await runPublishJobs(
+      env,
+      stale.map((item) => publishMessage(item, item.requestId ?? undefined)),
+      "expire",
     );
   return stale.length;
 }

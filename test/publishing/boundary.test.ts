@@ -1,0 +1,166 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
+import { call, twoClients } from "../harness";
+import {
+  checkInvariants,
+  Deliver,
+  deliver,
+  Feature,
+  type Model,
+  newModel,
+  newWorld,
+  Publish,
+  Reject,
+  settle,
+  Unpublish,
+  type World,
+} from "./marketplaceModel";
+
+/**
+ * Where our state meets the marketplace's: answers lost or wrong after the marketplace committed the
+ * work. Each case switches a fault on at the simulator (commit, then 503, 422 or no answer), runs the
+ * jobs through the held queue, and checks what the marketplace holds against what was paid and what
+ * `/status/` says.
+ */
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  ({ key, internalKey } = await twoClients());
+});
+
+const PORTAL = "portal_a";
+/** More than the queue's retries (5), so the last answer is lost too. */
+const EVERY_ATTEMPT = 10;
+
+const fault = (world: World, mode: MarketplaceFault, times = 1) =>
+  marketplace(PORTAL).fault(world.account, mode, times);
+
+/** The whole queue delivered, in order, until it is empty. */
+async function deliverAll(world: World) {
+  while (world.queue.length > 0) await new Deliver(0).run(newModel(), world);
+}
+
+/** The newest message delivered until the queue gives up on it (5 tries), then dead-lettered. */
+async function exhaustRetries(world: World) {
+  const message = world.queue.pop();
+  if (!message) throw new Error("no message to exhaust");
+  for (let attempt = 0; attempt < 5; attempt += 1)
+    expect(await deliver(world, message), `attempt ${attempt + 1} is retried`).toBe(false);
+  expect(await deliver(world, message, "dlq")).toBe(true);
+}
+
+const job = async (world: World, id: number) => (await call("GET", `/jobs/${id}`, { key: world.key })).body.data;
+const newestJob = async (world: World) =>
+  (await call("GET", `/jobs/?userId=${world.userId}`, { key: world.key })).body.data[0];
+const publication = async (world: World, adId: number) =>
+  (await call("GET", `/status/${world.userId}/${adId}`, { key: world.key })).body.data[0]?.portals.find(
+    (p: { portal: string }) => p.portal === PORTAL,
+  );
+
+async function liveAd(model: Model, world: World): Promise<number> {
+  await new Publish(0).run(model, world);
+  await deliverAll(world);
+  const adId = world.adIds[0] as number;
+  expect((await publication(world, adId))?.publish.active).toBe(true);
+  return adId;
+}
+
+describe("after an ambiguous answer the marketplace is asked", () => {
+  it("a feature bought but answered 503 until the retries ran out stays bought and paid", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await liveAd(model, world);
+    await fault(world, "commit-then-503", EVERY_ATTEMPT);
+    await new Feature(0).run(model, world);
+    await exhaustRetries(world);
+    const feature = await newestJob(world);
+    expect(feature).toMatchObject({ kind: "feature", state: "done", refunded: false });
+    expect((await marketplace(PORTAL).summary(world.account)).features).toBe(1);
+    await checkInvariants(model, world);
+  });
+
+  it("a placement whose answer was lost, then the marketplace down until the retries ran out, is kept", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await fault(world, "lost-answer");
+    await new Publish(0).run(model, world);
+    const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
+    expect(await deliver(world, message)).toBe(false);
+    world.portalDown = true;
+    for (let attempt = 1; attempt < 5; attempt += 1) expect(await deliver(world, message)).toBe(false);
+    world.portalDown = false;
+    world.queue.pop();
+    expect(await deliver(world, message, "dlq")).toBe(true);
+    const placement = await newestJob(world);
+    expect(placement).toMatchObject({ kind: "placement", state: "done", refunded: false });
+    expect((await publication(world, world.adIds[0] as number))?.publish.active).toBe(true);
+    await checkInvariants(model, world);
+  });
+
+  it("a placement made but answered 422 is found and kept; the next publish is a free update", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await fault(world, "commit-then-422");
+    const adId = await liveAd(model, world);
+    expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "done", refunded: false });
+    await new Publish(0).run(model, world);
+    await deliverAll(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "update", state: "done", cost: 0 });
+    const held = await marketplace(PORTAL).listings(world.account);
+    expect(held.filter((l) => l.externalRef.startsWith(`ad-${adId}-`))).toHaveLength(1);
+    await checkInvariants(model, world);
+  });
+
+  it("a placement the marketplace really refused fails and is refunded", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await new Reject(0, true).run(model, world);
+    await new Publish(0).run(model, world);
+    await deliverAll(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "error", refunded: true });
+    await checkInvariants(model, world);
+  });
+
+  for (const [mode, times] of [
+    ["commit-then-422", 1],
+    ["commit-then-503", EVERY_ATTEMPT],
+  ] as const) {
+    it(`an unpublish done but answered ${mode.slice(12)} ends the listing; the next publish places it again`, async () => {
+      const world = await newWorld(key, internalKey);
+      const model = newModel();
+      const adId = await liveAd(model, world);
+      await fault(world, mode, times);
+      await new Unpublish(0).run(model, world);
+      if (times > 1) await exhaustRetries(world);
+      else await deliverAll(world);
+      expect(await newestJob(world)).toMatchObject({ kind: "unpublish", state: "done" });
+      expect((await publication(world, adId))?.publish.active).toBe(false);
+      await new Publish(0).run(model, world);
+      await deliverAll(world);
+      expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "done", cost: world.placementPrice });
+      expect((await publication(world, adId))?.publish.active).toBe(true);
+      await settle(world);
+      await checkInvariants(model, world);
+    });
+  }
+
+  it("a dead letter while the marketplace cannot be asked stays pending, and settles once it can", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await liveAd(model, world);
+    await fault(world, "commit-then-503", EVERY_ATTEMPT);
+    await new Feature(0).run(model, world);
+    const message = world.queue.at(-1);
+    for (let attempt = 0; attempt < 5; attempt += 1) await deliver(world, message as NonNullable<typeof message>);
+    world.portalDown = true;
+    expect(await deliver(world, message as NonNullable<typeof message>, "dlq")).toBe(true);
+    world.queue.pop();
+    expect(await newestJob(world)).toMatchObject({ kind: "feature", state: "pending", refunded: false });
+    await settle(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "feature", state: "done", refunded: false });
+    await checkInvariants(model, world);
+  });
+});
+

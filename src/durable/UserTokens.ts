@@ -18,13 +18,16 @@ export interface GenerationLimit {
 }
 
 /**
- * Login-link and activation-token state of one user (one object per user id). Everything is in the
+ * Login-link and activation-token state of one user (one object per user id), and the lock that lets
+ * one marketplace token refresh of the user run at a time (`exclusive`). Token state is in the
  * object's SQLite storage, so eviction loses nothing, and the object handles one call at a time, so
  * "newest token wins" and "a link works once" hold under any concurrency. Only SHA-256 hashes of tokens
  * are kept. Callers pass `now` (ms) so the clock is explicit and testable.
  */
 export class UserTokens extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** Per name, the end of the last work queued under it (see `exclusive`). */
+  private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -88,6 +91,27 @@ export class UserTokens extends DurableObject<Env> {
   purge(now: number, keepMs: number): void {
     this.sql.exec("DELETE FROM tokens WHERE expires_at <= ?", now - keepMs);
     this.sql.exec("DELETE FROM generations WHERE at <= ?", now - keepMs);
+  }
+
+  /**
+   * Runs `work` (a function of the caller's, called back over RPC) once every earlier work under the same
+   * `name` for this user has ended, wherever in the world it was asked for: one at a time per name. The
+   * object answers other calls meanwhile; work under another name does not wait. `work` answers a
+   * value, not a thrown error of its own class (an error loses its class on the way back).
+   */
+  async exclusive(name: string, work: () => Promise<unknown>): Promise<unknown> {
+    const earlier = this.queues.get(name) ?? Promise.resolve();
+    const run = earlier.then(() => work());
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(name, done);
+    try {
+      return await run;
+    } finally {
+      if (this.queues.get(name) === done) this.queues.delete(name);
+    }
   }
 
   /** Removes everything (user deleted or anonymised). */

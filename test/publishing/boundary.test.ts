@@ -1,10 +1,12 @@
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
-import { call, twoClients } from "../harness";
+import { call, createAd, PAID_CATEGORY, twoClients } from "../harness";
 import {
   checkInvariants,
   Deliver,
   deliver,
+  deliverTogether,
   Feature,
   type Model,
   newModel,
@@ -51,7 +53,6 @@ async function exhaustRetries(world: World) {
   expect(await deliver(world, message, "dlq")).toBe(true);
 }
 
-const job = async (world: World, id: number) => (await call("GET", `/jobs/${id}`, { key: world.key })).body.data;
 const newestJob = async (world: World) =>
   (await call("GET", `/jobs/?userId=${world.userId}`, { key: world.key })).body.data[0];
 const publication = async (world: World, adId: number) =>
@@ -164,3 +165,69 @@ describe("after an ambiguous answer the marketplace is asked", () => {
   });
 });
 
+describe("one token refresh per connection at a time", () => {
+  for (const expiredWhere of ["in our records", "only at the marketplace"] as const) {
+    it(`eight updates of one seller in one batch after the token expired ${expiredWhere} all run; the connection stays`, async () => {
+      const world = await newWorld(key, internalKey);
+      const model = newModel();
+      for (let i = world.adIds.length; i < 8; i += 1)
+        world.adIds.push(
+          (await createAd(key, world.userId, { categoryId: PAID_CATEGORY, title: `Brommer ${i}` })).adId,
+        );
+      const body = { userId: world.userId, adId: world.adIds, portal: PORTAL };
+      const placed = await call("POST", "/publish/batch", { key, body, env: world.env });
+      expect(placed.body.result, JSON.stringify(placed.body)).toBe(true);
+      await deliverAll(world);
+      await marketplace(PORTAL).expireTokens();
+      if (expiredWhere === "in our records")
+        await env.DB.prepare(
+          "UPDATE portal_connections SET access_token_expire = '2026-01-01T00:00:00.000Z' WHERE user_id = ?",
+        )
+          .bind(world.userId)
+          .run();
+      const updated = await call("PUT", "/publish/batch", { key, body, env: world.env });
+      expect(updated.body.result, JSON.stringify(updated.body)).toBe(true);
+      const messages = world.queue.splice(0);
+      expect(messages).toHaveLength(8);
+      expect(await deliverTogether(world, messages)).toEqual(messages.map(() => true));
+      const jobs = (await call("GET", `/jobs/?userId=${world.userId}&kind=update`, { key })).body.data;
+      expect(jobs.map((j: { state: string }) => j.state)).toEqual(messages.map(() => "done"));
+      const connection = await call("GET", `/oauth/${world.userId}/${PORTAL}/`, { key });
+      expect(connection.body.data).toMatchObject({ status: true, externalUserId: world.account });
+      const expired = await env.DB.prepare(
+        "SELECT count(*) AS n FROM events WHERE type = 'connection.expired' AND user_id = ?",
+      )
+        .bind(world.userId)
+        .first<{ n: number }>();
+      expect(expired?.n).toBe(0);
+      await checkInvariants(model, world);
+    });
+  }
+
+  it("a refresh token the marketplace really refuses ends the connection once", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await liveAd(model, world);
+    await env.DB.prepare(
+      "UPDATE portal_connections SET access_token_expire = '2026-01-01T00:00:00.000Z', refresh_token = ? WHERE user_id = ?",
+    )
+      .bind(
+        (
+          await env.DB.prepare("SELECT access_token FROM portal_connections WHERE user_id = ?")
+            .bind(world.userId)
+            .first<{ access_token: string }>()
+        )?.access_token,
+        world.userId,
+      )
+      .run();
+    await call("PUT", "/publish/", {
+      key,
+      body: { userId: world.userId, adId: world.adIds[0], portal: PORTAL },
+      env: world.env,
+    });
+    await deliverAll(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "update", state: "error" });
+    const connection = await call("GET", `/oauth/${world.userId}/${PORTAL}/`, { key });
+    expect(connection.body.data.status).toBe(false);
+  });
+});

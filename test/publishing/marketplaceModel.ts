@@ -24,7 +24,7 @@ import { type Answer, call, connectedSeller, createAd, interceptD1, PAID_CATEGOR
 const FEATURE = "omhoogplaatsen";
 const PORTAL = "portal_a";
 
-interface Message {
+export interface Message {
   body: PublishJob;
   attempts: number;
 }
@@ -169,23 +169,29 @@ export function holdAt(world: World, matches: (sql: string[]) => boolean) {
 
 /** Delivers a message to the consumer (the `jobs` queue, or its dead-letter queue); answers whether it was acknowledged. */
 export async function deliver(world: World, message: Message, queue = "jobs"): Promise<boolean> {
-  message.attempts += 1;
-  let acked = false;
+  const [acked] = await deliverTogether(world, [message], queue);
+  return acked as boolean;
+}
+
+/** Delivers messages to the consumer in one batch; answers, per message, whether it was acknowledged. */
+export async function deliverTogether(world: World, messages: Message[], queue = "jobs"): Promise<boolean[]> {
+  const acked = messages.map(() => false);
   await handleJobs(
     {
       queue: queue === "dlq" ? (world.env.DEAD_LETTER_QUEUE as string) : "jobs",
-      messages: [
-        {
+      messages: messages.map((message, at) => {
+        message.attempts += 1;
+        return {
           id: String(message.body.itemId),
           timestamp: new Date(),
           body: message.body,
           attempts: message.attempts,
           ack: () => {
-            acked = true;
+            acked[at] = true;
           },
           retry: () => {},
-        },
-      ],
+        };
+      }),
       ackAll: () => {},
       retryAll: () => {},
     } as unknown as MessageBatch<Job>,

@@ -2,6 +2,7 @@ import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
 import { portalConnections } from "../../db/schema";
+import { userTokens } from "../../durable/UserTokens";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import { DomainError } from "../../lib/errors";
@@ -190,7 +191,7 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
 }
 
 /**
- * Runs a marketplace call with the user's access token: refreshed first when it has expired, and once
+ * Runs a marketplace call with the user's access token: renewed first when it has expired, and once
  * more when the portal does not accept it. `current` is the connection row when the caller read it
  * already (a publish job reads it with its claim).
  */
@@ -206,29 +207,67 @@ export async function withAccessToken<T>(
   if (!current?.status || !current.accessToken || !current.refreshToken) {
     throw new PortalError("refused", "user is not connected to the portal");
   }
-  const refresh = async (row: ConnectionRow) => {
-    let tokens: TokenSet;
-    try {
-      tokens = await gateway.refresh(await open(row.refreshToken as string, env));
-    } catch (error) {
-      if (error instanceof PortalError && error.kind !== "transient") await expireConnection(db, userId, portal);
-      throw error;
-    }
-    await storeTokens(db, env, userId, portal, tokens);
-    return tokens.accessToken;
-  };
   let token =
     current.accessTokenExpire && current.accessTokenExpire > nowIso()
       ? await open(current.accessToken, env)
-      : await refresh(current);
+      : await renewAccess(db, env, { userId, portal, seen: current.accessToken });
   try {
     return await call(gateway, token);
   } catch (error) {
     if (!(error instanceof PortalError) || error.kind !== "unauthorized") throw error;
-    token = await refresh((await loadConnection(db, userId, portal)) as ConnectionRow);
+    const seen = await loadConnection(db, userId, portal);
+    token = await renewAccess(db, env, { userId, portal, seen: seen?.accessToken ?? null, refused: token });
     return call(gateway, token);
   }
 }
+
+/** What a renewal under the user's lock came to (an error's class does not cross the lock's RPC). */
+type Renewal = { token: string } | { error: { kind: PortalError["kind"]; message: string } };
+
+/**
+ * A fresh access token for the connection, one renewal per connection at a time: the user's Durable
+ * Object runs them in turn (`exclusive`), so jobs that found the token expired together do not spend
+ * the one-use refresh token against each other. Each, in its turn, reads the connection again: when
+ * another renewal stored a new access token since the caller read `seen` (and it is not the one the
+ * portal just `refused`), that token is the answer; otherwise the freshest refresh token is spent. Only
+ * the portal's refusal of that freshest one ends the connection.
+ */
+async function renewAccess(
+  db: Db,
+  env: Env,
+  input: { userId: number; portal: MarketplacePortal; seen: string | null; refused?: string },
+): Promise<string> {
+  const { userId, portal } = input;
+  // The lock answers what the work answered, as it is: a Renewal.
+  const renewal = (await userTokens(env.USER_TOKENS, userId).exclusive(
+    `refresh:${portal}`,
+    async (): Promise<Renewal> => {
+      const row = await loadConnection(db, userId, portal);
+      if (!row?.status || !row.accessToken || !row.refreshToken)
+        return { error: { kind: "refused", message: "user is not connected to the portal" } };
+      if (row.accessToken !== input.seen && row.accessTokenExpire && row.accessTokenExpire > nowIso()) {
+        const stored = await open(row.accessToken, env);
+        if (stored !== input.refused) return { token: stored };
+      }
+      try {
+        const tokens = await new PortalGateway(env, portal).refresh(await open(row.refreshToken, env));
+        await storeTokens(db, env, userId, portal, tokens);
+        return { token: tokens.accessToken };
+      } catch (error) {
+        const failure = portalErrorOf(error);
+        if (failure.kind !== "transient") await expireConnection(db, userId, portal);
+        return { error: { kind: failure.kind, message: failure.message } };
+      }
+    },
+  )) as Renewal;
+  if ("error" in renewal) throw new PortalError(renewal.error.kind, renewal.error.message);
+  return renewal.token;
+}
+
+const portalErrorOf = (error: unknown) =>
+  error instanceof PortalError
+    ? error
+    : new PortalError("transient", error instanceof Error ? error.message : "token renewal failed");
 
 /**
  * The portal refused to renew the access: the connection is over until the user connects again, and

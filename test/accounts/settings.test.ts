@@ -199,3 +199,71 @@ describe("user ad settings", () => {
     expectEnvelope(await call("GET", `/user/adsettings/${user.userId}/meta`, { key }), 400);
   });
 });
+
+/** Every field a partner may not set, per resource and where it is read; a partner's write keeps each as it is. */
+const INTERNAL_ONLY_FIELDS = {
+  user: ["clientId", "externalUserId", "subscriptions"],
+  settings: ["mainUserId", "walletUserId", "maxContacts", "maxImages"],
+} as const;
+
+describe("a partner's write leaves what it may not set as it is", () => {
+  it("keeps every internal-only field of users and settings through the partner's writes, and takes them back unchanged", async () => {
+    const partnerClientId = (await call("GET", "/client/", { key })).body.data.clientId as number;
+    const payer = await createUser(internalKey, { externalUserId: 81 });
+    const main = await createUser(key, { externalUserId: 82 });
+    const user = await createUser(internalKey, {
+      clientId: partnerClientId,
+      externalUserId: 83,
+      subscriptions: { stock: true, shop: true },
+    });
+    const set = await call("POST", "/user/settings/", {
+      key: internalKey,
+      body: { userId: user.userId, mainUserId: main.userId, walletUserId: payer.userId, maxContacts: 7, maxImages: 9 },
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const read = async (): Promise<Record<string, Record<string, unknown> | undefined>> => ({
+      user: (await call("GET", `/users/${user.userId}`, { key: internalKey })).body.data[0],
+      settings: (await call("GET", `/user/settings/${user.userId}`, { key: internalKey })).body.data,
+    });
+    const pick = (snapshot: Awaited<ReturnType<typeof read>>) =>
+      Object.fromEntries(
+        Object.entries(INTERNAL_ONLY_FIELDS).flatMap(([resource, fields]) =>
+          fields.map((field) => [`${resource}.${field}`, snapshot[resource]?.[field]]),
+        ),
+      );
+    const before = pick(await read());
+    expect(before).toMatchObject({
+      "settings.walletUserId": payer.userId,
+      "user.subscriptions": { stock: true, shop: true },
+    });
+
+    const writes = [
+      call("POST", "/user/settings/", { key, body: { userId: user.userId, status: "locked" } }),
+      call("POST", "/user/settings/", { key, body: { userId: user.userId, status: "active", allowbids: false } }),
+      call("PATCH", "/user/settings/", { key, body: { userId: user.userId, showcontact: false } }),
+      call("PUT", "/users/", { key, body: { userId: user.userId, city: "Utrecht" } }),
+    ];
+    for (const write of writes) {
+      const answer = await write;
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(pick(await read())).toEqual(before);
+    }
+    // What the partner read of them it may send back unchanged; a change is still the internal client's.
+    const own = (await call("GET", `/user/settings/${user.userId}`, { key })).body.data;
+    const back = await call("POST", "/user/settings/", {
+      key,
+      body: { userId: user.userId, walletUserId: own.walletUserId, maxImages: own.maxImages },
+    });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    const [ownUser] = (await call("GET", `/users/${user.userId}`, { key })).body.data;
+    const userBack = await call("PUT", "/users/", {
+      key,
+      body: { userId: user.userId, subscriptions: ownUser?.subscriptions, externalUserId: ownUser?.externalUserId },
+    });
+    expect(userBack.status, JSON.stringify(userBack.body)).toBe(200);
+    expect(pick(await read())).toEqual(before);
+    const changed = await call("POST", "/user/settings/", { key, body: { userId: user.userId, maxImages: 3 } });
+    expectEnvelope(changed, 403);
+    expect(changed.body.errors).toEqual(["maxImages: may only be set by internal clients"]);
+  });
+});

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { userSettings } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
-import { type Caller, requireInternal, requireUser } from "../shared/access";
+import { type Caller, isInternal, requireInternal, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import type { SettingsInput, SettingsPatch } from "./schemas/settings";
@@ -44,22 +44,33 @@ export async function getSettings(ctx: ServiceContext, userId: number): Promise<
   return toSettingsView(await loadSettings(db, userId));
 }
 
-/** mainUserId and walletUserId must name users the client may see (and not the user itself for main). */
-async function checkReferences(db: Db, caller: Caller, input: Partial<SettingsInput>): Promise<void> {
-  const refs = (["mainUserId", "walletUserId"] as const).filter((f) => input[f] !== undefined && input[f] !== null);
+/** mainUserId and walletUserId, where they change, must name users the client may see. */
+async function checkReferences(
+  db: Db,
+  caller: Caller,
+  input: Partial<SettingsInput>,
+  current: SettingsRow,
+): Promise<void> {
+  const refs = (["mainUserId", "walletUserId"] as const).filter(
+    (f) => input[f] !== undefined && input[f] !== null && input[f] !== current[f],
+  );
   const ids = refs.map((f) => input[f] as number);
   const visible = await visibleUserIds(db, caller, ids);
   const problems = refs.filter((f) => !visible.has(input[f] as number)).map((f) => `${f}: user ${input[f]} not found`);
   if (problems.length > 0) throw DomainError.of("reference_not_found", ...problems);
 }
 
-/** POST: create or replace; fields not given return to their defaults. */
+/**
+ * POST: create or replace; fields not given return to their defaults, except what the caller may not
+ * set: a partner's write keeps every internal-only field as it is (and may send it back unchanged).
+ */
 export async function replaceSettings(ctx: ServiceContext, input: SettingsInput): Promise<SettingsView> {
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);
-  for (const field of INTERNAL_ONLY) if (input[field] !== undefined) requireInternal(caller, field);
-  await checkReferences(db, caller, input);
   const current = await loadSettings(db, input.userId);
+  for (const field of INTERNAL_ONLY)
+    if (input[field] !== undefined && input[field] !== current[field]) requireInternal(caller, field);
+  await checkReferences(db, caller, input, current);
   const defaults: Omit<typeof userSettings.$inferInsert, "userId"> = {
     mainUserId: null,
     walletUserId: null,
@@ -72,11 +83,13 @@ export async function replaceSettings(ctx: ServiceContext, input: SettingsInput)
     attributes: [],
     budgetNotifyLimit: 0,
   };
-  // Internal-only limits a non-internal client cannot send are kept, not reset.
+  // What a caller cannot set is kept, not reset: the limits always, the payer and main user for partners.
+  const kept = isInternal(caller)
+    ? { maxContacts: current.maxContacts, maxImages: current.maxImages }
+    : Object.fromEntries(INTERNAL_ONLY.map((field) => [field, current[field]]));
   const values = {
     ...defaults,
-    maxContacts: current.maxContacts,
-    maxImages: current.maxImages,
+    ...kept,
     status: current.status,
     ...input,
     updatedAt: new Date().toISOString(),

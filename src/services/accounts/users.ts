@@ -185,7 +185,12 @@ export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise
   if (changes.externalUserId !== undefined && changes.externalUserId !== current.externalUserId) {
     requireInternal(caller, "externalUserId");
   }
-  if (changes.subscriptions !== undefined) requireInternal(caller, "subscriptions");
+  const subscriptions = changes.subscriptions;
+  if (
+    (subscriptions?.stock !== undefined && subscriptions.stock !== current.subscriptionStock) ||
+    (subscriptions?.shop !== undefined && subscriptions.shop !== current.subscriptionShop)
+  )
+    requireInternal(caller, "subscriptions");
   const { id: _id, createdAt: _created, ...stored } = current;
   const merged = checkUserRules({ ...stored, ...toColumns(changes), updatedAt: nowIso() });
   await db

@@ -231,3 +231,33 @@ describe("one token refresh per connection at a time", () => {
     expect(connection.body.data.status).toBe(false);
   });
 });
+
+describe("features belong to a listing", () => {
+  it("an unpublish ends the listing's features, and a new placement starts with none", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    await new Feature(0).run(model, world);
+    await deliverAll(world);
+    const featureShown = async () => ({
+      status: ((await publication(world, adId))?.features ?? []) as { active: boolean }[],
+      offers: (await call("GET", `/features/${PORTAL}/${adId}`, { key })).body.data as { active: boolean }[],
+    });
+    const active = (shown: { active: boolean }[]) => shown.filter((f) => f.active).length;
+    const bought = await featureShown();
+    expect(active(bought.status), JSON.stringify(bought)).toBe(1);
+    expect(active(bought.offers), JSON.stringify(bought)).toBe(1);
+    await new Unpublish(0).run(model, world);
+    await deliverAll(world);
+    const afterUnpublish = await featureShown();
+    expect(active(afterUnpublish.status), JSON.stringify(afterUnpublish)).toBe(0);
+    expect(active(afterUnpublish.offers), JSON.stringify(afterUnpublish)).toBe(0);
+    await new Publish(0).run(model, world);
+    await deliverAll(world);
+    expect((await publication(world, adId))?.publish.active).toBe(true);
+    const afterPlacement = await featureShown();
+    expect(active(afterPlacement.status), JSON.stringify(afterPlacement)).toBe(0);
+    expect(active(afterPlacement.offers), JSON.stringify(afterPlacement)).toBe(0);
+    await checkInvariants(model, world);
+  });
+});

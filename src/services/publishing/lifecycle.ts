@@ -130,6 +130,13 @@ export function featureChange(kind: ItemKind, event: ItemEvent, detail: EventDet
   }
 }
 
+/**
+ * Features belong to a listing: an unpublish that succeeded ends the listing's features, and a placement
+ * that succeeded is a new listing, which starts with none.
+ */
+const endsListingFeatures = (kind: ItemKind, event: ItemEvent) =>
+  event === "succeeded" && (kind === "unpublish" || kind === "publish");
+
 /** The item's own columns for an event. */
 function itemChange(event: ItemEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof queueItems> {
   const change = { status: ITEM_TRANSITIONS[event].to, updatedAt: detail.now };
@@ -233,6 +240,13 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
             moved,
           ),
         ),
+    );
+  if (endsListingFeatures(item.action, event))
+    effects.push(
+      db
+        .update(adFeatures)
+        .set({ active: false })
+        .where(and(eq(adFeatures.adId, item.adId), sql`${adFeatures.portal} = ${item.portal}`, moved)),
     );
   if (to === "error" || to === "cancelled") effects.push(refundOf(db, item.id, detail.reason ?? event));
   const reported = eventOfTransition(db, item, event, detail);

@@ -239,6 +239,11 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       if (mode !== null) this.sql.exec("INSERT INTO faults VALUES (?, ?, ?)", account, mode, times);
       return c.body(null, 204);
     });
+    // Ends a listing as its close date would: offline, closed now.
+    control.post("/listings/:id/close", (c) => {
+      this.sql.exec("UPDATE listings SET online = 0, close = ? WHERE id = ?", Date.now(), Number(c.req.param("id")));
+      return c.body(null, 204);
+    });
     // Ends every access token now, so clients must refresh (exercises token refresh).
     control.post("/expire-tokens", (c) => {
       this.authorization.expireTokens();

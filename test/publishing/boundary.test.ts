@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../src/db/client";
+import { replaceExpiredListings } from "../../src/services/publishing";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import { call, createAd, PAID_CATEGORY, twoClients } from "../harness";
 import {
@@ -8,6 +10,7 @@ import {
   deliver,
   deliverTogether,
   Feature,
+  Lock,
   type Model,
   newModel,
   newWorld,
@@ -260,4 +263,34 @@ describe("features belong to a listing", () => {
     expect(active(afterPlacement.offers), JSON.stringify(afterPlacement)).toBe(0);
     await checkInvariants(model, world);
   });
+});
+
+describe("scheduled charges make the checks of a fresh publish", () => {
+  for (const seller of ["locked", "active"] as const) {
+    it(`autoreplace of an ended listing ${seller === "locked" ? "neither charges nor places again for a locked seller" : "places an active seller's listing again, paid"}`, async () => {
+      const world = await newWorld(key, internalKey);
+      const model = newModel();
+      const adId = await liveAd(model, world);
+      const settings = await call("POST", "/adsettings/", {
+        key,
+        body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] },
+      });
+      expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+      const listing = (await publication(world, adId))?.publish;
+      await marketplace(PORTAL).closeListing(listing?.remoteAdId ?? 0);
+      // The marketplace ended the listing: the client's publish no longer holds.
+      model.lastIntent.delete(adId);
+      await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
+        .bind(adId)
+        .run();
+      if (seller === "locked") await new Lock(true).run(model, world);
+      const { replaced } = await replaceExpiredListings(getDb(world.env.DB), world.env, new Date());
+      await deliverAll(world);
+      const placements = (await call("GET", `/jobs/?userId=${world.userId}&kind=placement`, { key })).body.data;
+      expect(replaced).toBe(seller === "locked" ? 0 : 1);
+      expect(placements).toHaveLength(seller === "locked" ? 1 : 2);
+      expect((await publication(world, adId))?.publish.active).toBe(seller === "active");
+      await checkInvariants(model, world);
+    });
+  }
 });

@@ -3,10 +3,12 @@ import { batchAll, type Db, namedBatch, namedBatches } from "../../db/client";
 import { inIds, inList } from "../../db/inList";
 import {
   adAttributes,
+  adFeatures,
   adPublications,
   adSettings,
   ads,
   adUpdateRequests,
+  portalConnections,
   queueItems,
   userSettings,
   users,
@@ -26,7 +28,7 @@ import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
 import { type ItemKind, noteRefund, type QueueItem, transition } from "./lifecycle";
-import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
+import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused, sellerRefusal } from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
 
@@ -224,16 +226,13 @@ export async function requestPublishing(
       else outcomes.push({ ...base, action: "unpublish" });
       continue;
     }
-    if (settings?.status === "locked") {
-      outcomes.push(refused("user_locked", portal, adId, "user is locked"));
-      continue;
-    }
-    if (!connected) {
-      outcomes.push(refused("portal_not_connected", portal, adId, "user is not connected to the portal"));
-      continue;
-    }
-    if (ad.status === "archive") {
-      outcomes.push(refused("ad_archived", portal, adId, "advertisement is archived"));
+    const refusedSeller = sellerRefusal({
+      locked: settings?.status === "locked",
+      connected,
+      archived: ad.status === "archive",
+    });
+    if (refusedSeller) {
+      outcomes.push(refused(refusedSeller.code, portal, adId, refusedSeller.reason));
       continue;
     }
     if (mode === "update" && !isPublished) {
@@ -330,6 +329,7 @@ export async function queueFeature(
   const {
     publication: [publication],
     settings: [settings],
+    connection: [connection],
   } = await namedBatch(db, {
     publication: db
       .select()
@@ -339,10 +339,15 @@ export async function queueFeature(
       .select({ status: userSettings.status, walletUserId: userSettings.walletUserId })
       .from(userSettings)
       .where(eq(userSettings.userId, ad.userId)),
+    connection: connectionQuery(db, ad.userId, portal),
   });
   const refuse = (code: ErrorCode, reason: string) => ({ outcome: refused(code, portal, ad.id, reason), cost: 0 });
-  if (settings?.status === "locked") return refuse("user_locked", "user is locked");
-  if (ad.status === "archive") return refuse("ad_archived", "advertisement is archived");
+  const refusedSeller = sellerRefusal({
+    locked: settings?.status === "locked",
+    connected: connection?.status ?? false,
+    archived: ad.status === "archive",
+  });
+  if (refusedSeller) return refuse(refusedSeller.code, refusedSeller.reason);
   if (!publication?.active) return refuse("ad_not_published", "this advertisement is not published");
   const price = featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature);
   if (!price) return refuse("feature_not_available", "feature not available");
@@ -406,7 +411,9 @@ export async function flushUpdateRequests(db: Db, env: Env, limit = 100, request
 
 /**
  * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a
- * new listing, paid like a first placement. At most `limit` per call; the rest follow next minute.
+ * new listing, paid like a first placement, after the checks a fresh placement makes (`sellerRefusal`,
+ * then funds): a locked seller, an archived ad or a lost connection is not charged, and its listing
+ * simply ends. At most `limit` per call; the rest follow next minute.
  */
 export async function replaceExpiredListings(db: Db, env: Env, now: Date, requestId?: string, limit = 50) {
   const expired = await db
@@ -415,7 +422,10 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
       portal: adPublications.portal,
       userId: ads.userId,
       categoryId: ads.categoryId,
+      adStatus: ads.status,
+      sellerStatus: userSettings.status,
       walletUserId: userSettings.walletUserId,
+      connected: portalConnections.status,
     })
     .from(adPublications)
     .innerJoin(
@@ -424,29 +434,44 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
     )
     .innerJoin(ads, eq(ads.id, adPublications.adId))
     .leftJoin(userSettings, eq(userSettings.userId, ads.userId))
+    .leftJoin(
+      portalConnections,
+      and(eq(portalConnections.userId, ads.userId), sql`${portalConnections.portal} = ${adPublications.portal}`),
+    )
     .where(
       and(
         eq(adSettings.autoreplace, true),
         eq(adPublications.active, true),
         eq(adPublications.pending, false),
-        eq(ads.status, "active"),
         lte(adPublications.closeDate, now.toISOString()),
       ),
     )
     .limit(limit);
   if (expired.length === 0) return { replaced: 0, refused: 0 };
   const catalogue = await loadCatalogue(db);
-  // The old listings have ended: the next placement is a new one.
+  // The old listings have ended, and their features with them: the next placement is a new one.
   await batchAll(
     db,
-    expired.map((listing) =>
+    expired.flatMap((listing) => [
       db
         .update(adPublications)
         .set({ active: false, online: false, remoteAdId: 0 })
         .where(and(eq(adPublications.adId, listing.adId), eq(adPublications.portal, listing.portal))),
-    ),
+      db
+        .update(adFeatures)
+        .set({ active: false })
+        .where(and(eq(adFeatures.adId, listing.adId), sql`${adFeatures.portal} = ${listing.portal}`)),
+    ]),
   );
-  const intents = expired.map(
+  const placeable = expired.filter(
+    (listing) =>
+      !sellerRefusal({
+        locked: listing.sellerStatus === "locked",
+        connected: listing.portal === "website" || (listing.connected ?? false),
+        archived: listing.adStatus === "archive",
+      }),
+  );
+  const intents = placeable.map(
     (listing): Intent => ({
       adId: listing.adId,
       userId: listing.userId,
@@ -460,5 +485,5 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
   );
   const queued = await queueIntents(db, env, intents, requestId);
   const replaced = queued.filter((q) => q.itemId !== undefined).length;
-  return { replaced, refused: queued.length - replaced };
+  return { replaced, refused: expired.length - replaced };
 }

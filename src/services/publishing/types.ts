@@ -14,6 +14,24 @@ export interface Outcome {
   queueItemId?: number;
 }
 
+/** What the checks of a charge found, as its code and the spec's reason. */
+export interface SellerRefusal {
+  code: ErrorCode;
+  reason: string;
+}
+
+/**
+ * The checks every placement, update and feature makes of the seller and the ad before anything is
+ * queued or charged, in their order: a fresh call, a retry and a scheduled charge (autoreplace, a
+ * scheduled feature) alike. Funds are checked where the charge is written (`queueIntents`).
+ */
+export function sellerRefusal(state: { locked: boolean; connected: boolean; archived: boolean }): SellerRefusal | null {
+  if (state.locked) return { code: "user_locked", reason: "user is locked" };
+  if (!state.connected) return { code: "portal_not_connected", reason: "user is not connected to the portal" };
+  if (state.archived) return { code: "ad_archived", reason: "advertisement is archived" };
+  return null;
+}
+
 /** The spec's text form of a refusal. */
 export const refusal = (portal: string, adId: number, reason: string) =>
   `portal: ${portal} - adId: ${adId} - ${reason}`;

@@ -21,6 +21,11 @@ export interface AppVariables {
   client: ApiClient;
   /** What the request's D1 session read and wrote (set by the d1Session middleware). */
   d1Usage?: D1Usage;
+  /**
+   * A success that carries a refusal depending on state that can change (a batch's per-ad
+   * `insufficient_means`): its Idempotency-Key is freed as that refusal's own answer would free it.
+   */
+  refusalDependsOnState?: boolean;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -55,7 +55,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   } finally {
     clearInterval(renewal);
   }
-  if (!keepsAnswer(c.res.status)) {
+  if (!keepsAnswer(c.res.status) || c.get("refusalDependsOnState")) {
     await releaseKey(db, clientId, key);
     return;
   }

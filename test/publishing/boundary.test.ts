@@ -3,7 +3,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { replaceExpiredListings } from "../../src/services/publishing";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
-import { call, createAd, PAID_CATEGORY, twoClients } from "../harness";
+import {
+  CAR_CATEGORY,
+  call,
+  connectedSeller,
+  createAd,
+  PAID_CATEGORY,
+  twoClients,
+  walletBalance,
+  withoutMessages,
+} from "../harness";
 import {
   checkInvariants,
   Deliver,
@@ -293,4 +302,53 @@ describe("scheduled charges make the checks of a fresh publish", () => {
       await checkInvariants(model, world);
     });
   }
+});
+
+describe("batches keep the single call's rules", () => {
+  /** A seller with `credit` cents and two ads: a car (595 to place on portal_a) and a brommer (295). */
+  async function carAndBrommer(credit: number) {
+    const userId = await connectedSeller(key, internalKey, credit);
+    const car = (await createAd(key, userId, { categoryId: CAR_CATEGORY, title: "Volkswagen Golf" })).adId as number;
+    const brommer = (await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer Vespa" })).adId as number;
+    return { userId, car, brommer };
+  }
+
+  it("takes ads in order while funds last: a 595 refused on 400 does not refuse the 295 after it, and the amounts stay true", async () => {
+    const { userId, car, brommer } = await carAndBrommer(400);
+    const answer = await call("POST", "/publish/batch", {
+      key,
+      body: { userId, adId: [car, brommer], portal: PORTAL },
+      env: withoutMessages(),
+    });
+    expect(answer.status).toBe(200);
+    const [carOutcome, brommerOutcome] = answer.body.data;
+    expect(carOutcome?.result).toBe(false);
+    expect(carOutcome?.errorDetails[0]).toMatchObject({
+      code: "insufficient_means",
+      amounts: { price: 595, balance: 105 },
+    });
+    expect(brommerOutcome).toMatchObject({ adId: brommer, result: true });
+    expect(await walletBalance(key, userId)).toBe(105);
+  });
+
+  it("a batch refused for funds frees its Idempotency-Key: after a top-up the same request runs anew", async () => {
+    const { userId, car, brommer } = await carAndBrommer(400);
+    const request = {
+      key,
+      body: { userId, adId: [car, brommer], portal: PORTAL },
+      headers: { "Idempotency-Key": `batch-funds-${userId}` },
+      env: withoutMessages(),
+    };
+    const first = await call("POST", "/publish/batch", request);
+    expect(first.body.data[0]?.result).toBe(false);
+    await call("POST", "/wallet/", { key: internalKey, body: { userId, amount: 1000, description: "storting" } });
+    const again = await call("POST", "/publish/batch", request);
+    expect(again.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(again.body.data.map((o: { result: boolean }) => o.result)).toEqual([true, true]);
+    // Both ads are now queued: a third call is a repeat (the same jobs), kept and replayed as such.
+    const third = await call("POST", "/publish/batch", request);
+    expect(third.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(third.body).toEqual(again.body);
+    expect(await walletBalance(key, userId)).toBe(1400 - 595 - 295);
+  });
 });

@@ -13,10 +13,10 @@ import {
 } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, jsonBody } from "../openapi";
-import { repeats, summarise, tags, withoutUnpublished } from "./answers";
+import { batchAnswer, repeats, tags, withoutUnpublished } from "./answers";
 
 async function batch(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof PublishAds>) {
-  return c.json(summarise(await requestPublishing(serviceContext(c), { ...body, adIds: body.adId, mode })), 200);
+  return batchAnswer(c, await requestPublishing(serviceContext(c), { ...body, adIds: body.adId, mode }));
 }
 
 /** batchall: portal `meta` means every portal, for internal clients only. */
@@ -26,7 +26,7 @@ async function acrossPortals(
   body: z.infer<typeof PublishEverywhere>,
 ) {
   const outcomes = await requestPublishingEverywhere(serviceContext(c), { ...body, mode });
-  return c.json(mode === "unpublish" ? withoutUnpublished(outcomes) : summarise(outcomes), 200);
+  return batchAnswer(c, mode === "unpublish" ? withoutUnpublished(outcomes) : outcomes);
 }
 
 export const publishManyRouter = createRouter()
@@ -107,6 +107,6 @@ export const publishManyRouter = createRouter()
         adIds: "allActive",
         mode: "update",
       });
-      return c.json(withoutUnpublished(outcomes), 200);
+      return batchAnswer(c, withoutUnpublished(outcomes));
     },
   );

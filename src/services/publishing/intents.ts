@@ -54,7 +54,8 @@ const CHUNK = 100;
 
 /**
  * Queues intents with exactly-once effects. Per chunk, one D1 batch (one transaction) inserts an item
- * for every intent that has no open item yet and that its payer's balance covers (in the order given),
+ * for every intent that has no open item yet and that its payer's balance still covers, taken in the
+ * order given (one the balance cannot cover is passed over, and a cheaper one after it may be taken),
  * charges it, sets its publication or feature flags, and reads back the open item of every intent; a
  * concurrent or repeated call finds the open item (the unique index `queue_items_open_intent` makes a
  * second one impossible) and is answered with it, without a second charge. Messages go out per chunk
@@ -163,17 +164,27 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
   const userIds = [...new Set(chunk.map((intent) => intent.userId))];
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
-    // Items for applicable intents with no open item that their payer can afford, paid in the order given.
+    // Items for applicable intents with no open item, taken in the order given while their payer's funds
+    // last: one its payer cannot afford is passed over, and a cheaper one after it may still be taken.
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
  (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
- SELECT ad_id, user_id, portal, action, feature, images, ${nonce},
- coalesce(external_ref, 'ad-' || ad_id || '-' || portal || '-' || ${nonce}), cost, payer_id, ${now}, retry_of, ${requestId ?? null}
- FROM (
- SELECT d.*, sum(d.cost) OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS running
+ WITH RECURSIVE candidates AS (
+ SELECT d.*, row_number() OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS rn
  FROM ${decided} d
  WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
- ) c
- WHERE c.cost = 0 OR c.running <= ${payerBalance("c")}
+ ),
+ walk (payer_id, rn, idx, taken, remaining) AS (
+ SELECT c.payer_id, c.rn, c.idx, c.cost = 0 OR c.cost <= b.funds, b.funds - CASE WHEN c.cost <= b.funds THEN c.cost ELSE 0 END
+ FROM candidates c JOIN (SELECT c0.payer_id, ${payerBalance("c0")} AS funds FROM candidates c0 WHERE c0.rn = 1) b ON b.payer_id = c.payer_id
+ WHERE c.rn = 1
+ UNION ALL
+ SELECT c.payer_id, c.rn, c.idx, c.cost = 0 OR c.cost <= w.remaining, w.remaining - CASE WHEN c.cost <= w.remaining THEN c.cost ELSE 0 END
+ FROM candidates c JOIN walk w ON w.payer_id = c.payer_id AND c.rn = w.rn + 1
+ )
+ SELECT c.ad_id, c.user_id, c.portal, c.action, c.feature, c.images, ${nonce},
+ coalesce(c.external_ref, 'ad-' || c.ad_id || '-' || c.portal || '-' || ${nonce}), c.cost, c.payer_id, ${now}, c.retry_of, ${requestId ?? null}
+ FROM candidates c JOIN walk w ON w.idx = c.idx
+ WHERE w.taken
  ORDER BY c.idx`),
     // Their charges, in the same transaction: never a charge without an item, nor an item unpaid.
     charges: statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)

@@ -2624,6 +2624,8 @@ export interface components {
             refunded: boolean;
             /** @description The failed job this one retries */
             retryOf: number | null;
+            /** @description The marketplace listing the job made or acted on, once it succeeded (the ad's id on the website); kept after the ad is deleted */
+            remoteAdId: number | null;
             /** @description Whether it can be retried: the newest failed job of its listing */
             retryable: boolean;
             /** @description Why not (null when it can) */
@@ -28295,6 +28297,7 @@ export interface operations {
                      *           "cost": 295,
                      *           "refunded": true,
                      *           "retryOf": 88410,
+                     *           "remoteAdId": 100231,
                      *           "retryable": true,
                      *           "notRetryableReason": "a newer job of this listing replaced it",
                      *           "created": "2026-11-22 14:03:10",
@@ -28594,6 +28597,7 @@ export interface operations {
                      *         "cost": 295,
                      *         "refunded": true,
                      *         "retryOf": 88410,
+                     *         "remoteAdId": 100231,
                      *         "retryable": true,
                      *         "notRetryableReason": "a newer job of this listing replaced it",
                      *         "created": "2026-11-22 14:03:10",
@@ -28882,6 +28886,7 @@ export interface operations {
                      *         "cost": 295,
                      *         "refunded": true,
                      *         "retryOf": 88410,
+                     *         "remoteAdId": 100231,
                      *         "retryable": true,
                      *         "notRetryableReason": "a newer job of this listing replaced it",
                      *         "created": "2026-11-22 14:03:10",

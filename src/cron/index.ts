@@ -5,6 +5,7 @@ import { dispatchEvents, purgeOldEvents } from "../services/events";
 import { pullMarketData } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
 import {
+  closeDeletedUsersConnections,
   expireStaleItems,
   flushUpdateRequests,
   reencryptTokens,
@@ -40,6 +41,10 @@ const scheduledParts = (db: Db, env: Env, now: Date, runId: string): ScheduledPa
     { name: "events", run: async () => ({ purged: await purgeOldEvents(db, wallClock()) }) },
     { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(db, env, { requestId: runId }) }) },
     { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(db, env, 200) }) },
+    {
+      name: "deletedUsersConnections",
+      run: async () => ({ closed: await closeDeletedUsersConnections(db, env, { limit: 50 }) }),
+    },
   ];
 };
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { replaceExpiredListings } from "../../src/services/publishing";
+import { closeDeletedUsersConnections, replaceExpiredListings } from "../../src/services/publishing";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import {
   CAR_CATEGORY,
@@ -350,5 +350,125 @@ describe("batches keep the single call's rules", () => {
     expect(third.headers.get("Idempotent-Replayed")).toBe("true");
     expect(third.body).toEqual(again.body);
     expect(await walletBalance(key, userId)).toBe(1400 - 595 - 295);
+  });
+});
+
+describe("deleting follows the contract without losing money or requests", () => {
+  const balance = (world: World) => walletBalance(key, world.userId);
+  const jobsOf = async (world: World, asKey = key) =>
+    (await call("GET", `/jobs/?userId=${world.userId}`, { key: asKey })).body.data as {
+      queueItemId: number;
+      kind: string;
+      state: string;
+      refunded: boolean;
+      remoteAdId: number | null;
+    }[];
+
+  it("features not yet sent are cancelled and refunded when their ad is deleted, and still shown", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    const before = await balance(world);
+    for (const feature of ["omhoogplaatsen", "dagtopper", "url"]) {
+      const bought = await call("POST", "/features/", { key, body: { adId, portal: PORTAL, feature }, env: world.env });
+      expect(bought.status, JSON.stringify(bought.body)).toBe(200);
+    }
+    expect(await balance(world)).toBeLessThan(before);
+    expect((await call("DELETE", `/ads/${adId}`, { key })).status).toBe(200);
+    model.deletedAds.add(adId);
+    expect(await balance(world)).toBe(before);
+    const features = (await jobsOf(world)).filter((j) => j.kind === "feature");
+    expect(features.map((j) => [j.state, j.refunded])).toEqual(features.map(() => ["cancelled", true]));
+    await settle(world);
+    expect((await marketplace(PORTAL).summary(world.account)).features).toBe(0);
+    await checkInvariants(model, world);
+  });
+
+  it("placements of a batch not yet sent are cancelled and refunded by DELETE /ads/batch/", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const before = await balance(world);
+    const placed = await call("POST", "/publish/batch", {
+      key,
+      body: { userId: world.userId, adId: world.adIds, portal: PORTAL },
+      env: world.env,
+    });
+    expect(placed.body.result, JSON.stringify(placed.body)).toBe(true);
+    expect(await balance(world)).toBe(before - 2 * world.placementPrice);
+    const deleted = await call("DELETE", "/ads/batch/", { key, body: { userId: world.userId, adId: world.adIds } });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    for (const adId of world.adIds) model.deletedAds.add(adId);
+    expect(await balance(world)).toBe(before);
+    expect((await jobsOf(world)).map((j) => [j.kind, j.state, j.refunded])).toEqual([
+      ["placement", "cancelled", true],
+      ["placement", "cancelled", true],
+    ]);
+    await settle(world);
+    expect((await marketplace(PORTAL).summary(world.account)).listings).toBe(0);
+    await checkInvariants(model, world);
+  });
+
+  it("an unpublish asked for before the delete still takes the listing down", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    await new Unpublish(0).run(model, world);
+    expect((await call("DELETE", `/ads/${adId}`, { key })).status).toBe(200);
+    model.deletedAds.add(adId);
+    await deliverAll(world);
+    const [unpublish] = await jobsOf(world);
+    expect(unpublish).toMatchObject({ kind: "unpublish", state: "done" });
+    expect((await marketplace(PORTAL).summary(world.account)).online).toBe(0);
+    await checkInvariants(model, world);
+  });
+
+  it("a placement already at the marketplace completes after its ad is deleted, charged, its listing known to the job", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await new Publish(0).run(model, world);
+    const adId = world.adIds[0] as number;
+    world.batchesBeforeCrash = 1;
+    expect(await deliver(world, world.queue[0] as NonNullable<(typeof world.queue)[number]>)).toBe(false);
+    world.batchesBeforeCrash = null;
+    expect((await call("DELETE", `/ads/${adId}`, { key })).status).toBe(200);
+    model.deletedAds.add(adId);
+    await settle(world);
+    const [placement] = await jobsOf(world);
+    const [listing] = await marketplace(PORTAL).listings(world.account);
+    expect(placement).toMatchObject({
+      kind: "placement",
+      state: "done",
+      refunded: false,
+      remoteAdId: listing?.remoteAdId,
+    });
+    expect(listing?.online).toBe(true);
+    await checkInvariants(model, world);
+  });
+
+  it("deleting the user cancels what never started, runs an unpublish asked for before, and the internal client sees the refunds", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await liveAd(model, world);
+    await new Unpublish(0).run(model, world);
+    await new Publish(1).run(model, world);
+    const deleted = await call("DELETE", `/users/${world.userId}`, { key });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    model.userDeleted = true;
+    await deliverAll(world);
+    const jobs = await jobsOf(world, internalKey);
+    expect(jobs.map((j) => [j.kind, j.state, j.refunded])).toEqual([
+      ["placement", "cancelled", true],
+      ["unpublish", "done", false],
+      ["placement", "done", false],
+    ]);
+    expect((await marketplace(PORTAL).summary(world.account)).online).toBe(0);
+    // The connection stayed for the unpublish; with no job open, the cron closes it.
+    await closeDeletedUsersConnections(getDb(env.DB), env, { limit: 50 });
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM portal_connections WHERE user_id = ?")
+      .bind(world.userId)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+    expect((await call("GET", `/jobs/?userId=${world.userId}`, { key })).status).toBe(404);
+    await checkInvariants(model, world);
   });
 });

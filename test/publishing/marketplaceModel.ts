@@ -34,7 +34,9 @@ export interface World {
   key: string;
   internalKey: string;
   userId: number;
+  /** The marketplace account the seller is connected to now, and every one it was. */
   account: number;
+  accounts: number[];
   adIds: number[];
   placementPrice: number;
   featurePrice: number;
@@ -66,6 +68,9 @@ export interface Model {
   lastIntent: Map<number, { kind: "publish" | "unpublish"; jobId: number }>;
   locked: boolean;
   archived: Set<number>;
+  /** Ads deleted, and whether the seller was: their listings stay (the contract does not unpublish them). */
+  deletedAds: Set<number>;
+  userDeleted: boolean;
 }
 
 export type Command = fc.AsyncCommand<Model, World>;
@@ -94,6 +99,7 @@ export async function newWorld(key: string, internalKey: string): Promise<World>
     internalKey,
     userId,
     account,
+    accounts: [account],
     adIds,
     placementPrice: placingPrice(catalogue, PAID_CATEGORY, PORTAL),
     featurePrice: featurePrice(catalogue, PAID_CATEGORY, PORTAL, FEATURE)?.total ?? 0,
@@ -520,27 +526,43 @@ export async function settle(world: World) {
 }
 
 /**
- * The invariants, against what the marketplace holds: at most one live listing per ad; what the seller
- * paid (charges less refunds) is what the marketplace holds (placements and features); `/status/` shows
- * the listing the marketplace has; and the client's last word wins (a publish that reports done is
- * live, an unpublish that reports done or a placement it cancelled is not).
+ * The invariants, against what the marketplace holds, across every account the seller was connected to:
+ * at most one live listing per ad; what the seller paid (charges less refunds) is what the marketplace
+ * holds (placements and features); every live listing is known to `/status/` (an ad that still exists,
+ * which shows the listing the marketplace has) or to a job (a deleted ad's); and the client's last word
+ * wins (a publish that reports done is live, an unpublish that reports done or a placement it cancelled
+ * is not).
  */
 export async function checkInvariants(model: Model, world: World) {
   const simulator = marketplace(PORTAL);
-  const listings = await simulator.listings(world.account);
-  const summary = await simulator.summary(world.account);
+  const listings = (await Promise.all(world.accounts.map((account) => simulator.listings(account)))).flat();
+  const held = await Promise.all(world.accounts.map((account) => simulator.summary(account)));
   const adOfRef = (ref: string) => Number(/^ad-(\d+)-/.exec(ref)?.[1] ?? 0);
   const paid = await env.DB.prepare(
     "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id = ? AND kind IN ('charge', 'refund')",
   )
     .bind(world.userId)
     .first<{ cents: number }>();
-  expect(paid?.cents, "paid = placements and features the marketplace holds").toBe(
-    summary.listings * world.placementPrice + summary.features * world.featurePrice,
+  const heldListings = held.reduce((n, summary) => n + summary.listings, 0);
+  const heldFeatures = held.reduce((n, summary) => n + summary.features, 0);
+  expect(paid?.cents, "paid = placements and features the marketplaces hold").toBe(
+    heldListings * world.placementPrice + heldFeatures * world.featurePrice,
   );
+  const jobs = (await call("GET", `/jobs/?userId=${world.userId}&itemsPerPage=500`, { key: world.internalKey })).body
+    .data as { remoteAdId: number | null }[];
+  const knownToJobs = new Set(jobs.map((job) => job.remoteAdId));
   for (const adId of world.adIds) {
     const online = listings.filter((l) => l.online && adOfRef(l.externalRef) === adId);
-    expect(online.length, `ad ${adId}: live listings at the marketplace`).toBeLessThanOrEqual(1);
+    expect(online.length, `ad ${adId}: live listings at the marketplaces`).toBeLessThanOrEqual(1);
+    const exists = !model.userDeleted && !model.deletedAds.has(adId);
+    if (!exists) {
+      for (const listing of online)
+        expect(
+          knownToJobs.has(listing.remoteAdId),
+          `ad ${adId} (deleted): listing ${listing.remoteAdId} known to a job`,
+        ).toBe(true);
+      continue;
+    }
     const status = await call("GET", `/status/${world.userId}/${adId}`, { key: world.key });
     const publish = status.body.data[0]?.portals.find((p: { portal: string }) => p.portal === PORTAL)?.publish;
     expect(Boolean(publish?.active), `ad ${adId}: /status/ active equals the marketplace`).toBe(online.length === 1);
@@ -556,7 +578,13 @@ export async function checkInvariants(model: Model, world: World) {
   }
 }
 
-export const newModel = (): Model => ({ lastIntent: new Map(), locked: false, archived: new Set() });
+export const newModel = (): Model => ({
+  lastIntent: new Map(),
+  locked: false,
+  archived: new Set(),
+  deletedAds: new Set(),
+  userDeleted: false,
+});
 
 /** One property run: a fresh world, the commands, then drained and checked. */
 export async function modelRun(key: string, internalKey: string, scheduler: fc.Scheduler, commands: Iterable<Command>) {

@@ -8,13 +8,15 @@ import { createdAt, updatedAt } from "./shared";
 
 export const PUBLISH_PORTALS = ["portal_a", "portal_b", "website"] as const;
 
-/** Publication state of an ad per portal (the spec's publish status object); written by publishing. */
+/**
+ * Publication state of an ad per portal (the spec's publish status object); written by publishing. It
+ * outlives its ad (no foreign key): deleting an ad does not unpublish it, so the listing's reference
+ * stays for the jobs still open on it (an unpublish asked for before the delete still runs).
+ */
 export const adPublications = sqliteTable(
   "ad_publications",
   {
-    adId: integer("ad_id")
-      .notNull()
-      .references(() => ads.id, { onDelete: "cascade" }),
+    adId: integer("ad_id").notNull(),
     portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
     pending: integer("pending", { mode: "boolean" }).notNull().default(false),
     pendingDate: text("pending_date"),
@@ -83,14 +85,15 @@ export const portalConnections = sqliteTable(
 /** The states of a queue item in which it still has work to do: at most one such item per intent. */
 export const OPEN_ITEM_STATES = ["pending", "processing"] as const;
 
-/** A queued publish, update, unpublish or feature job for one ad on one portal. */
+/**
+ * A queued publish, update, unpublish or feature job for one ad on one portal. Jobs outlive their ad
+ * and user (no foreign key): what was charged, refunded and listed stays on the books.
+ */
 export const queueItems = sqliteTable(
   "queue_items",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    adId: integer("ad_id")
-      .notNull()
-      .references(() => ads.id, { onDelete: "cascade" }),
+    adId: integer("ad_id").notNull(),
     userId: integer("user_id").notNull(),
     portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
     action: text("action", { enum: ["publish", "update", "unpublish", "feature"] }).notNull(),
@@ -113,6 +116,8 @@ export const queueItems = sqliteTable(
     retryAt: text("retry_at"),
     /** An update asked for while this update was being sent: it is sent once more with the newest content. */
     rerun: integer("rerun", { mode: "boolean" }).notNull().default(false),
+    /** The marketplace listing the job made or acted on, once it succeeded (the ad's id on the website). */
+    remoteAdId: integer("remote_ad_id"),
     /** The failed item this one retries (POST /jobs/<id>/retry). */
     retryOf: integer("retry_of"),
     /** The request that queued the item, for log correlation. */

@@ -21,6 +21,7 @@ import {
   updateAd,
 } from "../../services/ads";
 import { getAd, searchAds } from "../../services/adViews";
+import { withdrawUnstartedJobs } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
@@ -114,7 +115,10 @@ export const adsRouter = createRouter()
       response: envelope(z.array(BatchItemResult)),
     }),
     async (c) => {
-      return c.json(ok(await deleteAdsBatch(serviceContext(c), c.req.valid("json"))), 200);
+      const ctx = serviceContext(c);
+      const results = await deleteAdsBatch(ctx, c.req.valid("json"));
+      await withdrawUnstartedJobs(ctx, { adIds: results.filter((r) => r.result).map((r) => r.adId) });
+      return c.json(ok(results), 200);
     },
   )
   .openapi(
@@ -127,7 +131,11 @@ export const adsRouter = createRouter()
       response: envelope(EmptyData),
     }),
     async (c) => {
-      await deleteAd(serviceContext(c), c.req.valid("param").adId);
+      const ctx = serviceContext(c);
+      const { adId } = c.req.valid("param");
+      await deleteAd(ctx, adId);
+      // Its jobs outlive it: what never started is cancelled and refunded, the rest run or settle.
+      await withdrawUnstartedJobs(ctx, { adIds: [adId] });
       return c.json(ok([]), 200);
     },
   );

@@ -21,7 +21,8 @@ import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { deleteObjects } from "../../lib/media";
 import { formatDateTime, nowIso } from "../../lib/time";
-import { revokeAllConnections } from "../publishing/connections";
+import { closeDeletedUsersConnections, revokeAllConnections } from "../publishing/connections";
+import { withdrawUnstartedJobs } from "../publishing/requests";
 import { type Caller, clientIdOf, requireInternal, requireUser, type UserRow, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
@@ -208,7 +209,9 @@ const logDeletion = (userId: number, outcome: string, ip: string | undefined) =>
  * Deletes a user. Without ads or wallet transactions the user goes with everything below it; with
  * them, every personal field of the user, its contacts and its ads' provider data is
  * overwritten and the user disappears from the API. Irreversible either way; login links, activation
- * tokens and marketplace connections (revoked at the portal) are dropped too.
+ * tokens and marketplace connections (revoked at the portal) are dropped too. Its jobs outlive it: what
+ * never started is cancelled and refunded, the rest run or settle (a connection stays, without its
+ * e-mail, until the last job on its portal ended), and internal clients still see them in /jobs/.
  */
 export async function deleteUser(
   ctx: ServiceContext,
@@ -219,13 +222,15 @@ export async function deleteUser(
   await requireUser(db, caller, userId);
   // Tokens first: a user whose rows are gone must not keep a working login link.
   await userTokens(env.USER_TOKENS, userId).clear();
-  await revokeAllConnections(db, env, userId);
+  // What never started is cancelled and refunded; the rest of the user's jobs run or settle.
+  await withdrawUnstartedJobs(ctx, { userId });
   const { adRows, entryRows } = await namedBatch(db, {
     adRows: db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
     entryRows: db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
   });
   const bump = bumpRevisions(db, userWriteRevisions(userId));
   if (adRows.length === 0 && entryRows.length === 0) {
+    await revokeAllConnections(db, env, userId);
     await db.batch([
       db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
       db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
@@ -285,12 +290,14 @@ export async function deleteUser(
     db.delete(adImages).where(inArray(adImages.adId, userAds)),
     db.delete(userAdSettings).where(eq(userAdSettings.userId, userId)),
     db.delete(folders).where(eq(folders.userId, userId)),
-    // Portal connections hold tokens and the marketplace account's e-mail; tasks and notices go too.
-    db.delete(portalConnections).where(eq(portalConnections.userId, userId)),
+    // A connection's e-mail goes now; its tokens stay while a job of the user is open on its portal
+    // (closeDeletedUsersConnections below, then the cron). Tasks and notices go too.
+    db.update(portalConnections).set({ email: "" }).where(eq(portalConnections.userId, userId)),
     db.delete(tasks).where(eq(tasks.userId, userId)),
     db.delete(notifications).where(eq(notifications.userId, userId)),
     bump,
   ]);
+  await closeDeletedUsersConnections(db, env, { userId, limit: 10 });
   await deleteObjects(env.MEDIA, objects);
   logDeletion(userId, "anonymised", ip);
   return "anonymised";

@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
-import { portalConnections } from "../../db/schema";
+import { portalConnections, queueItems, users } from "../../db/schema";
 import { userTokens } from "../../durable/UserTokens";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -297,6 +297,47 @@ async function expireConnection(db: Db, userId: number, portal: MarketplacePorta
 export async function revokeAllConnections(db: Db, env: Env, userId: number): Promise<void> {
   const rows = await db.select().from(portalConnections).where(eq(portalConnections.userId, userId));
   for (const row of rows) await revokeAtPortal(env, row.portal, row);
+}
+
+/**
+ * A deleted user's connection to a portal is kept (without its e-mail) while a job of the user is still
+ * open there (an unpublish asked for before the delete, a job that may be at the marketplace), so that
+ * the job can run or settle; once none is, it is revoked at the portal (best effort) and forgotten. The
+ * user's deletion calls this for its own connections, the cron for the rest (at most `limit` a run).
+ */
+export async function closeDeletedUsersConnections(
+  db: Db,
+  env: Env,
+  input: { userId?: number; limit: number },
+): Promise<number> {
+  const rows = await db
+    .select({ connection: portalConnections })
+    .from(portalConnections)
+    .innerJoin(users, eq(users.id, portalConnections.userId))
+    .where(
+      and(
+        isNotNull(users.deletedAt),
+        input.userId === undefined ? undefined : eq(portalConnections.userId, input.userId),
+        sql`NOT EXISTS (SELECT 1 FROM ${queueItems} q WHERE q.user_id = ${portalConnections.userId}
+          AND q.portal = ${portalConnections.portal} AND q.status IN ('pending', 'processing'))`,
+      ),
+    )
+    .limit(input.limit);
+  for (const { connection } of rows) await revokeAtPortal(env, connection.portal, connection);
+  await batchAll(
+    db,
+    rows.map(({ connection }) =>
+      db.delete(portalConnections).where(
+        and(
+          eq(portalConnections.userId, connection.userId),
+          eq(portalConnections.portal, connection.portal),
+          sql`NOT EXISTS (SELECT 1 FROM ${queueItems} q WHERE q.user_id = ${connection.userId}
+              AND q.portal = ${connection.portal} AND q.status IN ('pending', 'processing'))`,
+        ),
+      ),
+    ),
+  );
+  return rows.length;
 }
 
 /** Connections holding a token not sealed with the current key (the filter of a key rotation). */

@@ -2,6 +2,7 @@
 
 export { CompleteConnection, ConnectionStart, PortalConnection } from "./connectionSchemas";
 export {
+  closeDeletedUsersConnections,
   completeConnection,
   disconnect,
   getConnection,
@@ -32,6 +33,7 @@ export {
   requestFeature,
   requestPublishing,
   requestPublishingEverywhere,
+  withdrawUnstartedJobs,
 } from "./requests";
 export {
   AdPublishStatus,

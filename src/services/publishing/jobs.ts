@@ -5,7 +5,7 @@ import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { isFeatureName } from "../catalogue/features";
-import { requireUser, visibleUsers } from "../shared/access";
+import { requireUserHistory, usersWithHistory } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem, sameLineOfWork } from "./lifecycle";
 import { requestFeature, requestPublishing } from "./requests";
@@ -44,6 +44,7 @@ export const jobView = (row: JobRow) => ({
   cost: row.cost,
   refunded: Boolean(row.refunded),
   retryOf: row.retryOf,
+  remoteAdId: row.remoteAdId,
   retryable: retryBlocker(row) === null,
   notRetryableReason: retryBlocker(row),
   created: formatDateTime(row.createdAt),
@@ -59,7 +60,7 @@ async function findJob(ctx: ServiceContext, id: number) {
     .select({ item: queueItems, ...jobColumns })
     .from(queueItems)
     .innerJoin(users, eq(users.id, queueItems.userId))
-    .where(and(eq(queueItems.id, id), visibleUsers(ctx.caller)))
+    .where(and(eq(queueItems.id, id), usersWithHistory(ctx.caller)))
     .get();
   if (!row) throw jobNotFound(id);
   return { ...row.item, refunded: row.refunded, laterJob: row.laterJob };
@@ -79,15 +80,18 @@ export interface JobFilter {
   itemsPerPage: number;
 }
 
-/** Jobs, newest first: a client's own users' (or one user's); internal clients see every user's. */
+/**
+ * Jobs, newest first: a client's own users' (or one user's); internal clients see every user's, deleted
+ * users' included (what was charged and refunded stays on the books).
+ */
 export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<Page<JobView>> {
   const { db } = ctx;
-  if (filter.userId !== undefined) await requireUser(db, ctx.caller, filter.userId);
+  if (filter.userId !== undefined) await requireUserHistory(db, ctx.caller, filter.userId);
   const action = filter.kind
     ? (Object.entries(JOB_KINDS).find(([, kind]) => kind === filter.kind)?.[0] as ItemKind)
     : undefined;
   const where = and(
-    visibleUsers(ctx.caller),
+    usersWithHistory(ctx.caller),
     filter.userId !== undefined ? eq(queueItems.userId, filter.userId) : undefined,
     filter.adId !== undefined ? eq(queueItems.adId, filter.adId) : undefined,
     filter.portal ? eq(queueItems.portal, filter.portal) : undefined,

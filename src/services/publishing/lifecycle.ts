@@ -137,8 +137,8 @@ export function featureChange(kind: ItemKind, event: ItemEvent, detail: EventDet
 const endsListingFeatures = (kind: ItemKind, event: ItemEvent) =>
   event === "succeeded" && (kind === "unpublish" || kind === "publish");
 
-/** The item's own columns for an event. */
-function itemChange(event: ItemEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof queueItems> {
+/** The item's own columns for an event; a success keeps the listing it made or acted on. */
+function itemChange(item: ItemRef, event: ItemEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof queueItems> {
   const change = { status: ITEM_TRANSITIONS[event].to, updatedAt: detail.now };
   switch (event) {
     case "started":
@@ -146,7 +146,13 @@ function itemChange(event: ItemEvent, detail: EventDetail): SQLiteUpdateSetSourc
     case "retrying":
       return { ...change, reason: detail.reason ?? null, retryAt: detail.retryAt ?? detail.now };
     case "succeeded":
-      return { ...change, reason: null };
+      return {
+        ...change,
+        reason: null,
+        remoteAdId:
+          detail.outcome?.remoteAdId ??
+          sql`(SELECT ${adPublications.remoteAdId} FROM ${adPublications} WHERE ${adPublications.adId} = ${item.adId} AND ${adPublications.portal} = ${item.portal})`,
+      };
     case "failed":
     case "cancelled":
     case "superseded":
@@ -206,7 +212,7 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
   const feature = featureChange(item.action, event, detail);
   const itemUpdate = db
     .update(queueItems)
-    .set(itemChange(event, detail))
+    .set(itemChange(item, event, detail))
     .where(
       and(
         eq(queueItems.id, item.id),

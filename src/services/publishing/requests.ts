@@ -1,4 +1,4 @@
-import { type AnyColumn, and, eq, lte, sql } from "drizzle-orm";
+import { type AnyColumn, and, eq, lte, ne, sql } from "drizzle-orm";
 import { batchAll, type Db, namedBatch, namedBatches } from "../../db/client";
 import { inIds, inList } from "../../db/inList";
 import {
@@ -277,10 +277,15 @@ export async function requestPublishing(
  * item the consumer claimed meanwhile, or had started before (pending again after a crash or a transient
  * failure, so maybe already at the marketplace), does not move. Answers, per ad, an item that was cancelled.
  */
-async function withdrawPending(ctx: ServiceContext, items: QueueItem[], now: string): Promise<Map<number, number>> {
+async function withdrawPending(
+  ctx: ServiceContext,
+  items: QueueItem[],
+  now: string,
+  reason = "removed before processing",
+): Promise<Map<number, number>> {
   const moved = await namedBatches(
     ctx.db,
-    items.map((item) => transition(ctx.db, item, "cancelled", { now, reason: "removed before processing" })),
+    items.map((item) => transition(ctx.db, item, "cancelled", { now, reason })),
   );
   const cancelled = new Map<number, number>();
   moved.forEach(({ item: [row] }) => {
@@ -289,6 +294,29 @@ async function withdrawPending(ctx: ServiceContext, items: QueueItem[], now: str
     if (!cancelled.has(row.adId)) cancelled.set(row.adId, row.id);
   });
   return cancelled;
+}
+
+/**
+ * The jobs of deleted ads, or of a deleted user, that never started: cancelled and refunded. An unpublish
+ * asked for before the delete, and a job that started (it may be at the marketplace), run or settle to
+ * their end (see `runPublishJobs`); a job that never started but was claimed meanwhile ends unpaid there.
+ */
+export async function withdrawUnstartedJobs(
+  ctx: ServiceContext,
+  input: { adIds: number[] } | { userId: number },
+): Promise<void> {
+  const items = await ctx.db
+    .select()
+    .from(queueItems)
+    .where(
+      and(
+        "adIds" in input ? inList(queueItems.adId, input.adIds) : eq(queueItems.userId, input.userId),
+        eq(queueItems.status, "pending"),
+        eq(queueItems.attempts, 0),
+        ne(queueItems.action, "unpublish"),
+      ),
+    );
+  await withdrawPending(ctx, items, nowIso(), "the advertisement or its user was deleted before the job started");
 }
 
 /** POST /features/: a feature for an ad published on the portal, paid when queued. */

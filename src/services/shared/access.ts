@@ -36,6 +36,13 @@ export function visibleUsers(caller: Caller): SQL {
   return own ? (and(alive, own) as SQL) : alive;
 }
 
+/**
+ * Users whose history (jobs, charges and refunds) the caller may read: its own live users; for internal
+ * clients, every user, deleted (anonymised) ones included.
+ */
+export const usersWithHistory = (caller: Caller): SQL | undefined =>
+  caller[fields].internal ? undefined : visibleUsers(caller);
+
 export const userNotFound = (userId: number) => DomainError.of("user_not_found", `userId: user ${userId} not found`);
 
 export type UserRow = typeof users.$inferSelect;
@@ -46,6 +53,17 @@ export async function requireUser(db: Db, caller: Caller, userId: number): Promi
     .select()
     .from(users)
     .where(and(eq(users.id, userId), visibleUsers(caller)))
+    .get();
+  if (!user) throw userNotFound(userId);
+  return user;
+}
+
+/** The user if the caller may read its history (`usersWithHistory`); otherwise 404. */
+export async function requireUserHistory(db: Db, caller: Caller, userId: number): Promise<UserRow> {
+  const user = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, userId), usersWithHistory(caller)))
     .get();
   if (!user) throw userNotFound(userId);
   return user;

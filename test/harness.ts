@@ -307,34 +307,57 @@ export async function submitForm(origin: string, page: string, values: Record<st
 
 let accountSeq = 0;
 
+/** A marketplace account's sign-in at the simulator. */
+export interface MarketplaceCredentials {
+  username: string;
+  password: string;
+}
+
 /**
  * Connects a user to a marketplace through the simulator's OAuth flow, as a browser and a client would:
- * the consent page, its "create a new account" link (a fresh marketplace account per user, so tests
- * count listings per account), the form posted, the code and state from the redirect sent back.
+ * the consent page, signed in as `credentials` or, without them, through its "create a new account"
+ * link (a fresh marketplace account per user, so tests count listings per account), the form posted,
+ * the code and state from the redirect sent back. Answers the API's answer to the code and the
+ * credentials of the account.
  */
-export async function connectPortal(key: string, userId: number, portal: "portal_a" | "portal_b") {
+export async function authorizeAccount(
+  key: string,
+  userId: number,
+  portal: "portal_a" | "portal_b",
+  credentials?: MarketplaceCredentials,
+) {
   const started = await call("POST", `/oauth/${userId}/${portal}/`, { key });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   const consent = await exports.default.fetch(new Request(started.body.data.redirect));
   expect(consent.status).toBe(200);
   const consentPage = await consent.text();
-  const signupHref = /<a id="signup" href="([^"]*)"/.exec(consentPage)?.[1]?.replaceAll("&amp;", "&");
   const origin = new URL(started.body.data.redirect).origin;
-  const signupPage = await (await exports.default.fetch(new Request(new URL(signupHref as string, origin)))).text();
   accountSeq += 1;
-  const approval = await submitForm(origin, signupPage, {
+  const account = credentials ?? {
     username: `seller-${userId}-${accountSeq}-${Math.random().toString(36).slice(2, 8)}`,
     password: "secret-password",
-  });
+  };
+  let form = consentPage;
+  if (!credentials) {
+    const signupHref = /<a id="signup" href="([^"]*)"/.exec(consentPage)?.[1]?.replaceAll("&amp;", "&");
+    form = await (await exports.default.fetch(new Request(new URL(signupHref as string, origin)))).text();
+  }
+  const approval = await submitForm(origin, form, { ...account });
   // Read to its end: an unread body holds one of the six connections a Worker may have open.
   expect(approval.status, await approval.text()).toBe(302);
   const callback = new URL(approval.headers.get("Location") as string);
-  const done = await call("PUT", `/oauth/${userId}/${portal}/`, {
+  const answer = await call("PUT", `/oauth/${userId}/${portal}/`, {
     key,
     body: { code: callback.searchParams.get("code"), state: callback.searchParams.get("state") },
   });
-  expect(done.status, JSON.stringify(done.body)).toBe(200);
-  return done.body.data;
+  return { answer, credentials: account };
+}
+
+/** Connects a user to a new marketplace account (see `authorizeAccount`); answers the connection. */
+export async function connectPortal(key: string, userId: number, portal: "portal_a" | "portal_b") {
+  const { answer } = await authorizeAccount(key, userId, portal);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data;
 }
 
 /** An active user, connected to portal_a, with `credit` cents in the wallet (credited by an internal client). */
@@ -344,15 +367,26 @@ export async function connectedSeller(
   credit = 0,
   overrides: Record<string, unknown> = {},
 ) {
+  return (await connectedSellerAccount(key, internalKey, credit, overrides)).userId;
+}
+
+/** `connectedSeller`, answering the credentials of its marketplace account as well. */
+export async function connectedSellerAccount(
+  key: string,
+  internalKey: string,
+  credit = 0,
+  overrides: Record<string, unknown> = {},
+) {
   const user = await createUser(key, { companyName: null, ...overrides });
   await activate(key, user);
-  await connectPortal(key, user.userId, "portal_a");
+  const { answer, credentials } = await authorizeAccount(key, user.userId, "portal_a");
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   if (credit)
     await call("POST", "/wallet/", {
       key: internalKey,
       body: { userId: user.userId, amount: credit, description: "opwaardering" },
     });
-  return user.userId as number;
+  return { userId: user.userId as number, credentials };
 }
 
 /**

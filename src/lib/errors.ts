@@ -43,6 +43,11 @@ export const ERROR_CODES = {
   ad_archived: { status: 409, description: "The ad is archived and cannot be published." },
   user_locked: { status: 409, description: "The user is locked; nothing is published for it." },
   portal_not_connected: { status: 409, description: "The user has not connected the portal (OAuth)." },
+  portal_account_has_listings: {
+    status: 409,
+    description:
+      "The user's listings on the portal are live at another marketplace account than the one just authorized: unpublish them first, or connect that account.",
+  },
   listing_incomplete: {
     status: 409,
     description: "The ad lacks data the portal requires (e.g. the manufacturer data of GPSR for portal_a).",

@@ -4,6 +4,7 @@ import { getDb } from "../../src/db/client";
 import { closeDeletedUsersConnections, replaceExpiredListings } from "../../src/services/publishing";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import {
+  authorizeAccount,
   CAR_CATEGORY,
   call,
   connectedSeller,
@@ -469,6 +470,55 @@ describe("deleting follows the contract without losing money or requests", () =>
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
     expect((await call("GET", `/jobs/?userId=${world.userId}`, { key })).status).toBe(404);
+    await checkInvariants(model, world);
+  });
+});
+
+describe("listings stay bound to the account that holds them", () => {
+  it("a reconnect to another account is refused while listings are live at the first; after they are taken down it is not", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    const first = world.account;
+    const refused = await authorizeAccount(key, world.userId, PORTAL);
+    expect(refused.answer.status, JSON.stringify(refused.answer.body)).toBe(409);
+    expect(refused.answer.body.errorDetails?.[0]).toMatchObject({ code: "portal_account_has_listings" });
+    expect(refused.answer.body.errors[0]).toContain(`account ${first}`);
+    // Back to the first account, the listing is taken down there, then the other account is connected.
+    const back = await authorizeAccount(key, world.userId, PORTAL, world.credentials.get(first));
+    expect(back.answer.status, JSON.stringify(back.answer.body)).toBe(200);
+    await new Unpublish(0).run(model, world);
+    await deliverAll(world);
+    expect((await marketplace(PORTAL).summary(first)).online).toBe(0);
+    const other = await authorizeAccount(key, world.userId, PORTAL, refused.credentials);
+    expect(other.answer.status, JSON.stringify(other.answer.body)).toBe(200);
+    world.account = other.answer.body.data.externalUserId;
+    world.accounts.push(world.account);
+    await new Publish(0).run(model, world);
+    await deliverAll(world);
+    expect((await marketplace(PORTAL).summary(world.account)).online).toBe(1);
+    expect((await publication(world, adId))?.publish.active).toBe(true);
+    await checkInvariants(model, world);
+  });
+
+  it("a job never acts on a listing through another account's connection", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    // A listing placed before listings knew their account, its user since connected elsewhere.
+    await env.DB.prepare("UPDATE ad_publications SET remote_account_id = NULL WHERE ad_id = ?").bind(adId).run();
+    const other = await authorizeAccount(key, world.userId, PORTAL);
+    expect(other.answer.status).toBe(200);
+    await env.DB.prepare("UPDATE ad_publications SET remote_account_id = ? WHERE ad_id = ?")
+      .bind(world.account, adId)
+      .run();
+    await new Unpublish(0).run(model, world);
+    await deliverAll(world);
+    const [unpublish] = (await call("GET", `/jobs/?userId=${world.userId}&kind=unpublish`, { key })).body.data;
+    expect(unpublish).toMatchObject({ state: "error" });
+    expect(unpublish?.lastError).toContain(`account ${world.account}`);
+    expect((await marketplace(PORTAL).summary(world.account)).online).toBe(1);
+    expect((await publication(world, adId))?.publish.active).toBe(true);
     await checkInvariants(model, world);
   });
 });

@@ -10,7 +10,15 @@ import { featurePrice, placingPrice } from "../../src/services/catalogue/feature
 import { resendStalledItems } from "../../src/services/publishing";
 import type { Job, PublishJob } from "../../src/services/shared/jobMessages";
 import { marketplace } from "../fixtures/marketplace";
-import { type Answer, call, connectedSeller, createAd, interceptD1, PAID_CATEGORY } from "../harness";
+import {
+  type Answer,
+  call,
+  connectedSellerAccount,
+  createAd,
+  interceptD1,
+  type MarketplaceCredentials,
+  PAID_CATEGORY,
+} from "../harness";
 
 /**
  * A model-based test of publishing and its money. Each run is a fresh seller with two paid ads, an API
@@ -37,6 +45,8 @@ export interface World {
   /** The marketplace account the seller is connected to now, and every one it was. */
   account: number;
   accounts: number[];
+  /** How to sign in to each of those accounts. */
+  credentials: Map<number, MarketplaceCredentials>;
   adIds: number[];
   placementPrice: number;
   featurePrice: number;
@@ -88,7 +98,7 @@ const jobIdOf = (answer: Answer): number | undefined => {
 
 /** Sets up one run: a connected seller with credit, two ads in a paid category, and the held queue. */
 export async function newWorld(key: string, internalKey: string): Promise<World> {
-  const userId = await connectedSeller(key, internalKey, 100_000);
+  const { userId, credentials } = await connectedSellerAccount(key, internalKey, 100_000);
   const adIds: number[] = [];
   for (const title of ["Brommer voor het model", "Scooter voor het model"])
     adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title })).adId);
@@ -100,6 +110,7 @@ export async function newWorld(key: string, internalKey: string): Promise<World>
     userId,
     account,
     accounts: [account],
+    credentials: new Map([[account, credentials]]),
     adIds,
     placementPrice: placingPrice(catalogue, PAID_CATEGORY, PORTAL),
     featurePrice: featurePrice(catalogue, PAID_CATEGORY, PORTAL, FEATURE)?.total ?? 0,

@@ -29,6 +29,8 @@ export const adPublications = sqliteTable(
     startDate: text("start_date"),
     closeDate: text("close_date"),
     remoteAdId: integer("remote_ad_id").notNull().default(0),
+    /** The marketplace account that holds the listing (its connection's `externalUserId` when placed). */
+    remoteAccountId: integer("remote_account_id"),
     clientResult: integer("client_result", { mode: "boolean" }).notNull().default(false),
     queueResult: integer("queue_result", { mode: "boolean" }).notNull().default(false),
     /** The latest queue item of this publication (the job a client can follow). */

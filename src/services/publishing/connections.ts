@@ -1,7 +1,7 @@
-import { and, eq, isNotNull, notLike, or, sql } from "drizzle-orm";
+import { and, eq, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
-import { portalConnections, queueItems, users } from "../../db/schema";
+import { adPublications, ads, portalConnections, queueItems, users } from "../../db/schema";
 import { userTokens } from "../../durable/UserTokens";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -154,12 +154,49 @@ export async function completeConnection(
       redirectUri: callbackUrl(input.publicOrigin, input.portal),
       codeVerifier: await open(current.oauthCodeVerifier, env),
     });
+    await refuseAnotherAccount(db, env, { userId: input.userId, portal: input.portal, tokens });
     return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
   } catch (error) {
     if (error instanceof PortalError && error.kind !== "transient")
       throw DomainError.of("oauth_code_refused", "code: refused by the portal");
     throw error;
   }
+}
+
+/**
+ * Listings stay bound to the account that holds them: while any of the user's listings on the portal
+ * is live at another marketplace account than the one just authorized, the connection is refused (the
+ * new tokens revoked), so nothing is orphaned there; the user unpublishes them first, or connects that
+ * account again.
+ */
+async function refuseAnotherAccount(
+  db: Db,
+  env: Env,
+  input: { userId: number; portal: MarketplacePortal; tokens: TokenSet },
+): Promise<void> {
+  const { userId, portal, tokens } = input;
+  const elsewhere = await db
+    .select({ account: adPublications.remoteAccountId, n: sql<number>`count(*)` })
+    .from(adPublications)
+    .innerJoin(ads, eq(ads.id, adPublications.adId))
+    .where(
+      and(
+        eq(ads.userId, userId),
+        eq(adPublications.portal, portal),
+        eq(adPublications.active, true),
+        isNotNull(adPublications.remoteAccountId),
+        ne(adPublications.remoteAccountId, tokens.account.id),
+      ),
+    )
+    .groupBy(adPublications.remoteAccountId)
+    .limit(1)
+    .get();
+  if (!elsewhere) return;
+  await new PortalGateway(env, portal).revoke(tokens.refreshToken).catch(() => undefined);
+  throw DomainError.of(
+    "portal_account_has_listings",
+    `code: ${elsewhere.n} listings of this user are live at ${portal} account ${elsewhere.account}; unpublish them first, or connect that account`,
+  );
 }
 
 /** Best effort: the portal forgets the user's tokens (ours are cleared whatever it answers). */

@@ -90,6 +90,7 @@ export async function runPublishJobs(
           ownerDeleted: Boolean(read.owner[0]?.deletedAt),
           live: read.publication[0]?.active ?? false,
           remoteAdId: read.publication[0]?.remoteAdId ?? 0,
+          remoteAccountId: read.publication[0]?.remoteAccountId ?? null,
           superseded: read.newer.length > 0,
           connection: read.connection[0]?.[0],
           listingRows: read.listing,
@@ -178,6 +179,8 @@ async function decide(
     /** The listing is live now, the earlier jobs of its listing having ended. */
     live: boolean;
     remoteAdId: number;
+    /** The marketplace account holding the listing (null: not known). */
+    remoteAccountId: number | null;
     superseded: boolean;
     connection: ConnectionRow | undefined;
     listingRows: ListingRows | undefined;
@@ -212,9 +215,29 @@ async function decide(
     if ((item.action === "update" || item.action === "feature") && !read.live)
       return { event: "failed", reason: "this advertisement is not published" };
   }
+  // A listing is changed only through the account that holds it: another account's connection would
+  // find nothing, and an unpublish would pass for done while the listing stays online.
+  const holder = read.remoteAccountId;
+  const connected = read.connection?.externalUserId ?? null;
+  if (
+    item.action !== "publish" &&
+    item.portal !== "website" &&
+    holder !== null &&
+    connected !== null &&
+    holder !== connected
+  )
+    return {
+      event: "failed",
+      reason: `the listing is held by ${item.portal} account ${holder}; connect that account to change it`,
+    };
   try {
     const outcome =
-      item.portal === "website" ? websiteOutcome(item, work) : await marketplaceCall(env, item, work, { ...read, ad });
+      item.portal === "website"
+        ? websiteOutcome(item, work)
+        : {
+            ...(await marketplaceCall(env, item, work, { ...read, ad })),
+            remoteAccountId: read.connection?.externalUserId ?? null,
+          };
     return { event: "succeeded", outcome };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

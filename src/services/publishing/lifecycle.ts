@@ -29,6 +29,8 @@ export type ItemEvent = "started" | "retrying" | "succeeded" | "failed" | "cance
 /** What a marketplace (or the website) answered for a placement or update. */
 export interface ListingOutcome {
   remoteAdId?: number;
+  /** The marketplace account that holds a placed listing. */
+  remoteAccountId?: number | null;
   online?: boolean;
   startDate?: string | null;
   closeDate?: string | null;
@@ -104,6 +106,7 @@ export function publicationChange(
           active: true,
           online: outcome.online ?? true,
           ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
+          ...(outcome.remoteAccountId !== undefined ? { remoteAccountId: outcome.remoteAccountId } : {}),
           ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
           ...closes,
         },

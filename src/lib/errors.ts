@@ -46,7 +46,7 @@ export const ERROR_CODES = {
   portal_account_has_listings: {
     status: 409,
     description:
-      "The user's listings on the portal are live at another marketplace account than the one just authorized: unpublish them first, or connect that account.",
+      "The user's listings on the portal are live (or its jobs still running) at another marketplace account than the one just authorized: unpublish them first, or connect that account.",
   },
   listing_incomplete: {
     status: 409,

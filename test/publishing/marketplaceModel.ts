@@ -7,14 +7,16 @@ import { handleJobs } from "../../src/jobs/consumer";
 import { marketplaceSimulator } from "../../src/portals/gateway";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
-import { resendStalledItems } from "../../src/services/publishing";
+import { replaceExpiredListings, resendStalledItems } from "../../src/services/publishing";
 import type { Job, PublishJob } from "../../src/services/shared/jobMessages";
-import { marketplace } from "../fixtures/marketplace";
+import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import {
   type Answer,
+  authorizeAccount,
   call,
   connectedSellerAccount,
   createAd,
+  createUser,
   interceptD1,
   type MarketplaceCredentials,
   PAID_CATEGORY,
@@ -42,6 +44,8 @@ export interface World {
   key: string;
   internalKey: string;
   userId: number;
+  /** The user whose wallet pays for the seller (the seller's own unless the run has a payer). */
+  payerId: number;
   /** The marketplace account the seller is connected to now, and every one it was. */
   account: number;
   accounts: number[];
@@ -81,11 +85,16 @@ export interface Model {
   /** Ads deleted, and whether the seller was: their listings stay (the contract does not unpublish them). */
   deletedAds: Set<number>;
   userDeleted: boolean;
+  /** Whether the seller's connection should be on (off only after a refused reconnect). */
+  connected: boolean;
 }
 
 export type Command = fc.AsyncCommand<Model, World>;
 
 const adOf = (world: World, index: number) => world.adIds[index % world.adIds.length] as number;
+
+/** Whether the ad was deleted, or its user. */
+const gone = (model: Model, adId: number) => model.userDeleted || model.deletedAds.has(adId);
 
 function expectNoServerError(answer: Answer, what: string) {
   expect(answer.status, `${what}: ${JSON.stringify(answer.body)}`).toBeLessThan(500);
@@ -96,9 +105,25 @@ const jobIdOf = (answer: Answer): number | undefined => {
   return location ? Number(location.split("/").pop()) : undefined;
 };
 
-/** Sets up one run: a connected seller with credit, two ads in a paid category, and the held queue. */
-export async function newWorld(key: string, internalKey: string): Promise<World> {
+/**
+ * Sets up one run: a connected seller with credit, two ads in a paid category, and the held queue. With
+ * `payer`, another user's wallet pays for the seller (its `walletUserId`, set by the internal client).
+ */
+export async function newWorld(key: string, internalKey: string, options: { payer?: boolean } = {}): Promise<World> {
   const { userId, credentials } = await connectedSellerAccount(key, internalKey, 100_000);
+  let payerId = userId;
+  if (options.payer) {
+    payerId = (await createUser(internalKey, { externalUserId: userId * 10 + 7 })).userId;
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: payerId, amount: 100_000, description: "opwaardering" },
+    });
+    const settings = await call("POST", "/user/settings/", {
+      key: internalKey,
+      body: { userId, status: "active", walletUserId: payerId },
+    });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+  }
   const adIds: number[] = [];
   for (const title of ["Brommer voor het model", "Scooter voor het model"])
     adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title })).adId);
@@ -108,6 +133,7 @@ export async function newWorld(key: string, internalKey: string): Promise<World>
     key,
     internalKey,
     userId,
+    payerId,
     account,
     accounts: [account],
     credentials: new Map([[account, credentials]]),
@@ -235,7 +261,8 @@ export class Publish implements Command {
     const adId = adOf(world, this.ad);
     const answer = await api(world, "POST", "/publish/", { userId: world.userId, adId, portal: PORTAL });
     expectNoServerError(answer, this.toString());
-    if (model.locked || model.archived.has(adId)) expect(answer.status, this.toString()).toBe(409);
+    if (gone(model, adId)) expect(answer.status, `${this} of a deleted ad`).toBe(404);
+    else if (model.locked || model.archived.has(adId)) expect(answer.status, this.toString()).toBe(409);
     const jobId = jobIdOf(answer);
     if (answer.status === 200 && jobId) model.lastIntent.set(adId, { kind: "publish", jobId });
   }
@@ -277,7 +304,7 @@ export class Retry implements Command {
     const job = jobs[this.pick % jobs.length] as (typeof jobs)[number];
     const answer = await api(world, "POST", `/jobs/${job.queueItemId}/retry`, undefined);
     expectNoServerError(answer, this.toString());
-    if (job.kind !== "unpublish" && (model.locked || model.archived.has(job.adId)))
+    if (job.kind !== "unpublish" && !gone(model, job.adId) && (model.locked || model.archived.has(job.adId)))
       expect(answer.status, `${this} of job ${job.queueItemId} while locked or archived`).toBe(409);
     const jobId = jobIdOf(answer);
     if (answer.status === 200 && jobId && (job.kind === "placement" || job.kind === "unpublish"))
@@ -352,8 +379,8 @@ export class DeadLetter implements Command {
   constructor(readonly pick: number) {}
   check = () => true;
   async run(_: Model, world: World) {
-    // Only where no attempt reached the marketplace: a dead letter after a lost answer is a known limit.
-    const candidates = world.queue.filter((m) => !world.crashed.has(m.body.itemId));
+    // Even after an attempt that reached the marketplace: the dead letter asks it before anything is refunded.
+    const candidates = world.queue;
     if (!world.portalDown || candidates.length === 0) return;
     const message = candidates[this.pick % candidates.length] as Message;
     world.queue.splice(world.queue.indexOf(message), 1);
@@ -386,8 +413,8 @@ export class Lock implements Command {
       key: world.key,
       body: { userId: world.userId, status: this.locked ? "locked" : "active" },
     });
-    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    model.locked = this.locked;
+    expect(answer.status, JSON.stringify(answer.body)).toBe(model.userDeleted ? 404 : 200);
+    if (!model.userDeleted) model.locked = this.locked;
   }
   toString = () => (this.locked ? "lock" : "unlock");
 }
@@ -417,6 +444,145 @@ export class Archive implements Command {
     model.archived.add(adId);
   }
   toString = () => `archive(${this.ad})`;
+}
+
+/** The marketplace commits the seller's next writes and then fails their answers (503, 422, or none). */
+export class Fault implements Command {
+  constructor(
+    readonly mode: MarketplaceFault,
+    readonly times: number,
+  ) {}
+  check = () => true;
+  async run(_: Model, world: World) {
+    await marketplace(PORTAL).fault(world.account, this.mode, this.times);
+  }
+  toString = () => `fault(${this.mode}, ${this.times})`;
+}
+
+/** Every access token ends, at the marketplace and in our records: the next jobs must renew it. */
+export class ExpireTokens implements Command {
+  check = () => true;
+  async run(_: Model, world: World) {
+    await marketplace(PORTAL).expireTokens();
+    await env.DB.prepare(
+      "UPDATE portal_connections SET access_token_expire = '2026-01-01T00:00:00.000Z' WHERE user_id = ?",
+    )
+      .bind(world.userId)
+      .run();
+  }
+  toString = () => "expireTokens";
+}
+
+/** The consumer takes every queued message in one batch (the jobs run side by side). */
+export class DeliverTogether implements Command {
+  check = () => true;
+  async run(_: Model, world: World) {
+    const messages = world.queue.splice(0);
+    const acked = await deliverTogether(world, messages);
+    messages.forEach((message, at) => {
+      if (!acked[at]) world.queue.push(message);
+    });
+  }
+  toString = () => "deliverTogether";
+}
+
+/** The seller connects the portal again: to a new marketplace account, or back to one it had. */
+export class Reconnect implements Command {
+  constructor(readonly to: number | "new") {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    if (model.userDeleted) return; // a deleted user has no connection to start
+    const account = this.to === "new" ? undefined : world.accounts[this.to % world.accounts.length];
+    const credentials = account === undefined ? undefined : world.credentials.get(account);
+    const { answer, credentials: used } = await authorizeAccount(world.key, world.userId, PORTAL, credentials);
+    expectNoServerError(answer, this.toString());
+    if (answer.status === 200) {
+      world.account = answer.body.data.externalUserId as number;
+      if (!world.accounts.includes(world.account)) world.accounts.push(world.account);
+      world.credentials.set(world.account, used);
+      model.connected = true;
+      return;
+    }
+    // Refused while listings are live at another account: the connection started anew stays off.
+    expect(answer.body.errorDetails?.[0]?.code, JSON.stringify(answer.body)).toBe("portal_account_has_listings");
+    model.connected = false;
+  }
+  toString = () => `reconnect(${this.to})`;
+}
+
+/** The client deletes an ad (the contract does not unpublish it). */
+export class DeleteAd implements Command {
+  constructor(readonly ad: number) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    const answer = await call("DELETE", `/ads/${adId}`, { key: world.key, env: world.env });
+    expectNoServerError(answer, this.toString());
+    expect(answer.status, this.toString()).toBe(gone(model, adId) ? 404 : 200);
+    model.deletedAds.add(adId);
+  }
+  toString = () => `deleteAd(${this.ad})`;
+}
+
+/** The client deletes the seller (anonymised: it has ads and transactions). */
+export class DeleteUser implements Command {
+  check = () => true;
+  async run(model: Model, world: World) {
+    const answer = await call("DELETE", `/users/${world.userId}`, { key: world.key, env: world.env });
+    expectNoServerError(answer, this.toString());
+    expect(answer.status, this.toString()).toBe(model.userDeleted ? 404 : 200);
+    model.userDeleted = true;
+  }
+  toString = () => "deleteUser";
+}
+
+/** The partner writes the seller's settings (a replace without the internal-only fields it cannot set). */
+export class PartnerSettings implements Command {
+  constructor(readonly allowbids: boolean) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const answer = await call("POST", "/user/settings/", {
+      key: world.key,
+      body: { userId: world.userId, status: model.locked ? "locked" : "active", allowbids: this.allowbids },
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(model.userDeleted ? 404 : 200);
+  }
+  toString = () => `partnerSettings(${this.allowbids})`;
+}
+
+/**
+ * A live listing reaches its close date (the marketplace ends it) and asks to be placed again: the cron's
+ * autoreplace charges and places it only when a fresh publish would.
+ */
+export class Autoreplace implements Command {
+  constructor(readonly ad: number) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const adId = adOf(world, this.ad);
+    const publication = await env.DB.prepare(
+      "SELECT remote_ad_id AS remoteAdId FROM ad_publications WHERE ad_id = ? AND portal = ? AND active = 1 AND pending = 0",
+    )
+      .bind(adId, PORTAL)
+      .first<{ remoteAdId: number }>();
+    if (!publication || gone(model, adId)) return;
+    const replaced = !model.locked && !model.archived.has(adId) && model.connected;
+    const settings = await call("POST", "/adsettings/", {
+      key: world.key,
+      body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] },
+    });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    await marketplace(PORTAL).closeListing(publication.remoteAdId);
+    await env.DB.prepare(
+      "UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ? AND portal = ?",
+    )
+      .bind(adId, PORTAL)
+      .run();
+    // The marketplace ended the listing: the client's last publish no longer holds.
+    model.lastIntent.delete(adId);
+    const outcome = await replaceExpiredListings(getDb(world.env.DB), world.env, new Date());
+    if (!replaced) expect(outcome.replaced, `${this} of a seller a fresh publish would refuse`).toBe(0);
+  }
+  toString = () => `autoreplace(${this.ad})`;
 }
 
 /** Two commands at once, their D1 round trips interleaved by fast-check's scheduler. */
@@ -477,6 +643,7 @@ const atCompletion = (a: number, second: Command) =>
   new Steps(`atCompletion(${a}, ${second})`, [new Publish(a), new Race(second, new DeliverNewest())]);
 
 const ad = fc.nat({ max: 1 });
+const FAULTS: MarketplaceFault[] = ["commit-then-503", "commit-then-422", "lost-answer"];
 const pick = fc.nat({ max: 9 });
 
 /** The commands by name, each with its weight, so that runs reach live listings, failures and retries. */
@@ -500,6 +667,23 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
   deadFeature: [1, ad.map(deadFeature)],
   repeatAtCompletion: [1, ad.map((a) => atCompletion(a, new Publish(a)))],
   cancelAtCompletion: [1, ad.map((a) => atCompletion(a, new Unpublish(a)))],
+  fault: [2, fc.tuple(fc.constantFrom(...FAULTS), fc.integer({ min: 1, max: 6 })).map(([m, n]) => new Fault(m, n))],
+  expireTokens: [1, fc.constant(new ExpireTokens())],
+  deliverTogether: [2, fc.constant(new DeliverTogether())],
+  tokenRace: [
+    1,
+    fc.constant(new Steps("tokenRace", [new Publish(0), new Publish(1), new ExpireTokens(), new DeliverTogether()])),
+  ],
+  reconnect: [1, fc.oneof(fc.constant<"new">("new"), pick).map((to) => new Reconnect(to))],
+  deleteAd: [1, ad.map((a) => new DeleteAd(a))],
+  deleteUser: [1, fc.constant(new DeleteUser())],
+  deleteWithOpenJobs: [
+    1,
+    ad.map((a) => new Steps(`deleteWithOpenJobs(${a})`, [new Publish(a), new Feature(a), new DeleteAd(a)])),
+  ],
+  partnerSettings: [1, fc.boolean().map((allowbids) => new PartnerSettings(allowbids))],
+  autoreplace: [1, ad.map((a) => new Autoreplace(a))],
+  lockedAutoreplace: [1, ad.map((a) => new Steps(`lockedAutoreplace(${a})`, [new Lock(true), new Autoreplace(a)]))],
 };
 const RACERS = ["publish", "unpublish", "feature", "retry", "deliver"];
 
@@ -550,10 +734,20 @@ export async function checkInvariants(model: Model, world: World) {
   const held = await Promise.all(world.accounts.map((account) => simulator.summary(account)));
   const adOfRef = (ref: string) => Number(/^ad-(\d+)-/.exec(ref)?.[1] ?? 0);
   const paid = await env.DB.prepare(
-    "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id = ? AND kind IN ('charge', 'refund')",
+    "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id IN (?, ?) AND kind IN ('charge', 'refund')",
   )
-    .bind(world.userId)
+    .bind(world.userId, world.payerId)
     .first<{ cents: number }>();
+  if (world.payerId !== world.userId) {
+    const own = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ? AND kind = 'charge'")
+      .bind(world.userId)
+      .first<{ n: number }>();
+    expect(own?.n, "the payer the internal client chose pays every charge").toBe(0);
+  }
+  if (!model.userDeleted) {
+    const connection = await call("GET", `/oauth/${world.userId}/${PORTAL}/`, { key: world.key });
+    expect(connection.body.data.status, "the connection survives token expiry").toBe(model.connected);
+  }
   const heldListings = held.reduce((n, summary) => n + summary.listings, 0);
   const heldFeatures = held.reduce((n, summary) => n + summary.features, 0);
   expect(paid?.cents, "paid = placements and features the marketplaces hold").toBe(
@@ -595,11 +789,12 @@ export const newModel = (): Model => ({
   archived: new Set(),
   deletedAds: new Set(),
   userDeleted: false,
+  connected: true,
 });
 
-/** One property run: a fresh world, the commands, then drained and checked. */
+/** One property run: a fresh world (its seller paid for by another user), the commands, then drained and checked. */
 export async function modelRun(key: string, internalKey: string, scheduler: fc.Scheduler, commands: Iterable<Command>) {
-  const world = await newWorld(key, internalKey);
+  const world = await newWorld(key, internalKey, { payer: true });
   world.scheduler = scheduler;
   const model = newModel();
   await fc.asyncModelRun(() => ({ model, real: world }), commands);

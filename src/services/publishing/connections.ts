@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
 import { adPublications, ads, portalConnections, queueItems, users } from "../../db/schema";
@@ -23,7 +23,8 @@ export const connectionView = (userId: number, portal: MarketplacePortal, row: C
   userId,
   portal,
   status: row?.status ?? false,
-  externalUserId: row?.externalUserId ?? 0,
+  // The account of a connection that is off is only kept to guard its listings (see refuseAnotherAccount).
+  externalUserId: row?.status ? (row.externalUserId ?? 0) : 0,
   accessToken: mask(Boolean(row?.accessToken)),
   accessTokenExpire: row?.accessTokenExpire ? formatDateTime(row.accessTokenExpire) : "",
   refreshToken: mask(Boolean(row?.refreshToken)),
@@ -56,9 +57,9 @@ export async function getConnection(ctx: ServiceContext, input: ConnectionRef) {
   return connectionView(userId, portal, await loadConnection(db, userId, portal));
 }
 
+/** A connection that is off: no tokens; `externalUserId` stays, naming the account its listings are at. */
 const cleared = {
   status: false,
-  externalUserId: null,
   accessToken: null,
   accessTokenExpire: null,
   refreshToken: null,
@@ -154,7 +155,12 @@ export async function completeConnection(
       redirectUri: callbackUrl(input.publicOrigin, input.portal),
       codeVerifier: await open(current.oauthCodeVerifier, env),
     });
-    await refuseAnotherAccount(db, env, { userId: input.userId, portal: input.portal, tokens });
+    await refuseAnotherAccount(db, env, {
+      userId: input.userId,
+      portal: input.portal,
+      tokens,
+      previousAccount: current.externalUserId,
+    });
     return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
   } catch (error) {
     if (error instanceof PortalError && error.kind !== "transient")
@@ -164,38 +170,58 @@ export async function completeConnection(
 }
 
 /**
- * Listings stay bound to the account that holds them: while any of the user's listings on the portal
- * is live at another marketplace account than the one just authorized, the connection is refused (the
- * new tokens revoked), so nothing is orphaned there; the user unpublishes them first, or connects that
- * account again.
+ * Listings stay bound to the account that holds them. The connection to another marketplace account than
+ * the one just authorized is refused (the new tokens revoked) while any of the user's listings on the
+ * portal is live at another account, or while a job of the user there has started and not ended (it may
+ * be at the previous account): nothing is orphaned there. The user unpublishes them first (or waits for
+ * the jobs), or connects that account again.
  */
 async function refuseAnotherAccount(
   db: Db,
   env: Env,
-  input: { userId: number; portal: MarketplacePortal; tokens: TokenSet },
+  input: { userId: number; portal: MarketplacePortal; tokens: TokenSet; previousAccount: number | null },
 ): Promise<void> {
-  const { userId, portal, tokens } = input;
-  const elsewhere = await db
-    .select({ account: adPublications.remoteAccountId, n: sql<number>`count(*)` })
-    .from(adPublications)
-    .innerJoin(ads, eq(ads.id, adPublications.adId))
-    .where(
-      and(
-        eq(ads.userId, userId),
-        eq(adPublications.portal, portal),
-        eq(adPublications.active, true),
-        isNotNull(adPublications.remoteAccountId),
-        ne(adPublications.remoteAccountId, tokens.account.id),
+  const { userId, portal, tokens, previousAccount } = input;
+  const account = tokens.account.id;
+  const switching = previousAccount !== null && previousAccount !== account;
+  const { elsewhere, running } = await namedBatch(db, {
+    elsewhere: db
+      .select({ account: adPublications.remoteAccountId, n: sql<number>`count(*)` })
+      .from(adPublications)
+      .innerJoin(ads, eq(ads.id, adPublications.adId))
+      .where(
+        and(
+          eq(ads.userId, userId),
+          eq(adPublications.portal, portal),
+          eq(adPublications.active, true),
+          isNotNull(adPublications.remoteAccountId),
+          ne(adPublications.remoteAccountId, account),
+        ),
+      )
+      .groupBy(adPublications.remoteAccountId)
+      .limit(1),
+    running: db
+      .select({ n: sql<number>`count(*)` })
+      .from(queueItems)
+      .where(
+        and(
+          eq(queueItems.userId, userId),
+          eq(queueItems.portal, portal),
+          inArray(queueItems.status, ["pending", "processing"]),
+          gt(queueItems.attempts, 0),
+          sql`${switching ? 1 : 0} = 1`,
+        ),
       ),
-    )
-    .groupBy(adPublications.remoteAccountId)
-    .limit(1)
-    .get();
-  if (!elsewhere) return;
+  });
+  const [live] = elsewhere;
+  const started = running[0]?.n ?? 0;
+  if (!live && started === 0) return;
   await new PortalGateway(env, portal).revoke(tokens.refreshToken).catch(() => undefined);
   throw DomainError.of(
     "portal_account_has_listings",
-    `code: ${elsewhere.n} listings of this user are live at ${portal} account ${elsewhere.account}; unpublish them first, or connect that account`,
+    live
+      ? `code: ${live.n} listings of this user are live at ${portal} account ${live.account}; unpublish them first, or connect that account`
+      : `code: ${started} jobs of this user are still running at ${portal} account ${previousAccount}; connect that account, or wait for them to end`,
   );
 }
 

@@ -81,7 +81,11 @@ function portalErrorOf(error: unknown): PortalError {
     return new PortalError(kind, error.error_description ?? error.error);
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) return new PortalError("unauthorized", error.message);
-  if (error instanceof oauth.OperationProcessingError) return new PortalError("refused", error.message);
+  if (error instanceof oauth.OperationProcessingError) {
+    // A 5xx or 429 of the token endpoint is no OAuth error body: the library names the answer as its cause.
+    const status = error.cause instanceof Response ? error.cause.status : 0;
+    return new PortalError(status === 429 || status >= 500 ? "transient" : "refused", error.message);
+  }
   return new PortalError("transient", error instanceof Error ? error.message : "portal unreachable");
 }
 

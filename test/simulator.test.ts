@@ -17,8 +17,8 @@ const base64url = (bytes: ArrayBuffer) =>
     .replaceAll("/", "_")
     .replace(/=+$/, "");
 
-/** A fresh account's access token, by the marketplace's own OAuth flow (sign-up, code with PKCE, token). */
-async function accessToken(): Promise<string> {
+/** A fresh account and its access token, by the marketplace's own OAuth flow (sign-up, code with PKCE, token). */
+async function signedUp(): Promise<{ token: string; account: number }> {
   const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)).buffer);
   const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
   const redirectUri = `${API_ORIGIN}/oauth/callback/${PORTAL}`;
@@ -50,8 +50,11 @@ async function accessToken(): Promise<string> {
     }),
   });
   expect(token.status).toBe(200);
-  return ((await token.json()) as { access_token: string }).access_token;
+  const answer = (await token.json()) as { access_token: string; account: { id: number } };
+  return { token: answer.access_token, account: answer.account.id };
 }
+
+const accessToken = async () => (await signedUp()).token;
 
 const aCar = (changes: Partial<Listing> = {}): Listing => ({
   externalRef: `ref-${crypto.randomUUID()}`,
@@ -140,5 +143,69 @@ describe("the marketplace simulator's own rules", () => {
     const unknown = await marketplaceSimulator(env).fetch(`${SIMULATOR_ORIGIN}/portal_z/listings`);
     expect(unknown.status).toBe(404);
     await unknown.body?.cancel();
+  });
+});
+
+describe("the simulator's accounts and fault modes", () => {
+  const send = async (token: string, method: string, path: string, body?: unknown) => {
+    const answer = await marketplace(path, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+  };
+  const listedBy = async (token: string) => {
+    const listing = await post(token, aCar());
+    const held = await send(token, "GET", `listings/${listing.body.remoteAdId}`);
+    expect(held.status).toBe(200);
+    return listing.body.remoteAdId as number;
+  };
+
+  it("finds no other account's listing: update, delete, feature and read answer 404, and the listing stays online", async () => {
+    const owner = await accessToken();
+    const other = await accessToken();
+    const id = await listedBy(owner);
+    for (const [method, path, body] of [
+      ["PUT", `listings/${id}`, aCar()],
+      ["DELETE", `listings/${id}`, undefined],
+      ["GET", `listings/${id}`, undefined],
+      ["GET", `listings/${id}/features`, undefined],
+    ] as const)
+      expect((await send(other, method, path, body)).status, `${method} ${path}`).toBe(404);
+    expect((await send(owner, "GET", `listings/${id}`)).body.online).toBe(true);
+  });
+
+  it("looks a feature purchase up by its reference", async () => {
+    const token = await accessToken();
+    const id = await listedBy(token);
+    const bought = await send(token, "POST", `listings/${id}/features`, { feature: "url", reference: "ref-f-1" });
+    expect(bought.status).toBe(200);
+    expect((await send(token, "GET", `listings/${id}/features?reference=ref-f-1`)).body.features).toHaveLength(1);
+    expect((await send(token, "GET", `listings/${id}/features?reference=ref-f-2`)).body.features).toEqual([]);
+  });
+
+  it("commits a write and then fails its answer while a fault is switched on, and refuses an unknown mode", async () => {
+    const faults = (account: number, body: unknown) =>
+      marketplace(`control/accounts/${account}/faults`, {
+        method: "POST",
+        headers: {
+          Authorization: `Basic ${btoa("classified-ads-dev:test-portal-a-secret")}`,
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify(body),
+      });
+    const { token, account } = await signedUp();
+    const bad = await faults(account, { mode: "explode" });
+    expect(bad.status).toBe(400);
+    await bad.body?.cancel();
+    const on = await faults(account, { mode: "commit-then-422", times: 1 });
+    expect(on.status).toBe(204);
+    const listing = aCar();
+    expect((await post(token, listing)).status).toBe(422);
+    const found = await send(token, "GET", `listings?externalRef=${listing.externalRef}`);
+    expect(found.body.listings).toHaveLength(1);
+    // One time only: the next write is answered as it is.
+    expect((await post(token, aCar())).status).toBe(201);
   });
 });

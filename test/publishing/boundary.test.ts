@@ -16,8 +16,8 @@ import {
 } from "../harness";
 import {
   checkInvariants,
-  Deliver,
   deliver,
+  deliverAll,
   deliverTogether,
   Feature,
   Lock,
@@ -51,11 +51,6 @@ const EVERY_ATTEMPT = 10;
 
 const fault = (world: World, mode: MarketplaceFault, times = 1) =>
   marketplace(PORTAL).fault(world.account, mode, times);
-
-/** The whole queue delivered, in order, until it is empty. */
-async function deliverAll(world: World) {
-  while (world.queue.length > 0) await new Deliver(0).run(newModel(), world);
-}
 
 /** The newest message delivered until the queue gives up on it (5 tries), then dead-lettered. */
 async function exhaustRetries(world: World) {

@@ -702,6 +702,11 @@ export function commandsArbitrary(maxCommands: number, without: string[] = []) {
   return fc.commands(commands, { maxCommands, size: "+1" });
 }
 
+/** The whole queue delivered, in order, until it is empty. */
+export async function deliverAll(world: World) {
+  while (world.queue.length > 0) await new Deliver(0).run(newModel(), world);
+}
+
 /** Delivers and recovers until no job is open (bounded); the marketplace is up again. */
 export async function settle(world: World) {
   world.portalDown = false;

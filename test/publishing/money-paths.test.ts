@@ -5,8 +5,8 @@ import {
   Crash,
   checkInvariants,
   DeadLetter,
-  Deliver,
   deliver,
+  deliverAll,
   Feature,
   holdAt,
   Lock,
@@ -49,11 +49,6 @@ const failedJobs = async (world: World) =>
 const retry = (world: World, jobId: number) => call("POST", `/jobs/${jobId}/retry`, { key: world.key, env: world.env });
 
 const codeOf = (answer: { body: { errorDetails?: { code: string }[] } }) => answer.body.errorDetails?.[0]?.code;
-
-/** The whole queue delivered, in order, until it is empty. */
-const deliverAll = async (world: World) => {
-  while (world.queue.length > 0) await new Deliver(0).run(newModel(), world);
-};
 
 /** A placement the marketplace refused (its charge refunded), then the ad fixed: the failed job. */
 async function refusedPlacement(model: Model, world: World) {

@@ -47,27 +47,24 @@ export const userNotFound = (userId: number) => DomainError.of("user_not_found",
 
 export type UserRow = typeof users.$inferSelect;
 
-/** The user if the client may act on it; another client's user answers 404, as if it did not exist. */
-export async function requireUser(db: Db, caller: Caller, userId: number): Promise<UserRow> {
+/** The user where `visible` lets the caller see it; otherwise 404, as if it did not exist. */
+async function userWhere(db: Db, userId: number, visible: SQL | undefined): Promise<UserRow> {
   const user = await db
     .select()
     .from(users)
-    .where(and(eq(users.id, userId), visibleUsers(caller)))
+    .where(and(eq(users.id, userId), visible))
     .get();
   if (!user) throw userNotFound(userId);
   return user;
 }
 
+/** The user if the client may act on it; another client's user answers 404, as if it did not exist. */
+export const requireUser = (db: Db, caller: Caller, userId: number): Promise<UserRow> =>
+  userWhere(db, userId, visibleUsers(caller));
+
 /** The user if the caller may read its history (`usersWithHistory`); otherwise 404. */
-export async function requireUserHistory(db: Db, caller: Caller, userId: number): Promise<UserRow> {
-  const user = await db
-    .select()
-    .from(users)
-    .where(and(eq(users.id, userId), usersWithHistory(caller)))
-    .get();
-  if (!user) throw userNotFound(userId);
-  return user;
-}
+export const requireUserHistory = (db: Db, caller: Caller, userId: number): Promise<UserRow> =>
+  userWhere(db, userId, usersWithHistory(caller));
 
 /** 403 unless the client is internal; `field` names what was reserved. */
 export function requireInternal(caller: Caller, field: string): void {

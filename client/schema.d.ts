@@ -2624,7 +2624,7 @@ export interface components {
             refunded: boolean;
             /** @description The failed job this one retries */
             retryOf: number | null;
-            /** @description The marketplace listing the job made or acted on, once it succeeded (the ad's id on the website); kept after the ad is deleted */
+            /** @description The listing the job made or acted on, once it succeeded; kept after the ad is deleted */
             remoteAdId: number | null;
             /** @description Whether it can be retried: the newest failed job of its listing */
             retryable: boolean;

@@ -74,7 +74,7 @@ export function marketplaceSimulator(env: Env): Fetcher {
 }
 
 /** An OAuth or network failure as the kind of PortalError it means for the caller. */
-function portalErrorOf(error: unknown): PortalError {
+export function portalErrorOf(error: unknown): PortalError {
   if (error instanceof PortalError) return error;
   if (error instanceof oauth.ResponseBodyError) {
     const kind = error.status === 429 || error.status >= 500 ? "transient" : "refused";

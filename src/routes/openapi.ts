@@ -47,98 +47,127 @@ export const listEnvelope = <T extends z.ZodType>(item: T) =>
     }),
   });
 
-const header = (description: string) => ({ description, schema: { type: "string" as const } });
+declare global {
+  /** Set to false by the production build (wrangler.toml `define`); unset elsewhere. */
+  var OPENAPI_DOCUMENTED: boolean | undefined;
+}
 
-/** Headers of every answer. */
-const REQUEST_ID_HEADER = { "X-Request-Id": header("The request's id: yours echoed, or a new one; logs carry it") };
-/** Headers of every authenticated answer (RFC 9331 draft fields). */
-const RATE_LIMIT_HEADERS = {
-  RateLimit: header('Remaining requests and seconds to reset, e.g. `"default";r=9;t=1`'),
-  "RateLimit-Policy": header('The client\'s quota, e.g. `"default";q=10;w=4`'),
-};
-const RETRY_AFTER_HEADER = { "Retry-After": header("Seconds to wait before trying again") };
+/**
+ * The parts of an operation that only the OpenAPI document reads: the headers and parameters every
+ * operation shares, and its shared error answers. A production build leaves them out (its wrangler
+ * `define` sets `globalThis.OPENAPI_DOCUMENTED` to false, and the bundler drops what it guards): that
+ * Worker serves the committed document.
+ */
+const SHARED_DOCS =
+  globalThis.OPENAPI_DOCUMENTED === false
+    ? { answerHeaders: () => ({}), parameters: () => [], errors: () => ({}) }
+    : documentedOperations();
 
-/** An error answer as the API writes it, for the document's examples. */
-const errorExample = (code: ErrorCode, message: string) => ({
-  result: false,
-  errors: [message],
-  data: [],
-  errorDetails: [detail(code, message)],
-});
+function documentedOperations() {
+  const header = (description: string) => ({ description, schema: { type: "string" as const } });
 
-const errorResponse = (
-  description: string,
-  example: ReturnType<typeof errorExample>,
-  headers: Record<string, ReturnType<typeof header>> = {},
-) => ({
-  description,
-  headers: { ...REQUEST_ID_HEADER, ...headers },
-  content: { "application/json": { schema: ErrorEnvelope, example } },
-});
+  /** Headers of every answer. */
+  const REQUEST_ID_HEADER = { "X-Request-Id": header("The request's id: yours echoed, or a new one; logs carry it") };
+  /** Headers of every authenticated answer (RFC 9331 draft fields). */
+  const RATE_LIMIT_HEADERS = {
+    RateLimit: header('Remaining requests and seconds to reset, e.g. `"default";r=9;t=1`'),
+    "RateLimit-Policy": header('The client\'s quota, e.g. `"default";q=10;w=4`'),
+  };
+  const RETRY_AFTER_HEADER = { "Retry-After": header("Seconds to wait before trying again") };
 
-const commonErrors = {
-  400: errorResponse(
-    "Validation failed: one message per problem, naming the field",
-    errorExample("validation_failed", "title: must be 5-60 characters"),
-  ),
-  401: errorResponse("Missing, unknown or revoked API key", errorExample("invalid_api_key", "invalid API key")),
-  403: errorResponse(
-    "A field or call reserved for internal clients",
-    errorExample("internal_only", "walletUserId: may only be set by internal clients"),
-  ),
-  404: errorResponse(
-    "Unknown resource, or a resource of another client",
-    errorExample("user_not_found", "userId: user 42 not found"),
-  ),
-  409: errorResponse(
-    "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After)",
-    errorExample("insufficient_means", "portal: portal_a - adId: 7 - insufficient means"),
-    RETRY_AFTER_HEADER,
-  ),
-  413: errorResponse("Request body over 1 MiB", errorExample("body_too_large", "body: must not exceed 1 MiB")),
-  429: errorResponse("Rate limit exceeded; see Retry-After", errorExample("rate_limited", "rate limit exceeded"), {
-    ...RATE_LIMIT_HEADERS,
-    ...RETRY_AFTER_HEADER,
-  }),
-  500: errorResponse(
-    "Unexpected failure (`internal error`), logged with the request id",
-    errorExample("internal_error", "internal error"),
-  ),
-} as const;
+  /** An error answer as the API writes it, for the document's examples. */
+  const errorExample = (code: ErrorCode, message: string) => ({
+    result: false,
+    errors: [message],
+    data: [],
+    errorDetails: [detail(code, message)],
+  });
 
-/** Idempotency on writes: the header, and what a write can answer because of it. */
-const IDEMPOTENCY_KEY_PARAMETER = {
-  name: "Idempotency-Key",
-  in: "header" as const,
-  required: false,
-  description:
-    "Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409.",
-  schema: { type: "string" as const, minLength: 1, maxLength: 255 },
-};
-/** D1 Sessions: the bookmark of the data an answer saw; sent back, the next read sees at least that. */
-const BOOKMARK_PARAMETER = {
-  name: "x-d1-bookmark",
-  in: "header" as const,
-  required: false,
-  description:
-    "The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served.",
-  schema: { type: "string" as const, pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
-};
-const BOOKMARK_HEADER = {
-  "x-d1-bookmark": header("The database bookmark this answer saw; send it back to read your own writes"),
-};
-const writeErrors = {
-  422: errorResponse(
-    "The Idempotency-Key was used with a different request",
-    errorExample("idempotency_conflict", "Idempotency-Key: was used with a different request"),
-  ),
-} as const;
-const REPLAYED_HEADER = {
-  "Idempotent-Replayed": {
-    description: "`true` when this answer is the replay of the first answer for the Idempotency-Key",
-    schema: { type: "string" as const },
-  },
-};
+  const errorResponse = (
+    description: string,
+    example: ReturnType<typeof errorExample>,
+    headers: Record<string, ReturnType<typeof header>> = {},
+  ) => ({
+    description,
+    headers: { ...REQUEST_ID_HEADER, ...headers },
+    content: { "application/json": { schema: ErrorEnvelope, example } },
+  });
+
+  const commonErrors = {
+    400: errorResponse(
+      "Validation failed: one message per problem, naming the field",
+      errorExample("validation_failed", "title: must be 5-60 characters"),
+    ),
+    401: errorResponse("Missing, unknown or revoked API key", errorExample("invalid_api_key", "invalid API key")),
+    403: errorResponse(
+      "A field or call reserved for internal clients",
+      errorExample("internal_only", "walletUserId: may only be set by internal clients"),
+    ),
+    404: errorResponse(
+      "Unknown resource, or a resource of another client",
+      errorExample("user_not_found", "userId: user 42 not found"),
+    ),
+    409: errorResponse(
+      "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After)",
+      errorExample("insufficient_means", "portal: portal_a - adId: 7 - insufficient means"),
+      RETRY_AFTER_HEADER,
+    ),
+    413: errorResponse("Request body over 1 MiB", errorExample("body_too_large", "body: must not exceed 1 MiB")),
+    429: errorResponse("Rate limit exceeded; see Retry-After", errorExample("rate_limited", "rate limit exceeded"), {
+      ...RATE_LIMIT_HEADERS,
+      ...RETRY_AFTER_HEADER,
+    }),
+    500: errorResponse(
+      "Unexpected failure (`internal error`), logged with the request id",
+      errorExample("internal_error", "internal error"),
+    ),
+  } as const;
+
+  /** Idempotency on writes: the header, and what a write can answer because of it. */
+  const IDEMPOTENCY_KEY_PARAMETER = {
+    name: "Idempotency-Key",
+    in: "header" as const,
+    required: false,
+    description:
+      "Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409.",
+    schema: { type: "string" as const, minLength: 1, maxLength: 255 },
+  };
+  /** D1 Sessions: the bookmark of the data an answer saw; sent back, the next read sees at least that. */
+  const BOOKMARK_PARAMETER = {
+    name: "x-d1-bookmark",
+    in: "header" as const,
+    required: false,
+    description:
+      "The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served.",
+    schema: { type: "string" as const, pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+  };
+  const BOOKMARK_HEADER = {
+    "x-d1-bookmark": header("The database bookmark this answer saw; send it back to read your own writes"),
+  };
+  const writeErrors = {
+    422: errorResponse(
+      "The Idempotency-Key was used with a different request",
+      errorExample("idempotency_conflict", "Idempotency-Key: was used with a different request"),
+    ),
+  } as const;
+  const REPLAYED_HEADER = {
+    "Idempotent-Replayed": {
+      description: "`true` when this answer is the replay of the first answer for the Idempotency-Key",
+      schema: { type: "string" as const },
+    },
+  };
+
+  return {
+    answerHeaders: (options: { method: Method; public?: boolean }) => ({
+      ...REQUEST_ID_HEADER,
+      ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
+      ...(options.method !== "get" ? REPLAYED_HEADER : {}),
+    }),
+    parameters: (options: { method: Method }) =>
+      options.method !== "get" ? [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER] : [BOOKMARK_PARAMETER],
+    errors: (options: { method: Method }) => ({ ...commonErrors, ...(options.method !== "get" ? writeErrors : {}) }),
+  };
+}
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -188,13 +217,6 @@ export function apiRoute<
   D extends z.ZodType,
   R extends RouteConfig["request"] = undefined,
 >(options: ApiRouteOptions<M, P, R, D>) {
-  const write = options.method !== "get";
-  const headers = {
-    ...REQUEST_ID_HEADER,
-    ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
-    ...(write ? REPLAYED_HEADER : {}),
-    ...options.headers,
-  };
   return createRoute({
     operationId: options.operationId ?? operationIdOf(options.method, options.path),
     method: options.method,
@@ -204,20 +226,21 @@ export function apiRoute<
     description: options.description,
     request: strictInput(options.request as R),
     security: options.public ? [] : [{ bearerAuth: [] }],
-    ...(options.public
-      ? {}
-      : { parameters: write ? [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER] : [BOOKMARK_PARAMETER] }),
+    ...documentedParts(options),
     responses: {
       200: {
         description: "Success",
-        headers,
+        headers: { ...SHARED_DOCS.answerHeaders(options), ...options.headers },
         content: { "application/json": { schema: options.response } },
       },
-      ...commonErrors,
-      ...(write ? writeErrors : {}),
+      ...SHARED_DOCS.errors(options),
     },
   });
 }
+
+/** What only the document reads of an operation: its shared parameters. */
+const documentedParts = (options: { method: Method; public?: boolean }) =>
+  options.public ? {} : { parameters: SHARED_DOCS.parameters(options) };
 
 /** A required JSON body. */
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
+import { and, eq, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
 import { adPublications, ads, portalConnections, queueItems, users } from "../../db/schema";
@@ -9,7 +9,13 @@ import { DomainError } from "../../lib/errors";
 import { currentKeyId, mask, open, seal } from "../../lib/secretBox";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { callbackUrl } from "../../portals/config";
-import { type MarketplacePortal, PortalError, PortalGateway, type TokenSet } from "../../portals/gateway";
+import {
+  type MarketplacePortal,
+  PortalError,
+  PortalGateway,
+  portalErrorOf,
+  type TokenSet,
+} from "../../portals/gateway";
 import { eventOf } from "../events/events";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -184,44 +190,34 @@ async function refuseAnotherAccount(
   const { userId, portal, tokens, previousAccount } = input;
   const account = tokens.account.id;
   const switching = previousAccount !== null && previousAccount !== account;
-  const { elsewhere, running } = await namedBatch(db, {
-    elsewhere: db
-      .select({ account: adPublications.remoteAccountId, n: sql<number>`count(*)` })
-      .from(adPublications)
-      .innerJoin(ads, eq(ads.id, adPublications.adId))
-      .where(
-        and(
-          eq(ads.userId, userId),
-          eq(adPublications.portal, portal),
-          eq(adPublications.active, true),
-          isNotNull(adPublications.remoteAccountId),
-          ne(adPublications.remoteAccountId, account),
-        ),
-      )
-      .groupBy(adPublications.remoteAccountId)
-      .limit(1),
-    running: db
-      .select({ n: sql<number>`count(*)` })
-      .from(queueItems)
-      .where(
-        and(
-          eq(queueItems.userId, userId),
-          eq(queueItems.portal, portal),
-          inArray(queueItems.status, ["pending", "processing"]),
-          gt(queueItems.attempts, 0),
-          sql`${switching ? 1 : 0} = 1`,
-        ),
+  // The account holding a live listing of the user elsewhere, and the user's started jobs still open
+  // there (counted only when the account changes).
+  const [live] = await db
+    .select({ account: adPublications.remoteAccountId })
+    .from(adPublications)
+    .innerJoin(ads, eq(ads.id, adPublications.adId))
+    .where(
+      and(
+        eq(ads.userId, userId),
+        eq(adPublications.portal, portal),
+        eq(adPublications.active, true),
+        ne(adPublications.remoteAccountId, account),
       ),
-  });
-  const [live] = elsewhere;
-  const started = running[0]?.n ?? 0;
+    )
+    .limit(1);
+  const [running] = switching
+    ? await db
+        .select({ n: sql<number>`count(*)` })
+        .from(queueItems)
+        .where(sql`user_id = ${userId} AND portal = ${portal} AND status IN ('pending', 'processing') AND attempts > 0`)
+    : [];
+  const started = running?.n ?? 0;
   if (!live && started === 0) return;
   await new PortalGateway(env, portal).revoke(tokens.refreshToken).catch(() => undefined);
+  const held = live ? "listings are live" : `${started} jobs are running`;
   throw DomainError.of(
     "portal_account_has_listings",
-    live
-      ? `code: ${live.n} listings of this user are live at ${portal} account ${live.account}; unpublish them first, or connect that account`
-      : `code: ${started} jobs of this user are still running at ${portal} account ${previousAccount}; connect that account, or wait for them to end`,
+    `code: ${held} at ${portal} account ${live?.account ?? previousAccount}; end them first, or connect that account`,
   );
 }
 
@@ -327,11 +323,6 @@ async function renewAccess(
   return renewal.token;
 }
 
-const portalErrorOf = (error: unknown) =>
-  error instanceof PortalError
-    ? error
-    : new PortalError("transient", error instanceof Error ? error.message : "token renewal failed");
-
 /**
  * The portal refused to renew the access: the connection is over until the user connects again, and
  * `connection.expired` says so (once: only a connection that was still on reports it).
@@ -373,6 +364,9 @@ export async function closeDeletedUsersConnections(
   env: Env,
   input: { userId?: number; limit: number },
 ): Promise<number> {
+  // No job of the connection's user is open on its portal (checked again where the row is deleted).
+  const noOpenJob = sql`NOT EXISTS (SELECT 1 FROM ${queueItems} q WHERE q.user_id = ${portalConnections.userId}
+    AND q.portal = ${portalConnections.portal} AND q.status IN ('pending', 'processing'))`;
   const rows = await db
     .select({ connection: portalConnections })
     .from(portalConnections)
@@ -381,8 +375,7 @@ export async function closeDeletedUsersConnections(
       and(
         isNotNull(users.deletedAt),
         input.userId === undefined ? undefined : eq(portalConnections.userId, input.userId),
-        sql`NOT EXISTS (SELECT 1 FROM ${queueItems} q WHERE q.user_id = ${portalConnections.userId}
-          AND q.portal = ${portalConnections.portal} AND q.status IN ('pending', 'processing'))`,
+        noOpenJob,
       ),
     )
     .limit(input.limit);
@@ -390,14 +383,15 @@ export async function closeDeletedUsersConnections(
   await batchAll(
     db,
     rows.map(({ connection }) =>
-      db.delete(portalConnections).where(
-        and(
-          eq(portalConnections.userId, connection.userId),
-          eq(portalConnections.portal, connection.portal),
-          sql`NOT EXISTS (SELECT 1 FROM ${queueItems} q WHERE q.user_id = ${connection.userId}
-              AND q.portal = ${connection.portal} AND q.status IN ('pending', 'processing'))`,
+      db
+        .delete(portalConnections)
+        .where(
+          and(
+            eq(portalConnections.userId, connection.userId),
+            eq(portalConnections.portal, connection.portal),
+            noOpenJob,
+          ),
         ),
-      ),
     ),
   );
   return rows.length;

@@ -12,7 +12,15 @@ import { type MarketplacePortal, PortalError, type PortalGateway } from "../../p
 import type { PublishJob } from "../shared/jobMessages";
 import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
 import { sendItems } from "./intents";
-import { type ItemRef, JOB_KINDS, type ListingOutcome, noteRefund, type QueueItem, transition } from "./lifecycle";
+import {
+  DELETED_BEFORE_START,
+  type ItemRef,
+  JOB_KINDS,
+  type ListingOutcome,
+  noteRefund,
+  type QueueItem,
+  transition,
+} from "./lifecycle";
 import { assembleListing, type ListingRows, listingQueries } from "./listing";
 
 const WEBSITE_LISTING_DAYS = 30;
@@ -193,14 +201,12 @@ async function decide(
   // An ad or user deleted after its job was queued: an unpublish asked for before still runs; a job that
   // never reached the marketplace ends unpaid; one that may have reached it is settled by asking.
   const departed = !ad || read.ownerDeleted;
-  const deleted = "the advertisement or its user was deleted";
-  if (departed && item.action !== "unpublish" && neverSent)
-    return { event: "failed", reason: `${deleted} before the job started` };
+  if (departed && item.action !== "unpublish" && neverSent) return { event: "failed", reason: DELETED_BEFORE_START };
   const work: Work =
     mode !== "send"
       ? { settle: SETTLED_FAILURE[mode](item) }
       : departed && item.action !== "unpublish"
-        ? { settle: deleted }
+        ? { settle: "the advertisement or its user was deleted" }
         : "send";
   if (work === "send") {
     if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
@@ -228,7 +234,7 @@ async function decide(
   )
     return {
       event: "failed",
-      reason: `the listing is held by ${item.portal} account ${holder}; connect that account to change it`,
+      reason: `the listing is at ${item.portal} account ${holder}; connect that account to change it`,
     };
   try {
     const outcome =

@@ -169,16 +169,14 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
  (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
  WITH RECURSIVE candidates AS (
- SELECT d.*, row_number() OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS rn
+ SELECT d.*, row_number() OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS rn, ${payerBalance("d")} AS funds
  FROM ${decided} d
  WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
  ),
- walk (payer_id, rn, idx, taken, remaining) AS (
- SELECT c.payer_id, c.rn, c.idx, c.cost = 0 OR c.cost <= b.funds, b.funds - CASE WHEN c.cost <= b.funds THEN c.cost ELSE 0 END
- FROM candidates c JOIN (SELECT c0.payer_id, ${payerBalance("c0")} AS funds FROM candidates c0 WHERE c0.rn = 1) b ON b.payer_id = c.payer_id
- WHERE c.rn = 1
+ walk (payer_id, rn, idx, taken, left) AS (
+ SELECT payer_id, rn, idx, cost = 0 OR cost <= funds, funds - (cost <= funds) * cost FROM candidates WHERE rn = 1
  UNION ALL
- SELECT c.payer_id, c.rn, c.idx, c.cost = 0 OR c.cost <= w.remaining, w.remaining - CASE WHEN c.cost <= w.remaining THEN c.cost ELSE 0 END
+ SELECT c.payer_id, c.rn, c.idx, c.cost = 0 OR c.cost <= w.left, w.left - (c.cost <= w.left) * c.cost
  FROM candidates c JOIN walk w ON w.payer_id = c.payer_id AND c.rn = w.rn + 1
  )
  SELECT c.ad_id, c.user_id, c.portal, c.action, c.feature, c.images, ${nonce},

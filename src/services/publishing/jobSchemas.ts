@@ -22,8 +22,7 @@ export const Job = z
     refunded: z.boolean(),
     retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),
     remoteAdId: z.number().int().nullable().openapi({
-      description:
-        "The marketplace listing the job made or acted on, once it succeeded (the ad's id on the website); kept after the ad is deleted",
+      description: "The listing the job made or acted on, once it succeeded; kept after the ad is deleted",
     }),
     retryable: z.boolean().openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
     notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),

@@ -47,6 +47,9 @@ export interface EventDetail {
 
 export type ItemRef = PublishItemRef;
 
+/** Why a job of a deleted ad (or of a deleted user) that never reached the marketplace ended unpaid. */
+export const DELETED_BEFORE_START = "the advertisement or its user was deleted before the job started";
+
 /** From which states each event may move an item, and to which. */
 export const ITEM_TRANSITIONS: Record<ItemEvent, { from: ItemState[]; to: ItemState }> = {
   started: { from: ["pending"], to: "processing" },

@@ -27,7 +27,7 @@ import type { ServiceContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
-import { type ItemKind, noteRefund, type QueueItem, transition } from "./lifecycle";
+import { DELETED_BEFORE_START, type ItemKind, noteRefund, type QueueItem, transition } from "./lifecycle";
 import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused, sellerRefusal } from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
@@ -316,7 +316,7 @@ export async function withdrawUnstartedJobs(
         ne(queueItems.action, "unpublish"),
       ),
     );
-  await withdrawPending(ctx, items, nowIso(), "the advertisement or its user was deleted before the job started");
+  await withdrawPending(ctx, items, nowIso(), DELETED_BEFORE_START);
 }
 
 /** POST /features/: a feature for an ad published on the portal, paid when queued. */

@@ -300,6 +300,33 @@ describe("scheduled charges make the checks of a fresh publish", () => {
   }
 });
 
+describe("autoreplace waits for a feature that may be bought", () => {
+  it("a listing ending while its feature's answer was lost is replaced only after the purchase settled, kept and paid", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    await call("POST", "/adsettings/", { key, body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] } });
+    await fault(world, "lost-answer");
+    await new Feature(0).run(model, world);
+    const feature = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
+    expect(await deliver(world, feature)).toBe(false);
+    // The marketplace ends the listing at its close date, before the purchase's retry.
+    await marketplace(PORTAL).closeListing((await publication(world, adId))?.publish.remoteAdId ?? 0);
+    await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
+      .bind(adId)
+      .run();
+    model.lastIntent.delete(adId);
+    const clock = new Date();
+    expect((await replaceExpiredListings(getDb(world.env.DB), world.env, clock)).replaced).toBe(0);
+    await deliverAll(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "feature", state: "done", refunded: false });
+    expect((await replaceExpiredListings(getDb(world.env.DB), world.env, clock)).replaced).toBe(1);
+    await deliverAll(world);
+    expect((await publication(world, adId))?.publish.active).toBe(true);
+    await checkInvariants(model, world);
+  });
+});
+
 describe("batches keep the single call's rules", () => {
   /** A seller with `credit` cents and two ads: a car (595 to place on portal_a) and a brommer (295). */
   async function carAndBrommer(credit: number) {

@@ -160,7 +160,8 @@ export async function newWorld(key: string, internalKey: string, options: { paye
     if (world.racing && world.scheduler) await world.scheduler.schedule(Promise.resolve(kind), kind);
     // The crash lands on the job's own writes; a token renewal's store between them is let through (a
     // renewal whose new tokens are lost cannot be recovered from a one-use refresh token: docs/publishing.md).
-    if (kind === "batch" && world.batchesBeforeCrash !== null && !sql.some((s) => s.includes("portal_connections"))) {
+    const storesTokens = sql.some((s) => /^(insert into|update) "portal_connections"/i.test(s));
+    if (kind === "batch" && world.batchesBeforeCrash !== null && !storesTokens) {
       if (world.batchesBeforeCrash === 0) {
         world.batchesBeforeCrash = null;
         throw new Error("the consumer's process was killed");
@@ -707,7 +708,10 @@ export async function deliverAll(world: World) {
   while (world.queue.length > 0) await new Deliver(0).run(newModel(), world);
 }
 
-/** Delivers and recovers until no job is open (bounded); the marketplace is up again. */
+/**
+ * Delivers and recovers until no job is open (bounded), then runs the cron's autoreplace once more; the
+ * marketplace is up again.
+ */
 export async function settle(world: World) {
   world.portalDown = false;
   for (let round = 0; round < 40; round += 1) {
@@ -721,7 +725,13 @@ export async function settle(world: World) {
     )
       .bind(world.userId)
       .first<{ n: number }>();
-    if (!open?.n) return;
+    if (!open?.n) {
+      // The cron's autoreplace, which waits for the open jobs of a listing that ended: its placements
+      // are delivered in the next round.
+      const { replaced } = await replaceExpiredListings(getDb(world.env.DB), world.env, new Date());
+      if (replaced === 0) return;
+      continue;
+    }
     await resendStalledItems(getDb(world.env.DB), world.env, new Date(Date.now() + 10 * 60_000));
   }
   throw new Error("jobs still open after 40 rounds of delivery and recovery");

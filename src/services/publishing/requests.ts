@@ -441,7 +441,8 @@ export async function flushUpdateRequests(db: Db, env: Env, limit = 100, request
  * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a
  * new listing, paid like a first placement, after the checks a fresh placement makes (`sellerRefusal`,
  * then funds): a locked seller, an archived ad or a lost connection is not charged, and its listing
- * simply ends. At most `limit` per call; the rest follow next minute.
+ * simply ends. A listing with a job still open waits for it. At most `limit` per call; the rest follow
+ * next minute.
  */
 export async function replaceExpiredListings(db: Db, env: Env, now: Date, requestId?: string, limit = 50) {
   const expired = await db
@@ -472,6 +473,9 @@ export async function replaceExpiredListings(db: Db, env: Env, now: Date, reques
         eq(adPublications.active, true),
         eq(adPublications.pending, false),
         lte(adPublications.closeDate, now.toISOString()),
+        // Nor while a feature of the listing is open: it may be bought already, and is settled first.
+        sql`NOT EXISTS (SELECT 1 FROM ${queueItems} f WHERE f.ad_id = ${adPublications.adId} AND f.portal = ${adPublications.portal}
+          AND f.status IN ('pending', 'processing'))`,
       ),
     )
     .limit(limit);

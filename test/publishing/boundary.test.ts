@@ -523,6 +523,28 @@ describe("listings stay bound to the account that holds them", () => {
     await checkInvariants(model, world);
   });
 
+  it("a placement that may be at the marketplace waits, unrefunded, while the seller is disconnected", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const first = world.account;
+    await fault(world, "commit-then-503");
+    await new Publish(0).run(model, world);
+    const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
+    expect(await deliver(world, message)).toBe(false);
+    // A reconnect to another account is refused (a started job may be at the first): the seller is off.
+    const refused = await authorizeAccount(key, world.userId, PORTAL);
+    expect(refused.answer.status, JSON.stringify(refused.answer.body)).toBe(409);
+    for (let attempt = 0; attempt < 4; attempt += 1) expect(await deliver(world, message)).toBe(false);
+    world.queue.pop();
+    expect(await deliver(world, message, "dlq")).toBe(true);
+    expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "pending", refunded: false });
+    const back = await authorizeAccount(key, world.userId, PORTAL, world.credentials.get(first));
+    expect(back.answer.status, JSON.stringify(back.answer.body)).toBe(200);
+    await settle(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "done", refunded: false });
+    await checkInvariants(model, world);
+  });
+
   it("a job never acts on a listing through another account's connection", async () => {
     const world = await newWorld(key, internalKey);
     const model = newModel();

@@ -815,6 +815,9 @@ export async function modelRun(key: string, internalKey: string, scheduler: fc.S
   world.scheduler = scheduler;
   const model = newModel();
   await fc.asyncModelRun(() => ({ model, real: world }), commands);
+  // A seller left disconnected by a refused reconnect connects its account again, as a seller would.
+  if (!model.connected && !model.userDeleted)
+    await new Reconnect(world.accounts.indexOf(world.account)).run(model, world);
   await settle(world);
   try {
     await checkInvariants(model, world);

@@ -208,6 +208,10 @@ async function decide(
       : departed && item.action !== "unpublish"
         ? { settle: "the advertisement or its user was deleted" }
         : "send";
+  // A job that may already be at the marketplace is never refunded unasked: without a connection to
+  // ask through (a reconnect under way, an expired one), it waits for the user to connect again.
+  if (item.portal !== "website" && !neverSent && !read.connection?.status)
+    return { event: "retrying", reason: "waiting for the user to connect the portal again", error: undefined };
   if (work === "send") {
     if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
     // A placement was queued as such because the unpublish before it would take the listing down; when

@@ -523,17 +523,34 @@ describe("listings stay bound to the account that holds them", () => {
     await checkInvariants(model, world);
   });
 
-  it("a placement that may be at the marketplace waits, unrefunded, while the seller is disconnected", async () => {
+  it("a refused reconnect leaves the seller connected: a placement answered 503 completes, unrefunded", async () => {
     const world = await newWorld(key, internalKey);
     const model = newModel();
-    const first = world.account;
     await fault(world, "commit-then-503");
     await new Publish(0).run(model, world);
     const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
     expect(await deliver(world, message)).toBe(false);
-    // A reconnect to another account is refused (a started job may be at the first): the seller is off.
+    // A reconnect to another account is refused (a started job may be at the first); the first stays.
     const refused = await authorizeAccount(key, world.userId, PORTAL);
     expect(refused.answer.status, JSON.stringify(refused.answer.body)).toBe(409);
+    expect((await call("GET", `/oauth/${world.userId}/${PORTAL}/`, { key })).body.data).toMatchObject({
+      status: true,
+      externalUserId: world.account,
+    });
+    await settle(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "done", refunded: false });
+    await checkInvariants(model, world);
+  });
+
+  it("a placement that may be at the marketplace waits, unrefunded, while the seller is disconnected", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    await fault(world, "commit-then-503");
+    await new Publish(0).run(model, world);
+    const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
+    expect(await deliver(world, message)).toBe(false);
+    const first = world.account;
+    expect((await call("DELETE", `/oauth/${world.userId}/${PORTAL}/`, { key })).status).toBe(200);
     for (let attempt = 0; attempt < 4; attempt += 1) expect(await deliver(world, message)).toBe(false);
     world.queue.pop();
     expect(await deliver(world, message, "dlq")).toBe(true);

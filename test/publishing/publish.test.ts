@@ -49,12 +49,13 @@ describe("portal connection", () => {
       .first<{ access_token: string }>();
     expect(stored?.access_token).toMatch(/^v2\.[0-9a-f]{8}\./);
 
-    // Starting again revokes what there was.
+    // Starting again revokes the access token; the refresh token stays until another connection is made.
     const restarted = await call("POST", `/oauth/${user.userId}/portal_a/`, { key });
     expect(restarted.body.data.redirect).toMatch(/^http:\/\/api\.test\/simulator\/portal_a\/oauth\/authorize\?/);
     expect((await call("GET", `/oauth/${user.userId}/portal_a/`, { key })).body.data).toMatchObject({
-      status: false,
+      status: true,
       accessToken: "",
+      refreshToken: "********",
     });
     await connectPortal(key, user.userId, "portal_a");
 

@@ -80,11 +80,16 @@ export async function startConnection(
 ) {
   const { db, env, caller } = ctx;
   await requireUser(db, caller, input.userId);
-  await revokeAtPortal(env, input.portal, await loadConnection(db, input.userId, input.portal));
+  // The contract revokes the previous access token; the refresh token stays until another connection
+  // is made, so an abandoned or refused consent leaves the user connected (its jobs renew the access).
+  const current = await loadConnection(db, input.userId, input.portal);
+  if (current?.accessToken)
+    await new PortalGateway(env, input.portal).revoke(await open(current.accessToken, env)).catch(() => undefined);
   const state = randomToken(16);
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const values = {
-    ...cleared,
+    accessToken: null,
+    accessTokenExpire: null,
     oauthState: state,
     oauthStateExpire: new Date(Date.now() + STATE_TTL_MS).toISOString(),
     oauthCodeVerifier: await seal(codeVerifier, env),
@@ -104,7 +109,15 @@ export async function startConnection(
   };
 }
 
-async function storeTokens(db: Db, env: Env, userId: number, portal: MarketplacePortal, tokens: TokenSet) {
+/** Stores a token set: a renewal's, or (`completing`) a new connection's, which ends its authorization. */
+async function storeTokens(
+  db: Db,
+  env: Env,
+  target: { userId: number; portal: MarketplacePortal; completing: boolean },
+  tokens: TokenSet,
+) {
+  const { userId, portal } = target;
+  const authorization = target.completing ? { oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null } : {};
   const values = {
     status: true,
     externalUserId: tokens.account.id,
@@ -113,9 +126,7 @@ async function storeTokens(db: Db, env: Env, userId: number, portal: Marketplace
     refreshToken: await seal(tokens.refreshToken, env),
     email: tokens.account.email,
     scope: tokens.scope,
-    oauthState: null,
-    oauthStateExpire: null,
-    oauthCodeVerifier: null,
+    ...authorization,
     updatedAt: nowIso(),
   };
   // The connection shows in cached answers of the user (GET /oauth/, /attributes/ with userId).
@@ -167,7 +178,11 @@ export async function completeConnection(
       tokens,
       previousAccount: current.externalUserId,
     });
-    return connectionView(input.userId, input.portal, await storeTokens(db, env, input.userId, input.portal, tokens));
+    // The previous connection's refresh token ends with it.
+    if (current.refreshToken)
+      await new PortalGateway(env, input.portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);
+    const stored = await storeTokens(db, env, { ...input, completing: true }, tokens);
+    return connectionView(input.userId, input.portal, stored);
   } catch (error) {
     if (error instanceof PortalError && error.kind !== "transient")
       throw DomainError.of("oauth_code_refused", "code: refused by the portal");
@@ -263,11 +278,11 @@ export async function withAccessToken<T>(
   const { userId, portal } = target;
   const gateway = new PortalGateway(env, portal);
   const current = "current" in target ? target.current : await loadConnection(db, userId, portal);
-  if (!current?.status || !current.accessToken || !current.refreshToken) {
+  if (!current?.status || !current.refreshToken) {
     throw new PortalError("refused", "user is not connected to the portal");
   }
   let token =
-    current.accessTokenExpire && current.accessTokenExpire > nowIso()
+    current.accessToken && current.accessTokenExpire && current.accessTokenExpire > nowIso()
       ? await open(current.accessToken, env)
       : await renewAccess(db, env, { userId, portal, seen: current.accessToken });
   try {
@@ -302,15 +317,20 @@ async function renewAccess(
     `refresh:${portal}`,
     async (): Promise<Renewal> => {
       const row = await loadConnection(db, userId, portal);
-      if (!row?.status || !row.accessToken || !row.refreshToken)
+      if (!row?.status || !row.refreshToken)
         return { error: { kind: "refused", message: "user is not connected to the portal" } };
-      if (row.accessToken !== input.seen && row.accessTokenExpire && row.accessTokenExpire > nowIso()) {
+      if (
+        row.accessToken &&
+        row.accessToken !== input.seen &&
+        row.accessTokenExpire &&
+        row.accessTokenExpire > nowIso()
+      ) {
         const stored = await open(row.accessToken, env);
         if (stored !== input.refused) return { token: stored };
       }
       try {
         const tokens = await new PortalGateway(env, portal).refresh(await open(row.refreshToken, env));
-        await storeTokens(db, env, userId, portal, tokens);
+        await storeTokens(db, env, { userId, portal, completing: false }, tokens);
         return { token: tokens.accessToken };
       } catch (error) {
         const failure = portalErrorOf(error);

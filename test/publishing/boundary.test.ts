@@ -52,6 +52,18 @@ const EVERY_ATTEMPT = 10;
 const fault = (world: World, mode: MarketplaceFault, times = 1) =>
   marketplace(PORTAL).fault(world.account, mode, times);
 
+/**
+ * The command's job, sent once while the marketplace commits it and fails the answer (`mode`): the
+ * queue keeps its message for a retry, which the caller delivers.
+ */
+async function sentOnceAmbiguously(world: World, model: Model, command: Publish | Feature, mode: MarketplaceFault) {
+  await fault(world, mode);
+  await command.run(model, world);
+  const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
+  expect(await deliver(world, message)).toBe(false);
+  return message;
+}
+
 /** The newest message delivered until the queue gives up on it (5 tries), then dead-lettered. */
 async function exhaustRetries(world: World) {
   const message = world.queue.pop();
@@ -93,10 +105,7 @@ describe("after an ambiguous answer the marketplace is asked", () => {
   it("a placement whose answer was lost, then the marketplace down until the retries ran out, is kept", async () => {
     const world = await newWorld(key, internalKey);
     const model = newModel();
-    await fault(world, "lost-answer");
-    await new Publish(0).run(model, world);
-    const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
-    expect(await deliver(world, message)).toBe(false);
+    const message = await sentOnceAmbiguously(world, model, new Publish(0), "lost-answer");
     world.portalDown = true;
     for (let attempt = 1; attempt < 5; attempt += 1) expect(await deliver(world, message)).toBe(false);
     world.portalDown = false;
@@ -306,10 +315,7 @@ describe("autoreplace waits for a feature that may be bought", () => {
     const model = newModel();
     const adId = await liveAd(model, world);
     await call("POST", "/adsettings/", { key, body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] } });
-    await fault(world, "lost-answer");
-    await new Feature(0).run(model, world);
-    const feature = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
-    expect(await deliver(world, feature)).toBe(false);
+    await sentOnceAmbiguously(world, model, new Feature(0), "lost-answer");
     // The marketplace ends the listing at its close date, before the purchase's retry.
     await marketplace(PORTAL).closeListing((await publication(world, adId))?.publish.remoteAdId ?? 0);
     await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
@@ -526,10 +532,7 @@ describe("listings stay bound to the account that holds them", () => {
   it("a refused reconnect leaves the seller connected: a placement answered 503 completes, unrefunded", async () => {
     const world = await newWorld(key, internalKey);
     const model = newModel();
-    await fault(world, "commit-then-503");
-    await new Publish(0).run(model, world);
-    const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
-    expect(await deliver(world, message)).toBe(false);
+    await sentOnceAmbiguously(world, model, new Publish(0), "commit-then-503");
     // A reconnect to another account is refused (a started job may be at the first); the first stays.
     const refused = await authorizeAccount(key, world.userId, PORTAL);
     expect(refused.answer.status, JSON.stringify(refused.answer.body)).toBe(409);
@@ -545,10 +548,7 @@ describe("listings stay bound to the account that holds them", () => {
   it("a placement that may be at the marketplace waits, unrefunded, while the seller is disconnected", async () => {
     const world = await newWorld(key, internalKey);
     const model = newModel();
-    await fault(world, "commit-then-503");
-    await new Publish(0).run(model, world);
-    const message = world.queue.at(-1) as NonNullable<(typeof world.queue)[number]>;
-    expect(await deliver(world, message)).toBe(false);
+    const message = await sentOnceAmbiguously(world, model, new Publish(0), "commit-then-503");
     const first = world.account;
     expect((await call("DELETE", `/oauth/${world.userId}/${PORTAL}/`, { key })).status).toBe(200);
     for (let attempt = 0; attempt < 4; attempt += 1) expect(await deliver(world, message)).toBe(false);

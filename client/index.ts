@@ -1,9 +1,10 @@
 /**
  * A typed client of the Classified Advertisement Management API: paths, parameters, bodies and answers
  * come from the committed OpenAPI document (`npm run client:generate` refreshes schema.d.ts), calls go
- * through openapi-fetch. Every write carries an Idempotency-Key unless one is given, so a retried write
- * is applied once; 429 and 503 answers are retried with backoff, honouring Retry-After; every request
- * carries the newest `x-d1-bookmark` answered, so the client reads its own writes.
+ * through openapi-fetch. Every write carries an Idempotency-Key unless one is given (the POSTs that only
+ * read carry none), so a retried write is applied once; 429 and 503 answers are retried with backoff,
+ * honouring Retry-After; every request carries the newest `x-d1-bookmark` answered, so the client reads
+ * its own writes.
  */
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema.js";
@@ -32,6 +33,20 @@ export interface ApiClientOptions {
 const BOOKMARK = "x-d1-bookmark";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** POSTs that only read (their operations take no Idempotency-Key): by the first segment below /rest/v1. */
+const READ_ONLY_POSTS = new Set(["groups", "attributes", "status", "statistics", "imagestatus"]);
+
+/** Whether a request changes something, and so carries an Idempotency-Key. */
+function isWrite(request: Request): boolean {
+  if (!WRITES.has(request.method)) return false;
+  const first =
+    new URL(request.url).pathname
+      .replace(/^\/rest\/v1/, "")
+      .split("/")
+      .find(Boolean) ?? "";
+  return !(request.method === "POST" && READ_ONLY_POSTS.has(first));
+}
+
 const RETRIED = new Set([429, 503]);
 
 /** Seconds of Retry-After, or exponential backoff from 0.5 s when the answer names none. */
@@ -65,7 +80,7 @@ export function createApiClient(options: ApiClientOptions) {
   const authentication: Middleware = {
     onRequest({ request }) {
       request.headers.set("Authorization", `Bearer ${options.apiKey}`);
-      if (WRITES.has(request.method) && !request.headers.has("Idempotency-Key"))
+      if (isWrite(request) && !request.headers.has("Idempotency-Key"))
         request.headers.set("Idempotency-Key", crypto.randomUUID());
       if (bookmark && options.readYourWrites !== false && !request.headers.has(BOOKMARK))
         request.headers.set(BOOKMARK, bookmark);

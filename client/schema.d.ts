@@ -1656,7 +1656,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -1768,6 +1768,16 @@ export interface components {
                 stock?: boolean;
                 shop?: boolean;
             };
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            userId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            contacts?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            created?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            updated?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            activation?: unknown;
         };
         UpdateUser: {
             userId: number;
@@ -1806,6 +1816,12 @@ export interface components {
                 stock?: boolean;
                 shop?: boolean;
             };
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            contacts?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            created?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            updated?: unknown;
         };
         DeleteUser: {
             userId: number;
@@ -1829,6 +1845,12 @@ export interface components {
             website?: string | null;
             /** @description Messenger handle */
             chathandle?: string | null;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            contactId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            active?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            country?: unknown;
         };
         UpdateContact: {
             userId: number;
@@ -1848,6 +1870,10 @@ export interface components {
             website?: string | null;
             /** @description Messenger handle */
             chathandle?: string | null;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            active?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            country?: unknown;
         };
         DeleteContact: {
             userId: number;
@@ -1863,11 +1889,17 @@ export interface components {
         CreateFolder: {
             userId: number;
             description: string;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            folderId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            total?: unknown;
         };
         UpdateFolder: {
             userId: number;
             folderId: number;
             description: string;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            total?: unknown;
         };
         DeleteFolder: {
             userId: number;
@@ -2186,6 +2218,28 @@ export interface components {
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            adId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            created?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            updated?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            groupId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            groupDescription?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            categoryDescription?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            prices?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            images?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            portals?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            manufacturerId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            contact?: unknown;
         };
         AdAttributesInput: {
             /** @enum {string} */
@@ -2195,11 +2249,15 @@ export interface components {
              * @enum {string}
              */
             locale?: "nl_NL";
-            values: components["schemas"]["AttributeValue"][];
+            values?: components["schemas"]["AttributeValue"][];
+            /** @description The answers' name for `values`; give one of them */
+            attributes?: components["schemas"]["AttributeValue"][];
         };
         AttributeValue: {
             key: string;
             value: string | number;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            label?: unknown;
         };
         PriceInput: {
             /**
@@ -2208,12 +2266,14 @@ export interface components {
              */
             model: "fixed" | "bidding" | "see description" | "reserved";
             /** @description Cents; required for fixed and bidding */
-            price?: number;
+            price?: number | null;
             /** @description Cents; required for bidding */
-            minimumBid?: number;
-            shippingCosts?: number;
+            minimumBid?: number | null;
+            shippingCosts?: number | null;
             /** @description Returned as retailPrice */
-            retail?: number;
+            retail?: number | null;
+            /** @description The answers' name for `retail` */
+            retailPrice?: number | null;
         };
         AdSettingInput: {
             /** @enum {string} */
@@ -2243,6 +2303,12 @@ export interface components {
         } | null;
         UpdateAd: {
             adId: number;
+            /** @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable */
+            userId?: number;
+            /** @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable */
+            externalAdId?: number | null;
+            /** @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable */
+            categoryId?: number;
             contactId?: number | null;
             folderId?: number | null;
             /** @enum {string} */
@@ -2259,6 +2325,26 @@ export interface components {
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            created?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            updated?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            groupId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            groupDescription?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            categoryDescription?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            prices?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            images?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            portals?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            manufacturerId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            contact?: unknown;
         };
         PatchAd: {
             adId: number;
@@ -2393,6 +2479,12 @@ export interface components {
             manufacturerEmail: string;
             /** @description Free text for internal use */
             description?: string;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            manufacturerId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            categoryDescription?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            suggestion?: unknown;
         };
         UpdateManufacturer: {
             manufacturerId: number;
@@ -2406,6 +2498,10 @@ export interface components {
             manufacturerEmail?: string;
             /** @description Free text for internal use */
             description?: string;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            categoryDescription?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            suggestion?: unknown;
         };
         DeleteManufacturer: {
             manufacturerId: number;
@@ -2447,6 +2543,10 @@ export interface components {
                     /** @description Resolved against the configured media origin (MEDIA_ORIGIN) */
                     path?: string;
                 };
+                /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+                counter?: unknown;
+                /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+                thumbnail?: unknown;
             }[];
             /**
              * @description Push the new images to the portals the ad is on
@@ -2501,6 +2601,8 @@ export interface components {
             adId?: number | number[];
         };
         ImageStatusOfPathRequest: {
+            /** @description Must match the path when given */
+            userId?: number;
             adId?: number | number[];
         };
         PortalConnection: {
@@ -2663,6 +2765,22 @@ export interface components {
             types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
             enabled?: boolean;
             description?: string;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            webhookId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            disabledReason?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            pausedUntil?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            pausedReason?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            queuedDeliveries?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            created?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            updated?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            secret?: unknown;
         };
         UpdateWebhook: {
             /**
@@ -2673,6 +2791,20 @@ export interface components {
             types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
             enabled?: boolean;
             description?: string;
+            /** @description Must match the path when given */
+            webhookId?: number;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            disabledReason?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            pausedUntil?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            pausedReason?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            queuedDeliveries?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            created?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            updated?: unknown;
         };
         ReplayWebhook: {
             after: number;
@@ -2837,10 +2969,19 @@ export interface components {
              */
             feature?: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled: boolean;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            taskId?: unknown;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            runs?: unknown;
         };
         UpdateTask: {
             taskId: number;
             userId: number;
+            /**
+             * @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable
+             * @enum {string}
+             */
+            portal?: "portal_a" | "portal_b";
             time?: string;
             /** @description monday..sunday; omitted or empty: every day */
             dayOfWeek?: ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[] | null;
@@ -2852,6 +2993,8 @@ export interface components {
              */
             feature?: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled?: boolean;
+            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            runs?: unknown;
         };
         DeleteTask: {
             taskId: number;
@@ -3793,7 +3936,10 @@ export interface operations {
                  *       "subscriptions": {
                  *         "stock": true,
                  *         "shop": true
-                 *       }
+                 *       },
+                 *       "contacts": null,
+                 *       "created": null,
+                 *       "updated": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateUser"];
@@ -4164,7 +4310,12 @@ export interface operations {
                  *       "subscriptions": {
                  *         "stock": true,
                  *         "shop": true
-                 *       }
+                 *       },
+                 *       "userId": null,
+                 *       "contacts": null,
+                 *       "created": null,
+                 *       "updated": null,
+                 *       "activation": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateUser"];
@@ -6067,7 +6218,9 @@ export interface operations {
                  *       "county": "DR",
                  *       "phone": "030-1234567",
                  *       "website": "https://www.garagedevries.nl/",
-                 *       "chathandle": "garagedevries"
+                 *       "chathandle": "garagedevries",
+                 *       "active": null,
+                 *       "country": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateContact"];
@@ -6395,7 +6548,10 @@ export interface operations {
                  *       "county": "DR",
                  *       "phone": "030-1234567",
                  *       "website": "https://www.garagedevries.nl/",
-                 *       "chathandle": "garagedevries"
+                 *       "chathandle": "garagedevries",
+                 *       "contactId": null,
+                 *       "active": null,
+                 *       "country": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateContact"];
@@ -7625,7 +7781,8 @@ export interface operations {
                  * @example {
                  *       "userId": 1042,
                  *       "folderId": 12,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *       "total": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateFolder"];
@@ -7936,7 +8093,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "userId": 1042,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *       "folderId": null,
+                 *       "total": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateFolder"];
@@ -13645,6 +13804,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "adId": 20317,
+                 *       "userId": 1042,
+                 *       "externalAdId": 778,
+                 *       "categoryId": 9204,
                  *       "contactId": 311,
                  *       "folderId": 12,
                  *       "status": "concept",
@@ -13659,7 +13821,15 @@ export interface operations {
                  *           "values": [
                  *             {
                  *               "key": "condition",
-                 *               "value": "gebruikt"
+                 *               "value": "gebruikt",
+                 *               "label": null
+                 *             }
+                 *           ],
+                 *           "attributes": [
+                 *             {
+                 *               "key": "condition",
+                 *               "value": "gebruikt",
+                 *               "label": null
                  *             }
                  *           ]
                  *         }
@@ -13670,7 +13840,8 @@ export interface operations {
                  *         "price": 150000,
                  *         "minimumBid": 120000,
                  *         "shippingCosts": 695,
-                 *         "retail": 179900
+                 *         "retail": 179900,
+                 *         "retailPrice": 179900
                  *       },
                  *       "settings": [
                  *         {
@@ -13692,7 +13863,17 @@ export interface operations {
                  *         "county": "DR",
                  *         "country": "NL",
                  *         "phone": "030-1234567"
-                 *       }
+                 *       },
+                 *       "created": null,
+                 *       "updated": null,
+                 *       "groupId": null,
+                 *       "groupDescription": null,
+                 *       "categoryDescription": null,
+                 *       "prices": null,
+                 *       "images": null,
+                 *       "portals": null,
+                 *       "manufacturerId": null,
+                 *       "contact": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateAd"];
@@ -14107,7 +14288,8 @@ export interface operations {
                  *         "price": 150000,
                  *         "minimumBid": 120000,
                  *         "shippingCosts": 695,
-                 *         "retail": 179900
+                 *         "retail": 179900,
+                 *         "retailPrice": 179900
                  *       },
                  *       "settings": [
                  *         {
@@ -14129,7 +14311,18 @@ export interface operations {
                  *         "county": "DR",
                  *         "country": "NL",
                  *         "phone": "030-1234567"
-                 *       }
+                 *       },
+                 *       "adId": null,
+                 *       "created": null,
+                 *       "updated": null,
+                 *       "groupId": null,
+                 *       "groupDescription": null,
+                 *       "categoryDescription": null,
+                 *       "prices": null,
+                 *       "images": null,
+                 *       "portals": null,
+                 *       "manufacturerId": null,
+                 *       "contact": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAd"];
@@ -16709,8 +16902,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -16751,8 +16942,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16965,33 +17154,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -17056,8 +17218,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -17095,8 +17255,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17314,33 +17472,6 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -17743,7 +17874,9 @@ export interface operations {
                  *       "manufacturerTradename": "Piaggio & C. S.p.A.",
                  *       "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
                  *       "manufacturerEmail": "info@piaggio.example.com",
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *       "categoryDescription": null,
+                 *       "suggestion": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateManufacturer"];
@@ -18069,7 +18202,10 @@ export interface operations {
                  *       "manufacturerTradename": "Piaggio & C. S.p.A.",
                  *       "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
                  *       "manufacturerEmail": "info@piaggio.example.com",
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *       "manufacturerId": null,
+                 *       "categoryDescription": null,
+                 *       "suggestion": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateManufacturer"];
@@ -19282,7 +19418,9 @@ export interface operations {
                  *         {
                  *           "image": {
                  *             "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
-                 *           }
+                 *           },
+                 *           "counter": null,
+                 *           "thumbnail": null
                  *         }
                  *       ],
                  *       "autoupdate": true
@@ -19608,7 +19746,9 @@ export interface operations {
                  *         {
                  *           "image": {
                  *             "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
-                 *           }
+                 *           },
+                 *           "counter": null,
+                 *           "thumbnail": null
                  *         }
                  *       ],
                  *       "autoupdate": true
@@ -22070,8 +22210,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -22084,6 +22222,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "userId": 1042,
                  *       "adId": 20317
                  *     }
                  */
@@ -22102,8 +22241,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22293,33 +22430,6 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -22673,8 +22783,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -22684,7 +22792,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": 1042,
+                 *       "adId": 20317
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImageStatusOfPathRequest"];
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -22697,8 +22815,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22888,33 +23004,6 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -22986,8 +23075,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -23017,8 +23104,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23208,33 +23293,6 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -27899,8 +27957,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -27933,8 +27989,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28150,33 +28204,6 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -29735,7 +29762,15 @@ export interface operations {
                  *         "publish.pending"
                  *       ],
                  *       "enabled": true,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *       "webhookId": null,
+                 *       "disabledReason": null,
+                 *       "pausedUntil": null,
+                 *       "pausedReason": null,
+                 *       "queuedDeliveries": null,
+                 *       "created": null,
+                 *       "updated": null,
+                 *       "secret": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhook"];
@@ -30339,7 +30374,14 @@ export interface operations {
                  *         "publish.pending"
                  *       ],
                  *       "enabled": true,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *       "webhookId": 3,
+                 *       "disabledReason": null,
+                 *       "pausedUntil": null,
+                 *       "pausedReason": null,
+                 *       "queuedDeliveries": null,
+                 *       "created": null,
+                 *       "updated": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhook"];
@@ -35093,8 +35135,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
-                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -35128,8 +35168,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
-                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -35335,33 +35373,6 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The Idempotency-Key was used with a different request */
-            422: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "Idempotency-Key: was used with a different request"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "idempotency_conflict",
-                     *           "field": "Idempotency-Key",
-                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -36705,6 +36716,7 @@ export interface operations {
                  * @example {
                  *       "taskId": 7,
                  *       "userId": 1042,
+                 *       "portal": "portal_a",
                  *       "time": "09:30",
                  *       "dayOfWeek": [
                  *         "monday"
@@ -36713,7 +36725,8 @@ export interface operations {
                  *         20317
                  *       ],
                  *       "feature": "upcall",
-                 *       "enabled": true
+                 *       "enabled": true,
+                 *       "runs": null
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateTask"];
@@ -37055,7 +37068,9 @@ export interface operations {
                  *         20317
                  *       ],
                  *       "feature": "upcall",
-                 *       "enabled": true
+                 *       "enabled": true,
+                 *       "taskId": null,
+                 *       "runs": null
                  *     }
                  */
                 "application/json": components["schemas"]["CreateTask"];

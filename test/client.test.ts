@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ApiClientOptions, createApiClient, type paths, retryDelayMs } from "../client/index.ts";
 import type { components } from "../client/schema.js";
+import committed from "../openapi/openapi.json";
 import { newClient, userBody } from "./harness";
 
 let key: string;
@@ -55,6 +56,28 @@ describe("the typed client", () => {
     expect(again.data?.data.userId).toBe(created.data?.data.userId);
     await client.GET("/rest/v1/client");
     expect(sent.at(-1)?.headers.get("Idempotency-Key")).toBeNull();
+  });
+
+  it("sends a key with exactly the writes whose operations take one: none with the POSTs that only read", async () => {
+    const operations = Object.entries(committed.paths).flatMap(([path, methods]) =>
+      Object.entries(methods as Record<string, { parameters?: { name: string }[] }>)
+        .filter(([method]) => method !== "get")
+        .map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
+    );
+    const { client, sent } = clientOf(key, () => Response.json({ result: true, errors: [], data: [] }));
+    const send = client as unknown as Record<string, (path: string, init: object) => Promise<unknown>>;
+    for (const { method, path } of operations) {
+      const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : "1"));
+      await send[method]?.(filled, { body: {} });
+    }
+    expect(sent).toHaveLength(operations.length);
+    operations.forEach(({ method, path, operation }, index) => {
+      const takesKey = operation.parameters?.some((p) => p.name === "Idempotency-Key") === true;
+      expect(sent[index]?.headers.has("Idempotency-Key"), `${method} ${path}`).toBe(takesKey);
+    });
+    expect(
+      operations.filter(({ operation }) => !operation.parameters?.some((p) => p.name === "Idempotency-Key")),
+    ).not.toHaveLength(0);
   });
 
   it("retries 429 and 503 with the same request, honouring Retry-After", async () => {

@@ -243,12 +243,54 @@ describe("Idempotency-Key", () => {
         Record<string, { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }>
       >;
     }>();
-    const operations = Object.values(document.paths).flatMap((methods) => Object.entries(methods));
-    const writes = operations.filter(([method]) => method !== "get");
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
+    );
+    const writes = operations.filter(({ method }) => method !== "get");
+    const takesKey = ({ operation }: (typeof operations)[number]) =>
+      operation.parameters?.some((p) => p.name === "Idempotency-Key" && p.in === "header") === true;
     expect(writes.length).toBeGreaterThan(40);
-    for (const [, operation] of writes) {
-      expect(operation.parameters?.some((p) => p.name === "Idempotency-Key" && p.in === "header")).toBe(true);
-      expect(operation.responses).toHaveProperty("422");
+    // Every write takes a key, but the POSTs that only read: the contract's query calls with bodies.
+    const readOnlyPosts = writes.filter((write) => !takesKey(write)).map(({ method, path }) => `${method} ${path}`);
+    expect(readOnlyPosts.sort()).toEqual(
+      [
+        "/attributes",
+        "/groups",
+        "/imagestatus",
+        "/imagestatus/{userId}",
+        "/imagestatus/{userId}/{adId}",
+        "/statistics",
+        "/status",
+      ].map((path) => `post /rest/v1${path}`),
+    );
+    for (const write of writes.filter(takesKey)) expect(write.operation.responses).toHaveProperty("422");
+  });
+
+  it("keeps no answer for the POSTs that only read: a key sent with them is neither stored nor checked", async () => {
+    const user = (await call("POST", "/users/", { key, body: userBody({ externalUserId: 70_501 }) })).body.data;
+    const ad = await createAd(key, user.userId);
+    // Each with two bodies: the same key with another request is what a write answers 422 to.
+    const calls: [string, object, object][] = [
+      ["/groups/", {}, { page: 2 }],
+      ["/attributes/", { categoryId: [PAID_CATEGORY] }, { categoryId: [ad.categoryId] }],
+      ["/status/", { userId: user.userId, adId: ad.adId }, { userId: user.userId, adId: [ad.adId], force: false }],
+      [
+        "/statistics/",
+        { adId: ad.adId, dateStart: "2026-01-01", dateEnd: "2026-01-31" },
+        { adId: ad.adId, dateStart: "2026-02-01", dateEnd: "2026-02-28" },
+      ],
+      ["/imagestatus/", { userId: user.userId }, { userId: user.userId, adId: [ad.adId] }],
+      [`/imagestatus/${user.userId}/`, { userId: user.userId }, { adId: [ad.adId] }],
+    ];
+    for (const [path, body, otherBody] of calls) {
+      const first = await send("POST", path, body, { "Idempotency-Key": "read-only-70501" });
+      const other = await send("POST", path, otherBody, { "Idempotency-Key": "read-only-70501" });
+      expect([first.status, other.status], path).toEqual([200, 200]);
+      expect(other.headers.get("Idempotent-Replayed"), path).toBeNull();
     }
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE key = ?")
+      .bind("read-only-70501")
+      .first<{ n: number }>();
+    expect(stored?.n).toBe(0);
   });
 });

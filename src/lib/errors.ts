@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   validation_failed: { status: 400 },
   malformed_body: { status: 400 },
   unknown_field: { status: 400 },
+  not_updatable: { status: 400 },
   reference_not_found: { status: 400 },
   invalid_activation_token: { status: 400 },
   invalid_login_link: { status: 400 },

@@ -70,3 +70,31 @@ export const searchText = (max: number) =>
     .max(max, { error: `must be at most ${max} characters` })
     // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
     .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), { error: "must not contain control characters" });
+
+/**
+ * A field that answers carry and writes do not change: accepted in any form and ignored, so that a
+ * resource read with GET can be sent back whole.
+ */
+export const readOnly = () =>
+  z
+    .unknown()
+    .optional()
+    .transform(() => undefined)
+    .openapi({ description: "Read-only: accepted and ignored, so that an answer can be sent back" });
+
+type ReadOnlyShape<Answer, Input> = { [K in Exclude<keyof Answer, keyof Input>]: ReturnType<typeof readOnly> };
+
+/**
+ * A write's input that also takes its resource as answers show it: every field of `answer` the write does
+ * not name is read-only. Derived from the answer, so a field added to an answer is never unknown on a write;
+ * any other field is (the object is strict).
+ */
+export function takingAnswer<Input extends z.ZodRawShape, Answer extends z.ZodRawShape>(
+  input: z.ZodObject<Input>,
+  answer: z.ZodObject<Answer>,
+) {
+  const ignored = Object.keys(answer.shape).filter((key) => !(key in input.shape));
+  return input
+    .extend(Object.fromEntries(ignored.map((key) => [key, readOnly()])) as ReadOnlyShape<Answer, Input>)
+    .strict();
+}

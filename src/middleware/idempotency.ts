@@ -3,6 +3,7 @@ import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { DomainError, detail, validationFailed } from "../lib/errors";
+import { onlyReads } from "../routes/openapi";
 import { claimKey, IDEMPOTENCY_LOCK_MS, keepsAnswer, releaseKey, renewKey, storeAnswer } from "../services/operations";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -18,7 +19,8 @@ const REPLAYED_HEADERS = ["content-type", "location"];
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("Idempotency-Key");
-  if (key === undefined || !WRITES.has(c.req.method)) return next();
+  // A call that only reads has nothing to apply once: its key is not kept (nor checked).
+  if (key === undefined || !WRITES.has(c.req.method) || onlyReads(c.req.method, c.req.path)) return next();
   if (key.trim().length === 0 || key.length > 255)
     throw validationFailed("Idempotency-Key: must be 1-255 characters, not only spaces");
 

@@ -6,6 +6,19 @@ import { strictInput, validationHook } from "./validation";
 /** Where the API lives; resources answer under it. */
 export const BASE_PATH = "/rest/v1";
 
+/**
+ * POSTs that only read (the contract makes them POST for their bodies): they keep no Idempotency-Key
+ * answer, and the document offers no key for them. Paths below the base, by their first segment.
+ */
+const READ_ONLY_POSTS = new Set(["groups", "attributes", "status", "statistics", "imagestatus"]);
+
+/** Whether a call only reads: a GET, or one of the read-only POSTs (`path` with or without the base). */
+export function onlyReads(method: string, path: string): boolean {
+  if (method.toUpperCase() === "GET") return true;
+  const first = path.replace(BASE_PATH, "").split("/").find(Boolean) ?? "";
+  return method.toUpperCase() === "POST" && READ_ONLY_POSTS.has(first);
+}
+
 /** The path of a job, as the Location header of a call that queued it names it. */
 export const jobPath = (queueItemId: number) => `${BASE_PATH}/jobs/${queueItemId}`;
 
@@ -158,14 +171,17 @@ function documentedOperations() {
   };
 
   return {
-    answerHeaders: (options: { method: Method; public?: boolean }) => ({
+    answerHeaders: (options: { method: Method; path: string; public?: boolean }) => ({
       ...REQUEST_ID_HEADER,
       ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
-      ...(options.method !== "get" ? REPLAYED_HEADER : {}),
+      ...(onlyReads(options.method, options.path) ? {} : REPLAYED_HEADER),
     }),
-    parameters: (options: { method: Method }) =>
-      options.method !== "get" ? [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER] : [BOOKMARK_PARAMETER],
-    errors: (options: { method: Method }) => ({ ...commonErrors, ...(options.method !== "get" ? writeErrors : {}) }),
+    parameters: (options: { method: Method; path: string }) =>
+      onlyReads(options.method, options.path) ? [BOOKMARK_PARAMETER] : [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER],
+    errors: (options: { method: Method; path: string }) => ({
+      ...commonErrors,
+      ...(onlyReads(options.method, options.path) ? {} : writeErrors),
+    }),
   };
 }
 
@@ -239,7 +255,7 @@ export function apiRoute<
 }
 
 /** What only the document reads of an operation: its shared parameters. */
-const documentedParts = (options: { method: Method; public?: boolean }) =>
+const documentedParts = (options: { method: Method; path: string; public?: boolean }) =>
   options.public ? {} : { parameters: SHARED_DOCS.parameters(options) };
 
 /** A required JSON body. */

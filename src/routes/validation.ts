@@ -50,14 +50,21 @@ export function installZodMessages(): void {
   });
 }
 
+/** A field's path as messages name it: `attributes[0].values[1].key`. */
+const pathText = (path: readonly PropertyKey[]) =>
+  path
+    .map((part, index) => (typeof part === "number" ? `[${part}]` : `${index > 0 ? "." : ""}${String(part)}`))
+    .join("");
+
 /**
  * Flattens zod issues into the problems of a 400: one per unknown key (`unknown_field`, the input is
- * strict: a misspelt field is refused, never dropped) and one per other problem (`validation_failed`).
+ * strict at every depth: a misspelt field is refused, never dropped) and one per other problem
+ * (`validation_failed`).
  */
 export function issueDetails(error: z.ZodError, root = "body"): ErrorDetail[] {
   const details = new Map<string, ErrorDetail>();
   for (const issue of error.issues) {
-    const path = issue.path.map(String).join(".");
+    const path = pathText(issue.path);
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         const message = `${path ? `${path}.` : ""}${key}: ${issue.message}`;
@@ -69,6 +76,20 @@ export function issueDetails(error: z.ZodError, root = "body"): ErrorDetail[] {
     details.set(message, detail("validation_failed", message));
   }
   return [...details.values()];
+}
+
+/**
+ * The ids a body repeats from its path (a client sends back what it read): each one given must name what
+ * the path names (an array, only that), or the call answers 400 `not_updatable`.
+ */
+export function requireBodyMatchesPath(body: Record<string, unknown> | undefined, params: Record<string, unknown>) {
+  const matches = (given: unknown, fromPath: unknown) =>
+    Array.isArray(given) ? given.every((value) => value === fromPath) : given === fromPath;
+  const differing = Object.keys(params).filter((key) => body?.[key] !== undefined && !matches(body[key], params[key]));
+  if (differing.length > 0)
+    throw new DomainError(
+      differing.map((key) => detail("not_updatable", `${key}: must match the path (${String(params[key])})`)),
+    );
 }
 
 /** Default hook of every router: a failed validation becomes a 400 envelope. */

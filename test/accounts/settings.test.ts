@@ -68,8 +68,8 @@ describe("user settings", () => {
     [{ status: "blocked" }, "status: must be one of: active, locked"],
     [{ type: "sale" }, "type: must be one of: supply, demand"],
     [{ budgetNotifyLimit: 700 }, "budgetNotifyLimit: must be one of: 0, 500, 1000, 2500, 5000, 10000, 15000, 20000"],
-    [{ attributes: [{ key: "condition", value: "kapot" }] }, "attributes.0.value: must be one of:"],
-    [{ attributes: [{ key: "colour", value: "rood" }] }, "attributes.0.key: "],
+    [{ attributes: [{ key: "condition", value: "kapot" }] }, "attributes[0].value: must be one of:"],
+    [{ attributes: [{ key: "colour", value: "rood" }] }, "attributes[0].key: "],
   ])("refuses %j", async (overrides, message) => {
     const user = await createUser(key);
     const answer = await call("POST", "/user/settings/", { key, body: { userId: user.userId, ...overrides } });
@@ -187,8 +187,8 @@ describe("user ad settings", () => {
       ],
     ];
     const expected = [
-      "settings.0.header: must be at most 16384 characters",
-      "settings.0.portal: must be one of",
+      "settings[0].header: must be at most 16384 characters",
+      "settings[0].portal: must be one of",
       "settings: each portal may appear once",
     ];
     for (const [i, settings] of cases.entries()) {

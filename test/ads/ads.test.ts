@@ -200,7 +200,7 @@ describe("POST /ads/", () => {
     [{ misc: { licensePlate: "AB-123-C" } }, "misc.licensePlate: only allowed in automotive categories"],
     [
       { settings: [{ portal: "portal_a", video: "https://example.nl/film.avi" }] },
-      "settings.0.video: must be the URL of an mp4 video",
+      "settings[0].video: must be the URL of an mp4 video",
     ],
     [{ contactId: 999999 }, `contactId: contact 999999 not found for user`],
     [{ folderId: 999999 }, `folderId: folder 999999 not found for user`],

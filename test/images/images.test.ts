@@ -201,13 +201,13 @@ describe("limits", () => {
 
   it.each([
     [{ images: [] }, "images: must have at least 1 items"],
-    [{ images: [{ image: {} }] }, "images.0.image: give either url or path"],
-    [{ images: [{ image: { url: "ftp://x/y.png" } }] }, "images.0.image.url: must be an http or https URL"],
+    [{ images: [{ image: {} }] }, "images[0].image: give either url or path"],
+    [{ images: [{ image: { url: "ftp://x/y.png" } }] }, "images[0].image.url: must be an http or https URL"],
     [
       { images: [{ image: { path: "../etc/passwd" } }] },
-      "images.0.image.path: must stay below the media origin: no . or .. segments, backslashes, schemes or hosts",
+      "images[0].image.path: must stay below the media origin: no . or .. segments, backslashes, schemes or hosts",
     ],
-    [{ adId: 1, images: [{ image: { path: "a.png" } }] }, "adId: 1 does not match the path"],
+    [{ adId: 1, images: [{ image: { path: "a.png" } }] }, "adId: must match the path ("],
   ])("refuses %j", async (body, message) => {
     const ad = await createAd(key, userId);
     const answer = await call("PUT", `/images/${ad.adId}`, { key, body });

@@ -115,7 +115,7 @@ describe("tasks resource", () => {
     [{ time: "9:30" }, "time: must be a time hh:mm (00:00-23:59)"],
     [
       { dayOfWeek: ["funday"] },
-      "dayOfWeek.0: must be one of: monday, tuesday, wednesday, thursday, friday, saturday, sunday",
+      "dayOfWeek[0]: must be one of: monday, tuesday, wednesday, thursday, friday, saturday, sunday",
     ],
     [{ dayOfWeek: ["monday", "monday"] }, "dayOfWeek: each day may appear once"],
     [{ portal: "website" }, "portal: must be one of: portal_a, portal_b"],

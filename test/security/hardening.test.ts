@@ -235,7 +235,7 @@ describe("URLs in data", () => {
         "POST",
         "/adsettings/",
         { adId: ad.adId, settings: [{ portal: "portal_a", video: "javascript:a.b/c.mp4" }] },
-        "settings.0.video",
+        "settings[0].video",
       ],
     ];
     for (const [method, path, body, field] of refused) {

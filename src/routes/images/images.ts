@@ -3,7 +3,6 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
 import {
   AdImages,
@@ -18,14 +17,14 @@ import {
 } from "../../services/images";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { requireBodyMatchesPath } from "../validation";
 import { tags } from "./tags";
 
 const adIdParam = z.object({ adId: pathId("adId") });
 
 /** POST and PUT /images/<adId>: the body's adId, when given, must name the same ad as the path. */
 function queue(c: Context<AppEnv>, adId: number, body: z.infer<typeof ImagesRequest>, replace: boolean) {
-  if (body.adId !== undefined && body.adId !== adId)
-    throw DomainError.of("validation_failed", `adId: ${body.adId} does not match the path (${adId})`);
+  requireBodyMatchesPath(body, { adId });
   return queueImages(serviceContext(c), { ...body, adId, replace });
 }
 

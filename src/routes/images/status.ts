@@ -6,6 +6,7 @@ import { ImageStatus, ImageStatusOfPathRequest, ImageStatusRequest, imageStatus 
 import type { ServiceContext } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { requireBodyMatchesPath } from "../validation";
 import { tags } from "./tags";
 
 const optionalJsonBody = <T extends z.ZodType>(schema: T) => ({ ...jsonBody(schema), required: false });
@@ -14,15 +15,8 @@ const ImageStatusList = envelope(z.array(ImageStatus));
 /** GET and POST /imagestatus/<userId>/<adId>: the jobs of the ad the path names. */
 const jobsOfAd = (ctx: ServiceContext, params: z.infer<typeof userAdParams>) =>
   imageStatus(ctx, { userId: params.userId, adId: [params.adId] });
-const jobsOfAdRoute = (method: "get" | "post") =>
-  apiRoute({
-    method,
-    path: "/imagestatus/{userId}/{adId}",
-    tags,
-    summary: "Image jobs of one ad",
-    request: { params: userAdParams },
-    response: ImageStatusList,
-  });
+/** The body of a POST to a path form, when there is one: what it names must be what the path names. */
+const pathBody = (body: unknown) => body as z.infer<typeof ImageStatusOfPathRequest> | undefined;
 
 export const imageStatusRouter = createRouter()
   .openapi(
@@ -38,7 +32,17 @@ export const imageStatusRouter = createRouter()
       return c.json(ok(await imageStatus(serviceContext(c), c.req.valid("param"))), 200);
     },
   )
-  .openapi(jobsOfAdRoute("get"), async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200))
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/imagestatus/{userId}/{adId}",
+      tags,
+      summary: "Image jobs of one ad",
+      request: { params: userAdParams },
+      response: ImageStatusList,
+    }),
+    async (c) => c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
+  )
   .openapi(
     apiRoute({
       method: "post",
@@ -63,10 +67,23 @@ export const imageStatusRouter = createRouter()
     }),
     async (c) => {
       const { userId } = c.req.valid("param");
-      const { adId } = (c.req.valid("json") as z.infer<typeof ImageStatusOfPathRequest> | undefined) ?? {};
-      return c.json(ok(await imageStatus(serviceContext(c), { userId, adId })), 200);
+      const body = pathBody(c.req.valid("json"));
+      requireBodyMatchesPath(body, { userId });
+      return c.json(ok(await imageStatus(serviceContext(c), { userId, adId: body?.adId })), 200);
     },
   )
-  .openapi(jobsOfAdRoute("post"), async (c) =>
-    c.json(ok(await jobsOfAd(serviceContext(c), c.req.valid("param"))), 200),
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/imagestatus/{userId}/{adId}",
+      tags,
+      summary: "Image jobs of one ad",
+      request: { params: userAdParams, body: optionalJsonBody(ImageStatusOfPathRequest) },
+      response: ImageStatusList,
+    }),
+    async (c) => {
+      const params = c.req.valid("param");
+      requireBodyMatchesPath(pathBody(c.req.valid("json")), params);
+      return c.json(ok(await jobsOfAd(serviceContext(c), params)), 200);
+    },
   );

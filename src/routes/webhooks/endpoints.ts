@@ -15,6 +15,7 @@ import {
 } from "../../services/events";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { requireBodyMatchesPath } from "../validation";
 import { tags, webhookParams } from "./params";
 
 export const webhookEndpointsRouter = createRouter()
@@ -59,8 +60,11 @@ export const webhookEndpointsRouter = createRouter()
       request: { params: webhookParams, body: jsonBody(UpdateWebhook) },
       response: envelope(Webhook),
     }),
-    async (c) =>
-      c.json(ok(await updateWebhook(serviceContext(c), { ...c.req.valid("json"), ...c.req.valid("param") })), 200),
+    async (c) => {
+      const body = c.req.valid("json");
+      requireBodyMatchesPath(body, c.req.valid("param"));
+      return c.json(ok(await updateWebhook(serviceContext(c), { ...body, ...c.req.valid("param") })), 200);
+    },
   )
   .openapi(
     apiRoute({

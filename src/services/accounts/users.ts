@@ -159,8 +159,9 @@ const refuseTakenExternalId = (externalUserId: number | null | undefined) => (er
 
 export async function createUser(ctx: ServiceContext, input: UserInput): Promise<UserView> {
   const { db, caller } = ctx;
-  if (input.clientId !== undefined) requireInternal(caller, "clientId");
-  if (input.subscriptions !== undefined) requireInternal(caller, "subscriptions");
+  // A user read back and sent again carries these as every client's user has them: that is no request.
+  if (input.clientId !== undefined && input.clientId !== clientIdOf(caller)) requireInternal(caller, "clientId");
+  if (input.subscriptions?.stock || input.subscriptions?.shop) requireInternal(caller, "subscriptions");
   const columns = checkUserRules({
     country: "NL",
     county: "",

@@ -11,6 +11,7 @@ import { nowIso } from "../../lib/time";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { requireUnchanged } from "../shared/fixedFields";
 import { bumpRevisions } from "../shared/revisions";
 import { type AdRow, adWriteRevisions, imageObjectsOf, requireAd, visibleAds } from "./access";
 import { type AttributeRowInput, type AttributeSet, checkAttributes } from "./attributes";
@@ -207,6 +208,7 @@ function insertAttributes(
 export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promise<number> {
   const { db, caller } = ctx;
   const ad = await requireAd(db, caller, input.adId);
+  requireUnchanged(input, ad, ["userId", "externalAdId", "categoryId"]);
   const user = await requireUser(db, caller, ad.userId);
   const [catalogue, ownership] = await Promise.all([loadCatalogue(db), checkOwnership(db, ad.userId, input)]);
   const problems = [...ownership];

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, pagingQuery, queryBool, queryInt, upTo } from "../../lib/fields";
+import { id, pagingQuery, queryBool, queryInt, takingAnswer, upTo } from "../../lib/fields";
 
 /** The shapes of manufacturers (product-safety data) and their attachment to ads. */
 
@@ -13,19 +13,6 @@ const fields = {
   manufacturerEmail: z.email().max(255),
   description: upTo(4096).optional().openapi({ description: "Free text for internal use" }),
 };
-
-export const CreateManufacturer = z.object(fields).openapi("CreateManufacturer");
-export const DeleteManufacturer = z.object({ manufacturerId: id() }).openapi("DeleteManufacturer");
-export const UpdateManufacturer = z
-  .object({
-    manufacturerId: id(),
-    ...fields,
-    userId: fields.userId.optional(),
-    manufacturerTradename: fields.manufacturerTradename.optional(),
-    manufacturerAddress: fields.manufacturerAddress.optional(),
-    manufacturerEmail: fields.manufacturerEmail.optional(),
-  })
-  .openapi("UpdateManufacturer");
 
 export const Manufacturer = z
   .object({
@@ -42,6 +29,21 @@ export const Manufacturer = z
     suggestion: z.boolean().optional().openapi({ description: "true: suggested by aiassist, not stored" }),
   })
   .openapi("Manufacturer");
+
+/** POST and PUT /manufacturers/ take a manufacturer as answers show it too (`categoryDescription` ignored). */
+export const CreateManufacturer = takingAnswer(z.object(fields), Manufacturer).openapi("CreateManufacturer");
+export const DeleteManufacturer = z.object({ manufacturerId: id() }).openapi("DeleteManufacturer");
+export const UpdateManufacturer = takingAnswer(
+  z.object({
+    manufacturerId: id(),
+    ...fields,
+    userId: fields.userId.optional(),
+    manufacturerTradename: fields.manufacturerTradename.optional(),
+    manufacturerAddress: fields.manufacturerAddress.optional(),
+    manufacturerEmail: fields.manufacturerEmail.optional(),
+  }),
+  Manufacturer,
+).openapi("UpdateManufacturer");
 
 export const ManufacturersQuery = pagingQuery(100).extend({
   manufacturerId: queryInt().optional(),

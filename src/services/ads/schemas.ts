@@ -3,33 +3,49 @@ import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema"
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
 import { countyField } from "../../lib/dutch";
 import { ErrorDetail } from "../../lib/errors";
-import { id, queryBool, queryInt, searchText, text, upTo, webUrl } from "../../lib/fields";
+import { id, queryBool, queryInt, readOnly, searchText, takingAnswer, text, upTo, webUrl } from "../../lib/fields";
 
 const cents = () => z.number().int().min(0).max(1_000_000_000);
 
 export const AttributeValue = z
-  .object({
+  .strictObject({
     key: z.string().min(1).max(100),
     value: z.union([z.string().max(4096), z.number()]),
+    label: readOnly(),
   })
   .openapi("AttributeValue");
 
+const attributeValues = z.array(AttributeValue).max(200);
+
+/** An attribute set of one portal: its values under `values`, or under `attributes` as answers name them. */
 export const AdAttributesInput = z
-  .object({
+  .strictObject({
     portal: z.enum(AD_PORTALS),
     locale: z.literal("nl_NL").default("nl_NL"),
-    values: z.array(AttributeValue).max(200),
+    values: attributeValues.optional(),
+    attributes: attributeValues.optional().openapi({ description: "The answers' name for `values`; give one of them" }),
   })
+  .superRefine((set, ctx) => {
+    if (set.values === undefined && set.attributes === undefined)
+      ctx.addIssue({ code: "custom", path: ["values"], message: "is required" });
+    if (set.values !== undefined && set.attributes !== undefined)
+      ctx.addIssue({ code: "custom", path: ["attributes"], message: "give values or attributes, not both" });
+  })
+  .transform(({ attributes, values, ...set }) => ({ ...set, values: values ?? attributes ?? [] }))
   .openapi("AdAttributesInput");
 
-/** Price object; the removed models are refused with a message that names them. */
+/**
+ * Price object, in the writes' spelling (`retail`) or the answers' (`retailPrice`, `null` for an absent
+ * amount); the removed models are refused with a message that names them.
+ */
 export const PriceInput = z
-  .object({
+  .strictObject({
     model: z.string().openapi({ enum: [...PRICE_MODELS], description: "fixed, bidding, see description, reserved" }),
-    price: cents().optional().openapi({ description: "Cents; required for fixed and bidding" }),
-    minimumBid: cents().optional().openapi({ description: "Cents; required for bidding" }),
-    shippingCosts: cents().optional(),
-    retail: cents().optional().openapi({ description: "Returned as retailPrice" }),
+    price: cents().nullable().optional().openapi({ description: "Cents; required for fixed and bidding" }),
+    minimumBid: cents().nullable().optional().openapi({ description: "Cents; required for bidding" }),
+    shippingCosts: cents().nullable().optional(),
+    retail: cents().nullable().optional().openapi({ description: "Returned as retailPrice" }),
+    retailPrice: cents().nullable().optional().openapi({ description: "The answers' name for `retail`" }),
   })
   .superRefine((price, ctx) => {
     if ((REMOVED_PRICE_MODELS as readonly string[]).includes(price.model)) {
@@ -41,20 +57,24 @@ export const PriceInput = z
     } else if (!(PRICE_MODELS as readonly string[]).includes(price.model)) {
       ctx.addIssue({ code: "custom", path: ["model"], message: `must be one of: ${PRICE_MODELS.join(", ")}` });
     }
-    if ((price.model === "fixed" || price.model === "bidding") && price.price === undefined) {
+    if ((price.model === "fixed" || price.model === "bidding") && price.price == null) {
       ctx.addIssue({ code: "custom", path: ["price"], message: `is required for model ${price.model}` });
     }
-    if (price.model === "bidding" && price.minimumBid === undefined) {
+    if (price.model === "bidding" && price.minimumBid == null) {
       ctx.addIssue({ code: "custom", path: ["minimumBid"], message: "is required for model bidding" });
     }
+    if (price.retail != null && price.retailPrice != null && price.retail !== price.retailPrice) {
+      ctx.addIssue({ code: "custom", path: ["retailPrice"], message: "must equal retail when both are given" });
+    }
   })
+  .transform(({ retailPrice, ...price }) => ({ ...price, retail: price.retail ?? retailPrice }))
   .openapi("PriceInput");
 
 // No regex flags: the pattern goes into the OpenAPI document, where JSON Schema has none.
 const MP4_URL = /^([hH][tT][tT][pP][sS]?:\/\/)?[^\s/]+\.[^\s/]+\/\S*\.[mM][pP]4(\?\S*)?$/;
 
 export const AdSettingInput = z
-  .object({
+  .strictObject({
     portal: z.enum(AD_PORTALS),
     showcontact: z.boolean().optional(),
     autoreplace: z
@@ -76,7 +96,7 @@ const attributesList = z
   .refine((list) => new Set(list.map((a) => a.portal)).size === list.length, { error: "each portal may appear once" });
 
 export const Provider = z
-  .object({
+  .strictObject({
     name: text(2, 255).optional(),
     address: text(2, 255).optional(),
     houseNumber: upTo(20).optional(),
@@ -92,7 +112,7 @@ export const Provider = z
   .openapi("Provider");
 
 const Misc = z
-  .object({ licensePlate: upTo(8).nullable().optional().openapi({ description: "Automotive categories only" }) })
+  .strictObject({ licensePlate: upTo(8).nullable().optional().openapi({ description: "Automotive categories only" }) })
   .openapi("Misc");
 
 const adFields = {
@@ -110,27 +130,6 @@ const adFields = {
   misc: Misc.optional(),
   provider: Provider.nullable().optional(),
 };
-
-export const CreateAd = z
-  .object({
-    userId: id(),
-    externalAdId: z.number().int().optional().openapi({ description: "Required for partner clients" }),
-    categoryId: id(),
-    ...adFields,
-    attributes: adFields.attributes.default([]),
-  })
-  .openapi("CreateAd");
-
-export const UpdateAd = z
-  .object({
-    adId: id(),
-    ...adFields,
-    title: adFields.title.optional(),
-    description: adFields.description.optional(),
-    attributes: adFields.attributes.optional(),
-    price: adFields.price.optional(),
-  })
-  .openapi("UpdateAd");
 
 export const AdStatus = z.enum(["concept", "active", "archive"]);
 export const PatchAd = z
@@ -162,9 +161,6 @@ export const BatchItemResult = z
   .openapi("AdBatchItemResult");
 export type BatchItemResult = z.infer<typeof BatchItemResult>;
 
-export type CreateAdInput = z.infer<typeof CreateAd>;
-export type UpdateAdInput = z.infer<typeof UpdateAd>;
-
 // ---- search (GET /ads/) ----
 
 export const ORDER_FIELDS = [
@@ -188,7 +184,7 @@ const numeric = () =>
   ]);
 
 export const SearchAttribute = z
-  .object({
+  .strictObject({
     portal: z.enum(AD_PORTALS),
     locale: z.literal("nl_NL").default("nl_NL"),
     key: z.string().min(1).max(100),
@@ -260,7 +256,7 @@ export const AdsQuery = z
       .openapi({ maximum: 500, description: "Default 25; max 25, or 500 with simple" }),
     simple: queryBool().optional().default(false),
     order: z
-      .array(z.object({ field: z.enum(ORDER_FIELDS), descending: queryBool().optional().default(false) }))
+      .array(z.strictObject({ field: z.enum(ORDER_FIELDS), descending: queryBool().optional().default(false) }))
       .max(5)
       .optional()
       .openapi({ description: "order[<n>][field] and order[<n>][descending]; default created ascending" }),
@@ -414,3 +410,36 @@ export const Ad = z
     provider: z.record(z.string(), z.string()).nullable(),
   })
   .openapi("Ad");
+
+/** POST /ads/: every field of the answer is taken too, read-only ones ignored (a read ad can be copied). */
+export const CreateAd = takingAnswer(
+  z.object({
+    userId: id(),
+    externalAdId: z.number().int().optional().openapi({ description: "Required for partner clients" }),
+    categoryId: id(),
+    ...adFields,
+    attributes: adFields.attributes.default([]),
+  }),
+  Ad,
+).openapi("CreateAd");
+
+const fixedAfterCreation = "Fixed after creation: accepted when equal to the stored value, else 400 not_updatable";
+
+/** PUT /ads/: the ad as GET answers it is taken back whole; the fields fixed after creation must not change. */
+export const UpdateAd = takingAnswer(
+  z.object({
+    adId: id(),
+    userId: id().optional().openapi({ description: fixedAfterCreation }),
+    externalAdId: z.number().int().nullable().optional().openapi({ description: fixedAfterCreation }),
+    categoryId: id().optional().openapi({ description: fixedAfterCreation }),
+    ...adFields,
+    title: adFields.title.optional(),
+    description: adFields.description.optional(),
+    attributes: adFields.attributes.optional(),
+    price: adFields.price.optional(),
+  }),
+  Ad,
+).openapi("UpdateAd");
+
+export type CreateAdInput = z.infer<typeof CreateAd>;
+export type UpdateAdInput = z.infer<typeof UpdateAd>;

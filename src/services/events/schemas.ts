@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { queryInt, upTo } from "../../lib/fields";
+import { queryInt, takingAnswer, upTo } from "../../lib/fields";
 import { EVENT_TYPES } from "./events";
 
 /** The shapes of events, webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
@@ -61,10 +61,22 @@ const url = z
   .max(2048)
   .openapi({ description: "https (http only in local development); private and loopback hosts are refused" });
 const types = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length);
-export const CreateWebhook = z
-  .object({ url, types: types.optional(), enabled: z.boolean().optional(), description: upTo(255).optional() })
-  .openapi("CreateWebhook");
-export const UpdateWebhook = CreateWebhook.partial().openapi("UpdateWebhook");
+const webhookFields = {
+  url,
+  types: types.optional(),
+  enabled: z.boolean().optional(),
+  description: upTo(255).optional(),
+};
+/** POST /webhooks/ and PUT /webhooks/<id> take an endpoint as answers show it too (the state is ignored). */
+export const CreateWebhook = takingAnswer(z.object(webhookFields), WebhookWithSecret).openapi("CreateWebhook");
+export const UpdateWebhook = takingAnswer(
+  z.object({
+    ...webhookFields,
+    url: url.optional(),
+    webhookId: z.number().int().optional().openapi({ description: "Must match the path when given" }),
+  }),
+  Webhook,
+).openapi("UpdateWebhook");
 
 export const WebhookDelivery = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id } from "../../lib/fields";
+import { id, takingAnswer } from "../../lib/fields";
 import { mediaPathUrl } from "../../lib/outbound";
 
 /** The shapes of images and image jobs: one zod schema each, for validation, types and the OpenAPI document. */
@@ -14,7 +14,7 @@ export const Image = z
 export const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
 
 export const ImageSource = z
-  .object({
+  .strictObject({
     url: z
       .url({ protocol: /^https?$/, error: "must be an http or https URL" })
       .max(2048)
@@ -36,7 +36,7 @@ export const ImagesRequest = z
   .object({
     adId: id().optional().openapi({ description: "Must match the path when given" }),
     images: z
-      .array(z.object({ image: ImageSource }))
+      .array(takingAnswer(z.object({ image: ImageSource }), Image))
       .min(1)
       .max(100),
     autoupdate: z.boolean().default(true).openapi({ description: "Push the new images to the portals the ad is on" }),
@@ -60,24 +60,17 @@ export const ImageStatus = z
   })
   .openapi("ImageStatus");
 
-export const ImageStatusRequest = z
-  .object({
-    userId: id(),
-    adId: z
-      .union([id(), z.array(id()).max(1000)])
-      .optional()
-      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
-  })
-  .openapi("ImageStatusRequest");
+/** One ad or several; always a list once read. */
+const adIds = z
+  .union([id(), z.array(id()).max(1000)])
+  .optional()
+  .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]));
 
-/** The path forms of POST /imagestatus/: the user (and one ad) in the path; a body may add ads. */
+export const ImageStatusRequest = z.object({ userId: id(), adId: adIds }).openapi("ImageStatusRequest");
+
+/** The path forms of POST /imagestatus/: the user (and one ad) in the path; the body may name them too. */
 export const ImageStatusOfPathRequest = z
-  .object({
-    adId: z
-      .union([id(), z.array(id()).max(1000)])
-      .optional()
-      .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
-  })
+  .object({ userId: id().optional().openapi({ description: "Must match the path when given" }), adId: adIds })
   .openapi("ImageStatusOfPathRequest");
 
 export const DeleteImagesBatch = z

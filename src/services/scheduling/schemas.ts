@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { WEEKDAYS } from "../../db/schema";
-import { id } from "../../lib/fields";
+import { id, takingAnswer } from "../../lib/fields";
 import { FEATURE_NAMES } from "../catalogue";
 
 /** The shapes of scheduled tasks (bump-ups and features at set times): validation, types and the document. */
@@ -44,8 +44,9 @@ export const Task = z
   })
   .openapi("Task");
 
-export const CreateTask = z
-  .object({
+/** POST and PUT /tasks/ take a task as answers show it too (`runs` ignored; a new task gets its own id). */
+export const CreateTask = takingAnswer(
+  z.object({
     userId: id(),
     portal: TaskPortal,
     time,
@@ -53,17 +54,22 @@ export const CreateTask = z
     adId: adIds.optional(),
     feature: feature.optional(),
     enabled: z.boolean(),
-  })
-  .openapi("CreateTask");
-export const UpdateTask = z
-  .object({
+  }),
+  Task,
+).openapi("CreateTask");
+export const UpdateTask = takingAnswer(
+  z.object({
     taskId: id(),
     userId: id(),
+    portal: TaskPortal.optional().openapi({
+      description: "Fixed after creation: accepted when equal to the stored value, else 400 not_updatable",
+    }),
     time: time.optional(),
     dayOfWeek: dayOfWeek.optional(),
     adId: adIds.optional(),
     feature: feature.optional(),
     enabled: z.boolean().optional(),
-  })
-  .openapi("UpdateTask");
+  }),
+  Task,
+).openapi("UpdateTask");
 export const DeleteTask = z.object({ taskId: id(), userId: id(), portal: TaskPortal }).openapi("DeleteTask");

@@ -8,6 +8,7 @@ import { formatDateTime, nowIso } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { requireUnchanged } from "../shared/fixedFields";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 
 type TaskRow = typeof tasks.$inferSelect;
@@ -143,11 +144,11 @@ async function requireTask(db: Db, userId: number, taskId: number, portal?: Mark
 
 export async function updateTask(
   ctx: ServiceContext,
-  input: Partial<Omit<TaskInput, "userId" | "portal">> & { taskId: number; userId: number },
+  input: Partial<Omit<TaskInput, "userId">> & { taskId: number; userId: number },
 ): Promise<TaskView[]> {
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);
-  await requireTask(db, input.userId, input.taskId);
+  requireUnchanged(input, await requireTask(db, input.userId, input.taskId), ["portal"]);
   await checkAds(db, input.userId, input.adId);
   const changes: Partial<typeof tasks.$inferInsert> = { updatedAt: nowIso() };
   if (input.time !== undefined) changes.time = input.time;

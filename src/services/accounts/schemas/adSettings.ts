@@ -8,7 +8,7 @@ const html = () =>
   });
 
 export const UserAdSetting = z
-  .object({
+  .strictObject({
     portal: z.enum(PUBLISH_PORTALS),
     header: html(),
     footer: html(),

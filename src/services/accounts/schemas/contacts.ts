@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, text, upTo, webUrl } from "../../../lib/fields";
+import { id, pagingQuery, takingAnswer, text, upTo, webUrl } from "../../../lib/fields";
 
 const contactFields = {
   name: text(2, 255),
@@ -14,30 +14,7 @@ const contactFields = {
   chathandle: upTo(255).nullable().openapi({ description: "Messenger handle" }),
 };
 
-export const CreateContact = z
-  .object({
-    userId: id(),
-    ...contactFields,
-    postalCode: contactFields.postalCode.optional(),
-    website: contactFields.website.optional(),
-    chathandle: contactFields.chathandle.optional(),
-  })
-  .openapi("CreateContact");
-
-export const UpdateContact = z
-  .object({
-    userId: id(),
-    contactId: id(),
-    ...(Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, v.optional()])) as {
-      [K in keyof typeof contactFields]: z.ZodOptional<(typeof contactFields)[K]>;
-    }),
-  })
-  .openapi("UpdateContact");
-
 export const DeleteContact = z.object({ userId: id(), contactId: id() }).openapi("DeleteContact");
-
-export type ContactInput = z.infer<typeof CreateContact>;
-export type ContactPatch = z.infer<typeof UpdateContact>;
 
 export const Contact = z
   .object({
@@ -56,5 +33,31 @@ export const Contact = z
     chathandle: z.string().nullable(),
   })
   .openapi("Contact");
+
+/** POST and PUT /contacts/ take a contact as answers show it too; `active` and `country` are ignored. */
+export const CreateContact = takingAnswer(
+  z.object({
+    userId: id(),
+    ...contactFields,
+    postalCode: contactFields.postalCode.optional(),
+    website: contactFields.website.optional(),
+    chathandle: contactFields.chathandle.optional(),
+  }),
+  Contact,
+).openapi("CreateContact");
+
+export const UpdateContact = takingAnswer(
+  z.object({
+    userId: id(),
+    contactId: id(),
+    ...(Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof contactFields]: z.ZodOptional<(typeof contactFields)[K]>;
+    }),
+  }),
+  Contact,
+).openapi("UpdateContact");
+
+export type ContactInput = z.infer<typeof CreateContact>;
+export type ContactPatch = z.infer<typeof UpdateContact>;
 
 export const ContactsQuery = pagingQuery(100);

@@ -10,8 +10,8 @@ export const DELIVERIES = [firstDelivery as string, ...otherDeliveries] as const
 export const BUDGET_NOTIFY_LIMITS = [0, 500, 1000, 2500, 5000, 10000, 15000, 20000] as const;
 
 const AttributeDefault = z.discriminatedUnion("key", [
-  z.object({ key: z.literal("condition"), value: z.enum(CONDITIONS) }),
-  z.object({ key: z.literal("delivery"), value: z.enum(DELIVERIES) }),
+  z.strictObject({ key: z.literal("condition"), value: z.enum(CONDITIONS) }),
+  z.strictObject({ key: z.literal("delivery"), value: z.enum(DELIVERIES) }),
 ]);
 
 const attributes = z

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, pathId, text, upTo, webUrl } from "../../../lib/fields";
+import { id, pagingQuery, pathId, takingAnswer, text, upTo, webUrl } from "../../../lib/fields";
 import { Contact } from "./contacts";
 
 const date = () =>
@@ -41,33 +41,9 @@ const userFields = {
   fax: text(5, 50).nullable(),
   cellular: text(5, 50).nullable(),
   subscriptions: z
-    .object({ stock: z.boolean().optional(), shop: z.boolean().optional() })
+    .strictObject({ stock: z.boolean().optional(), shop: z.boolean().optional() })
     .openapi({ description: "Internal clients only" }),
 };
-
-export const CreateUser = z
-  .object({
-    ...Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])),
-    externalUserId: userFields.externalUserId,
-    email: userFields.email,
-  } as {
-    [K in keyof typeof userFields]: K extends "externalUserId" | "email"
-      ? (typeof userFields)[K]
-      : z.ZodOptional<(typeof userFields)[K]>;
-  })
-  .openapi("CreateUser");
-
-export const UpdateUser = z
-  .object({
-    userId: id(),
-    ...(Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])) as {
-      [K in keyof typeof userFields]: z.ZodOptional<(typeof userFields)[K]>;
-    }),
-  })
-  .openapi("UpdateUser");
-
-export type UserInput = z.infer<typeof CreateUser>;
-export type UserPatch = z.infer<typeof UpdateUser>;
 
 export const ContactsSummary = z.object({
   numberOfContacts: z.number().int(),
@@ -106,6 +82,33 @@ export const User = z
 export const Activation = z.object({ activationtoken: z.string(), validUntil: z.string() }).openapi("Activation");
 
 export const CreatedUser = User.extend({ activation: Activation }).openapi("CreatedUser");
+
+/** POST /users/ and PUT /users/ take a user as answers show it too; what they do not write is ignored. */
+export const CreateUser = takingAnswer(
+  z.object({
+    ...Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])),
+    externalUserId: userFields.externalUserId,
+    email: userFields.email,
+  } as {
+    [K in keyof typeof userFields]: K extends "externalUserId" | "email"
+      ? (typeof userFields)[K]
+      : z.ZodOptional<(typeof userFields)[K]>;
+  }),
+  CreatedUser,
+).openapi("CreateUser");
+
+export const UpdateUser = takingAnswer(
+  z.object({
+    userId: id(),
+    ...(Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof userFields]: z.ZodOptional<(typeof userFields)[K]>;
+    }),
+  }),
+  User,
+).openapi("UpdateUser");
+
+export type UserInput = z.infer<typeof CreateUser>;
+export type UserPatch = z.infer<typeof UpdateUser>;
 
 export const UserIdParam = z.object({ userId: pathId("userId") });
 export const UsersQuery = pagingQuery(100);

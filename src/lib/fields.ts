@@ -72,22 +72,22 @@ export const searchText = (max: number) =>
     .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), { error: "must not contain control characters" });
 
 /**
- * A field that answers carry and writes do not change: accepted in any form and ignored, so that a
- * resource read with GET can be sent back whole.
+ * A field that answers carry and writes do not change: accepted in any form, so that a resource read with
+ * GET can be sent back whole (`takingAnswer` then drops it).
  */
 export const readOnly = () =>
   z
     .unknown()
     .optional()
-    .transform(() => undefined)
     .openapi({ description: "Read-only: accepted and ignored, so that an answer can be sent back" });
 
 type ReadOnlyShape<Answer, Input> = { [K in Exclude<keyof Answer, keyof Input>]: ReturnType<typeof readOnly> };
 
 /**
  * A write's input that also takes its resource as answers show it: every field of `answer` the write does
- * not name is read-only. Derived from the answer, so a field added to an answer is never unknown on a write;
- * any other field is (the object is strict).
+ * not name is read-only, accepted and dropped, so the write sees only its own fields. Derived from the
+ * answer, so a field added to an answer is never unknown on a write; any other field is (the object is
+ * strict).
  */
 export function takingAnswer<Input extends z.ZodRawShape, Answer extends z.ZodRawShape>(
   input: z.ZodObject<Input>,
@@ -96,5 +96,10 @@ export function takingAnswer<Input extends z.ZodRawShape, Answer extends z.ZodRa
   const ignored = Object.keys(answer.shape).filter((key) => !(key in input.shape));
   return input
     .extend(Object.fromEntries(ignored.map((key) => [key, readOnly()])) as ReadOnlyShape<Answer, Input>)
-    .strict();
+    .strict()
+    .transform((value) => {
+      const written: Record<string, unknown> = { ...value };
+      for (const key of ignored) delete written[key];
+      return written as z.output<z.ZodObject<Input>>;
+    });
 }

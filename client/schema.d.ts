@@ -2448,6 +2448,8 @@ export interface components {
             locale?: ("nl_NL" | "en_GB")[];
             /** @description Only the portals the user is connected to, and portal_own */
             userId?: number;
+            /** @description Taken because the contract lists it; it says nothing of what it does, and the catalogue has no conversion tree, so it changes nothing */
+            conversiontree?: boolean;
             /** @default 1 */
             page?: number;
             /** @default 25 */
@@ -17236,6 +17238,7 @@ export interface operations {
                  *         "nl_NL"
                  *       ],
                  *       "userId": 1042,
+                 *       "conversiontree": true,
                  *       "page": 1,
                  *       "itemsPerPage": 25
                  *     }

@@ -66,3 +66,28 @@ describe("the test harness", () => {
     expectTypeOf<Answer<"GET", "/ads/?userId=1">["totalItems"]>().toEqualTypeOf<number>();
   });
 });
+
+describe("the repository stands alone", () => {
+  const documents = {
+    ...(import.meta.glob(["../*.md", "../docs/*.md", "../public/docs/*.md"], {
+      query: "?raw",
+      import: "default",
+      eager: true,
+    }) as Record<string, string>),
+  };
+
+  it("links nothing outside the repository from the README and docs", () => {
+    expect(Object.keys(documents)).toContain("../README.md");
+    const outside = Object.entries(documents).flatMap(([path, text]) => {
+      const depth = path.split("/").length - 2; // folders below the repository root
+      const links = [...text.matchAll(/\]\(([^)#\s]+)[^)]*\)/g)].map((m) => m[1] ?? "");
+      const escaping = links
+        .filter((link) => !/^[a-z]+:/i.test(link))
+        .filter((link) => link.split("/").filter((part) => part === "..").length > depth);
+      // The team's shared folder beside the clone is not in a clone.
+      const shared = text.match(/\.\.\/shared\/\S*/g) ?? [];
+      return [...escaping, ...shared].map((link) => `${path}: ${link}`);
+    });
+    expect(outside).toEqual([]);
+  });
+});

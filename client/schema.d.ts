@@ -1768,15 +1768,15 @@ export interface components {
                 stock?: boolean;
                 shop?: boolean;
             };
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             userId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             contacts?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             created?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             updated?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             activation?: unknown;
         };
         UpdateUser: {
@@ -1816,11 +1816,11 @@ export interface components {
                 stock?: boolean;
                 shop?: boolean;
             };
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             contacts?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             created?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             updated?: unknown;
         };
         DeleteUser: {
@@ -1845,11 +1845,11 @@ export interface components {
             website?: string | null;
             /** @description Messenger handle */
             chathandle?: string | null;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             contactId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             active?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             country?: unknown;
         };
         UpdateContact: {
@@ -1870,9 +1870,9 @@ export interface components {
             website?: string | null;
             /** @description Messenger handle */
             chathandle?: string | null;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             active?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             country?: unknown;
         };
         DeleteContact: {
@@ -1889,16 +1889,16 @@ export interface components {
         CreateFolder: {
             userId: number;
             description: string;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             folderId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             total?: unknown;
         };
         UpdateFolder: {
             userId: number;
             folderId: number;
             description: string;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             total?: unknown;
         };
         DeleteFolder: {
@@ -2218,27 +2218,27 @@ export interface components {
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             adId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             created?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             updated?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             groupId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             groupDescription?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             categoryDescription?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             prices?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             images?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             portals?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             manufacturerId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             contact?: unknown;
         };
         AdAttributesInput: {
@@ -2250,13 +2250,13 @@ export interface components {
              */
             locale?: "nl_NL";
             values?: components["schemas"]["AttributeValue"][];
-            /** @description The answers' name for `values`; give one of them */
+            /** @description The answers' name for `values` */
             attributes?: components["schemas"]["AttributeValue"][];
         };
         AttributeValue: {
             key: string;
             value: string | number;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             label?: unknown;
         };
         PriceInput: {
@@ -2303,11 +2303,11 @@ export interface components {
         } | null;
         UpdateAd: {
             adId: number;
-            /** @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable */
+            /** @description Fixed: must equal the stored value */
             userId?: number;
-            /** @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable */
+            /** @description Fixed: must equal the stored value */
             externalAdId?: number | null;
-            /** @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable */
+            /** @description Fixed: must equal the stored value */
             categoryId?: number;
             contactId?: number | null;
             folderId?: number | null;
@@ -2325,25 +2325,25 @@ export interface components {
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             created?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             updated?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             groupId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             groupDescription?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             categoryDescription?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             prices?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             images?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             portals?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             manufacturerId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             contact?: unknown;
         };
         PatchAd: {
@@ -2448,7 +2448,7 @@ export interface components {
             locale?: ("nl_NL" | "en_GB")[];
             /** @description Only the portals the user is connected to, and portal_own */
             userId?: number;
-            /** @description Taken because the contract lists it; it says nothing of what it does, and the catalogue has no conversion tree, so it changes nothing */
+            /** @description Listed by the contract; changes nothing here */
             conversiontree?: boolean;
             /** @default 1 */
             page?: number;
@@ -2481,11 +2481,11 @@ export interface components {
             manufacturerEmail: string;
             /** @description Free text for internal use */
             description?: string;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             manufacturerId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             categoryDescription?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             suggestion?: unknown;
         };
         UpdateManufacturer: {
@@ -2500,9 +2500,9 @@ export interface components {
             manufacturerEmail?: string;
             /** @description Free text for internal use */
             description?: string;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             categoryDescription?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             suggestion?: unknown;
         };
         DeleteManufacturer: {
@@ -2545,9 +2545,9 @@ export interface components {
                     /** @description Resolved against the configured media origin (MEDIA_ORIGIN) */
                     path?: string;
                 };
-                /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+                /** @description Read-only: ignored */
                 counter?: unknown;
-                /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+                /** @description Read-only: ignored */
                 thumbnail?: unknown;
             }[];
             /**
@@ -2767,21 +2767,21 @@ export interface components {
             types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
             enabled?: boolean;
             description?: string;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             webhookId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             disabledReason?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             pausedUntil?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             pausedReason?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             queuedDeliveries?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             created?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             updated?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             secret?: unknown;
         };
         UpdateWebhook: {
@@ -2793,19 +2793,19 @@ export interface components {
             types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
             enabled?: boolean;
             description?: string;
-            /** @description Must match the path when given */
+            /** @description Fixed: must equal the stored value */
             webhookId?: number;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             disabledReason?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             pausedUntil?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             pausedReason?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             queuedDeliveries?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             created?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             updated?: unknown;
         };
         ReplayWebhook: {
@@ -2971,16 +2971,16 @@ export interface components {
              */
             feature?: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled: boolean;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             taskId?: unknown;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             runs?: unknown;
         };
         UpdateTask: {
             taskId: number;
             userId: number;
             /**
-             * @description Fixed after creation: accepted when equal to the stored value, else 400 not_updatable
+             * @description Fixed: must equal the stored value
              * @enum {string}
              */
             portal?: "portal_a" | "portal_b";
@@ -2995,7 +2995,7 @@ export interface components {
              */
             feature?: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled?: boolean;
-            /** @description Read-only: accepted and ignored, so that an answer can be sent back */
+            /** @description Read-only: ignored */
             runs?: unknown;
         };
         DeleteTask: {

@@ -21,6 +21,10 @@ export const queryBool = () =>
     .transform((v) => v === "true" || v === "1")
     .openapi({ type: "boolean" });
 
+/** A field set on create that a write may repeat: equal to the stored value, or 400 `not_updatable`. */
+export const fixed = <T extends z.ZodType>(schema: T) =>
+  schema.openapi({ description: "Fixed: must equal the stored value" });
+
 /** Positive integers in query strings and path segments. */
 export const queryInt = (min = 1, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -75,11 +79,7 @@ export const searchText = (max: number) =>
  * A field that answers carry and writes do not change: accepted in any form, so that a resource read with
  * GET can be sent back whole (`takingAnswer` then drops it).
  */
-export const readOnly = () =>
-  z
-    .unknown()
-    .optional()
-    .openapi({ description: "Read-only: accepted and ignored, so that an answer can be sent back" });
+export const readOnly = () => z.unknown().optional().openapi({ description: "Read-only: ignored" });
 
 type ReadOnlyShape<Answer, Input> = { [K in Exclude<keyof Answer, keyof Input>]: ReturnType<typeof readOnly> };
 

@@ -49,7 +49,7 @@ export const featuresRouter = createRouter()
       tags,
       summary: "Buy a feature for an ad published on the portal (queued, paid when queued)",
       description:
-        "Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`. A repeated call while the feature's job is open answers as the first did, without a second charge.",
+        "Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`. A repeat while the feature's job is open answers as the first did, charging once.",
       request: {
         body: jsonBody(BuyFeature),
       },

@@ -3,7 +3,18 @@ import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema"
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
 import { countyField } from "../../lib/dutch";
 import { ErrorDetail } from "../../lib/errors";
-import { id, queryBool, queryInt, readOnly, searchText, takingAnswer, text, upTo, webUrl } from "../../lib/fields";
+import {
+  fixed,
+  id,
+  queryBool,
+  queryInt,
+  readOnly,
+  searchText,
+  takingAnswer,
+  text,
+  upTo,
+  webUrl,
+} from "../../lib/fields";
 
 const cents = () => z.number().int().min(0).max(1_000_000_000);
 
@@ -23,7 +34,7 @@ export const AdAttributesInput = z
     portal: z.enum(AD_PORTALS),
     locale: z.literal("nl_NL").default("nl_NL"),
     values: attributeValues.optional(),
-    attributes: attributeValues.optional().openapi({ description: "The answers' name for `values`; give one of them" }),
+    attributes: attributeValues.optional().openapi({ description: "The answers' name for `values`" }),
   })
   .superRefine((set, ctx) => {
     if (set.values === undefined && set.attributes === undefined)
@@ -247,7 +258,7 @@ export const AdsQuery = z
     page: queryInt(1).optional().default(1),
     cursor: pageCursor.optional().openapi({
       description:
-        "The `nextCursor` of the previous page: the next page, read from where that one ended (in the order by creation it seeks instead of skipping rows, so a page deep in a large list costs what a first page does). Replaces `page`.",
+        "The previous page's `nextCursor`: the next page, read from where that one ended (a deep page costs what a first one does). Replaces `page`.",
       example: "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0",
     }),
     // Its bound depends on `simple`: checked once, below, so one message says which applies.
@@ -423,15 +434,13 @@ export const CreateAd = takingAnswer(
   Ad,
 ).openapi("CreateAd");
 
-const fixedAfterCreation = "Fixed after creation: accepted when equal to the stored value, else 400 not_updatable";
-
 /** PUT /ads/: the ad as GET answers it is taken back whole; the fields fixed after creation must not change. */
 export const UpdateAd = takingAnswer(
   z.object({
     adId: id(),
-    userId: id().optional().openapi({ description: fixedAfterCreation }),
-    externalAdId: z.number().int().nullable().optional().openapi({ description: fixedAfterCreation }),
-    categoryId: id().optional().openapi({ description: fixedAfterCreation }),
+    userId: fixed(id().optional()),
+    externalAdId: fixed(z.number().int().nullable().optional()),
+    categoryId: fixed(id().optional()),
     ...adFields,
     title: adFields.title.optional(),
     description: adFields.description.optional(),

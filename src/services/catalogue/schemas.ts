@@ -45,10 +45,7 @@ export const AttributesRequest = z
     categoryId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all categories" }),
     locale: locales,
     userId: id().optional().openapi({ description: "Only the portals the user is connected to, and portal_own" }),
-    conversiontree: z.boolean().optional().openapi({
-      description:
-        "Taken because the contract lists it; it says nothing of what it does, and the catalogue has no conversion tree, so it changes nothing",
-    }),
+    conversiontree: z.boolean().optional().openapi({ description: "Listed by the contract; changes nothing here" }),
     ...paging(500),
   })
   .openapi("AttributesRequest");

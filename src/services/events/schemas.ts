@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { queryInt, takingAnswer, upTo } from "../../lib/fields";
+import { fixed, queryInt, takingAnswer, upTo } from "../../lib/fields";
 import { EVENT_TYPES } from "./events";
 
 /** The shapes of events, webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
@@ -73,7 +73,7 @@ export const UpdateWebhook = takingAnswer(
   z.object({
     ...webhookFields,
     url: url.optional(),
-    webhookId: z.number().int().optional().openapi({ description: "Must match the path when given" }),
+    webhookId: fixed(z.number().int().optional()),
   }),
   Webhook,
 ).openapi("UpdateWebhook");

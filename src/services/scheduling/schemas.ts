@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { WEEKDAYS } from "../../db/schema";
-import { id, takingAnswer } from "../../lib/fields";
+import { fixed, id, takingAnswer } from "../../lib/fields";
 import { FEATURE_NAMES } from "../catalogue";
 
 /** The shapes of scheduled tasks (bump-ups and features at set times): validation, types and the document. */
@@ -61,9 +61,7 @@ export const UpdateTask = takingAnswer(
   z.object({
     taskId: id(),
     userId: id(),
-    portal: TaskPortal.optional().openapi({
-      description: "Fixed after creation: accepted when equal to the stored value, else 400 not_updatable",
-    }),
+    portal: fixed(TaskPortal.optional()),
     time: time.optional(),
     dayOfWeek: dayOfWeek.optional(),
     adId: adIds.optional(),

@@ -1106,7 +1106,7 @@ export interface paths {
         put?: never;
         /**
          * Buy a feature for an ad published on the portal (queued, paid when queued)
-         * @description Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`. A repeated call while the feature's job is open answers as the first did, without a second charge.
+         * @description Refusals: `portal: <portal> - adId: <adId> - this advertisement is not published` or `... - insufficient means`. A repeat while the feature's job is open answers as the first did, charging once.
          */
         post: operations["features.create"];
         delete?: never;
@@ -1769,15 +1769,15 @@ export interface components {
                 shop?: boolean;
             };
             /** @description Read-only: ignored */
-            userId?: unknown;
+            readonly userId?: unknown;
             /** @description Read-only: ignored */
-            contacts?: unknown;
+            readonly contacts?: unknown;
             /** @description Read-only: ignored */
-            created?: unknown;
+            readonly created?: unknown;
             /** @description Read-only: ignored */
-            updated?: unknown;
+            readonly updated?: unknown;
             /** @description Read-only: ignored */
-            activation?: unknown;
+            readonly activation?: unknown;
         };
         UpdateUser: {
             userId: number;
@@ -1817,11 +1817,11 @@ export interface components {
                 shop?: boolean;
             };
             /** @description Read-only: ignored */
-            contacts?: unknown;
+            readonly contacts?: unknown;
             /** @description Read-only: ignored */
-            created?: unknown;
+            readonly created?: unknown;
             /** @description Read-only: ignored */
-            updated?: unknown;
+            readonly updated?: unknown;
         };
         DeleteUser: {
             userId: number;
@@ -1846,11 +1846,11 @@ export interface components {
             /** @description Messenger handle */
             chathandle?: string | null;
             /** @description Read-only: ignored */
-            contactId?: unknown;
+            readonly contactId?: unknown;
             /** @description Read-only: ignored */
-            active?: unknown;
+            readonly active?: unknown;
             /** @description Read-only: ignored */
-            country?: unknown;
+            readonly country?: unknown;
         };
         UpdateContact: {
             userId: number;
@@ -1871,9 +1871,9 @@ export interface components {
             /** @description Messenger handle */
             chathandle?: string | null;
             /** @description Read-only: ignored */
-            active?: unknown;
+            readonly active?: unknown;
             /** @description Read-only: ignored */
-            country?: unknown;
+            readonly country?: unknown;
         };
         DeleteContact: {
             userId: number;
@@ -1890,16 +1890,16 @@ export interface components {
             userId: number;
             description: string;
             /** @description Read-only: ignored */
-            folderId?: unknown;
+            readonly folderId?: unknown;
             /** @description Read-only: ignored */
-            total?: unknown;
+            readonly total?: unknown;
         };
         UpdateFolder: {
             userId: number;
             folderId: number;
             description: string;
             /** @description Read-only: ignored */
-            total?: unknown;
+            readonly total?: unknown;
         };
         DeleteFolder: {
             userId: number;
@@ -2219,28 +2219,40 @@ export interface components {
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
             /** @description Read-only: ignored */
-            adId?: unknown;
+            readonly adId?: unknown;
             /** @description Read-only: ignored */
-            created?: unknown;
+            readonly created?: unknown;
             /** @description Read-only: ignored */
-            updated?: unknown;
+            readonly updated?: unknown;
             /** @description Read-only: ignored */
-            groupId?: unknown;
+            readonly groupId?: unknown;
             /** @description Read-only: ignored */
-            groupDescription?: unknown;
+            readonly groupDescription?: unknown;
             /** @description Read-only: ignored */
-            categoryDescription?: unknown;
+            readonly categoryDescription?: unknown;
             /** @description Read-only: ignored */
-            prices?: unknown;
+            readonly prices?: unknown;
             /** @description Read-only: ignored */
-            images?: unknown;
+            readonly images?: unknown;
             /** @description Read-only: ignored */
-            portals?: unknown;
+            readonly portals?: unknown;
             /** @description Read-only: ignored */
-            manufacturerId?: unknown;
+            readonly manufacturerId?: unknown;
             /** @description Read-only: ignored */
-            contact?: unknown;
+            readonly contact?: unknown;
         };
+        /**
+         * @example {
+         *       "portal": "portal_a",
+         *       "locale": "nl_NL",
+         *       "values": [
+         *         {
+         *           "key": "condition",
+         *           "value": "gebruikt"
+         *         }
+         *       ]
+         *     }
+         */
         AdAttributesInput: {
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -2257,7 +2269,7 @@ export interface components {
             key: string;
             value: string | number;
             /** @description Read-only: ignored */
-            label?: unknown;
+            readonly label?: unknown;
         };
         PriceInput: {
             /**
@@ -2326,25 +2338,25 @@ export interface components {
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
             /** @description Read-only: ignored */
-            created?: unknown;
+            readonly created?: unknown;
             /** @description Read-only: ignored */
-            updated?: unknown;
+            readonly updated?: unknown;
             /** @description Read-only: ignored */
-            groupId?: unknown;
+            readonly groupId?: unknown;
             /** @description Read-only: ignored */
-            groupDescription?: unknown;
+            readonly groupDescription?: unknown;
             /** @description Read-only: ignored */
-            categoryDescription?: unknown;
+            readonly categoryDescription?: unknown;
             /** @description Read-only: ignored */
-            prices?: unknown;
+            readonly prices?: unknown;
             /** @description Read-only: ignored */
-            images?: unknown;
+            readonly images?: unknown;
             /** @description Read-only: ignored */
-            portals?: unknown;
+            readonly portals?: unknown;
             /** @description Read-only: ignored */
-            manufacturerId?: unknown;
+            readonly manufacturerId?: unknown;
             /** @description Read-only: ignored */
-            contact?: unknown;
+            readonly contact?: unknown;
         };
         PatchAd: {
             adId: number;
@@ -2482,11 +2494,11 @@ export interface components {
             /** @description Free text for internal use */
             description?: string;
             /** @description Read-only: ignored */
-            manufacturerId?: unknown;
+            readonly manufacturerId?: unknown;
             /** @description Read-only: ignored */
-            categoryDescription?: unknown;
+            readonly categoryDescription?: unknown;
             /** @description Read-only: ignored */
-            suggestion?: unknown;
+            readonly suggestion?: unknown;
         };
         UpdateManufacturer: {
             manufacturerId: number;
@@ -2501,9 +2513,9 @@ export interface components {
             /** @description Free text for internal use */
             description?: string;
             /** @description Read-only: ignored */
-            categoryDescription?: unknown;
+            readonly categoryDescription?: unknown;
             /** @description Read-only: ignored */
-            suggestion?: unknown;
+            readonly suggestion?: unknown;
         };
         DeleteManufacturer: {
             manufacturerId: number;
@@ -2546,9 +2558,9 @@ export interface components {
                     path?: string;
                 };
                 /** @description Read-only: ignored */
-                counter?: unknown;
+                readonly counter?: unknown;
                 /** @description Read-only: ignored */
-                thumbnail?: unknown;
+                readonly thumbnail?: unknown;
             }[];
             /**
              * @description Push the new images to the portals the ad is on
@@ -2768,21 +2780,21 @@ export interface components {
             enabled?: boolean;
             description?: string;
             /** @description Read-only: ignored */
-            webhookId?: unknown;
+            readonly webhookId?: unknown;
             /** @description Read-only: ignored */
-            disabledReason?: unknown;
+            readonly disabledReason?: unknown;
             /** @description Read-only: ignored */
-            pausedUntil?: unknown;
+            readonly pausedUntil?: unknown;
             /** @description Read-only: ignored */
-            pausedReason?: unknown;
+            readonly pausedReason?: unknown;
             /** @description Read-only: ignored */
-            queuedDeliveries?: unknown;
+            readonly queuedDeliveries?: unknown;
             /** @description Read-only: ignored */
-            created?: unknown;
+            readonly created?: unknown;
             /** @description Read-only: ignored */
-            updated?: unknown;
+            readonly updated?: unknown;
             /** @description Read-only: ignored */
-            secret?: unknown;
+            readonly secret?: unknown;
         };
         UpdateWebhook: {
             /**
@@ -2796,17 +2808,17 @@ export interface components {
             /** @description Fixed: must equal the stored value */
             webhookId?: number;
             /** @description Read-only: ignored */
-            disabledReason?: unknown;
+            readonly disabledReason?: unknown;
             /** @description Read-only: ignored */
-            pausedUntil?: unknown;
+            readonly pausedUntil?: unknown;
             /** @description Read-only: ignored */
-            pausedReason?: unknown;
+            readonly pausedReason?: unknown;
             /** @description Read-only: ignored */
-            queuedDeliveries?: unknown;
+            readonly queuedDeliveries?: unknown;
             /** @description Read-only: ignored */
-            created?: unknown;
+            readonly created?: unknown;
             /** @description Read-only: ignored */
-            updated?: unknown;
+            readonly updated?: unknown;
         };
         ReplayWebhook: {
             after: number;
@@ -2972,9 +2984,9 @@ export interface components {
             feature?: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled: boolean;
             /** @description Read-only: ignored */
-            taskId?: unknown;
+            readonly taskId?: unknown;
             /** @description Read-only: ignored */
-            runs?: unknown;
+            readonly runs?: unknown;
         };
         UpdateTask: {
             taskId: number;
@@ -2996,7 +3008,7 @@ export interface components {
             feature?: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled?: boolean;
             /** @description Read-only: ignored */
-            runs?: unknown;
+            readonly runs?: unknown;
         };
         DeleteTask: {
             taskId: number;
@@ -3938,10 +3950,7 @@ export interface operations {
                  *       "subscriptions": {
                  *         "stock": true,
                  *         "shop": true
-                 *       },
-                 *       "contacts": null,
-                 *       "created": null,
-                 *       "updated": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateUser"];
@@ -4312,12 +4321,7 @@ export interface operations {
                  *       "subscriptions": {
                  *         "stock": true,
                  *         "shop": true
-                 *       },
-                 *       "userId": null,
-                 *       "contacts": null,
-                 *       "created": null,
-                 *       "updated": null,
-                 *       "activation": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["CreateUser"];
@@ -6220,9 +6224,7 @@ export interface operations {
                  *       "county": "DR",
                  *       "phone": "030-1234567",
                  *       "website": "https://www.garagedevries.nl/",
-                 *       "chathandle": "garagedevries",
-                 *       "active": null,
-                 *       "country": null
+                 *       "chathandle": "garagedevries"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateContact"];
@@ -6550,10 +6552,7 @@ export interface operations {
                  *       "county": "DR",
                  *       "phone": "030-1234567",
                  *       "website": "https://www.garagedevries.nl/",
-                 *       "chathandle": "garagedevries",
-                 *       "contactId": null,
-                 *       "active": null,
-                 *       "country": null
+                 *       "chathandle": "garagedevries"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateContact"];
@@ -7783,8 +7782,7 @@ export interface operations {
                  * @example {
                  *       "userId": 1042,
                  *       "folderId": 12,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
-                 *       "total": null
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateFolder"];
@@ -8095,9 +8093,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "userId": 1042,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
-                 *       "folderId": null,
-                 *       "total": null
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["CreateFolder"];
@@ -13368,7 +13364,7 @@ export interface operations {
             query?: {
                 useCache?: boolean;
                 page?: number;
-                /** @description The `nextCursor` of the previous page: the next page, read from where that one ended (in the order by creation it seeks instead of skipping rows, so a page deep in a large list costs what a first page does). Replaces `page`. */
+                /** @description The previous page's `nextCursor`: the next page, read from where that one ended (a deep page costs what a first one does). Replaces `page`. */
                 cursor?: string;
                 /** @description Default 25; max 25, or 500 with simple */
                 itemsPerPage?: number;
@@ -13823,15 +13819,7 @@ export interface operations {
                  *           "values": [
                  *             {
                  *               "key": "condition",
-                 *               "value": "gebruikt",
-                 *               "label": null
-                 *             }
-                 *           ],
-                 *           "attributes": [
-                 *             {
-                 *               "key": "condition",
-                 *               "value": "gebruikt",
-                 *               "label": null
+                 *               "value": "gebruikt"
                  *             }
                  *           ]
                  *         }
@@ -13865,17 +13853,7 @@ export interface operations {
                  *         "county": "DR",
                  *         "country": "NL",
                  *         "phone": "030-1234567"
-                 *       },
-                 *       "created": null,
-                 *       "updated": null,
-                 *       "groupId": null,
-                 *       "groupDescription": null,
-                 *       "categoryDescription": null,
-                 *       "prices": null,
-                 *       "images": null,
-                 *       "portals": null,
-                 *       "manufacturerId": null,
-                 *       "contact": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateAd"];
@@ -14313,18 +14291,7 @@ export interface operations {
                  *         "county": "DR",
                  *         "country": "NL",
                  *         "phone": "030-1234567"
-                 *       },
-                 *       "adId": null,
-                 *       "created": null,
-                 *       "updated": null,
-                 *       "groupId": null,
-                 *       "groupDescription": null,
-                 *       "categoryDescription": null,
-                 *       "prices": null,
-                 *       "images": null,
-                 *       "portals": null,
-                 *       "manufacturerId": null,
-                 *       "contact": null
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAd"];
@@ -17877,9 +17844,7 @@ export interface operations {
                  *       "manufacturerTradename": "Piaggio & C. S.p.A.",
                  *       "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
                  *       "manufacturerEmail": "info@piaggio.example.com",
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
-                 *       "categoryDescription": null,
-                 *       "suggestion": null
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateManufacturer"];
@@ -18205,10 +18170,7 @@ export interface operations {
                  *       "manufacturerTradename": "Piaggio & C. S.p.A.",
                  *       "manufacturerAddress": "Viale Rinaldo Piaggio 25, 56025 Pontedera, Italië",
                  *       "manufacturerEmail": "info@piaggio.example.com",
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
-                 *       "manufacturerId": null,
-                 *       "categoryDescription": null,
-                 *       "suggestion": null
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["CreateManufacturer"];
@@ -19421,9 +19383,7 @@ export interface operations {
                  *         {
                  *           "image": {
                  *             "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
-                 *           },
-                 *           "counter": null,
-                 *           "thumbnail": null
+                 *           }
                  *         }
                  *       ],
                  *       "autoupdate": true
@@ -19749,9 +19709,7 @@ export interface operations {
                  *         {
                  *           "image": {
                  *             "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
-                 *           },
-                 *           "counter": null,
-                 *           "thumbnail": null
+                 *           }
                  *         }
                  *       ],
                  *       "autoupdate": true
@@ -29765,15 +29723,7 @@ export interface operations {
                  *         "publish.pending"
                  *       ],
                  *       "enabled": true,
-                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
-                 *       "webhookId": null,
-                 *       "disabledReason": null,
-                 *       "pausedUntil": null,
-                 *       "pausedReason": null,
-                 *       "queuedDeliveries": null,
-                 *       "created": null,
-                 *       "updated": null,
-                 *       "secret": null
+                 *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhook"];
@@ -30378,13 +30328,7 @@ export interface operations {
                  *       ],
                  *       "enabled": true,
                  *       "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
-                 *       "webhookId": 3,
-                 *       "disabledReason": null,
-                 *       "pausedUntil": null,
-                 *       "pausedReason": null,
-                 *       "queuedDeliveries": null,
-                 *       "created": null,
-                 *       "updated": null
+                 *       "webhookId": 3
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhook"];
@@ -36728,8 +36672,7 @@ export interface operations {
                  *         20317
                  *       ],
                  *       "feature": "upcall",
-                 *       "enabled": true,
-                 *       "runs": null
+                 *       "enabled": true
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateTask"];
@@ -37071,9 +37014,7 @@ export interface operations {
                  *         20317
                  *       ],
                  *       "feature": "upcall",
-                 *       "enabled": true,
-                 *       "taskId": null,
-                 *       "runs": null
+                 *       "enabled": true
                  *     }
                  */
                 "application/json": components["schemas"]["CreateTask"];

@@ -79,7 +79,7 @@ export const searchText = (max: number) =>
  * A field that answers carry and writes do not change: accepted in any form, so that a resource read with
  * GET can be sent back whole (`takingAnswer` then drops it).
  */
-export const readOnly = () => z.unknown().optional().openapi({ description: "Read-only: ignored" });
+export const readOnly = () => z.unknown().optional().openapi({ readOnly: true, description: "Read-only: ignored" });
 
 type ReadOnlyShape<Answer, Input> = { [K in Exclude<keyof Answer, keyof Input>]: ReturnType<typeof readOnly> };
 

@@ -26,6 +26,7 @@ interface Schema {
   maxItems?: number;
   prefixItems?: Schema[];
   pattern?: string;
+  readOnly?: boolean;
 }
 
 type Components = Record<string, Schema>;
@@ -210,10 +211,10 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
   switch (type) {
     case "object":
       return Object.fromEntries(
-        Object.entries(schema.properties ?? {}).map(([key, property]) => [
-          key,
-          sampleOf(property, components, depth + 1, key),
-        ]),
+        // What a write takes only because its answers carry it (read-only fields) is left out.
+        Object.entries(schema.properties ?? {})
+          .filter(([, property]) => !property.readOnly)
+          .map(([key, property]) => [key, sampleOf(property, components, depth + 1, key)]),
       );
     case "array": {
       // A list of problems is empty in an example: the examples are of things that went well.

@@ -161,7 +161,7 @@ describe("outbound fetches (image downloads)", () => {
       const ad = await createAd(key, userId);
       const answer = await call("POST", `/images/${ad.adId}`, { key, body: { images: [{ image: { path } }] } });
       expectEnvelope(answer, 400);
-      expect(answer.body.errors[0]).toMatch(/^images\.0\.image\.path: must stay below the media origin/);
+      expect(answer.body.errors[0]).toMatch(/^images\[0\]\.image\.path: must stay below the media origin/);
     }
   });
 });

@@ -43,7 +43,9 @@ export const AdAttributesInput = z
       ctx.addIssue({ code: "custom", path: ["attributes"], message: "give values or attributes, not both" });
   })
   .transform(({ attributes, values, ...set }) => ({ ...set, values: values ?? attributes ?? [] }))
-  .openapi("AdAttributesInput");
+  .openapi("AdAttributesInput", {
+    example: { portal: "portal_a", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] },
+  });
 
 /**
  * Price object, in the writes' spelling (`retail`) or the answers' (`retailPrice`, `null` for an absent

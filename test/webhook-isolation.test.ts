@@ -233,6 +233,12 @@ describe("cost and the small ones", () => {
     expect(down.status).toBe(503);
     expect(down.body.errorDetails[0]).toMatchObject({ code: "dns_unavailable", field: "url" });
     expect(down.body.errors[0]).toMatch(/^url: the DNS resolver answered HTTP 502$/);
+    for (const host of ["hooks.garbled.test", "hooks.nostatus.test"]) {
+      const garbled = await create(`https://${host}/in`);
+      expect(garbled.status, host).toBe(503);
+      expect(garbled.body.errorDetails[0]).toMatchObject({ code: "dns_unavailable", field: "url" });
+      expect(garbled.body.errors[0]).toBe("url: the DNS resolver's answer is not a DNS answer");
+    }
     const unknown = await create("https://nowhere.test/in");
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0]).toBe("url: the host name does not resolve");

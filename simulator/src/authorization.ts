@@ -292,9 +292,14 @@ export class AuthorizationServer {
     let secret = form.get("client_secret");
     const basic = /^Basic (.+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
     if (basic) {
-      const [user, password] = atob(basic).split(":");
-      id = decodeURIComponent((user ?? "").replaceAll("+", " "));
-      secret = decodeURIComponent((password ?? "").replaceAll("+", " "));
+      // A header that is not base64 or not percent-encoding authenticates no one (401, never a 500).
+      try {
+        const [user, password] = atob(basic).split(":");
+        id = decodeURIComponent((user ?? "").replaceAll("+", " "));
+        secret = decodeURIComponent((password ?? "").replaceAll("+", " "));
+      } catch {
+        return false;
+      }
     }
     return (
       typeof id === "string" &&

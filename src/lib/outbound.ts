@@ -163,8 +163,15 @@ async function resolve(resolver: string, name: string): Promise<string[]> {
         );
       });
       if (!response.ok) throw new ResolverUnavailable(`the DNS resolver answered HTTP ${response.status}`);
-      const body = (await response.json()) as { Status?: number; Answer?: { type: number; data: string }[] };
-      return (body.Answer ?? []).filter((a) => a.type === 1 || a.type === 28).map((a) => a.data);
+      const body = (await response.json().catch(() => null)) as {
+        Status?: unknown;
+        Answer?: { type: number; data: string }[];
+      } | null;
+      // NOERROR or NXDOMAIN, with a list of answers if any; anything else is a resolver at fault.
+      const answered = body !== null && typeof body === "object" && (body.Status === 0 || body.Status === 3);
+      if (!answered || (body.Answer !== undefined && !Array.isArray(body.Answer)))
+        throw new ResolverUnavailable("the DNS resolver's answer is not a DNS answer");
+      return (body.Answer ?? []).filter((a) => a?.type === 1 || a?.type === 28).map((a) => a.data);
     }),
   );
   return answers.flat();

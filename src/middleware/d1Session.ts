@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { meterSession } from "../db/meter";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
+import { takeIpToken } from "./rateLimit";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
 /** D1's bookmark format: three 8-digit and one 32-digit hex group. */
@@ -16,8 +17,11 @@ const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/i;
  */
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER);
-  if (bookmark && !BOOKMARK.test(bookmark))
+  if (bookmark && !BOOKMARK.test(bookmark)) {
+    // Refused before the key is known: it costs the address's budget, as a bad key does.
+    await takeIpToken(c);
     throw DomainError.of("validation_failed", `${BOOKMARK_HEADER}: not a D1 bookmark`);
+  }
   const constraint = c.req.method === "GET" ? "first-unconstrained" : "first-primary";
   const session = c.env.DB.withSession(bookmark || constraint);
   c.set("d1Usage", meterSession(session));

@@ -51,6 +51,9 @@ try {
 
   const answer = await page.goto(`${origin}/docs`, { waitUntil: "networkidle0" });
   check(answer?.status() === 200, `/docs answers 200 (${answer?.status()})`);
+  // frame-ancestors works only as a header (a <meta> CSP ignores it): public/_headers sends it.
+  const csp = answer?.headers()["content-security-policy"] ?? "";
+  check(csp.includes("frame-ancestors 'none'"), `/docs cannot be framed (Content-Security-Policy: ${csp})`);
   const tags = document.tags.map((tag) => tag.name);
   await page
     .waitForFunction(

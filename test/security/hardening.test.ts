@@ -300,6 +300,20 @@ describe("unauthenticated floods", () => {
     expect(valid.status).toBe(200);
   });
 
+  it("makes a malformed bookmark, refused before the key is known, cost the address like a bad key", async () => {
+    const limited = { ...env, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "3" } as Env;
+    const statuses = [];
+    for (let request = 0; request < 5; request += 1) {
+      const answer = await app.fetch(
+        new Request(`${BASE}/client/`, { headers: { "CF-Connecting-IP": "192.0.2.40", "x-d1-bookmark": "garbage" } }),
+        limited,
+        createExecutionContext(),
+      );
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([400, 400, 400, 429, 429]);
+  });
+
   it("limits the public routes per IP: media, the OAuth landing page and the simulator", async () => {
     const limited = { ...env, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "3" } as Env;
     const paths = ["/media/images/1/none.png", "/oauth/callback/portal_a?code=x&state=y", "/simulator/portal_a/bids"];
@@ -344,6 +358,9 @@ describe("the marketplace simulator", () => {
     expect((await simulator("/control/accounts/1")).status).toBe(401);
     const wrong = `Basic ${btoa(`${env.PORTAL_A_CLIENT_ID}:not-the-secret`)}`;
     expect((await simulator("/control/accounts/1", { headers: { Authorization: wrong } })).status).toBe(401);
+    // A header that is not base64, or not percent-encoding inside, authenticates no one: 401, never a 500.
+    for (const malformed of ["Basic %%%", `Basic ${btoa("%E0%A4%A:secret")}`])
+      expect((await simulator("/control/accounts/1", { headers: { Authorization: malformed } })).status).toBe(401);
     const operator = `Basic ${btoa(`${env.PORTAL_A_CLIENT_ID}:${env.PORTAL_A_CLIENT_SECRET}`)}`;
     const summary = await simulator("/control/accounts/1", { headers: { Authorization: operator } });
     expect(summary.status).toBe(200);

@@ -4,6 +4,7 @@ import { inList } from "../../db/inList";
 import {
   adImages,
   ads,
+  apiClients,
   contacts,
   folders,
   notifications,
@@ -157,10 +158,20 @@ const refuseTakenExternalId = (externalUserId: number | null | undefined) => (er
   throw error;
 };
 
+/** A user given to another client (internal clients only) goes to one that exists. */
+async function requireClient(db: Db, clientId: number | null | undefined): Promise<void> {
+  if (clientId === null || clientId === undefined) return;
+  const client = await db.select({ id: apiClients.id }).from(apiClients).where(eq(apiClients.id, clientId)).get();
+  if (!client) throw DomainError.of("reference_not_found", `clientId: client ${clientId} not found`);
+}
+
 export async function createUser(ctx: ServiceContext, input: UserInput): Promise<UserView> {
   const { db, caller } = ctx;
   // A user read back and sent again carries these as every client's user has them: that is no request.
-  if (input.clientId !== undefined && input.clientId !== clientIdOf(caller)) requireInternal(caller, "clientId");
+  if (input.clientId !== undefined && input.clientId !== clientIdOf(caller)) {
+    requireInternal(caller, "clientId");
+    await requireClient(db, input.clientId);
+  }
   if (input.subscriptions?.stock || input.subscriptions?.shop) requireInternal(caller, "subscriptions");
   const columns = checkUserRules({
     country: "NL",
@@ -183,7 +194,10 @@ export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise
   const { db, caller } = ctx;
   const current = await requireUser(db, caller, patch.userId);
   const { userId, ...changes } = patch;
-  if (changes.clientId !== undefined && changes.clientId !== current.clientId) requireInternal(caller, "clientId");
+  if (changes.clientId !== undefined && changes.clientId !== current.clientId) {
+    requireInternal(caller, "clientId");
+    await requireClient(db, changes.clientId);
+  }
   if (changes.externalUserId !== undefined && changes.externalUserId !== current.externalUserId) {
     requireInternal(caller, "externalUserId");
   }

@@ -26,9 +26,11 @@ import { type Caller, clientIdOf, isInternal, visibleUsers } from "../shared/acc
 import type { ServiceContext } from "../shared/context";
 import { type AdView, assembleViews, type SimpleAdView, type ViewRow, viewColumns } from "./views";
 
-/** `LIKE` pattern for "contains", with the wildcards of the input escaped. */
-const contains = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-const likeContains = (column: AnyColumn, value: string) => sql`${column} LIKE ${contains(value)} ESCAPE '\\'`;
+/**
+ * "Contains", case-insensitive for ASCII as LIKE is, by `instr`: no pattern, so nothing to escape and no
+ * limit on its length (D1 refuses LIKE patterns over 50 bytes as "too complex").
+ */
+const containsText = (column: AnyColumn, value: string) => sql`instr(lower(${column}), lower(${value})) > 0`;
 
 /**
  * The keyword index's audience tokens a search is limited to (migration 0015): a client's ads, and one
@@ -76,7 +78,7 @@ function attributeMatch(a: SearchAttributeInput, categoryId: number | undefined)
   const match: SQL[] = [eq(adAttributes.portal, a.portal), eq(adAttributes.key, a.key)];
   if (categoryId !== undefined) match.push(eq(adAttributes.categoryId, categoryId));
   if (a.value_equals !== undefined) match.push(eq(adAttributes.value, String(a.value_equals)));
-  if (a.value_equals_list) match.push(inArray(adAttributes.value, a.value_equals_list.map(String)));
+  if (a.value_equals_list) match.push(inList(adAttributes.value, a.value_equals_list.map(String)));
   if (a.value_lessequal !== undefined) match.push(lte(adAttributes.valueNumber, a.value_lessequal));
   if (a.value_greaterequal !== undefined) match.push(gte(adAttributes.valueNumber, a.value_greaterequal));
   return and(...match) as SQL;
@@ -94,18 +96,18 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
   if (q.folderId !== undefined) where.push(eq(ads.folderId, q.folderId));
   if (q.status) where.push(eq(ads.status, q.status));
   if (q.type) where.push(eq(ads.type, q.type));
-  if (q.title) where.push(likeContains(ads.title, q.title));
-  if (q.description) where.push(likeContains(ads.description, q.description));
+  if (q.title) where.push(containsText(ads.title, q.title));
+  if (q.description) where.push(containsText(ads.description, q.description));
   if (q.categoryId !== undefined) where.push(eq(ads.categoryId, q.categoryId));
   if (q.groupId !== undefined) where.push(eq(categories.groupId, q.groupId));
   if (q.categoryDescription) {
     where.push(
-      sql`(${likeContains(categories.descriptionNl, q.categoryDescription)} OR ${likeContains(categories.descriptionEn, q.categoryDescription)})`,
+      sql`(${containsText(categories.descriptionNl, q.categoryDescription)} OR ${containsText(categories.descriptionEn, q.categoryDescription)})`,
     );
   }
   if (q.groupDescription) {
     where.push(
-      sql`(${likeContains(groups.descriptionNl, q.groupDescription)} OR ${likeContains(groups.descriptionEn, q.groupDescription)})`,
+      sql`(${containsText(groups.descriptionNl, q.groupDescription)} OR ${containsText(groups.descriptionEn, q.groupDescription)})`,
     );
   }
   if (q.searchkeyword) {

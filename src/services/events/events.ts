@@ -1,6 +1,7 @@
-import { and, eq, gt, inArray, lt, notLike, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, lt, notLike, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
+import { inList } from "../../db/inList";
 import { events, users, webhookDeliveries } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
@@ -124,7 +125,7 @@ export async function readEvents(
           gt(events.id, input.after),
           visible,
           input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
-          input.types?.length ? inArray(events.type, input.types) : undefined,
+          input.types?.length ? inList(events.type, input.types) : undefined,
         ),
       )
       .orderBy(events.id)

@@ -110,7 +110,7 @@ describe("error codes", () => {
     // The first request with this key is still running (claimed, no answer stored yet).
     const body = JSON.stringify(userBody({ externalUserId: 4 }));
     const fingerprint = await sha256Hex(`POST /rest/v1/users\n${body}`);
-    await claimKey(getDb(env.DB), clientId, "still-running", fingerprint, new Date());
+    await claimKey(getDb(env.DB), env, clientId, "still-running", fingerprint, new Date());
     const running = await call("POST", "/users/", {
       key,
       rawBody: body,

@@ -219,19 +219,19 @@ describe("Idempotency-Key", () => {
     const clientId = 424_242;
     const start = new Date("2026-11-23T10:00:00Z");
     const at = (seconds: number) => new Date(start.getTime() + seconds * 1000);
-    expect((await claimKey(db, clientId, "slow", "f", start)).kind).toBe("claimed");
+    expect((await claimKey(db, env, clientId, "slow", "f", start)).kind).toBe("claimed");
     // Renewed every third of the lock while the request runs: a retry 70 s and 130 s later still waits.
     await renewKey(db, clientId, "slow", at(IDEMPOTENCY_LOCK_MS / 3000));
     await renewKey(db, clientId, "slow", at(40));
-    expect((await claimKey(db, clientId, "slow", "f", at(70))).kind).toBe("running");
+    expect((await claimKey(db, env, clientId, "slow", "f", at(70))).kind).toBe("running");
     await renewKey(db, clientId, "slow", at(80));
-    expect((await claimKey(db, clientId, "slow", "f", at(130))).kind).toBe("running");
+    expect((await claimKey(db, env, clientId, "slow", "f", at(130))).kind).toBe("running");
     // Its renewals stopped (the request died): the lock lapses a lock's length after the last one.
-    expect((await claimKey(db, clientId, "slow", "f", at(141))).kind).toBe("claimed");
+    expect((await claimKey(db, env, clientId, "slow", "f", at(141))).kind).toBe("claimed");
     // A key with an answer is not renewed into a lock again.
-    await storeAnswer(db, clientId, "slow", { status: 200, headers: {}, body: "{}" });
+    await storeAnswer(db, env, clientId, "slow", { status: 200, headers: {}, body: "{}" });
     await renewKey(db, clientId, "slow", at(150));
-    expect((await claimKey(db, clientId, "slow", "f", at(151))).kind).toBe("replay");
+    expect((await claimKey(db, env, clientId, "slow", "f", at(151))).kind).toBe("replay");
   });
 
   it("leaves reads alone and is documented as a header of every write", async () => {
@@ -292,5 +292,41 @@ describe("Idempotency-Key", () => {
       .bind("read-only-70501")
       .first<{ n: number }>();
     expect(stored?.n).toBe(0);
+  });
+});
+
+describe("answers kept for replay", () => {
+  it("hold no token or secret in clear: the raw table shows none, the replay shows them as first answered", async () => {
+    const first = {
+      user: await send("POST", "/users/", userBody({ externalUserId: 70_901 }), { "Idempotency-Key": "secret-user" }),
+      webhook: await send(
+        "POST",
+        "/webhooks/",
+        { url: "http://hooks.test/ok/secret-at-rest" },
+        {
+          "Idempotency-Key": "secret-webhook",
+        },
+      ),
+    };
+    const userId = JSON.parse(first.user.text).data.userId;
+    const link = await send("POST", "/auth/link/generate/", { userId }, { "Idempotency-Key": "secret-link" });
+    const secrets = [
+      JSON.parse(first.user.text).data.activation.activationtoken,
+      JSON.parse(first.webhook.text).data.secret,
+      JSON.parse(link.text).data.accesstoken,
+    ] as string[];
+    expect(secrets.every((secret) => typeof secret === "string" && secret.length >= 16)).toBe(true);
+
+    const { results } = await env.DB.prepare(
+      "SELECT body FROM idempotency_keys WHERE key IN ('secret-user', 'secret-webhook', 'secret-link')",
+    ).all<{ body: string }>();
+    expect(results).toHaveLength(3);
+    for (const { body } of results) for (const secret of secrets) expect(body).not.toContain(secret);
+
+    const replay = await send("POST", "/users/", userBody({ externalUserId: 70_901 }), {
+      "Idempotency-Key": "secret-user",
+    });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.text).toBe(first.user.text);
   });
 });

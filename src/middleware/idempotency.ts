@@ -29,7 +29,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const fingerprint = await sha256Hex(`${c.req.method} ${path}${url.search}\n${await c.req.text()}`);
   const db = getDb(c.env.DB);
   const clientId = c.get("client").id;
-  const claim = await claimKey(db, clientId, key, fingerprint, new Date());
+  const claim = await claimKey(db, c.env, clientId, key, fingerprint, new Date());
   switch (claim.kind) {
     case "mismatch":
       throw DomainError.of("idempotency_conflict", "Idempotency-Key: was used with a different request");
@@ -66,5 +66,5 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     const value = c.res.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  await storeAnswer(db, clientId, key, { status: c.res.status, headers, body: await c.res.clone().text() });
+  await storeAnswer(db, c.env, clientId, key, { status: c.res.status, headers, body: await c.res.clone().text() });
 };

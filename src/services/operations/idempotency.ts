@@ -1,6 +1,7 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
+import { open, seal, type TokenKeys } from "../../lib/secretBox";
 
 /** How long a first answer is kept and replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -30,6 +31,7 @@ export type KeyClaim =
  */
 export async function claimKey(
   db: Db,
+  keys: TokenKeys,
   clientId: number,
   key: string,
   fingerprint: string,
@@ -70,8 +72,14 @@ export async function claimKey(
   if (claimed.length > 0) return { kind: "claimed" };
   if (!existing || existing.fingerprint !== fingerprint) return { kind: "mismatch" };
   if (existing.status === null || existing.body === null) return { kind: "running" };
-  return { kind: "replay", answer: { status: existing.status, headers: existing.headers ?? {}, body: existing.body } };
+  return {
+    kind: "replay",
+    answer: { status: existing.status, headers: existing.headers ?? {}, body: await openBody(existing.body, keys) },
+  };
 }
+
+// Answers kept before they were sealed are JSON as they were, until they expire (24 h after a deploy).
+const openBody = (body: string, keys: TokenKeys) => (body.startsWith("{") ? body : open(body, keys));
 
 /** Extends the lock of a request still running (only while it has no answer). */
 export async function renewKey(db: Db, clientId: number, key: string, now: Date): Promise<void> {
@@ -92,11 +100,21 @@ export async function renewKey(db: Db, clientId: number, key: string, now: Date)
  */
 export const keepsAnswer = (status: number) => status < 400 || [400, 403, 413, 415, 422].includes(status);
 
-/** Keeps the first answer for replay. */
-export async function storeAnswer(db: Db, clientId: number, key: string, answer: StoredAnswer): Promise<void> {
+/**
+ * Keeps the first answer for replay, its body sealed (the secret box of the portal tokens): answers hold
+ * tokens and secrets (an activation token, a login link, a webhook's signing secret), never at rest in clear.
+ */
+export async function storeAnswer(
+  db: Db,
+  keys: TokenKeys,
+  clientId: number,
+  key: string,
+  answer: StoredAnswer,
+): Promise<void> {
+  const body = await seal(answer.body, keys);
   await db
     .update(idempotencyKeys)
-    .set({ status: answer.status, headers: answer.headers, body: answer.body, lockedUntil: null })
+    .set({ status: answer.status, headers: answer.headers, body, lockedUntil: null })
     .where(and(eq(idempotencyKeys.clientId, clientId), eq(idempotencyKeys.key, key)));
 }
 

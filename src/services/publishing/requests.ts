@@ -1,5 +1,6 @@
 import { type AnyColumn, and, eq, lte, ne, sql } from "drizzle-orm";
 import { batchAll, type Db, namedBatch, namedBatches } from "../../db/client";
+import { byTurns } from "../../db/fairShare";
 import { inIds, inList } from "../../db/inList";
 import {
   adAttributes,
@@ -404,10 +405,19 @@ export async function queueFeature(
 
 /**
  * The outbox of updates asked for by image changes and manufacturer batches (ad_update_requests):
- * each (ad, portal) still active there gets one queued update; the requests are then removed.
+ * each (ad, portal) still active there gets one queued update; the requests are then removed. At most
+ * `limit` a run, taken by turns of client.
  */
 export async function flushUpdateRequests(db: Db, env: Env, limit = 100, requestId?: string): Promise<number> {
-  const requests = await db.select().from(adUpdateRequests).orderBy(adUpdateRequests.id).limit(limit);
+  const requests = (
+    await db
+      .select({ request: adUpdateRequests })
+      .from(adUpdateRequests)
+      .innerJoin(ads, eq(ads.id, adUpdateRequests.adId))
+      .innerJoin(users, eq(users.id, ads.userId))
+      .orderBy(...byTurns(users.clientId, adUpdateRequests.id))
+      .limit(limit)
+  ).map((row) => row.request);
   if (requests.length === 0) return 0;
   const adIds = [...new Set(requests.map((r) => r.adId))];
   const active = await db

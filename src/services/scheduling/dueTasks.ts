@@ -1,7 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { byTurns } from "../../db/fairShare";
 import { inList } from "../../db/inList";
-import { adPublications, ads, taskRuns, tasks } from "../../db/schema";
+import { adPublications, ads, taskRuns, tasks, users } from "../../db/schema";
 import type { Env } from "../../env";
 import { amsterdamDay, amsterdamToUtc } from "../../lib/time";
 import type { MarketplacePortal } from "../../portals/gateway";
@@ -19,7 +20,7 @@ const hhmm = (instant: Date) => instant.toISOString().slice(11, 16);
 /**
  * Runs the enabled tasks due in (now − 10 min, now], Amsterdam time, each due minute at most once:
  * a run row with a unique run key is claimed before the work, so a second or late cron finds it taken.
- * At most `limit` runs per call; the rest are still due next minute.
+ * At most `limit` runs per call, taken by turns of client; the rest are still due next minute.
  */
 export async function runDueTasks(db: Db, env: Env, now: Date, requestId?: string, limit = 50) {
   const from = now.getTime() - CATCH_UP_MS;
@@ -28,11 +29,14 @@ export async function runDueTasks(db: Db, env: Env, now: Date, requestId?: strin
   for (let t = Math.floor(from / 60_000) * 60_000; t <= now.getTime(); t += 60_000) {
     for (const hours of [1, 2]) times.add(hhmm(new Date(t + hours * 3_600_000)));
   }
-  const candidates = await db
-    .select()
-    .from(tasks)
-    .where(and(eq(tasks.enabled, true), inList(tasks.time, [...times])))
-    .orderBy(tasks.id);
+  const candidates = (
+    await db
+      .select({ task: tasks })
+      .from(tasks)
+      .innerJoin(users, eq(users.id, tasks.userId))
+      .where(and(eq(tasks.enabled, true), inList(tasks.time, [...times])))
+      .orderBy(...byTurns(users.clientId, tasks.id))
+  ).map((row) => row.task);
   const dates = [...new Set([amsterdamDay(new Date(from)), amsterdamDay(now)].map((d) => JSON.stringify(d)))].map(
     (d) => JSON.parse(d) as { date: string; weekday: string },
   );

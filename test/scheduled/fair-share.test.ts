@@ -1,0 +1,67 @@
+import { createScheduledController, env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { call, createAd, createUser, newClient } from "../harness";
+
+/**
+ * The cron's shared lanes take a limited number of rows a run: due tasks (50) and the update outbox
+ * (200). They take them by turns of client, so one client's volume never holds another's row back.
+ */
+
+let a: string;
+let b: string;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([newClient().then((c) => c.key), newClient().then((c) => c.key)]);
+});
+
+const cronAt = (iso: string) =>
+  worker.scheduled(createScheduledController({ scheduledTime: new Date(iso), cron: "* * * * *" }), env);
+
+const count = async (sql: string, ...values: unknown[]) =>
+  (
+    await env.DB.prepare(sql)
+      .bind(...values)
+      .first<{ n: number }>()
+  )?.n ?? 0;
+
+describe("fair shares of the cron's lanes", () => {
+  it("runs another client's due task in the first run, whatever one client has due at that minute", async () => {
+    const heavy = (await createUser(a)).userId;
+    const light = (await createUser(b)).userId;
+    const task = { portal: "portal_a", time: "04:17", enabled: true };
+    for (let i = 0; i < 60; i += 1) {
+      const answer = await call("POST", "/tasks/", { key: a, body: { ...task, userId: heavy } });
+      expect(answer.status).toBe(200);
+    }
+    await call("POST", "/tasks/", { key: b, body: { ...task, userId: light } });
+
+    await cronAt("2026-11-26T03:17:30Z"); // 04:17 in Amsterdam
+    const runsOf = (userId: number) =>
+      count(
+        "SELECT count(*) AS n FROM task_runs JOIN tasks ON tasks.id = task_runs.task_id WHERE tasks.user_id = ?",
+        userId,
+      );
+    expect(await runsOf(light)).toBe(1);
+    // The lane was full: some of the heavy client's tasks wait for the next run.
+    expect(await runsOf(heavy)).toBeLessThan(60);
+    await cronAt("2026-11-26T03:18:30Z");
+    expect(await runsOf(heavy)).toBe(60);
+  });
+
+  it("takes another client's requested update in the first run, whatever one client has waiting", async () => {
+    const heavy = (await createUser(a)).userId;
+    const light = (await createUser(b)).userId;
+    const [heavyAd, lightAd] = [(await createAd(a, heavy)).adId, (await createAd(b, light)).adId];
+    const ask = env.DB.prepare(
+      "INSERT INTO ad_update_requests (ad_id, portal, reason) VALUES (?, 'portal_a', 'images')",
+    );
+    await env.DB.batch(Array.from({ length: 250 }, () => ask.bind(heavyAd)));
+    await ask.bind(lightAd).run();
+
+    await cronAt("2026-11-26T05:00:30Z");
+    const waiting = (adId: number) => count("SELECT count(*) AS n FROM ad_update_requests WHERE ad_id = ?", adId);
+    expect(await waiting(lightAd)).toBe(0);
+    expect(await waiting(heavyAd)).toBeGreaterThan(0);
+  });
+});

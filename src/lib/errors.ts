@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   contact_in_use: { status: 409 },
   external_user_id_taken: { status: 409 },
   webhook_limit_reached: { status: 409 },
+  task_limit_reached: { status: 409 },
   webhook_exists: { status: 409 },
   replay_in_progress: { status: 409 },
   idempotency_in_progress: { status: 409 },

@@ -1,7 +1,7 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { call, createAd, createUser, newClient } from "../harness";
+import { call, createAd, createUser, expectError, newClient } from "../harness";
 
 /**
  * The cron's shared lanes take a limited number of rows a run: due tasks (50) and the update outbox
@@ -63,5 +63,22 @@ describe("fair shares of the cron's lanes", () => {
     const waiting = (adId: number) => count("SELECT count(*) AS n FROM ad_update_requests WHERE ad_id = ?", adId);
     expect(await waiting(lightAd)).toBe(0);
     expect(await waiting(heavyAd)).toBeGreaterThan(0);
+  });
+
+  it("holds a user to 100 tasks per portal, so one user's tasks are a bounded part of the lane", async () => {
+    const userId = (await createUser(a)).userId;
+    const task = (portal: string) => ({ userId, portal, time: "06:00", enabled: false });
+    for (let i = 0; i < 100; i += 1)
+      expect((await call("POST", "/tasks/", { key: a, body: task("portal_a") })).status).toBe(200);
+    const over = await call("POST", "/tasks/", { key: a, body: task("portal_a") });
+    expectError(over, "task_limit_reached");
+    expect(over.body.errorDetails).toEqual([
+      {
+        code: "task_limit_reached",
+        field: "portal",
+        message: `portal: user ${userId} has 100 tasks on portal_a, the most a user may have; remove one first`,
+      },
+    ]);
+    expect((await call("POST", "/tasks/", { key: a, body: task("portal_b") })).status).toBe(200);
   });
 });

@@ -113,9 +113,22 @@ export async function listTasks(
   };
 }
 
+/** Tasks a user may have on one portal: the cron's due tasks are a shared lane (docs/operating.md). */
+export const MAX_TASKS_PER_PORTAL = 100;
+
 export async function createTask(ctx: ServiceContext, input: TaskInput): Promise<TaskView[]> {
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);
+  const held = await db
+    .select({ n: count() })
+    .from(tasks)
+    .where(and(eq(tasks.userId, input.userId), eq(tasks.portal, input.portal)))
+    .get();
+  if ((held?.n ?? 0) >= MAX_TASKS_PER_PORTAL)
+    throw DomainError.of(
+      "task_limit_reached",
+      `portal: user ${input.userId} has ${MAX_TASKS_PER_PORTAL} tasks on ${input.portal}, the most a user may have; remove one first`,
+    );
   await checkAds(db, input.userId, input.adId);
   await db.batch([
     db.insert(tasks).values({

@@ -57,6 +57,15 @@ beforeAll(async () => {
 // ---- the specification's field lists, as payloads ----
 
 /** User: the fields it marks writable (W). */
+/** The address fields a user and an ad's provider share. */
+const address = {
+  address: "Dorpsstraat",
+  houseNumber: "12a",
+  postalCode: "1234 AB",
+  city: "Utrecht",
+  county: "UT",
+  country: "NL",
+};
 const userFields = () => ({
   clientId: null,
   externalUserId: Math.floor(Math.random() * 1e9),
@@ -64,12 +73,7 @@ const userFields = () => ({
   firstName: "Jan",
   lastName: "de Vries",
   dateOfBirth: "1970-05-01",
-  address: "Dorpsstraat",
-  houseNumber: "12a",
-  postalCode: "1234 AB",
-  city: "Utrecht",
-  county: "UT",
-  country: "NL",
+  ...address,
   email: "jan@garagedevries.nl",
   website: "www.garagedevries.nl",
   phone: "030-1234567",
@@ -123,16 +127,7 @@ const adFields = () => ({
   price: { model: "bidding", price: 25000, minimumBid: 20000, shippingCosts: 1500, retail: 40000 },
   settings: [{ portal: "portal_a", showcontact: true, autoreplace: false, video: "www.example.nl/bank.mp4" }],
   misc: { licensePlate: null },
-  provider: {
-    name: "Jan de Vries",
-    address: "Dorpsstraat",
-    houseNumber: "12a",
-    postalCode: "1234 AB",
-    city: "Utrecht",
-    county: "UT",
-    country: "NL",
-    phone: "030-1234567",
-  },
+  provider: { name: "Jan de Vries", ...address, phone: "030-1234567" },
 });
 const manufacturerFields = () => ({
   userId: s.userId,
@@ -157,122 +152,84 @@ const publish = (adId: number | number[], portal = "portal_a") => ({ userId: s.u
 const imageList = () => [{ image: { url: "http://images.test/red.png" } }, { image: { path: "fotos/b.jpg" } }];
 
 interface Payload {
-  /** The operation as the specification writes it. */
+  /** The operation as the specification writes it, e.g. `PUT /publish/`. */
   spec: string;
   method: string;
   path: () => string;
   body?: () => unknown;
 }
-const op = (spec: string, method: string, path: () => string, body?: () => unknown): Payload => ({
-  spec,
-  method,
-  path,
-  body,
-});
+/** A payload for the operation `spec` names; `path` fills in its placeholders (or a query) when it has any. */
+const op = (spec: string, body?: () => unknown, path?: () => string): Payload => {
+  const [method, written] = spec.split(" ") as [string, string];
+  return { spec, method, path: path ?? (() => written), body };
+};
 
 const payloads: Payload[] = [
   // Portal connection (OAuth)
-  op("GET /oauth/<userId>/<portal>/", "GET", () => `/oauth/${s.userId}/portal_a/?useCache=1`),
-  op("POST /oauth/<userId>/<portal>/", "POST", () => `/oauth/${s.otherUserId}/portal_b/`),
+  op("GET /oauth/<userId>/<portal>/", undefined, () => `/oauth/${s.userId}/portal_a/?useCache=1`),
+  op("POST /oauth/<userId>/<portal>/", undefined, () => `/oauth/${s.otherUserId}/portal_b/`),
   op(
     "PUT /oauth/<userId>/<portal>/",
-    "PUT",
-    () => `/oauth/${s.otherUserId}/portal_b/`,
     () => ({
       code: "a-code-the-marketplace-never-gave",
       state: "a-state",
     }),
+    () => `/oauth/${s.otherUserId}/portal_b/`,
   ),
-  op("DELETE /oauth/<userId>/<portal>/", "DELETE", () => `/oauth/${s.otherUserId}/portal_b/`),
+  op("DELETE /oauth/<userId>/<portal>/", undefined, () => `/oauth/${s.otherUserId}/portal_b/`),
   // Login link
-  op(
-    "POST /auth/link/generate/",
-    "POST",
-    () => "/auth/link/generate/",
-    () => ({ userId: s.userId }),
-  ),
-  op(
-    "POST /auth/link/validate/",
-    "POST",
-    () => "/auth/link/validate/",
-    () => ({
-      userId: s.userId,
-      accesstoken: "a-token-never-handed-out",
-    }),
-  ),
+  op("POST /auth/link/generate/", () => ({ userId: s.userId })),
+  op("POST /auth/link/validate/", () => ({
+    userId: s.userId,
+    accesstoken: "a-token-never-handed-out",
+  })),
   // User settings, in both path forms
   ...["/user/settings/", "/usersettings/"].flatMap((base) => [
-    op(`GET ${base}[<userId>]`, "GET", () => `${base}${s.userId}`),
-    op(`GET ${base}[<userId>] (none)`, "GET", () => `${base}?userId=${s.userId}`),
-    op(`POST ${base}`, "POST", () => base, settingsFields),
+    op(`GET ${base}[<userId>]`, undefined, () => `${base}${s.userId}`),
+    op(`GET ${base}[<userId>] (none)`, undefined, () => `${base}?userId=${s.userId}`),
+    op(`POST ${base}`, settingsFields, () => base),
     op(
       `PATCH ${base}`,
-      "PATCH",
-      () => base,
       () => ({
         userId: s.userId,
         showcontact: false,
         attributes: [{ key: "condition", value: "nieuw" }],
         budgetNotifyLimit: 1000,
       }),
+      () => base,
     ),
   ]),
   // User ad settings
-  op("GET /user/adsettings/<userId>/", "GET", () => `/user/adsettings/${s.userId}/`),
-  op("GET /user/adsettings/<userId>/<portal>", "GET", () => `/user/adsettings/${s.userId}/portal_a`),
-  op(
-    "POST /user/adsettings/",
-    "POST",
-    () => "/user/adsettings/",
-    () => ({
-      userId: s.userId,
-      settings: [
-        { portal: "portal_a", header: "<p>Welkom</p>", footer: "<b>Tot ziens</b>", allowContactByEmail: true },
-        { portal: "website", header: "Welkom", footer: "Tot ziens", allowContactByEmail: false },
-      ],
-    }),
-  ),
+  op("GET /user/adsettings/<userId>/", undefined, () => `/user/adsettings/${s.userId}/`),
+  op("GET /user/adsettings/<userId>/<portal>", undefined, () => `/user/adsettings/${s.userId}/portal_a`),
+  op("POST /user/adsettings/", () => ({
+    userId: s.userId,
+    settings: [
+      { portal: "portal_a", header: "<p>Welkom</p>", footer: "<b>Tot ziens</b>", allowContactByEmail: true },
+      { portal: "website", header: "Welkom", footer: "Tot ziens", allowContactByEmail: false },
+    ],
+  })),
   // Users
-  op("GET /users/", "GET", () => "/users/?useCache=1&page=1&itemsPerPage=25"),
-  op("GET /users/<userId>/", "GET", () => `/users/${s.userId}/?useCache=0&page=1&itemsPerPage=1`),
-  op("POST /users/", "POST", () => "/users/", userFields),
-  op(
-    "PUT /users/",
-    "PUT",
-    () => "/users/",
-    () => ({ ...userFields(), userId: s.otherUserId }),
-  ),
+  op("GET /users/", undefined, () => "/users/?useCache=1&page=1&itemsPerPage=25"),
+  op("GET /users/<userId>/", undefined, () => `/users/${s.userId}/?useCache=0&page=1&itemsPerPage=1`),
+  op("POST /users/", userFields),
+  op("PUT /users/", () => ({ ...userFields(), userId: s.otherUserId })),
   // Contacts
-  op("GET /contacts/<userId>/", "GET", () => `/contacts/${s.userId}/?useCache=1&page=1&itemsPerPage=100`),
-  op("GET /contacts/<userId>/<contactId>", "GET", () => `/contacts/${s.userId}/${s.contactId}`),
-  op("POST /contacts/", "POST", () => "/contacts/", contactFields),
-  op(
-    "PUT /contacts/",
-    "PUT",
-    () => "/contacts/",
-    () => ({ ...contactFields(), contactId: s.contactId }),
-  ),
+  op("GET /contacts/<userId>/", undefined, () => `/contacts/${s.userId}/?useCache=1&page=1&itemsPerPage=100`),
+  op("GET /contacts/<userId>/<contactId>", undefined, () => `/contacts/${s.userId}/${s.contactId}`),
+  op("POST /contacts/", contactFields),
+  op("PUT /contacts/", () => ({ ...contactFields(), contactId: s.contactId })),
   // Folders
-  op("GET /folders/<userId>", "GET", () => `/folders/${s.userId}?useCache=1&page=1&itemsPerPage=10&total=true`),
-  op("GET /folders/<userId>/<folderId>", "GET", () => `/folders/${s.userId}/${s.folderId}`),
-  op(
-    "POST /folders/",
-    "POST",
-    () => "/folders/",
-    () => ({ userId: s.userId, description: "Inruil" }),
-  ),
-  op(
-    "PUT /folders/",
-    "PUT",
-    () => "/folders/",
-    () => ({
-      userId: s.userId,
-      folderId: s.folderId,
-      description: "Verkocht",
-    }),
-  ),
+  op("GET /folders/<userId>", undefined, () => `/folders/${s.userId}?useCache=1&page=1&itemsPerPage=10&total=true`),
+  op("GET /folders/<userId>/<folderId>", undefined, () => `/folders/${s.userId}/${s.folderId}`),
+  op("POST /folders/", () => ({ userId: s.userId, description: "Inruil" })),
+  op("PUT /folders/", () => ({
+    userId: s.userId,
+    folderId: s.folderId,
+    description: "Verkocht",
+  })),
   // Ads
-  op("GET /ads/", "GET", () => {
+  op("GET /ads/", undefined, () => {
     const query = new URLSearchParams({
       useCache: "1",
       page: "1",
@@ -301,191 +258,92 @@ const payloads: Payload[] = [
     });
     return `/ads/?${query}`;
   }),
-  op("GET /ads/ (adId forms)", "GET", () => `/ads/?adId[]=${s.adId}&adId[]=${s.adId}&simple=true&itemsPerPage=500`),
-  op(
-    "POST /ads/",
-    "POST",
-    () => "/ads/",
-    () => ({ ...adFields(), externalAdId: 7002 }),
-  ),
-  op(
-    "PUT /ads/",
-    "PUT",
-    () => "/ads/",
-    () => ({ ...adFields(), adId: s.adId }),
-  ),
-  op(
-    "PATCH /ads/",
-    "PATCH",
-    () => "/ads/",
-    () => ({ adId: s.adId, status: "active" }),
-  ),
-  op(
-    "PATCH /ads/batch",
-    "PATCH",
-    () => "/ads/batch",
-    () => ({ userId: s.userId, adId: [s.adId], status: "active" }),
-  ),
+  op("GET /ads/ (adId forms)", undefined, () => `/ads/?adId[]=${s.adId}&adId[]=${s.adId}&simple=true&itemsPerPage=500`),
+  op("POST /ads/", () => ({ ...adFields(), externalAdId: 7002 })),
+  op("PUT /ads/", () => ({ ...adFields(), adId: s.adId })),
+  op("PATCH /ads/", () => ({ adId: s.adId, status: "active" })),
+  op("PATCH /ads/batch", () => ({ userId: s.userId, adId: [s.adId], status: "active" })),
   // Ad settings
-  op("GET /adsettings/<adId>", "GET", () => `/adsettings/${s.adId}`),
-  op("GET /adsettings/", "GET", () => `/adsettings/?adId=${s.adId}`),
-  op(
-    "POST /adsettings/",
-    "POST",
-    () => "/adsettings/",
-    () => ({
-      adId: s.adId,
-      settings: [{ portal: "portal_a", showcontact: false, autoreplace: true, video: "https://www.example.nl/a.mp4" }],
-    }),
-  ),
+  op("GET /adsettings/<adId>", undefined, () => `/adsettings/${s.adId}`),
+  op("GET /adsettings/", undefined, () => `/adsettings/?adId=${s.adId}`),
+  op("POST /adsettings/", () => ({
+    adId: s.adId,
+    settings: [{ portal: "portal_a", showcontact: false, autoreplace: true, video: "https://www.example.nl/a.mp4" }],
+  })),
   // Images
-  op("GET /images/<adId>", "GET", () => `/images/${s.adId}`),
+  op("GET /images/<adId>", undefined, () => `/images/${s.adId}`),
   op(
     "POST /images/<adId>",
-    "POST",
-    () => `/images/${s.adId}`,
     () => ({
       adId: s.adId,
       images: imageList(),
       autoupdate: false,
     }),
+    () => `/images/${s.adId}`,
   ),
   op(
     "PUT /images/<adId>",
-    "PUT",
-    () => `/images/${s.adId}`,
     () => ({
       adId: s.adId,
       images: imageList(),
       autoupdate: true,
     }),
+    () => `/images/${s.adId}`,
   ),
-  op(
-    "POST /imageswitch/",
-    "POST",
-    () => "/imageswitch/",
-    () => ({ adId: s.adId, images: [1, 2] }),
-  ),
-  op(
-    "POST /imageshift/",
-    "POST",
-    () => "/imageshift/",
-    () => ({ adId: s.adId, images: [2, 1] }),
-  ),
-  op(
-    "POST /imagerotate/",
-    "POST",
-    () => "/imagerotate/",
-    () => ({ adId: s.adId, images: [1], rotate: 90 }),
-  ),
-  op(
-    "DELETE /images/",
-    "DELETE",
-    () => "/images/",
-    () => ({ adId: s.adId, images: [1] }),
-  ),
+  op("POST /imageswitch/", () => ({ adId: s.adId, images: [1, 2] })),
+  op("POST /imageshift/", () => ({ adId: s.adId, images: [2, 1] })),
+  op("POST /imagerotate/", () => ({ adId: s.adId, images: [1], rotate: 90 })),
+  op("DELETE /images/", () => ({ adId: s.adId, images: [1] })),
   // Image status, every path form with the contract's body
-  op("GET /imagestatus/<userId>/", "GET", () => `/imagestatus/${s.userId}/`),
-  op("GET /imagestatus/<userId>/<adId>", "GET", () => `/imagestatus/${s.userId}/${s.adId}`),
-  op(
-    "POST /imagestatus/",
-    "POST",
-    () => "/imagestatus/",
-    () => ({ userId: s.userId, adId: [s.adId] }),
-  ),
+  op("GET /imagestatus/<userId>/", undefined, () => `/imagestatus/${s.userId}/`),
+  op("GET /imagestatus/<userId>/<adId>", undefined, () => `/imagestatus/${s.userId}/${s.adId}`),
+  op("POST /imagestatus/", () => ({ userId: s.userId, adId: [s.adId] })),
   op(
     "POST /imagestatus/<userId>/",
-    "POST",
-    () => `/imagestatus/${s.userId}/`,
     () => ({
       userId: s.userId,
       adId: [s.adId],
     }),
+    () => `/imagestatus/${s.userId}/`,
   ),
   op(
     "POST /imagestatus/<userId>/<adId>",
-    "POST",
-    () => `/imagestatus/${s.userId}/${s.adId}`,
     () => ({
       userId: s.userId,
       adId: [s.adId],
     }),
+    () => `/imagestatus/${s.userId}/${s.adId}`,
   ),
   // Publish
-  op(
-    "POST /publish/",
-    "POST",
-    () => "/publish/",
-    () => publish(s.adId),
-  ),
-  op(
-    "PUT /publish/",
-    "PUT",
-    () => "/publish/",
-    () => publish(s.adId),
-  ),
-  op(
-    "POST /publish/batch",
-    "POST",
-    () => "/publish/batch",
-    () => publish([s.adId], "website"),
-  ),
-  op(
-    "PUT /publish/batch",
-    "PUT",
-    () => "/publish/batch",
-    () => publish([s.adId], "website"),
-  ),
-  op(
-    "PUT /publish/batchauto",
-    "PUT",
-    () => "/publish/batchauto",
-    () => publish(s.adId),
-  ),
-  op(
-    "POST /publish/batchall",
-    "POST",
-    () => "/publish/batchall",
-    () => publish([s.adId], "meta"),
-  ),
+  op("POST /publish/", () => publish(s.adId)),
+  op("PUT /publish/", () => publish(s.adId)),
+  op("POST /publish/batch", () => publish([s.adId], "website")),
+  op("PUT /publish/batch", () => publish([s.adId], "website")),
+  op("PUT /publish/batchauto", () => publish(s.adId)),
+  op("POST /publish/batchall", () => publish([s.adId], "meta")),
   // Features
-  op("GET /features/<portal>/<adId>", "GET", () => `/features/portal_a/${s.adId}`),
-  op("GET /features/?portal=&adId=", "GET", () => `/features/?portal=portal_a&adId=${s.adId}`),
-  op(
-    "POST /features/",
-    "POST",
-    () => "/features/",
-    () => ({ adId: s.adId, portal: "portal_a", feature: "dagtopper" }),
-  ),
+  op("GET /features/<portal>/<adId>", undefined, () => `/features/portal_a/${s.adId}`),
+  op("GET /features/?portal=&adId=", undefined, () => `/features/?portal=portal_a&adId=${s.adId}`),
+  op("POST /features/", () => ({ adId: s.adId, portal: "portal_a", feature: "dagtopper" })),
   // Status
-  op("GET /status/<userId>/<adId>", "GET", () => `/status/${s.userId}/${s.adId}`),
-  op("GET /status/totals/<userId>/", "GET", () => `/status/totals/${s.userId}/`),
-  op(
-    "POST /status/",
-    "POST",
-    () => "/status/",
-    () => ({
-      userId: s.userId,
-      adId: [s.adId],
-      force: true,
-      page: 1,
-      itemsPerPage: 1000,
-    }),
-  ),
+  op("GET /status/<userId>/<adId>", undefined, () => `/status/${s.userId}/${s.adId}`),
+  op("GET /status/totals/<userId>/", undefined, () => `/status/totals/${s.userId}/`),
+  op("POST /status/", () => ({
+    userId: s.userId,
+    adId: [s.adId],
+    force: true,
+    page: 1,
+    itemsPerPage: 1000,
+  })),
   // Tasks
-  op("GET /tasks/<userId>/", "GET", () => `/tasks/${s.userId}/?useCache=1&page=1&itemsPerPage=100`),
-  op("GET /tasks/<userId>/<portal>/", "GET", () => `/tasks/${s.userId}/portal_a/`),
-  op("GET /tasks/<userId>/<portal>/<taskId>", "GET", () => `/tasks/${s.userId}/portal_a/${s.taskId}`),
-  op("GET /tasks/?userId=", "GET", () => `/tasks/?userId=${s.userId}`),
-  op("POST /tasks/", "POST", () => "/tasks/", taskFields),
-  op(
-    "PUT /tasks/",
-    "PUT",
-    () => "/tasks/",
-    () => ({ ...taskFields(), taskId: s.taskId }),
-  ),
+  op("GET /tasks/<userId>/", undefined, () => `/tasks/${s.userId}/?useCache=1&page=1&itemsPerPage=100`),
+  op("GET /tasks/<userId>/<portal>/", undefined, () => `/tasks/${s.userId}/portal_a/`),
+  op("GET /tasks/<userId>/<portal>/<taskId>", undefined, () => `/tasks/${s.userId}/portal_a/${s.taskId}`),
+  op("GET /tasks/?userId=", undefined, () => `/tasks/?userId=${s.userId}`),
+  op("POST /tasks/", taskFields),
+  op("PUT /tasks/", () => ({ ...taskFields(), taskId: s.taskId })),
   // Manufacturers
-  op("GET /manufacturers/", "GET", () => {
+  op("GET /manufacturers/", undefined, () => {
     const query = new URLSearchParams({
       useCache: "1",
       manufacturerId: String(s.manufacturerId),
@@ -499,173 +357,78 @@ const payloads: Payload[] = [
     });
     return `/manufacturers/?${query}`;
   }),
-  op("POST /manufacturers/", "POST", () => "/manufacturers/", manufacturerFields),
-  op(
-    "PUT /manufacturers/",
-    "PUT",
-    () => "/manufacturers/",
-    () => ({
-      ...manufacturerFields(),
-      manufacturerId: s.manufacturerId,
-    }),
-  ),
-  op(
-    "POST /manufacturers/batch/",
-    "POST",
-    () => "/manufacturers/batch/",
-    () => ({
-      manufacturerId: s.manufacturerId,
-      userId: s.userId,
-      adId: [s.adId],
-      publish: false,
-    }),
-  ),
+  op("POST /manufacturers/", manufacturerFields),
+  op("PUT /manufacturers/", () => ({
+    ...manufacturerFields(),
+    manufacturerId: s.manufacturerId,
+  })),
+  op("POST /manufacturers/batch/", () => ({
+    manufacturerId: s.manufacturerId,
+    userId: s.userId,
+    adId: [s.adId],
+    publish: false,
+  })),
   // User activation: the token of the user's creation first (generating a new one revokes it)
-  op(
-    "POST /user/activate/",
-    "POST",
-    () => "/user/activate/",
-    () => ({
-      userId: s.otherUserId,
-      activationtoken: s.activationtoken,
-    }),
-  ),
-  op(
-    "POST /user/activate/generate/",
-    "POST",
-    () => "/user/activate/generate/",
-    () => ({ userId: s.otherUserId }),
-  ),
+  op("POST /user/activate/", () => ({
+    userId: s.otherUserId,
+    activationtoken: s.activationtoken,
+  })),
+  op("POST /user/activate/generate/", () => ({ userId: s.otherUserId })),
   // Bids
-  op(
-    "POST /bids/markasread/",
-    "POST",
-    () => "/bids/markasread/",
-    () => ({
-      userId: s.userId,
-      portal: "portal_a",
-      bidId: [1, 2],
-    }),
-  ),
-  op(
-    "DELETE /bids/markasread/",
-    "DELETE",
-    () => "/bids/markasread/",
-    () => ({
-      userId: s.userId,
-      portal: "website",
-      bidId: ["b-1"],
-    }),
-  ),
+  op("POST /bids/markasread/", () => ({
+    userId: s.userId,
+    portal: "portal_a",
+    bidId: [1, 2],
+  })),
+  op("DELETE /bids/markasread/", () => ({
+    userId: s.userId,
+    portal: "website",
+    bidId: ["b-1"],
+  })),
   // Catalogue
-  op(
-    "POST /attributes/",
-    "POST",
-    () => "/attributes/",
-    () => ({
-      categoryId: [SOFA_CATEGORY],
-      locale: ["nl_NL"],
-      userId: s.userId,
-      useCache: true,
-      conversiontree: false,
-      page: 1,
-      itemsPerPage: 25,
-    }),
-  ),
-  op(
-    "POST /groups/",
-    "POST",
-    () => "/groups/",
-    () => ({
-      useCache: true,
-      groupId: [93],
-      userId: s.userId,
-      status: "active",
-      availability: true,
-      locale: ["nl_NL"],
-      page: 1,
-      itemsPerPage: 25,
-      total: false,
-    }),
-  ),
+  op("POST /attributes/", () => ({
+    categoryId: [SOFA_CATEGORY],
+    locale: ["nl_NL"],
+    userId: s.userId,
+    useCache: true,
+    conversiontree: false,
+    page: 1,
+    itemsPerPage: 25,
+  })),
+  op("POST /groups/", () => ({
+    useCache: true,
+    groupId: [93],
+    userId: s.userId,
+    status: "active",
+    availability: true,
+    locale: ["nl_NL"],
+    page: 1,
+    itemsPerPage: 25,
+    total: false,
+  })),
   // Statistics
-  op(
-    "POST /statistics/",
-    "POST",
-    () => "/statistics/",
-    () => ({
-      adId: [s.adId],
-      dateStart: "2026-10-01",
-      dateEnd: "2026-10-31",
-      showDaily: true,
-      showTotals: true,
-      portal: "portal_a",
-    }),
-  ),
+  op("POST /statistics/", () => ({
+    adId: [s.adId],
+    dateStart: "2026-10-01",
+    dateEnd: "2026-10-31",
+    showDaily: true,
+    showTotals: true,
+    portal: "portal_a",
+  })),
   // Removals last: they end what the payloads above name.
-  op(
-    "DELETE /publish/",
-    "DELETE",
-    () => "/publish/",
-    () => publish(s.adId),
-  ),
-  op(
-    "DELETE /publish/batch",
-    "DELETE",
-    () => "/publish/batch",
-    () => publish([s.adId], "website"),
-  ),
-  op(
-    "DELETE /publish/batchall",
-    "DELETE",
-    () => "/publish/batchall",
-    () => publish([s.adId], "meta"),
-  ),
-  op(
-    "DELETE /tasks/",
-    "DELETE",
-    () => "/tasks/",
-    () => ({ taskId: s.taskId, userId: s.userId, portal: "portal_a" }),
-  ),
-  op(
-    "DELETE /manufacturers/",
-    "DELETE",
-    () => "/manufacturers/",
-    () => ({ manufacturerId: s.manufacturerId }),
-  ),
-  op(
-    "DELETE /images/batch/",
-    "DELETE",
-    () => "/images/batch/",
-    () => ({ userId: s.userId, adId: [s.adId] }),
-  ),
-  op("DELETE /images/<adId>", "DELETE", () => `/images/${s.adId}`),
-  op(
-    "DELETE /contacts/",
-    "DELETE",
-    () => "/contacts/",
-    () => ({ userId: s.userId, contactId: s.contactId }),
-  ),
-  op(
-    "DELETE /folders/",
-    "DELETE",
-    () => "/folders/",
-    () => ({ userId: s.userId, folderId: s.folderId }),
-  ),
-  op(
-    "DELETE /ads/batch/",
-    "DELETE",
-    () => "/ads/batch/",
-    () => ({ userId: s.userId, adId: [s.adId] }),
-  ),
-  op("DELETE /ads/<adId>", "DELETE", () => `/ads/${s.adId}`),
-  op(
-    "DELETE /users/ with {userId, ip}",
-    "DELETE",
-    () => "/users/",
-    () => ({ userId: s.otherUserId, ip: "192.0.2.10" }),
-  ),
-  op("DELETE /users/<userId>", "DELETE", () => `/users/${s.userId}`),
+  op("DELETE /publish/", () => publish(s.adId)),
+  op("DELETE /publish/batch", () => publish([s.adId], "website")),
+  op("DELETE /publish/batchall", () => publish([s.adId], "meta")),
+  op("DELETE /tasks/", () => ({ taskId: s.taskId, userId: s.userId, portal: "portal_a" })),
+  op("DELETE /manufacturers/", () => ({ manufacturerId: s.manufacturerId })),
+  op("DELETE /images/batch/", () => ({ userId: s.userId, adId: [s.adId] })),
+  op("DELETE /images/<adId>", undefined, () => `/images/${s.adId}`),
+  op("DELETE /contacts/", () => ({ userId: s.userId, contactId: s.contactId })),
+  op("DELETE /folders/", () => ({ userId: s.userId, folderId: s.folderId })),
+  op("DELETE /ads/batch/", () => ({ userId: s.userId, adId: [s.adId] })),
+  op("DELETE /ads/<adId>", undefined, () => `/ads/${s.adId}`),
+  op("DELETE /users/ with {userId, ip}", () => ({ userId: s.otherUserId, ip: "192.0.2.10" })),
+  op("DELETE /users/<userId>", undefined, () => `/users/${s.userId}`),
 ];
 
 /** The document's operation a concrete call reaches, e.g. `PUT /rest/v1/oauth/{userId}/{portal}`. */

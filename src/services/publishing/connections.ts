@@ -82,9 +82,7 @@ export async function startConnection(
   await requireUser(db, caller, input.userId);
   // The contract revokes the previous access token; the refresh token stays until another connection
   // is made, so an abandoned or refused consent leaves the user connected (its jobs renew the access).
-  const current = await loadConnection(db, input.userId, input.portal);
-  if (current?.accessToken)
-    await new PortalGateway(env, input.portal).revoke(await open(current.accessToken, env)).catch(() => undefined);
+  await revokeAtPortal(env, input.portal, (await loadConnection(db, input.userId, input.portal))?.accessToken);
   const state = randomToken(16);
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const values = {
@@ -179,8 +177,7 @@ export async function completeConnection(
       previousAccount: current.externalUserId,
     });
     // The previous connection's refresh token ends with it.
-    if (current.refreshToken)
-      await new PortalGateway(env, input.portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);
+    await revokeAtPortal(env, input.portal, current.refreshToken);
     const stored = await storeTokens(db, env, { ...input, completing: true }, tokens);
     return connectionView(input.userId, input.portal, stored);
   } catch (error) {
@@ -237,9 +234,10 @@ async function refuseAnotherAccount(
 }
 
 /** Best effort: the portal forgets the user's tokens (ours are cleared whatever it answers). */
-async function revokeAtPortal(env: Env, portal: MarketplacePortal, current: ConnectionRow | undefined) {
+/** Revokes sealed tokens at the portal, best effort (a portal that does not answer keeps them until they expire). */
+async function revokeAtPortal(env: Env, portal: MarketplacePortal, ...tokens: (string | null | undefined)[]) {
   const gateway = new PortalGateway(env, portal);
-  for (const sealed of [current?.accessToken, current?.refreshToken]) {
+  for (const sealed of tokens) {
     if (sealed) await gateway.revoke(await open(sealed, env)).catch(() => undefined);
   }
 }
@@ -249,10 +247,7 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
   const { userId, portal } = input;
   const { db, env, caller } = ctx;
   await requireUser(db, caller, userId);
-  const current = await loadConnection(db, userId, portal);
-  if (current?.refreshToken) {
-    await new PortalGateway(env, portal).revoke(await open(current.refreshToken, env)).catch(() => undefined);
-  }
+  await revokeAtPortal(env, portal, (await loadConnection(db, userId, portal))?.refreshToken);
   const values = { ...cleared, oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, updatedAt: nowIso() };
   await db.batch([
     db
@@ -370,7 +365,7 @@ async function expireConnection(db: Db, userId: number, portal: MarketplacePorta
 /** Revokes (best effort) every marketplace connection of a user; the caller deletes the rows. */
 export async function revokeAllConnections(db: Db, env: Env, userId: number): Promise<void> {
   const rows = await db.select().from(portalConnections).where(eq(portalConnections.userId, userId));
-  for (const row of rows) await revokeAtPortal(env, row.portal, row);
+  for (const row of rows) await revokeAtPortal(env, row.portal, row.accessToken, row.refreshToken);
 }
 
 /**
@@ -399,7 +394,8 @@ export async function closeDeletedUsersConnections(
       ),
     )
     .limit(input.limit);
-  for (const { connection } of rows) await revokeAtPortal(env, connection.portal, connection);
+  for (const { connection } of rows)
+    await revokeAtPortal(env, connection.portal, connection.accessToken, connection.refreshToken);
   await batchAll(
     db,
     rows.map(({ connection }) =>

@@ -47,13 +47,7 @@ export const CreateContact = takingAnswer(
 ).openapi("CreateContact");
 
 export const UpdateContact = takingAnswer(
-  z.object({
-    userId: id(),
-    contactId: id(),
-    ...(Object.fromEntries(Object.entries(contactFields).map(([k, v]) => [k, v.optional()])) as {
-      [K in keyof typeof contactFields]: z.ZodOptional<(typeof contactFields)[K]>;
-    }),
-  }),
+  z.object({ userId: id(), contactId: id() }).extend(z.object(contactFields).partial().shape),
   Contact,
 ).openapi("UpdateContact");
 

@@ -85,25 +85,12 @@ export const CreatedUser = User.extend({ activation: Activation }).openapi("Crea
 
 /** POST /users/ and PUT /users/ take a user as answers show it too; what they do not write is ignored. */
 export const CreateUser = takingAnswer(
-  z.object({
-    ...Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])),
-    externalUserId: userFields.externalUserId,
-    email: userFields.email,
-  } as {
-    [K in keyof typeof userFields]: K extends "externalUserId" | "email"
-      ? (typeof userFields)[K]
-      : z.ZodOptional<(typeof userFields)[K]>;
-  }),
+  z.object(userFields).partial().extend({ externalUserId: userFields.externalUserId, email: userFields.email }),
   CreatedUser,
 ).openapi("CreateUser");
 
 export const UpdateUser = takingAnswer(
-  z.object({
-    userId: id(),
-    ...(Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])) as {
-      [K in keyof typeof userFields]: z.ZodOptional<(typeof userFields)[K]>;
-    }),
-  }),
+  z.object({ userId: id() }).extend(z.object(userFields).partial().shape),
   User,
 ).openapi("UpdateUser");
 

@@ -5,6 +5,12 @@ export async function sha256Hex(value: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * A key's fingerprint for the rate limiter's memory of good keys: not the hash a key is looked up by,
+ * so what the limiter stores cannot be used to find a client.
+ */
+export const keyFingerprint = async (key: string) => (await sha256Hex(`rate-limit-fingerprint:${key}`)).slice(0, 32);
+
 /** Base64url without padding of a binary string (one character per byte, as `btoa` takes it). */
 export const toBase64Url = (binary: string) =>
   btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");

@@ -1,14 +1,22 @@
 import type { Context, MiddlewareHandler } from "hono";
+import type { RateDecision, RateLimiter } from "../durable/RateLimiter";
 import type { AppEnv } from "../env";
 import { DomainError, detail } from "../lib/errors";
 
+type Limiter = DurableObjectStub<RateLimiter>;
+
 /**
- * Takes one token from the bucket `name` in the RateLimiter Durable Object; answers the IETF RateLimit
- * headers for the answer, or throws the 429 (with them and Retry-After).
+ * Takes one token from a bucket of the RateLimiter Durable Object `name` (`decide` says which); answers
+ * the IETF RateLimit headers for the answer, or throws the 429 (with them and Retry-After).
  */
-async function takeToken(c: Context<AppEnv>, name: string, rate: number, burst: number) {
-  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
-  const decision = await limiter.take(rate, burst);
+async function takeToken(
+  c: Context<AppEnv>,
+  name: string,
+  rate: number,
+  burst: number,
+  decide: (limiter: Limiter) => Promise<RateDecision> = (limiter) => limiter.take(rate, burst),
+) {
+  const decision = await decide(limiterOf(c, name));
   const headers = {
     "RateLimit-Policy": `"default";q=${burst};w=${Math.max(1, Math.ceil(burst / rate))}`,
     RateLimit: `"default";r=${decision.remaining};t=${decision.allowed ? decision.reset : decision.retryAfter}`,
@@ -21,6 +29,9 @@ async function takeToken(c: Context<AppEnv>, name: string, rate: number, burst: 
   }
   return headers;
 }
+
+const limiterOf = (c: Context<AppEnv>, name: string): Limiter =>
+  c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
 
 /**
  * Per-client token bucket. The IETF RateLimit headers go on every authenticated answer, including the
@@ -35,17 +46,23 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
 };
 
+const addressOf = (c: Context<AppEnv>) => `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`;
+
 /**
  * Per-IP token bucket (`CF-Connecting-IP`) for what is not tied to a client: requests with a missing or
- * bad key, and the public routes (media, the OAuth landing page, the simulator). Throws the 429.
+ * bad key, malformed pre-authentication headers, and the public routes (media, the OAuth landing page,
+ * the simulator). With `keyFingerprint`, a key that authenticated from this address before takes from
+ * a bucket of its own there (RateLimiter.takeForKey). Throws the 429.
  */
-export const takeIpToken = (c: Context<AppEnv>) =>
-  takeToken(
-    c,
-    `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`,
-    Number(c.env.RATE_LIMIT_IP_RPS ?? 10),
-    Number(c.env.RATE_LIMIT_IP_BURST ?? 50),
-  );
+export const takeIpToken = (c: Context<AppEnv>, keyFingerprint: string | null = null) => {
+  const rate = Number(c.env.RATE_LIMIT_IP_RPS ?? 10);
+  const burst = Number(c.env.RATE_LIMIT_IP_BURST ?? 50);
+  return takeToken(c, addressOf(c), rate, burst, (limiter) => limiter.takeForKey(keyFingerprint, rate, burst));
+};
+
+/** The key authenticated from the caller's address: it gets a bucket of its own there. */
+export const rememberGoodKey = (c: Context<AppEnv>, keyFingerprint: string) =>
+  limiterOf(c, addressOf(c)).rememberGoodKey(keyFingerprint);
 
 export const ipRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const headers = await takeIpToken(c);

@@ -5,22 +5,16 @@ import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
-import { abandonDelivery, deliverWebhooks, dispatchEvents } from "../services/events";
-import { failImageJob, runImageJob } from "../services/images";
+import { runInShares } from "../lib/shares";
+import { abandonDelivery, type DeliveryLane, deliverWebhooks, dispatchEvents } from "../services/events";
+import { failImageJob, IMAGE_LIMITS, runImageJob } from "../services/images";
 import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
-import type { Job } from "../services/shared";
+import type { ImageMessage, Job } from "../services/shared";
 
-/** A job other than publishing and webhook deliveries (those run together, per batch). */
-async function runJob(env: Env, job: Exclude<Job, { kind: "publish" | "webhook" }>): Promise<void> {
-  switch (job.kind) {
-    case "image": {
-      const { updatesRequested } = await runImageJob(env, job.jobId, job.requestId);
-      if (updatesRequested) await flushUpdateRequests(getDb(env.DB), env, 100, job.requestId);
-      return;
-    }
-    case "ping":
-      return;
-  }
+/** An image job; the updates its stored image asked for are queued at once. */
+async function runImage(env: Env, job: ImageMessage): Promise<void> {
+  const { updatesRequested } = await runImageJob(env, job.jobId, job.requestId);
+  if (updatesRequested) await flushUpdateRequests(getDb(env.DB), env, 100, job.requestId);
 }
 
 /** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
@@ -48,34 +42,52 @@ async function giveUp(env: Env, job: Job): Promise<void> {
 }
 
 /**
- * Runs a batch's jobs: the publish jobs together, the webhook deliveries together (per endpoint in
- * turn, see `deliverWebhooks`), the others each on its own. One settled result per job, in order.
+ * Runs a batch's jobs: the publish jobs together, the webhook deliveries together (in shares per
+ * endpoint, see `deliverWebhooks`), the image jobs in shares per client: at most
+ * `IMAGE_LIMITS.perClient` of a client's at once, and one whose turn comes after the batch's deadline
+ * goes back to the queue (not an attempt). One settled result per job, in order.
  */
-function runAll(env: Env, jobs: Job[]): Promise<PromiseSettledResult<void>[]> {
-  const publishJobs = jobs.flatMap((job) => (job.kind === "publish" ? [job] : []));
-  const published = publishJobs.length ? runPublishJobs(env, publishJobs) : Promise.resolve([]);
-  const deliveries = jobs.flatMap((job) => (job.kind === "webhook" ? [job] : []));
-  const delivered = deliveries.length ? deliverWebhooks(getDb(env.DB), env, deliveries) : Promise.resolve([]);
-  return Promise.allSettled(
-    jobs.map(async (job) => {
-      if (job.kind === "webhook") {
-        const outcome = (await delivered)[deliveries.indexOf(job)];
-        if (outcome?.status === "rejected") throw outcome.reason;
-        return;
-      }
-      if (job.kind !== "publish") return runJob(env, job);
-      const outcome = (await published)[publishJobs.indexOf(job)];
-      if (outcome?.status === "rejected") throw outcome.reason;
-    }),
-  );
+async function runAll(env: Env, jobs: Job[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
+  const ofKind = <K extends Job["kind"]>(kind: K) =>
+    jobs.filter((job): job is Extract<Job, { kind: K }> => job.kind === kind);
+  const [publishJobs, deliveries, images] = [ofKind("publish"), ofKind("webhook"), ofKind("image")];
+  const deadline = Date.now() + 2 * IMAGE_LIMITS.downloadMs;
+  // A kind's run that throws as a whole fails each of its jobs, not the batch.
+  const [published, delivered, imaged] = await Promise.allSettled([
+    publishJobs.length ? runPublishJobs(env, publishJobs) : [],
+    deliveries.length ? deliverWebhooks(getDb(env.DB), env, deliveries, lane) : [],
+    runInShares(
+      images,
+      (job) => job.clientId ?? "unknown",
+      IMAGE_LIMITS.perClient,
+      () => ({}),
+      (job) =>
+        Date.now() > deadline ? env.IMAGE_JOBS.send(job, { delaySeconds: 1 }).then(() => {}) : runImage(env, job),
+    ),
+  ]);
+  const pick = (run: PromiseSettledResult<PromiseSettledResult<unknown>[]>, at: number) =>
+    run.status === "rejected" ? run : run.value[at];
+  const outcomeOf = (job: Job) =>
+    job.kind === "publish"
+      ? pick(published, publishJobs.indexOf(job))
+      : job.kind === "webhook"
+        ? pick(delivered, deliveries.indexOf(job))
+        : job.kind === "image"
+          ? pick(imaged, images.indexOf(job))
+          : undefined;
+  return jobs.map((job): PromiseSettledResult<void> => {
+    const outcome = outcomeOf(job);
+    return outcome?.status === "rejected" ? outcome : { status: "fulfilled", value: undefined };
+  });
 }
 
 /**
- * Consumer of `jobs`, of `webhooks` (deliveries only, so an endpoint that hangs holds none of the slots
- * of publishing and images) and of their dead-letter queues; which one a batch comes from is
- * configuration (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE), not a guess from its name. Messages are
- * pointers to D1 rows; handlers are idempotent. The batch's publish jobs run together (two D1 round trips
- * for all of them), its deliveries together, the others one by one, side by side. A failed write of the
+ * Consumer of `jobs` (publishing), `images`, `webhooks` and `webhooks-slow` (deliveries, on the lane
+ * their endpoint's speed earned), so a slow image host or endpoint holds none of publishing's slots, and
+ * of their dead-letter queues; which one a batch comes from is configuration (DEAD_LETTER_QUEUE,
+ * WEBHOOK_DEAD_LETTER_QUEUE, WEBHOOK_SLOW_QUEUE), not a guess from its name. Messages are pointers to D1
+ * rows; handlers are idempotent. The batch's publish jobs run together (two D1 round trips for all of
+ * them), its deliveries and image jobs in shares (see `runAll`). A failed write of the
  * dead-letter consumer is retried too; what still fails goes to that queue's own last-resort queue
  * (wrangler.toml), so nothing is dropped silently.
  */
@@ -91,7 +103,10 @@ export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: Execu
           kind: message.body.kind,
           lagMs: Date.now() - message.timestamp.getTime(),
         });
-  const outcomes = deadLetter ? await Promise.allSettled(jobs.map((job) => giveUp(env, job))) : await runAll(env, jobs);
+  const lane: DeliveryLane = batch.queue === env.WEBHOOK_SLOW_QUEUE ? "slow" : "fast";
+  const outcomes = deadLetter
+    ? await Promise.allSettled(jobs.map((job) => giveUp(env, job)))
+    : await runAll(env, jobs, lane);
   batch.messages.forEach((message, at) => {
     const job = message.body;
     const outcome = outcomes[at];

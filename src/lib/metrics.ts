@@ -26,7 +26,12 @@ export type MetricEvent =
   | { event: "retry"; kind: string; attempts: number }
   | { event: "dead_letter"; kind: string }
   | { event: "wallet"; entry: "charge" | "refund"; portal: string; cents: number }
-  | { event: "webhook_delivery"; status: number; result: "delivered" | "retry" | "failed"; durationMs: number };
+  | {
+      event: "webhook_delivery";
+      status: number;
+      result: "delivered" | "retry" | "failed" | "slow_lane";
+      durationMs: number;
+    };
 
 type EventName = MetricEvent["event"];
 type Of<E extends EventName> = Extract<MetricEvent, { event: E }>;

@@ -55,6 +55,8 @@ export const webhookEndpoints = sqliteTable(
     /** The breaker: no delivery is attempted before this instant; they wait in the queue. */
     pausedUntil: text("paused_until"),
     pausedReason: text("paused_reason"),
+    /** Its deliveries take the slow lane until this instant (it did not answer within the fast lane's budget). */
+    slowUntil: text("slow_until"),
     /** A replay runs until the cursor reaches this event. */
     replayUntil: integer("replay_until").notNull().default(0),
     createdAt: createdAt(),

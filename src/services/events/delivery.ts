@@ -8,23 +8,36 @@ import { log } from "../../lib/log";
 import { metricsOf } from "../../lib/metrics";
 import { guardedFetch, outboundPolicy } from "../../lib/outbound";
 import { open } from "../../lib/secretBox";
+import { runInShares } from "../../lib/shares";
 import { formatDateTime, nowIso } from "../../lib/time";
 import type { WebhookMessage } from "../shared/jobMessages";
 import { eventView } from "./events";
 
 /**
  * Webhook delivery, bounded per endpoint so that no endpoint (and no client) can slow another: messages
- * travel on a queue of their own; an endpoint has at most `DELIVERY_LIMITS.inQueue` deliveries queued
+ * travel on queues of their own; an endpoint has at most `DELIVERY_LIMITS.inQueue` deliveries queued
  * (the dispatcher hands over the rest as those end, so nothing is dropped) and at most
  * `DELIVERY_LIMITS.concurrent` in flight (a lease per delivery); after `DELIVERY_LIMITS.breakerFailures`
  * failures in a row its breaker pauses it, and its deliveries wait in the queue until the pause ends.
+ * Slowness costs the endpoint too, not only failure: a delivery on the fast lane has
+ * `DELIVERY_LIMITS.fastLaneMs` to be answered; an endpoint that takes longer moves to the slow lane (a
+ * queue of its own, with the full `timeoutMs`) for `SLOW_LANE_HOLD_MS`, or until it answers fast again.
  */
 export const DELIVERY_LIMITS = {
   inQueue: 100,
   concurrent: 4,
   breakerFailures: 5,
   timeoutMs: 10_000,
+  fastLaneMs: 2_000,
 } as const;
+/** The queue a delivery travels on: `fast` (the `webhooks` queue) or `slow` (`webhooks-slow`). */
+export type DeliveryLane = "fast" | "slow";
+const LANE_TIMEOUT_MS: Record<DeliveryLane, number> = {
+  fast: DELIVERY_LIMITS.fastLaneMs,
+  slow: DELIVERY_LIMITS.timeoutMs,
+};
+/** How long an endpoint that was too slow for the fast lane stays on the slow one (unless it answers fast). */
+const SLOW_LANE_HOLD_MS = 3_600_000;
 /** An endpoint whose every delivery failed for this long is disabled. */
 export const FAILING_LIMIT_MS = 3 * 86_400_000;
 /** Seconds before attempt 2, 3, …: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 28 hours in all). */
@@ -36,6 +49,14 @@ const LEASE_MS = DELIVERY_LIMITS.timeoutMs + 20_000;
 const BUSY_WAIT_SECONDS = 2;
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+const laneOf = (endpoint: Pick<EndpointRow, "slowUntil">, now: string): DeliveryLane =>
+  endpoint.slowUntil !== null && endpoint.slowUntil > now ? "slow" : "fast";
+const queueOf = (env: Env, lane: DeliveryLane) => (lane === "slow" ? env.WEBHOOKS_SLOW : env.WEBHOOKS);
+
+/** Sends a delivery message on the lane its endpoint is on now. */
+export const sendDelivery = (env: Env, endpoint: Pick<EndpointRow, "slowUntil">, message: WebhookMessage) =>
+  queueOf(env, laneOf(endpoint, nowIso())).send(message);
 
 const retryDelays = (env: Env) =>
   env.WEBHOOK_RETRY_DELAYS ? env.WEBHOOK_RETRY_DELAYS.split(",").map(Number) : DEFAULT_RETRY_DELAYS;
@@ -113,7 +134,7 @@ async function dispatchTo(db: Db, env: Env, endpoint: EndpointRow, requestId?: s
     if ((await move(cursor, last, handed.length)).length === 0) break;
     try {
       if (handed.length > 0)
-        await env.WEBHOOKS.sendBatch(
+        await queueOf(env, laneOf(endpoint, nowIso())).sendBatch(
           handed.map((e) => ({
             body: {
               kind: "webhook",
@@ -183,45 +204,63 @@ export async function abandonDelivery(db: Db, message: WebhookMessage): Promise<
   await endedStatement(db, message);
 }
 
-type DeliveryOutcome = "delivered" | "failed" | "waiting" | "moot";
+/** What became of one message: `moved` went to the slow lane (its endpoint was too slow for the fast one). */
+type DeliveryOutcome = "delivered" | "failed" | "waiting" | "moot" | "moved";
 
 /**
- * The deliveries of one message batch: each endpoint's one after another (so a batch holds at most one
- * of the endpoint's slots, and a healthy endpoint's run through without waiting on slots it holds
- * itself), endpoints side by side. After a delivery fails, the endpoint's others in the batch wait in
- * the queue instead, so an endpoint that hangs costs a batch one timeout, not one per message. Answers
- * one settled result per message, in order.
+ * The deliveries of one message batch from `lane`: endpoints side by side, each endpoint's up to
+ * `DELIVERY_LIMITS.concurrent` at once. After one of an endpoint's deliveries fails, its others in the
+ * batch wait in the queue instead (an endpoint that fails costs a batch one timeout, not one per
+ * message); after one moved to the slow lane, its others follow it there. A message whose turn comes
+ * after the batch's deadline (twice the lane's timeout) waits too, so no endpoint holds a batch longer.
+ * Answers one settled result per message, in order.
  */
-export function deliverWebhooks(db: Db, env: Env, messages: WebhookMessage[]): Promise<PromiseSettledResult<void>[]> {
-  const turns = new Map<number, Promise<DeliveryOutcome>>();
-  return Promise.allSettled(
-    messages.map(async (message) => {
-      const previous = turns.get(message.endpointId);
-      const turn = (previous ?? Promise.resolve<DeliveryOutcome>("delivered"))
-        .catch((): DeliveryOutcome => "failed")
-        .then(async (outcome) => {
-          if (outcome !== "failed") return deliverWebhook(db, env, message);
-          await wait(env, message, BUSY_WAIT_SECONDS);
-          return "failed" as const;
-        });
-      turns.set(message.endpointId, turn);
-      await turn;
-    }),
+export function deliverWebhooks(
+  db: Db,
+  env: Env,
+  messages: WebhookMessage[],
+  lane: DeliveryLane = "fast",
+): Promise<PromiseSettledResult<void>[]> {
+  const deadline = Date.now() + 2 * LANE_TIMEOUT_MS[lane];
+  return runInShares(
+    messages,
+    (message) => message.endpointId,
+    DELIVERY_LIMITS.concurrent,
+    (): { stopped?: "failed" | "moved" } => ({}),
+    async (message, endpoint) => {
+      try {
+        if (endpoint.stopped === "moved") await queueOf(env, "slow").send(message);
+        else if (endpoint.stopped === "failed" || Date.now() > deadline)
+          await wait(env, message, BUSY_WAIT_SECONDS, lane);
+        else {
+          const outcome = await deliverWebhook(db, env, message, lane);
+          if (outcome === "moved" || (outcome === "failed" && !endpoint.stopped)) endpoint.stopped = outcome;
+        }
+      } catch (error) {
+        endpoint.stopped ??= "failed";
+        throw error;
+      }
+    },
   );
 }
 
-/** The message goes back to the queue for later; this is not an attempt. */
-const wait = (env: Env, message: WebhookMessage, seconds: number) =>
-  env.WEBHOOKS.send(message, { delaySeconds: Math.min(43_200, Math.max(1, Math.ceil(seconds))) });
+/** The message goes back to its lane's queue for later; this is not an attempt. */
+const wait = (env: Env, message: WebhookMessage, seconds: number, lane: DeliveryLane) =>
+  queueOf(env, lane).send(message, { delaySeconds: Math.min(43_200, Math.max(1, Math.ceil(seconds))) });
+
+/** A fetch given up by its timeout signal (AbortSignal.timeout rejects with a TimeoutError). */
+const timedOut = (failure: unknown) => failure instanceof Error && failure.name === "TimeoutError";
 
 /**
  * One delivery attempt (a queue message). It waits, without an attempt, while its endpoint is paused or
- * has its deliveries in flight; otherwise the event is signed per Standard Webhooks and POSTed with a
- * 10 s timeout through the outbound guard (no redirects). 2xx ends it; 410 disables the endpoint;
+ * has its deliveries in flight; otherwise the event is signed per Standard Webhooks and POSTed with its
+ * lane's timeout through the outbound guard (no redirects). On the fast lane, no answer within
+ * `fastLaneMs` is not an attempt: the endpoint and the message move to the slow lane (the receiver may
+ * see the message again there, with the same `webhook-id`). 2xx ends it; 410 disables the endpoint;
  * anything else is tried again on the schedule, counts towards the breaker, and an endpoint failing
  * every delivery for 3 days is disabled (`webhook.disabled` is recorded).
  */
-async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promise<DeliveryOutcome> {
+async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: DeliveryLane): Promise<DeliveryOutcome> {
   const now = nowIso();
   const {
     lease: [lease],
@@ -240,6 +279,15 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promis
     await db.batch([db.delete(webhookLeases).where(eq(webhookLeases.id, lease?.id ?? 0)), endedStatement(db, message)]);
     return "moot";
   }
+  const endpointLane = laneOf(endpoint, now);
+  if (lane === "fast" && endpointLane === "slow") {
+    // Moved to the slow lane since this message was sent.
+    await Promise.all([
+      db.delete(webhookLeases).where(eq(webhookLeases.id, lease?.id ?? 0)),
+      queueOf(env, "slow").send(message),
+    ]);
+    return "moved";
+  }
   if (!lease) {
     // Paused by its breaker, or busy: the message waits.
     const paused = endpoint.pausedUntil && endpoint.pausedUntil > now;
@@ -249,6 +297,7 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promis
       paused
         ? (Date.parse(endpoint.pausedUntil as string) - Date.parse(now)) / 1000
         : BUSY_WAIT_SECONDS + Math.random() * BUSY_WAIT_SECONDS,
+      endpointLane,
     );
     return "waiting";
   }
@@ -262,10 +311,11 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promis
   const startedAt = Date.now();
   let statusCode: number | null = null;
   let error: string | null = null;
+  let tooSlow = false;
   try {
     const response = await guardedFetch(endpoint.url, outboundPolicy(env), {
       method: "POST",
-      timeoutMs: DELIVERY_LIMITS.timeoutMs,
+      timeoutMs: LANE_TIMEOUT_MS[lane],
       maxRedirects: 0,
       headers: {
         "Content-Type": "application/json",
@@ -279,8 +329,10 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promis
     await response.body?.cancel();
   } catch (failure) {
     error = failure instanceof Error ? failure.message : String(failure);
+    tooSlow = lane === "fast" && timedOut(failure);
   }
   const latencyMs = Date.now() - startedAt;
+  if (tooSlow) return moveToSlowLane(db, env, endpoint.id, lease.id, message, messageId, latencyMs);
   const succeeded = statusCode !== null && statusCode >= 200 && statusCode < 300;
   const gone = statusCode === 410;
   const delays = retryDelays(env);
@@ -316,7 +368,12 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promis
       .set({
         failingSince,
         ...(succeeded
-          ? { consecutiveFailures: 0, pausedUntil: null, pausedReason: null }
+          ? {
+              consecutiveFailures: 0,
+              pausedUntil: null,
+              pausedReason: null,
+              ...(latencyMs < DELIVERY_LIMITS.fastLaneMs ? { slowUntil: null } : {}),
+            }
           : {
               consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1`,
               pausedUntil: sql`CASE WHEN ${trips} THEN ${pausedUntil} ELSE ${webhookEndpoints.pausedUntil} END`,
@@ -354,9 +411,37 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage): Promis
     requestId: message.requestId,
   });
   if (retrying && !disable)
-    await env.WEBHOOKS.send(
+    await queueOf(env, lane).send(
       { ...message, messageId, attempt: message.attempt + 1 },
       { delaySeconds: Math.min(43_200, (delay as number) + jitter) },
     );
   return succeeded ? "delivered" : "failed";
+}
+
+/** The endpoint did not answer within the fast lane's time: it and the message move to the slow lane. */
+async function moveToSlowLane(
+  db: Db,
+  env: Env,
+  endpointId: number,
+  leaseId: number,
+  message: WebhookMessage,
+  messageId: string,
+  latencyMs: number,
+): Promise<DeliveryOutcome> {
+  await db.batch([
+    db
+      .update(webhookEndpoints)
+      .set({ slowUntil: new Date(Date.now() + SLOW_LANE_HOLD_MS).toISOString() })
+      .where(eq(webhookEndpoints.id, endpointId)),
+    db.delete(webhookLeases).where(eq(webhookLeases.id, leaseId)),
+  ]);
+  await queueOf(env, "slow").send({ ...message, messageId });
+  metricsOf(env).record({ event: "webhook_delivery", status: 0, result: "slow_lane", durationMs: latencyMs });
+  log("warn", "webhook endpoint moved to the slow lane", {
+    webhookId: endpointId,
+    messageId,
+    latencyMs,
+    requestId: message.requestId,
+  });
+  return "moved";
 }

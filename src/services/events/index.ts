@@ -1,4 +1,11 @@
-export { abandonDelivery, DELIVERY_LIMITS, deliverWebhooks, dispatchEvents } from "./delivery";
+export {
+  abandonDelivery,
+  DELIVERY_LIMITS,
+  type DeliveryLane,
+  deliverWebhooks,
+  dispatchEvents,
+  sendDelivery,
+} from "./delivery";
 export { EVENT_TYPES, type EventType, purgeOldEvents, readEvents } from "./events";
 export {
   CreateWebhook,

@@ -12,7 +12,7 @@ import { formatDateTime, nowIso } from "../../lib/time";
 import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
-import { dispatchEvents } from "./delivery";
+import { dispatchEvents, sendDelivery } from "./delivery";
 import type { EventType } from "./events";
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -196,8 +196,8 @@ export async function rotateWebhookSecret(ctx: ServiceContext, id: number) {
 
 /** POST /webhooks/<id>/test: a `webhook.test` message, delivered and logged like any other (one `webhook-id` for all its attempts). */
 export async function testWebhook(ctx: ServiceContext, id: number) {
-  await ownEndpoint(ctx, id);
-  await ctx.env.WEBHOOKS.send({
+  const endpoint = await ownEndpoint(ctx, id);
+  await sendDelivery(ctx.env, endpoint, {
     kind: "webhook",
     endpointId: id,
     messageId: `msg_test_${randomToken(9)}`,
@@ -300,7 +300,7 @@ export async function redeliver(
   ctx: ServiceContext,
   { webhookId: id, deliveryId }: { webhookId: number; deliveryId: number },
 ) {
-  await ownEndpoint(ctx, id);
+  const endpoint = await ownEndpoint(ctx, id);
   const delivery = await ctx.db
     .select()
     .from(webhookDeliveries)
@@ -312,7 +312,7 @@ export async function redeliver(
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.messageId, delivery.messageId)))
     .get();
-  await ctx.env.WEBHOOKS.send({
+  await sendDelivery(ctx.env, endpoint, {
     kind: "webhook",
     endpointId: id,
     ...(delivery.eventId !== null ? { eventId: delivery.eventId } : { messageId: delivery.messageId }),

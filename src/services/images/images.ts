@@ -10,7 +10,7 @@ import { deleteObjects, mediaUrl } from "../../lib/media";
 import { formatDateTime } from "../../lib/time";
 import { adWriteRevisions, imageObjectsOf, requireAd, visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
-import { requireUser } from "../shared/access";
+import { clientIdOf, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { Job } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
@@ -153,8 +153,9 @@ export async function queueImages(
     replaced.map(({ row }) => row),
   );
   try {
-    await ctx.env.JOBS.sendBatch(
-      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, requestId: ctx.requestId } satisfies Job })),
+    const clientId = clientIdOf(ctx.caller);
+    await ctx.env.IMAGE_JOBS.sendBatch(
+      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, clientId, requestId: ctx.requestId } satisfies Job })),
     );
   } catch (error) {
     await db

@@ -9,7 +9,7 @@ export {
   shiftImage,
   switchImages,
 } from "./images";
-export { failImageJob, runImageJob } from "./processing";
+export { failImageJob, IMAGE_LIMITS, runImageJob } from "./processing";
 export {
   AdImages,
   DeleteImages,

@@ -10,7 +10,13 @@ import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
 import { bumpRevisions } from "../shared/revisions";
 
-const DOWNLOAD_TIMEOUT_MS = 10_000;
+/**
+ * The image lane's shares: a client has at most `perClient` downloads of a batch at once, and a download
+ * has `downloadMs` in all, from the request to its last byte, so a host that trickles its body is cut
+ * off as surely as one that never answers.
+ */
+export const IMAGE_LIMITS = { perClient: 2, downloadMs: 10_000 } as const;
+const TOO_SLOW = `not downloaded within ${IMAGE_LIMITS.downloadMs / 1000} s`;
 const MAX_REDIRECTS = 3;
 /** Thumbnails fit in this box and are never more than half the original's size. */
 const THUMBNAIL_BOX = 320;
@@ -24,8 +30,9 @@ const imageKey = (adId: number, kind: "original" | "thumbnail", type: ImageType)
 /** The bytes behind a URL, through the outbound guard, refusing non-images and oversized files. */
 async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: ImageType }> {
   const maxBytes = Number(env.IMAGE_MAX_BYTES);
+  const deadline = Date.now() + IMAGE_LIMITS.downloadMs;
   const response = await guardedFetch(url, outboundPolicy(env), {
-    timeoutMs: DOWNLOAD_TIMEOUT_MS,
+    timeoutMs: IMAGE_LIMITS.downloadMs,
     maxRedirects: MAX_REDIRECTS,
   });
   if (!response.ok || !response.body) throw new ImageRefused(`download failed with HTTP ${response.status}`);
@@ -35,10 +42,18 @@ async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: 
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new ImageRefused(`larger than ${maxBytes} bytes`);
-    chunks.push(chunk);
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await beforeDeadline(reader.read(), deadline);
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw new ImageRefused(`larger than ${maxBytes} bytes`);
+      chunks.push(value);
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
   }
   const bytes = new Uint8Array(size);
   let offset = 0;
@@ -49,6 +64,19 @@ async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: 
   const type = sniffImageType(bytes);
   if (!type) throw new ImageRefused("not a JPEG, PNG, WebP or GIF image");
   return { bytes, type };
+}
+
+/** The read, or ImageRefused when the download's time runs out first. */
+async function beforeDeadline<T>(read: Promise<T>, deadline: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ImageRefused(TOO_SLOW)), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const stream = (bytes: Uint8Array) => new Blob([bytes]).stream();
@@ -215,7 +243,7 @@ export async function runImageJob(env: Env, jobId: number, requestId?: string): 
       error instanceof ImageRefused || error instanceof OutboundRefused
         ? error.message
         : error instanceof Error && error.name === "TimeoutError"
-          ? "download timed out"
+          ? TOO_SLOW
           : null;
     if (!reason) throw error;
     await db.batch(failImageJob(db, job, reason));

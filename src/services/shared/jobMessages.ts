@@ -11,8 +11,15 @@ export type PublishItemRef = Pick<
  * pointer. `requestId` is the request (or cron run) that caused the work, so its log lines can be tied to
  * it. A `publish` message also carries its item's fixed columns (`item`); one queued before they were
  * added names only the id, and the consumer reads the item first. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
- * `webhook` is one delivery attempt of an event to an endpoint; it travels on the `webhooks` queue.
+ * `webhook` is one delivery attempt of an event to an endpoint; it travels on the `webhooks` queue (or
+ * `webhooks-slow`), and `image` on the `images` queue.
  */
+export type Job =
+  | ImageMessage
+  | { kind: "publish"; itemId: number; item?: Omit<PublishItemRef, "id">; requestId?: string }
+  | { kind: "ping"; requestId?: string }
+  | WebhookMessage;
+
 /** One delivery attempt of an event (or of a test message) to a webhook endpoint. */
 export type WebhookMessage = {
   kind: "webhook";
@@ -27,10 +34,7 @@ export type WebhookMessage = {
   requestId?: string;
 };
 
-export type Job =
-  | { kind: "image"; jobId: number; requestId?: string }
-  | { kind: "publish"; itemId: number; item?: Omit<PublishItemRef, "id">; requestId?: string }
-  | { kind: "ping"; requestId?: string }
-  | WebhookMessage;
+/** One image download (on the `images` queue); `clientId` is the client whose share of the lane it takes. */
+export type ImageMessage = { kind: "image"; jobId: number; clientId?: number; requestId?: string };
 
 export type PublishJob = Extract<Job, { kind: "publish" }>;

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { imageOrigin, TEST_IMAGE_MAX_BYTES } from "./test/fixtures/imageOrigin.ts";
 
@@ -33,6 +33,8 @@ function marketplaceSimulator() {
     bindings: { ...workerOptions.bindings, ...CLIENT_SECRETS, SIMULATOR_DEMO_PASSWORD: "demo-test-password" },
   };
 }
+
+const neighbours = process.env.TEST_SUITE === "neighbours";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -69,6 +71,9 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
+      // The noisy-neighbour suite (timed, test/neighbours) runs on its own: npm run test:neighbours.
+      include: [neighbours ? "test/neighbours/**/*.test.ts" : "test/**/*.test.ts"],
+      exclude: [...configDefaults.exclude, ...(neighbours ? [] : ["test/neighbours/**"])],
       setupFiles: ["./test/setup.ts"],
       testTimeout: 20_000,
     },

@@ -530,3 +530,16 @@ export const settledPublication = (key: string, userId: number, adId: number, po
     `ad ${adId} on ${portal} to settle`,
     300,
   );
+
+/** Milliseconds from a website publish to its listing live, as the client sees it. */
+export async function publicationTime(apiKey: string, userId: number) {
+  const ad = await createAd(apiKey, userId);
+  const started = Date.now();
+  expectEnvelope(
+    await call("POST", "/publish/", { key: apiKey, body: { userId, adId: ad.adId, portal: "website" } }),
+    200,
+  );
+  const publish = await settledPublication(apiKey, userId, ad.adId, "website");
+  expect(publish?.active).toBe(true);
+  return Date.now() - started;
+}

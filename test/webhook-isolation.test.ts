@@ -3,19 +3,18 @@ import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import type { Env } from "../src/env";
 import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT, REPLAY_MAX_EVENTS } from "../src/services/events";
-import { heldBy, payloadOf, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
+import { eventsOf, heldBy, payloadOf, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
 import {
   activate,
   BASE,
   call,
-  createAd,
   createUser,
   eventually,
   expectEnvelope,
   expectError,
   interceptD1,
   newClient,
-  settledPublication,
+  publicationTime,
   userBody,
 } from "./harness";
 
@@ -23,17 +22,6 @@ import {
  * One client cannot slow another: webhook deliveries on a queue of their own, bounded per endpoint (in
  * the queue, in flight, a breaker), replays bounded, and dispatch that reads only the writer's endpoints.
  */
-
-/** Events of a client written straight to the log (what its writes would have recorded), oldest first. */
-async function eventsOf(clientId: number, count: number): Promise<number[]> {
-  const rows = await env.DB.prepare(
-    `INSERT INTO events (client_id, type, data)
-     SELECT ?, 'publish.active', '{}' FROM json_each(?) RETURNING id`,
-  )
-    .bind(clientId, JSON.stringify(Array.from({ length: count }, () => 0)))
-    .all<{ id: number }>();
-  return rows.results.map((row) => row.id).sort((a, b) => a - b);
-}
 
 /**
  * Removes an endpoint that hangs: its queued deliveries end at once. (The local runtime hands a queue
@@ -44,19 +32,6 @@ const stopHanging = async (apiKey: string, webhookId: number) =>
 
 const webhookOf = async (apiKey: string, webhookId: number) =>
   (await call("GET", `/webhooks/${webhookId}`, { key: apiKey })).body.data;
-
-/** Seconds from a website publish to its listing live, as the client sees it. */
-async function publicationTime(apiKey: string, userId: number) {
-  const ad = await createAd(apiKey, userId);
-  const started = Date.now();
-  expectEnvelope(
-    await call("POST", "/publish/", { key: apiKey, body: { userId, adId: ad.adId, portal: "website" } }),
-    200,
-  );
-  const publish = await settledPublication(apiKey, userId, ad.adId, "website");
-  expect(publish?.active).toBe(true);
-  return Date.now() - started;
-}
 
 describe("isolation", () => {
   it("an endpoint that hangs under a replay leaves another client's publishing on time, and is held to its limits", async () => {

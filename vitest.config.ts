@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { imageOrigin, TEST_IMAGE_MAX_BYTES } from "./test/fixtures/imageOrigin.ts";
@@ -25,12 +25,18 @@ function marketplaceSimulator() {
     { stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
   );
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  // wrangler's types leave the bindings `unknown`; from a configuration they are its vars, by name.
+  const vars = workerOptions.bindings as Record<string, unknown> | undefined;
+  // Its module rules are for bundling the TypeScript sources; the auxiliary worker runs the bundle.
+  const { modulesRules: _bundling, ...options } = workerOptions as typeof workerOptions & { modulesRules?: unknown };
   return {
-    ...workerOptions,
+    ...options,
     name: "marketplace-simulator",
+    // Module names are taken relative to the root, and the bundle sits outside simulator/.
+    rootPath: outdir,
     modules: true,
     scriptPath: path.join(outdir, "index.js"),
-    bindings: { ...workerOptions.bindings, ...CLIENT_SECRETS, SIMULATOR_DEMO_PASSWORD: "demo-test-password" },
+    bindings: { ...vars, ...CLIENT_SECRETS, SIMULATOR_DEMO_PASSWORD: "demo-test-password" },
   };
 }
 

@@ -3,7 +3,7 @@
 // The bindings come from src/worker-configuration.d.ts (wrangler types); the tests add their migrations.
 declare namespace Cloudflare {
   interface Env {
-    TEST_MIGRATIONS: import("@cloudflare/vitest-pool-workers").D1Migration[];
+    TEST_MIGRATIONS: import("@cloudflare/vitest-plugin").D1Migration[];
     /** The model-based test's number of runs and seed (empty: its defaults). */
     MODEL_RUNS: string;
     MODEL_SEED: string;

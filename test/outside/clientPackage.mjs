@@ -9,7 +9,11 @@ import { join, resolve } from "node:path";
 import { startDev } from "./devServer.mjs";
 
 const REPO = resolve(import.meta.dirname, "../..");
-const TSC = join(REPO, "node_modules", ".bin", "tsc");
+/** The integrator's compiler: the current TypeScript (7, native) and the last with a JavaScript API (5.9). */
+const COMPILERS = {
+  "TypeScript 7": join(REPO, "node_modules", "typescript-7", "bin", "tsc"),
+  "TypeScript 5.9": join(REPO, "node_modules", "typescript", "bin", "tsc"),
+};
 const DEV_LOG = join(REPO, "test", "screenshots", "client-package-dev.log");
 
 const project = await mkdtemp(join(tmpdir(), "client-package-"));
@@ -90,21 +94,23 @@ try {
   );
   check(installed.dependencies?.["openapi-fetch"] !== undefined, "installs with openapi-fetch as its dependency");
 
-  let compiled = true;
-  try {
-    run(TSC, ["-p", "tsconfig.json"]);
-  } catch (error) {
-    compiled = false;
-    console.error(error.stdout);
+  for (const [compiler, tsc] of Object.entries(COMPILERS)) {
+    let compiled = true;
+    try {
+      run(process.execPath, [tsc, "-p", "tsconfig.json"]);
+    } catch (error) {
+      compiled = false;
+      console.error(error.stdout);
+    }
+    check(compiled, `${compiler}: a program using it type-checks and compiles (a publish without images)`);
+    let refused = false;
+    try {
+      run(process.execPath, [tsc, "-p", "tsconfig.missing.json", "--noEmit"]);
+    } catch (error) {
+      refused = /portal/.test(error.stdout);
+    }
+    check(refused, `${compiler}: a publish call without portal does not compile`);
   }
-  check(compiled, "a program using it type-checks and compiles (a publish without images)");
-  let refused = false;
-  try {
-    run(TSC, ["-p", "tsconfig.missing.json", "--noEmit"]);
-  } catch (error) {
-    refused = /portal/.test(error.stdout);
-  }
-  check(refused, "a publish call without portal does not compile");
 
   dev = await startDev(DEV_LOG);
   const output = run("node", ["out/program.js", dev.origin, "dev-partner-key"]);

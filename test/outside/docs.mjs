@@ -55,6 +55,7 @@ try {
   const csp = answer?.headers()["content-security-policy"] ?? "";
   check(csp.includes("frame-ancestors 'none'"), `/docs cannot be framed (Content-Security-Policy: ${csp})`);
   const tags = document.tags.map((tag) => tag.name);
+  // innerText throughout: the checks are about the text a reader sees, as rendered (biome.json).
   await page
     .waitForFunction(
       (names) => names.every((name) => document.body.innerText.includes(name)),

@@ -4,7 +4,8 @@
 // rank never import each other). The ad views (adViews) are the read model: the top rank, so no domain
 // imports them. Who the caller is, is read only in services/shared/access.ts: the compiler enforces it
 // (Caller's fields have a key no other module can name). The marketplace simulator (simulator/) is a
-// Worker of its own that shares no code with the API either way.
+// Worker of its own that shares no code with the API either way. Type-only imports count like any other
+// (tsPreCompilationDeps), and no module of the API or the simulator imports itself back.
 
 /** Domain folders by rank, lowest first. */
 const DOMAIN_RANKS = [
@@ -44,7 +45,7 @@ module.exports = {
       name: "no-circular",
       comment: "no module imports itself back through others",
       severity: "error",
-      from: { path: "^src/" },
+      from: { path: "^(src|simulator)/" },
       to: { circular: true },
     },
     ...domainRules,
@@ -85,6 +86,13 @@ module.exports = {
         pathNot: "^src/(routes|middleware)/|^src/(app|worker|index)\\.ts$",
       },
       to: { path: HTTP },
+    },
+    {
+      name: "app-is-above-routes-and-middleware",
+      comment: "the app assembles routes and middleware; they never import it back, types included",
+      severity: "error",
+      from: { path: "^src/(routes|middleware|services|jobs|cron|durable|portals|lib|db)/" },
+      to: { path: "^src/(app|worker|index)\\.ts$" },
     },
     {
       name: "entry-layers-reach-a-domain-through-its-index",

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
-import type { MarketplaceSimulator } from "./marketplace";
 
 /** The simulator Worker's bindings (simulator/wrangler.toml, and .dev.vars for the secrets). */
 export interface SimulatorEnv {
-  MARKETPLACE: DurableObjectNamespace<MarketplaceSimulator>;
+  /** The MarketplaceSimulator object per portal, reached by `fetch` only (so this file needs not import it). */
+  MARKETPLACE: DurableObjectNamespace;
   PORTAL_A_CLIENT_ID: string;
   PORTAL_B_CLIENT_ID: string;
   PORTAL_A_CLIENT_SECRET: string;

@@ -1,4 +1,5 @@
-import type { App } from "../app";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
 import { withExamples } from "../lib/openapiExamples";
 import { BASE_PATH } from "./openapi";
 import { registerWebhookPayloads } from "./webhooks";
@@ -40,7 +41,7 @@ const TAG_DESCRIPTIONS = {
 } as const;
 
 /** The document of the app's routes, with the webhook payloads, the bearer scheme and an example everywhere. */
-export function openApiDocument(app: App) {
+export function openApiDocument(app: OpenAPIHono<AppEnv>) {
   registerWebhookPayloads(app.openAPIRegistry);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -66,7 +67,7 @@ export function openApiDocument(app: App) {
 export const DOCUMENT_PATH = `${BASE_PATH}/openapi.json`;
 
 /** GET /rest/v1/openapi.json, built once per isolate; only its server follows the request's origin. */
-export function documentAnswer(app: App): (request: Request) => Response {
+export function documentAnswer(app: OpenAPIHono<AppEnv>): (request: Request) => Response {
   let document: ReturnType<typeof openApiDocument> | undefined;
   return (request) => {
     document ??= openApiDocument(app);

@@ -16,7 +16,7 @@ import { contactFields } from "../accounts/contacts";
 import { type AdRow, adNotFound, priceOf } from "../ads/access";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
 import { type ImageView, toImageView } from "../images/images";
-import { portalStatuses } from "../publishing/portalStatus";
+import { portalStatuses } from "../publishing/status";
 import { visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 

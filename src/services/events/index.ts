@@ -1,11 +1,3 @@
-export {
-  abandonDelivery,
-  DELIVERY_LIMITS,
-  type DeliveryLane,
-  deliverWebhooks,
-  dispatchEvents,
-  sendDelivery,
-} from "./delivery";
 export { EVENT_TYPES, type EventType, purgeOldEvents, readEvents } from "./events";
 export {
   CreateWebhook,
@@ -18,6 +10,14 @@ export {
   WebhookDelivery,
   WebhookWithSecret,
 } from "./schemas";
+export {
+  abandonDelivery,
+  DELIVERY_LIMITS,
+  type DeliveryLane,
+  deliverWebhooks,
+  dispatchEvents,
+  sendDelivery,
+} from "./webhookDelivery";
 export {
   createWebhook,
   deleteWebhook,

@@ -12,8 +12,8 @@ import { formatDateTime, nowIso } from "../../lib/time";
 import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
-import { dispatchEvents, sendDelivery } from "./delivery";
 import type { EventType } from "./events";
+import { dispatchEvents, sendDelivery } from "./webhookDelivery";
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;

@@ -10,7 +10,6 @@ export {
   startConnection,
   tokensToReseal,
 } from "./connections";
-export { runPublishJobs } from "./delivery";
 export { featureOffers } from "./featureOffers";
 export { BuyFeature, Feature, FeaturesQuery } from "./featureSchemas";
 export { type Intent, publishMessage, queueIntents, sendItems } from "./intents";
@@ -25,6 +24,7 @@ export {
   type QueueItem,
   transition,
 } from "./lifecycle";
+export { runPublishJobs } from "./publishJobs";
 export { expireStaleItems, resendStalledItems } from "./recovery";
 export {
   flushUpdateRequests,

@@ -3,9 +3,9 @@ import { type Db, namedBatch, statementsOf } from "../../db/client";
 import { inList } from "../../db/inList";
 import { queueItems } from "../../db/schema";
 import type { Env } from "../../env";
-import { runPublishJobs } from "./delivery";
 import { publishMessage, sendItems } from "./intents";
 import { transition } from "./lifecycle";
+import { runPublishJobs } from "./publishJobs";
 
 /** A pending item this long past its expected delivery has lost its message. */
 export const RESEND_AFTER_MS = 2 * 60_000;

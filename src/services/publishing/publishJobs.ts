@@ -22,6 +22,7 @@ import {
   transition,
 } from "./lifecycle";
 import { assembleListing, type ListingRows, listingQueries } from "./listing";
+import { REFUSAL_TEXTS } from "./types";
 
 const WEBSITE_LISTING_DAYS = 30;
 
@@ -223,7 +224,7 @@ async function decide(
       };
     // An update or a feature needs the listing live (an unpublish before it may have taken it down).
     if ((item.action === "update" || item.action === "feature") && !read.live)
-      return { event: "failed", reason: "this advertisement is not published" };
+      return { event: "failed", reason: REFUSAL_TEXTS.ad_not_published };
   }
   // A listing is changed only through the account that holds it: another account's connection would
   // find nothing, and an unpublish would pass for done while the listing stays online.

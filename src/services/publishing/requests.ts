@@ -29,7 +29,16 @@ import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
 import { DELETED_BEFORE_START, type ItemKind, noteRefund, type QueueItem, transition } from "./lifecycle";
-import { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused, sellerRefusal } from "./types";
+import {
+  accepted,
+  type Outcome,
+  type PublishMode,
+  type PublishPortal,
+  REFUSAL_TEXTS,
+  refusal,
+  refused,
+  sellerRefusal,
+} from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
 
@@ -78,13 +87,12 @@ function listingProblems(
 function queuedOutcome(portal: string, adId: number, action: ItemKind, queued: QueuedIntent): Outcome {
   if (queued.itemId !== undefined) return accepted(adId, queued.itemId);
   if (queued.refused === "insufficient_means")
-    return refused("insufficient_means", portal, adId, "insufficient means", {
+    return refused("insufficient_means", portal, adId, REFUSAL_TEXTS.insufficient_means, {
       price: queued.price,
       balance: queued.balance,
     });
-  if (action === "publish")
-    return refused("job_not_retryable", portal, adId, "already live, or replaced by a newer job");
-  return refused("ad_not_published", portal, adId, "this advertisement is not published");
+  if (action === "publish") return refused("job_not_retryable", portal, adId, REFUSAL_TEXTS.job_not_retryable);
+  return refused("ad_not_published", portal, adId, REFUSAL_TEXTS.ad_not_published);
 }
 
 /** A retry (POST /jobs/<id>/retry): the failed job it repeats and the marketplace reference it keeps. */
@@ -93,14 +101,6 @@ export interface RetryOf {
   externalRef?: string;
 }
 
-/**
- * POST/PUT/DELETE /publish/ and the batch forms. Every ad gets an outcome; what can go is queued
- * exactly once (see `queueIntents`) and, for a placement, paid for when it is queued. Whether a
- * publish places or updates is decided in the transaction that queues it. Unpublishing an ad whose
- * placement or update has not started cancels that item and refunds it; one already claimed by the
- * consumer runs to its end, and the unpublish queued behind it runs after it. A retry runs the same
- * checks as a fresh call.
- */
 /** batchall with portal `meta`: every ad of the user on every portal in turn, for internal clients only. */
 export async function requestPublishingEverywhere(
   ctx: ServiceContext,
@@ -115,6 +115,14 @@ export async function requestPublishingEverywhere(
   return outcomes;
 }
 
+/**
+ * POST/PUT/DELETE /publish/ and the batch forms. Every ad gets an outcome; what can go is queued
+ * exactly once (see `queueIntents`) and, for a placement, paid for when it is queued. Whether a
+ * publish places or updates is decided in the transaction that queues it. Unpublishing an ad whose
+ * placement or update has not started cancels that item and refunds it; one already claimed by the
+ * consumer runs to its end, and the unpublish queued behind it runs after it. A retry runs the same
+ * checks as a fresh call.
+ */
 export async function requestPublishing(
   ctx: ServiceContext,
   input: {
@@ -211,7 +219,7 @@ export async function requestPublishing(
   for (const adId of adIds) {
     const ad = byId.get(adId);
     if (!ad) {
-      outcomes.push(refused("ad_not_found", portal, adId, "advertisement not found"));
+      outcomes.push(refused("ad_not_found", portal, adId, REFUSAL_TEXTS.ad_not_found));
       continue;
     }
     const isPublished = published.get(adId)?.active ?? false;
@@ -220,10 +228,9 @@ export async function requestPublishing(
       // A placement that never happened needs nothing more; a listing that is live still goes down.
       const cancelled = withdrawn.get(adId);
       if (!isPublished && cancelled) outcomes.push(accepted(adId, cancelled));
-      else if (!isPublished)
-        outcomes.push(refused("ad_not_published", portal, adId, "this advertisement is not published"));
+      else if (!isPublished) outcomes.push(refused("ad_not_published", portal, adId, REFUSAL_TEXTS.ad_not_published));
       else if (!connected)
-        outcomes.push(refused("portal_not_connected", portal, adId, "user is not connected to the portal"));
+        outcomes.push(refused("portal_not_connected", portal, adId, REFUSAL_TEXTS.portal_not_connected));
       else outcomes.push({ ...base, action: "unpublish" });
       continue;
     }
@@ -237,7 +244,7 @@ export async function requestPublishing(
       continue;
     }
     if (mode === "update" && !isPublished) {
-      outcomes.push(refused("ad_not_published", portal, adId, "this advertisement is not published"));
+      outcomes.push(refused("ad_not_published", portal, adId, REFUSAL_TEXTS.ad_not_published));
       continue;
     }
     const problems =
@@ -269,7 +276,7 @@ export async function requestPublishing(
     const q = byIntent.get(o);
     return q
       ? queuedOutcome(portal, o.adId, o.action, q)
-      : refused("insufficient_means", portal, o.adId, "insufficient means");
+      : refused("insufficient_means", portal, o.adId, REFUSAL_TEXTS.insufficient_means);
   });
 }
 
@@ -330,7 +337,7 @@ export async function requestFeature(
     new DomainError({
       code: "ad_not_found",
       field: "adId",
-      message: refusal(input.portal, input.adId, "advertisement not found"),
+      message: refusal(input.portal, input.adId, REFUSAL_TEXTS.ad_not_found),
     });
   const ad = await db.select().from(ads).where(eq(ads.id, input.adId)).get();
   if (!ad) throw notFound();
@@ -377,9 +384,9 @@ export async function queueFeature(
     archived: ad.status === "archive",
   });
   if (refusedSeller) return refuse(refusedSeller.code, refusedSeller.reason);
-  if (!publication?.active) return refuse("ad_not_published", "this advertisement is not published");
+  if (!publication?.active) return refuse("ad_not_published", REFUSAL_TEXTS.ad_not_published);
   const price = featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature);
-  if (!price) return refuse("feature_not_available", "feature not available");
+  if (!price) return refuse("feature_not_available", REFUSAL_TEXTS.feature_not_available);
   const [queued] = await queueIntents(
     db,
     env,
@@ -399,7 +406,7 @@ export async function queueFeature(
     ],
     requestId,
   );
-  if (!queued) return refuse("insufficient_means", "insufficient means");
+  if (!queued) return refuse("insufficient_means", REFUSAL_TEXTS.insufficient_means);
   return { outcome: queuedOutcome(portal, ad.id, "feature", queued), cost: queued.created ? queued.cost : 0 };
 }
 

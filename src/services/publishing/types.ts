@@ -14,6 +14,18 @@ export interface Outcome {
   queueItemId?: number;
 }
 
+/** The spec's reason for each refusal of a publish or feature call, keyed by its code (one spelling each). */
+export const REFUSAL_TEXTS = {
+  ad_not_found: "advertisement not found",
+  ad_archived: "advertisement is archived",
+  ad_not_published: "this advertisement is not published",
+  user_locked: "user is locked",
+  portal_not_connected: "user is not connected to the portal",
+  insufficient_means: "insufficient means",
+  job_not_retryable: "already live, or replaced by a newer job",
+  feature_not_available: "feature not available",
+} as const satisfies Partial<Record<ErrorCode, string>>;
+
 /** What the checks of a charge found, as its code and the spec's reason. */
 export interface SellerRefusal {
   code: ErrorCode;
@@ -26,9 +38,10 @@ export interface SellerRefusal {
  * scheduled feature) alike. Funds are checked where the charge is written (`queueIntents`).
  */
 export function sellerRefusal(state: { locked: boolean; connected: boolean; archived: boolean }): SellerRefusal | null {
-  if (state.locked) return { code: "user_locked", reason: "user is locked" };
-  if (!state.connected) return { code: "portal_not_connected", reason: "user is not connected to the portal" };
-  if (state.archived) return { code: "ad_archived", reason: "advertisement is archived" };
+  const refusalOf = (code: keyof typeof REFUSAL_TEXTS) => ({ code, reason: REFUSAL_TEXTS[code] });
+  if (state.locked) return refusalOf("user_locked");
+  if (!state.connected) return refusalOf("portal_not_connected");
+  if (state.archived) return refusalOf("ad_archived");
   return null;
 }
 

@@ -7,7 +7,7 @@ import { getDb } from "../src/db/client";
 import { queueItems } from "../src/db/schema";
 import type { Env } from "../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../src/lib/errors";
-import type { MarketplacePortal } from "../src/portals/gateway";
+import type { Marketplace } from "../src/lib/vocabulary";
 import { createApiClient, type NewClient } from "../src/services/accounts";
 import { type Intent, publishMessage, runPublishJobs } from "../src/services/publishing";
 import worker from "../src/worker";
@@ -407,7 +407,7 @@ export async function runPublishItem(base: Env, itemId: number, requestId?: stri
 }
 
 /** The listings the user's account at a portal holds at the simulator, with what arrived. */
-export async function listingsAtMarketplace(key: string, userId: number, portal: MarketplacePortal = "portal_a") {
+export async function listingsAtMarketplace(key: string, userId: number, portal: Marketplace = "portal_a") {
   const connection = await call("GET", `/oauth/${userId}/${portal}/`, { key });
   return marketplace(portal).listings(connection.body.data.externalUserId as number);
 }

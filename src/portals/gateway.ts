@@ -1,9 +1,10 @@
 import * as oauth from "oauth4webapi";
 import type { Env } from "../env";
-import { type MarketplacePortal, portalApiBase, portalClient } from "./config";
+import type { Marketplace } from "../lib/vocabulary";
+import { portalApiBase, portalClient } from "./config";
 import type { Listing } from "./listing";
 
-export type { Listing, MarketplacePortal };
+export type { Listing, Marketplace };
 
 /** The access the service asks a marketplace for. */
 const SCOPE = "listings features bids statistics";
@@ -100,7 +101,7 @@ export function portalErrorOf(error: unknown): PortalError {
 export class PortalGateway {
   constructor(
     private readonly env: Env,
-    readonly portal: MarketplacePortal,
+    readonly portal: Marketplace,
   ) {}
 
   private get base(): string {

@@ -1,6 +1,7 @@
 /** API clients, the platform's users and what hangs below a user. */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { AD_TYPES, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { createdAt, updatedAt } from "./shared";
 
 export const apiClients = sqliteTable("api_clients", {
@@ -100,9 +101,7 @@ export const userSettings = sqliteTable("user_settings", {
   status: text("status", { enum: ["active", "locked"] })
     .notNull()
     .default("locked"),
-  type: text("type", { enum: ["supply", "demand"] })
-    .notNull()
-    .default("supply"),
+  type: text("type", { enum: AD_TYPES }).notNull().default("supply"),
   allowbids: integer("allowbids", { mode: "boolean" }).notNull().default(true),
   showcontact: integer("showcontact", { mode: "boolean" }).notNull().default(true),
   itemsPerPage: integer("items_per_page").notNull().default(25),
@@ -121,7 +120,7 @@ export const userAdSettings = sqliteTable(
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: ["portal_a", "portal_b", "website"] }).notNull(),
+    portal: text("portal", { enum: PUBLISH_TARGETS }).notNull(),
     header: text("header").notNull(),
     footer: text("footer").notNull(),
     allowContactByEmail: integer("allow_contact_by_email", { mode: "boolean" }).notNull().default(true),

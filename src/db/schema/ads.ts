@@ -1,7 +1,8 @@
 /** Ads, their attributes and settings, manufacturers. */
 import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { AD_STATUSES, AD_TYPES, MARKETPLACES } from "../../lib/vocabulary";
 import { contacts, folders, users } from "./accounts";
-import { AD_PORTALS, categories, groups } from "./catalogue";
+import { categories, groups } from "./catalogue";
 import { createdAt, updatedAt } from "./shared";
 
 export const PRICE_MODELS = ["fixed", "bidding", "see description", "reserved"] as const;
@@ -36,13 +37,9 @@ export const ads = sqliteTable(
       .references(() => users.id),
     contactId: integer("contact_id").references(() => contacts.id, { onDelete: "set null" }),
     folderId: integer("folder_id").references(() => folders.id, { onDelete: "set null" }),
-    status: text("status", { enum: ["concept", "active", "archive"] })
-      .notNull()
-      .default("active"),
+    status: text("status", { enum: AD_STATUSES }).notNull().default("active"),
     externalAdId: integer("external_ad_id"),
-    type: text("type", { enum: ["supply", "demand"] })
-      .notNull()
-      .default("supply"),
+    type: text("type", { enum: AD_TYPES }).notNull().default("supply"),
     title: text("title").notNull(),
     imagetext: text("imagetext"),
     description: text("description").notNull().default(""),
@@ -121,7 +118,7 @@ export const adAttributes = sqliteTable(
     adId: integer("ad_id")
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     locale: text("locale").notNull().default("nl_NL"),
     key: text("key").notNull(),
     value: text("value").notNull(),
@@ -147,7 +144,7 @@ export const adSettings = sqliteTable(
     adId: integer("ad_id")
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     showcontact: integer("showcontact", { mode: "boolean" }).notNull().default(true),
     autoreplace: integer("autoreplace", { mode: "boolean" }).notNull().default(false),
     video: text("video"),

@@ -1,9 +1,6 @@
 /** The catalogue: groups, categories, attribute definitions, prices. */
 import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-
-export const AD_PORTALS = ["portal_a", "portal_b"] as const;
-
-export const CATALOGUE_PORTALS = ["portal_a", "portal_b", "portal_own"] as const;
+import { CATALOGUE_PORTALS, MARKETPLACES } from "../../lib/vocabulary";
 
 export const groups = sqliteTable("groups", {
   id: integer("id").primaryKey(),
@@ -54,7 +51,7 @@ export const categoryPrices = sqliteTable(
     categoryId: integer("category_id")
       .notNull()
       .references(() => categories.id),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     action: text("action", {
       enum: ["plaatsen", "omhoogplaatsen", "blikvanger", "dagtopper", "topadvertentie"],
     }).notNull(),

@@ -1,7 +1,7 @@
 /** Bids and statistics pulled from the marketplaces. */
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { MARKETPLACES } from "../../lib/vocabulary";
 import { ads } from "./ads";
-import { AD_PORTALS } from "./catalogue";
 
 /** Bids on listings, pulled from the marketplaces. */
 export const bids = sqliteTable(
@@ -11,7 +11,7 @@ export const bids = sqliteTable(
     adId: integer("ad_id")
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     remoteBidId: integer("remote_bid_id").notNull(),
     amount: integer("amount").notNull(),
     name: text("name").notNull(),
@@ -29,7 +29,7 @@ export const adStatistics = sqliteTable(
     adId: integer("ad_id")
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     date: text("date").notNull(),
     views: integer("views").notNull().default(0),
     asqs: integer("asqs").notNull().default(0),

@@ -1,12 +1,10 @@
 /** Publications on the portals, queue items, features, marketplace connections. */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { MARKETPLACES, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { users } from "./accounts";
 import { ads } from "./ads";
-import { AD_PORTALS } from "./catalogue";
 import { createdAt, updatedAt } from "./shared";
-
-export const PUBLISH_PORTALS = ["portal_a", "portal_b", "website"] as const;
 
 /**
  * Publication state of an ad per portal (the spec's publish status object); written by publishing. It
@@ -17,7 +15,7 @@ export const adPublications = sqliteTable(
   "ad_publications",
   {
     adId: integer("ad_id").notNull(),
-    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    portal: text("portal", { enum: PUBLISH_TARGETS }).notNull(),
     pending: integer("pending", { mode: "boolean" }).notNull().default(false),
     pendingDate: text("pending_date"),
     processing: integer("processing", { mode: "boolean" }).notNull().default(false),
@@ -47,7 +45,7 @@ export const adUpdateRequests = sqliteTable(
     adId: integer("ad_id")
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    portal: text("portal", { enum: PUBLISH_TARGETS }).notNull(),
     reason: text("reason").notNull(),
     createdAt: createdAt(),
   },
@@ -61,7 +59,7 @@ export const portalConnections = sqliteTable(
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     status: integer("status", { mode: "boolean" }).notNull().default(false),
     externalUserId: integer("external_user_id"),
     accessToken: text("access_token"),
@@ -97,7 +95,7 @@ export const queueItems = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     adId: integer("ad_id").notNull(),
     userId: integer("user_id").notNull(),
-    portal: text("portal", { enum: PUBLISH_PORTALS }).notNull(),
+    portal: text("portal", { enum: PUBLISH_TARGETS }).notNull(),
     action: text("action", { enum: ["publish", "update", "unpublish", "feature"] }).notNull(),
     feature: text("feature"),
     images: integer("images", { mode: "boolean" }).notNull().default(true),
@@ -145,7 +143,7 @@ export const adFeatures = sqliteTable(
     adId: integer("ad_id")
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     feature: text("feature").notNull(),
     pending: integer("pending", { mode: "boolean" }).notNull().default(false),
     pendingDate: text("pending_date"),

@@ -1,7 +1,7 @@
 /** Scheduled tasks, their runs, notices. */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { MARKETPLACES } from "../../lib/vocabulary";
 import { users } from "./accounts";
-import { AD_PORTALS } from "./catalogue";
 import { createdAt, updatedAt } from "./shared";
 
 export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
@@ -14,7 +14,7 @@ export const tasks = sqliteTable(
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    portal: text("portal", { enum: AD_PORTALS }).notNull(),
+    portal: text("portal", { enum: MARKETPLACES }).notNull(),
     feature: text("feature").notNull().default("upcall"),
     /** hh:mm, Europe/Amsterdam. */
     time: text("time").notNull(),

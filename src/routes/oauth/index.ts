@@ -5,9 +5,10 @@ import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
+import type { Marketplace } from "../../lib/vocabulary";
 import { withCache } from "../../middleware/responseCache";
 import { SIMULATOR_ORIGIN_HEADER } from "../../portals/config";
-import { type MarketplacePortal, marketplaceSimulator, PortalGateway, SIMULATOR_ORIGIN } from "../../portals/gateway";
+import { marketplaceSimulator, PortalGateway, SIMULATOR_ORIGIN } from "../../portals/gateway";
 import {
   CompleteConnection,
   ConnectionStart,
@@ -100,7 +101,7 @@ export const oauthRouter = createRouter()
     },
   );
 
-const isPortal = (value: string): value is MarketplacePortal => PortalConnection.shape.portal.safeParse(value).success;
+const isPortal = (value: string): value is Marketplace => PortalConnection.shape.portal.safeParse(value).success;
 
 /**
  * Public (keyless) routes of the OAuth flow: the page the portal sends the user back to, which shows

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, queryInt } from "../../lib/fields";
+import { MarketplaceEnum } from "../../lib/vocabulary";
 import { withCache } from "../../middleware/responseCache";
 import {
   CreateTask,
@@ -11,7 +12,6 @@ import {
   deleteTask,
   listTasks,
   Task,
-  TaskPortal,
   UpdateTask,
   updateTask,
 } from "../../services/scheduling";
@@ -21,7 +21,7 @@ import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../ope
 
 const tags = ["Tasks"];
 const TasksQuery = pagingQuery(100);
-type Params = { userId: number; portal?: z.infer<typeof TaskPortal>; taskId?: number };
+type Params = { userId: number; portal?: z.infer<typeof MarketplaceEnum>; taskId?: number };
 
 const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQuery>) => {
   const startedAt = Date.now();
@@ -30,7 +30,7 @@ const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQ
   );
 };
 
-const portalParam = TaskPortal.openapi({ param: { name: "portal", in: "path" } });
+const portalParam = MarketplaceEnum.openapi({ param: { name: "portal", in: "path" } });
 /** The writes answer the user's whole list. */
 const TasksAnswer = envelope(z.array(Task));
 

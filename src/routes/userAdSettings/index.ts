@@ -3,11 +3,11 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { pathId, queryBool } from "../../lib/fields";
+import type { PublishTarget } from "../../lib/vocabulary";
 import { withCache } from "../../middleware/responseCache";
 import {
   getUserAdSettings,
   replaceUserAdSettings,
-  type UserAdPortal,
   UserAdSetting,
   UserAdSettings,
   UserAdSettingsInput,
@@ -23,7 +23,7 @@ const Query = z.object({ useCache: queryBool().optional() });
 const answer = (
   c: Context<AppEnv>,
   userId: number,
-  portal: UserAdPortal | undefined,
+  portal: PublishTarget | undefined,
   useCache: boolean | undefined,
 ) => {
   return withCache(c, useCache, [userRevision(userId)], async () =>

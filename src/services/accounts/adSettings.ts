@@ -1,14 +1,13 @@
 import { and, asc, eq } from "drizzle-orm";
 import { userAdSettings } from "../../db/schema";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
+import type { PublishTarget } from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 
-export type UserAdPortal = "portal_a" | "portal_b" | "website";
-
 export interface UserAdSettingView {
-  portal: UserAdPortal;
+  portal: PublishTarget;
   header: string;
   footer: string;
   allowContactByEmail: boolean;
@@ -16,7 +15,7 @@ export interface UserAdSettingView {
 
 export async function getUserAdSettings(
   ctx: ServiceContext,
-  input: { userId: number; portal?: UserAdPortal | undefined },
+  input: { userId: number; portal?: PublishTarget | undefined },
 ): Promise<{ userId: number; settings: UserAdSettingView[] }> {
   const { userId, portal } = input;
   const { db, caller } = ctx;
@@ -38,7 +37,7 @@ export async function replaceUserAdSettings(
   ctx: ServiceContext,
   input: {
     userId: number;
-    settings: { portal: UserAdPortal; header: string; footer: string; allowContactByEmail?: boolean | undefined }[];
+    settings: { portal: PublishTarget; header: string; footer: string; allowContactByEmail?: boolean | undefined }[];
   },
 ) {
   const { db, caller } = ctx;

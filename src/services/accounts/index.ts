@@ -1,4 +1,4 @@
-export { getUserAdSettings, replaceUserAdSettings, type UserAdPortal } from "./adSettings";
+export { getUserAdSettings, replaceUserAdSettings } from "./adSettings";
 export { cachedClient, createApiClient, findClientByKey, type NewClient } from "./apiClients";
 export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
 export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { userSettings } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
+import type { AdType } from "../../lib/vocabulary";
 import { type Caller, isInternal, requireInternal, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
@@ -16,7 +17,7 @@ export interface SettingsView {
   walletUserId: number | null;
   maxContacts: number;
   status: "active" | "locked";
-  type: "supply" | "demand";
+  type: AdType;
   allowbids: boolean;
   showcontact: boolean;
   itemsPerPage: number;

@@ -12,6 +12,7 @@ import {
   users,
 } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
+import type { Marketplace } from "../../lib/vocabulary";
 import { contactFields } from "../accounts/contacts";
 import { type AdRow, adNotFound, priceOf } from "../ads/access";
 import { type Catalogue, describe, labelOf, loadCatalogue, pricesOf } from "../catalogue/catalogue";
@@ -91,7 +92,7 @@ export type SimpleAdView = ReturnType<typeof baseView>;
 export type AdView = SimpleAdView & {
   description: string;
   attributes: ReturnType<typeof attributesView>;
-  settings: { portal: "portal_a" | "portal_b"; showcontact: boolean; autoreplace: boolean; video: string | null }[];
+  settings: { portal: Marketplace; showcontact: boolean; autoreplace: boolean; video: string | null }[];
   contact: ReturnType<typeof contactFields> | false;
   provider: Record<string, string> | null;
 };

@@ -1,9 +1,9 @@
 import type { adAttributes } from "../../db/schema";
+import type { Marketplace } from "../../lib/vocabulary";
 import { type AttributeDefinition, type Catalogue, GPSR_KEYS } from "../catalogue/catalogue";
 
-type AdPortal = "portal_a" | "portal_b";
 export interface AttributeSet {
-  portal: AdPortal;
+  portal: Marketplace;
   locale: string;
   values: { key: string; value: string | number }[];
 }

@@ -3,11 +3,12 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { rowChunks } from "../../db/rowChunks";
-import { AD_PORTALS, adAttributes, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
+import { adAttributes, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml } from "../../lib/html";
 import { deleteObjects } from "../../lib/media";
 import { nowIso } from "../../lib/time";
+import { MARKETPLACES } from "../../lib/vocabulary";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -93,7 +94,7 @@ function withAttributeDefaults(
   if (defaults.length === 0) return sets;
   const definitions = catalogue.definitions.get(context.categoryId);
   const result = [...sets];
-  for (const portal of AD_PORTALS) {
+  for (const portal of MARKETPLACES) {
     const keys = new Set((definitions?.get(portal) ?? []).filter((d) => d.writable).map((d) => d.key));
     const given = sets.find((set) => set.portal === portal);
     const missing = defaults.filter(({ key }) => keys.has(key) && !given?.values.some((value) => value.key === key));
@@ -111,7 +112,7 @@ function withAttributeDefaults(
 /** The user's `showcontact` is the default of a new ad's setting on each portal the ad does not set. */
 function withShowcontactDefault(settings: NonNullable<CreateAdInput["settings"]>, showcontact: boolean) {
   if (showcontact) return settings;
-  const unset = AD_PORTALS.filter((portal) => !settings.some((s) => s.portal === portal));
+  const unset = MARKETPLACES.filter((portal) => !settings.some((s) => s.portal === portal));
   return [...settings, ...unset.map((portal) => ({ portal, showcontact }))];
 }
 

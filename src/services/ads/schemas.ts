@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AD_PORTALS, PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
+import { PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
 import { countyField } from "../../lib/dutch";
 import { ErrorDetail } from "../../lib/errors";
@@ -15,6 +15,7 @@ import {
   upTo,
   webUrl,
 } from "../../lib/fields";
+import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 
 const cents = () => z.number().int().min(0).max(1_000_000_000);
 
@@ -31,7 +32,7 @@ const attributeValues = z.array(AttributeValue).max(200);
 /** An attribute set of one portal: its values under `values`, or under `attributes` as answers name them. */
 export const AdAttributesInput = z
   .strictObject({
-    portal: z.enum(AD_PORTALS),
+    portal: MarketplaceEnum,
     locale: z.literal("nl_NL").default("nl_NL"),
     values: attributeValues.optional(),
     attributes: attributeValues.optional().openapi({ description: "The answers' name for `values`" }),
@@ -88,7 +89,7 @@ const MP4_URL = /^([hH][tT][tT][pP][sS]?:\/\/)?[^\s/]+\.[^\s/]+\/\S*\.[mM][pP]4(
 
 export const AdSettingInput = z
   .strictObject({
-    portal: z.enum(AD_PORTALS),
+    portal: MarketplaceEnum,
     showcontact: z.boolean().optional(),
     autoreplace: z
       .boolean()
@@ -100,12 +101,12 @@ export const AdSettingInput = z
 
 const adSettingsList = z
   .array(AdSettingInput)
-  .max(AD_PORTALS.length)
+  .max(MARKETPLACES.length)
   .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, { error: "each portal may appear once" });
 
 const attributesList = z
   .array(AdAttributesInput)
-  .max(AD_PORTALS.length)
+  .max(MARKETPLACES.length)
   .refine((list) => new Set(list.map((a) => a.portal)).size === list.length, { error: "each portal may appear once" });
 
 export const Provider = z
@@ -131,8 +132,8 @@ const Misc = z
 const adFields = {
   contactId: id().nullable().optional(),
   folderId: id().nullable().optional(),
-  status: z.enum(["concept", "active", "archive"]).optional(),
-  type: z.enum(["supply", "demand"]).optional(),
+  status: AdStatusEnum.optional(),
+  type: AdTypeEnum.optional(),
   title: text(5, 60),
   imagetext: upTo(18).nullable().optional(),
   description: text(5, 65536).openapi({ description: "HTML limited to b, strong, u, ul, li, br (sanitised)" }),
@@ -144,9 +145,8 @@ const adFields = {
   provider: Provider.nullable().optional(),
 };
 
-export const AdStatus = z.enum(["concept", "active", "archive"]);
 export const PatchAd = z
-  .strictObject({ adId: id(), status: AdStatus }, { error: "cannot be patched; PATCH changes only status" })
+  .strictObject({ adId: id(), status: AdStatusEnum }, { error: "cannot be patched; PATCH changes only status" })
   .openapi("PatchAd");
 
 const adIdList = z.array(id()).min(1).max(100);
@@ -154,7 +154,7 @@ export const PatchAdsBatch = z
   .object({
     userId: id().optional().openapi({ description: "When given, every ad must belong to this user" }),
     adId: adIdList,
-    status: AdStatus,
+    status: AdStatusEnum,
   })
   .openapi("PatchAdsBatch");
 export const DeleteAdsBatch = z
@@ -198,7 +198,7 @@ const numeric = () =>
 
 export const SearchAttribute = z
   .strictObject({
-    portal: z.enum(AD_PORTALS),
+    portal: MarketplaceEnum,
     locale: z.literal("nl_NL").default("nl_NL"),
     key: z.string().min(1).max(100),
     value_equals: z.union([z.string(), z.number()]).optional(),
@@ -276,8 +276,8 @@ export const AdsQuery = z
     adId: idList.optional(),
     userId: queryInt().optional(),
     folderId: queryInt().optional(),
-    status: AdStatus.optional(),
-    type: z.enum(["supply", "demand"]).optional(),
+    status: AdStatusEnum.optional(),
+    type: AdTypeEnum.optional(),
     title: searchText(60).optional().openapi({ description: "Part of the title" }),
     description: searchText(200).optional().openapi({ description: "Part of the description" }),
     groupId: queryInt().optional(),
@@ -348,7 +348,7 @@ const PublishStatus = z
 
 export const PortalStatus = z
   .object({
-    portal: z.enum(["portal_a", "portal_b", "website"]),
+    portal: PublishTargetEnum,
     publish: PublishStatus,
     features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
   })
@@ -364,7 +364,7 @@ const ActionPrice = z.object({
 
 export const AdSetting = z
   .object({
-    portal: z.enum(AD_PORTALS),
+    portal: MarketplaceEnum,
     showcontact: z.boolean(),
     autoreplace: z.boolean(),
     video: z.string().nullable(),
@@ -381,9 +381,9 @@ const simpleAdShape = {
   userId: z.number().int(),
   contactId: z.number().int().nullable(),
   folderId: z.number().int().nullable(),
-  status: AdStatus,
+  status: AdStatusEnum,
   externalAdId: z.number().int().nullable(),
-  type: z.enum(["supply", "demand"]),
+  type: AdTypeEnum,
   title: z.string(),
   imagetext: z.string().nullable(),
   groupId: z.number().int().nullable(),

@@ -1,5 +1,6 @@
 import { type Db, namedBatch } from "../../db/client";
 import { attributeDefinitions, categories, categoryPrices, groups } from "../../db/schema";
+import type { CataloguePortal, Marketplace } from "../../lib/vocabulary";
 
 /**
  * The category catalogue is reference data that only migrations change, so an isolate reads it once
@@ -13,7 +14,6 @@ export type Group = typeof groups.$inferSelect;
 export type Category = typeof categories.$inferSelect;
 export type AttributeDefinition = typeof attributeDefinitions.$inferSelect;
 export type CategoryPrice = typeof categoryPrices.$inferSelect;
-export type CataloguePortal = AttributeDefinition["portal"];
 
 export interface Catalogue {
   groups: Map<number, Group>;
@@ -75,7 +75,7 @@ export function hasGpsrAttributes(catalogue: Catalogue, categoryId: number): boo
 
 /** The spec's read-only `prices` object of an ad: per external portal, the cost of each action. */
 function priceView(rows: CategoryPrice[]) {
-  const view = (portal: "portal_a" | "portal_b") =>
+  const view = (portal: Marketplace) =>
     rows
       .filter((r) => r.portal === portal)
       .map(({ action, priceInternal, priceExternal, priceTotal, priceNative }) => ({

@@ -1,3 +1,4 @@
+import type { Marketplace } from "../../lib/vocabulary";
 import type { Catalogue } from "./catalogue";
 
 /** The paid features a marketplace sells, and the catalogue action that prices each. */
@@ -19,7 +20,7 @@ export const isFeatureName = (name: string | null): name is FeatureName =>
 export function featurePrice(
   catalogue: Catalogue,
   categoryId: number | null,
-  portal: "portal_a" | "portal_b",
+  portal: Marketplace,
   feature: FeatureName,
 ) {
   const { action, times } = FEATURES[feature];

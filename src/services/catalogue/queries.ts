@@ -1,17 +1,10 @@
 import { and, count, eq } from "drizzle-orm";
 import { ads, categories, portalConnections } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
+import type { AdStatus, CataloguePortal, Marketplace } from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import {
-  type Catalogue,
-  type CataloguePortal,
-  describe,
-  LOCALES,
-  type Locale,
-  labelOf,
-  loadCatalogue,
-} from "./catalogue";
+import { type Catalogue, describe, LOCALES, type Locale, labelOf, loadCatalogue } from "./catalogue";
 
 const paged = <T>(items: T[], page: number, itemsPerPage: number): Page<T> => ({
   items: items.slice((page - 1) * itemsPerPage, page * itemsPerPage),
@@ -23,7 +16,7 @@ const paged = <T>(items: T[], page: number, itemsPerPage: number): Page<T> => ({
 export interface GroupsQuery {
   groupId?: number[] | undefined;
   userId?: number | undefined;
-  status?: "concept" | "active" | "archive" | undefined;
+  status?: AdStatus | undefined;
   availability?: boolean | undefined;
   locale?: Locale[] | undefined;
   total?: boolean | undefined;
@@ -63,7 +56,7 @@ export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
 /** A group is offered on a marketplace when its categories carry that portal's definitions and prices. */
 function availability(catalogue: Catalogue, groupId: number) {
   const categoryIds = [...catalogue.categories.values()].filter((c) => c.groupId === groupId).map((c) => c.id);
-  const offered = (portal: "portal_a" | "portal_b") =>
+  const offered = (portal: Marketplace) =>
     categoryIds.some(
       (id) => catalogue.definitions.get(id)?.has(portal) && catalogue.prices.get(id)?.some((p) => p.portal === portal),
     );

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { id } from "../../lib/fields";
+import { AdStatusEnum, CataloguePortalEnum } from "../../lib/vocabulary";
 import { LOCALES } from "./catalogue";
 
 /** The shapes of the catalogue's answers (groups, attribute definitions) and the requests for them. */
@@ -19,10 +20,7 @@ export const GroupsRequest = z
     useCache: z.boolean().optional(),
     groupId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all groups" }),
     userId: id().optional().openapi({ description: "Only the groups of this user's ads" }),
-    status: z
-      .enum(["concept", "active", "archive"])
-      .optional()
-      .openapi({ description: "With userId: the ads' status; default active" }),
+    status: AdStatusEnum.optional().openapi({ description: "With userId: the ads' status; default active" }),
     availability: z.boolean().optional().openapi({ description: "Adds per-portal availability" }),
     locale: locales,
     total: z.boolean().optional().openapi({ description: "Adds `total`: the number of the user's ads in the group" }),
@@ -74,7 +72,7 @@ export const CatalogueEntry = z
     categoryId: z.number().int(),
     attributes: z.array(
       z.object({
-        portal: z.enum(["portal_a", "portal_b", "portal_own"]),
+        portal: CataloguePortalEnum,
         locale: z.string(),
         attributes: z.array(AttributeDefinition),
       }),

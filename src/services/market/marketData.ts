@@ -5,7 +5,7 @@ import { adPublications, adStatistics, ads, bids, portalConnections } from "../.
 import type { Env } from "../../env";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
-import type { MarketplacePortal } from "../../portals/gateway";
+import type { Marketplace } from "../../lib/vocabulary";
 import { visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
 import { withAccessToken } from "../publishing/connections";
@@ -26,7 +26,7 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
   const dates = [new Date(now.getTime() - 86_400_000), now].map((d) => d.toISOString().slice(0, 10));
   let bidCount = 0;
   for (const { userId, portal } of batch) {
-    await withAccessToken(db, env, { userId, portal: portal as MarketplacePortal }, async (gateway, token) => {
+    await withAccessToken(db, env, { userId, portal: portal as Marketplace }, async (gateway, token) => {
       const remoteBids = await gateway.bids(token);
       const daily = await Promise.all(
         dates.map(async (date) => ({ date, rows: await gateway.statistics(token, date) })),
@@ -49,7 +49,7 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
         if (!adId) return [];
         const values = {
           adId,
-          portal: portal as MarketplacePortal,
+          portal: portal as Marketplace,
           remoteBidId: bid.bidId,
           amount: bid.amount,
           name: bid.name,
@@ -104,7 +104,7 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
               ),
               statistics: db
                 .insert(adStatistics)
-                .values({ adId, portal: portal as MarketplacePortal, date, ...values })
+                .values({ adId, portal: portal as Marketplace, date, ...values })
                 .onConflictDoUpdate({
                   target: [adStatistics.adId, adStatistics.portal, adStatistics.date],
                   set: values,
@@ -166,11 +166,7 @@ export async function markBids(
     .update(bids)
     .set({ isRead: input.read })
     .where(
-      and(
-        eq(bids.portal, input.portal as MarketplacePortal),
-        inList(bids.remoteBidId, ids),
-        inArray(bids.adId, userAds),
-      ),
+      and(eq(bids.portal, input.portal as Marketplace), inList(bids.remoteBidId, ids), inArray(bids.adId, userAds)),
     );
 }
 
@@ -186,7 +182,7 @@ export async function statistics(
     dateEnd: string;
     showDaily: boolean;
     showTotals: boolean;
-    portal?: MarketplacePortal | undefined;
+    portal?: Marketplace | undefined;
   },
 ) {
   const { db, caller } = ctx;
@@ -198,7 +194,7 @@ export async function statistics(
     .from(adStatistics)
     .where(and(inList(adStatistics.adId, input.adId), between(adStatistics.date, input.dateStart, input.dateEnd)))
     .orderBy(asc(adStatistics.date));
-  const perPortal = (portal: MarketplacePortal) => {
+  const perPortal = (portal: Marketplace) => {
     const own = input.portal && input.portal !== portal ? [] : rows.filter((r) => r.portal === portal);
     const byDate = new Map<string, Record<Metric, number>>();
     for (const row of own) {

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { AD_PORTALS, PUBLISH_PORTALS } from "../../db/schema";
 import { id } from "../../lib/fields";
+import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 
 export const Bid = z
   .object({
     bidId: z.number().int().openapi({ description: "The portal's bid id" }),
     adId: z.number().int(),
-    portal: z.enum(AD_PORTALS),
+    portal: MarketplaceEnum,
     amount: z.number().int(),
     name: z.string(),
     message: z.string(),
@@ -18,7 +18,7 @@ export const Bid = z
 export const BidReference = z
   .object({
     userId: id(),
-    portal: z.enum(PUBLISH_PORTALS),
+    portal: PublishTargetEnum,
     bidId: z
       .array(z.union([z.number().int(), z.string().max(100)]))
       .min(1)
@@ -35,7 +35,7 @@ export const StatisticsRequest = z
     dateEnd: date(),
     showDaily: z.boolean().default(true),
     showTotals: z.boolean().default(true),
-    portal: z.enum(AD_PORTALS).optional(),
+    portal: MarketplaceEnum.optional(),
   })
   .refine((r) => r.dateStart <= r.dateEnd, { error: "dateEnd: must not be before dateStart", path: ["dateEnd"] })
   .openapi("StatisticsRequest");

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { AD_PORTALS } from "../../db/schema";
+import { MarketplaceEnum } from "../../lib/vocabulary";
 
 export const PortalConnection = z
   .object({
     userId: z.number().int(),
-    portal: z.enum(AD_PORTALS),
+    portal: MarketplaceEnum,
     status: z.boolean().openapi({ description: "connected" }),
     externalUserId: z.number().int(),
     accessToken: z.string().openapi({ description: "Masked: the token itself is never shown" }),

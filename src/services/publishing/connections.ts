@@ -8,14 +8,9 @@ import { randomToken } from "../../lib/crypto";
 import { DomainError } from "../../lib/errors";
 import { currentKeyId, mask, open, seal } from "../../lib/secretBox";
 import { formatDateTime, nowIso } from "../../lib/time";
+import type { Marketplace } from "../../lib/vocabulary";
 import { callbackUrl } from "../../portals/config";
-import {
-  type MarketplacePortal,
-  PortalError,
-  PortalGateway,
-  portalErrorOf,
-  type TokenSet,
-} from "../../portals/gateway";
+import { PortalError, PortalGateway, portalErrorOf, type TokenSet } from "../../portals/gateway";
 import { eventOf } from "../events/events";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -25,7 +20,7 @@ const STATE_TTL_MS = 10 * 60 * 1000;
 export type ConnectionRow = typeof portalConnections.$inferSelect;
 
 /** The spec's portal connection; token fields exist but never show a token. */
-export const connectionView = (userId: number, portal: MarketplacePortal, row: ConnectionRow | undefined) => ({
+export const connectionView = (userId: number, portal: Marketplace, row: ConnectionRow | undefined) => ({
   userId,
   portal,
   status: row?.status ?? false,
@@ -39,20 +34,20 @@ export const connectionView = (userId: number, portal: MarketplacePortal, row: C
 });
 
 /** The user's connection row for a portal (a query, so a job can read it in its claiming batch). */
-export const connectionQuery = (db: Db, userId: number, portal: MarketplacePortal) =>
+export const connectionQuery = (db: Db, userId: number, portal: Marketplace) =>
   db
     .select()
     .from(portalConnections)
     .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal)));
 
-async function loadConnection(db: Db, userId: number, portal: MarketplacePortal) {
+async function loadConnection(db: Db, userId: number, portal: Marketplace) {
   return connectionQuery(db, userId, portal).get();
 }
 
 /** Which connection: a user's at one portal. */
 interface ConnectionRef {
   userId: number;
-  portal: MarketplacePortal;
+  portal: Marketplace;
 }
 
 /** A user's connection to a portal (`input`: the user and the portal). */
@@ -76,7 +71,7 @@ const cleared = {
 /** POST: starts the authorization; every earlier token of the user on the portal is revoked. */
 export async function startConnection(
   ctx: ServiceContext,
-  input: { userId: number; portal: MarketplacePortal; publicOrigin: string },
+  input: { userId: number; portal: Marketplace; publicOrigin: string },
 ) {
   const { db, env, caller } = ctx;
   await requireUser(db, caller, input.userId);
@@ -111,7 +106,7 @@ export async function startConnection(
 async function storeTokens(
   db: Db,
   env: Env,
-  target: { userId: number; portal: MarketplacePortal; completing: boolean },
+  target: { userId: number; portal: Marketplace; completing: boolean },
   tokens: TokenSet,
 ) {
   const { userId, portal } = target;
@@ -144,7 +139,7 @@ async function storeTokens(
 /** PUT: exchanges the authorization code for tokens; a wrong state or code is refused. */
 export async function completeConnection(
   ctx: ServiceContext,
-  input: { userId: number; portal: MarketplacePortal; code: string; state: string; publicOrigin: string },
+  input: { userId: number; portal: Marketplace; code: string; state: string; publicOrigin: string },
 ) {
   const { db, env, caller } = ctx;
   await requireUser(db, caller, input.userId);
@@ -197,7 +192,7 @@ export async function completeConnection(
 async function refuseAnotherAccount(
   db: Db,
   env: Env,
-  input: { userId: number; portal: MarketplacePortal; tokens: TokenSet; previousAccount: number | null },
+  input: { userId: number; portal: Marketplace; tokens: TokenSet; previousAccount: number | null },
 ): Promise<void> {
   const { userId, portal, tokens, previousAccount } = input;
   const account = tokens.account.id;
@@ -235,7 +230,7 @@ async function refuseAnotherAccount(
 
 /** Best effort: the portal forgets the user's tokens (ours are cleared whatever it answers). */
 /** Revokes sealed tokens at the portal, best effort (a portal that does not answer keeps them until they expire). */
-async function revokeAtPortal(env: Env, portal: MarketplacePortal, ...tokens: (string | null | undefined)[]) {
+async function revokeAtPortal(env: Env, portal: Marketplace, ...tokens: (string | null | undefined)[]) {
   const gateway = new PortalGateway(env, portal);
   for (const sealed of tokens) {
     if (sealed) await gateway.revoke(await open(sealed, env)).catch(() => undefined);
@@ -267,7 +262,7 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
 export async function withAccessToken<T>(
   db: Db,
   env: Env,
-  target: { userId: number; portal: MarketplacePortal; current?: ConnectionRow | undefined },
+  target: { userId: number; portal: Marketplace; current?: ConnectionRow | undefined },
   call: (gateway: PortalGateway, token: string) => Promise<T>,
 ): Promise<T> {
   const { userId, portal } = target;
@@ -304,7 +299,7 @@ type Renewal = { token: string } | { error: { kind: PortalError["kind"]; message
 async function renewAccess(
   db: Db,
   env: Env,
-  input: { userId: number; portal: MarketplacePortal; seen: string | null; refused?: string },
+  input: { userId: number; portal: Marketplace; seen: string | null; refused?: string },
 ): Promise<string> {
   const { userId, portal } = input;
   // The lock answers what the work answered, as it is: a Renewal.
@@ -342,7 +337,7 @@ async function renewAccess(
  * The portal refused to renew the access: the connection is over until the user connects again, and
  * `connection.expired` says so (once: only a connection that was still on reports it).
  */
-async function expireConnection(db: Db, userId: number, portal: MarketplacePortal): Promise<void> {
+async function expireConnection(db: Db, userId: number, portal: Marketplace): Promise<void> {
   const connection = and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal));
   await db.batch([
     eventOf(

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { AD_PORTALS } from "../../db/schema";
 import { id, queryInt } from "../../lib/fields";
+import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { FEATURE_NAMES } from "../catalogue/features";
-import { PublishPortal } from "./schemas";
 
 export const Feature = z
   .object({
@@ -16,8 +15,8 @@ export const Feature = z
   .openapi("Feature");
 
 /** GET /features/?portal=…&adId=…: the features of an ad on a portal. */
-export const FeaturesQuery = z.object({ portal: PublishPortal, adId: queryInt() });
+export const FeaturesQuery = z.object({ portal: PublishTargetEnum, adId: queryInt() });
 
 export const BuyFeature = z
-  .object({ adId: id(), portal: z.enum(AD_PORTALS), feature: z.enum(FEATURE_NAMES) })
+  .object({ adId: id(), portal: MarketplaceEnum, feature: z.enum(FEATURE_NAMES) })
   .openapi("BuyFeature");

@@ -46,4 +46,4 @@ export {
   UpdatePublishedAds,
 } from "./schemas";
 export { adStatuses, statusTotals } from "./status";
-export { accepted, type Outcome, type PublishMode, type PublishPortal, refusal, refused } from "./types";
+export { accepted, type Outcome, type PublishMode, refusal, refused } from "./types";

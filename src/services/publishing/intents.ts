@@ -6,19 +6,19 @@ import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
+import type { PublishTarget } from "../../lib/vocabulary";
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
 import type { PublishJob } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 import { noteBudgetCrossing } from "../wallet/wallet";
 import { type ItemKind, type ItemRef, sameLineOfWork } from "./lifecycle";
-import type { PublishPortal } from "./types";
 
 /** Something to do for one ad on one portal, and what it costs whom. */
 export interface Intent {
   adId: number;
   userId: number;
-  portal: PublishPortal;
+  portal: PublishTarget;
   action: ItemKind;
   feature?: string | null;
   images: boolean;

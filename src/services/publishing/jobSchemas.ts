@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { pagingQuery, queryInt } from "../../lib/fields";
+import { PublishTargetEnum } from "../../lib/vocabulary";
 import type { JobKind as JobKindName } from "./jobs";
 import { JOB_KINDS } from "./lifecycle";
-import { PublishPortal } from "./schemas";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
 const JobKind = z.enum(Object.values(JOB_KINDS) as [JobKindName, ...JobKindName[]]);
@@ -12,7 +12,7 @@ export const Job = z
     queueItemId: z.number().int(),
     userId: z.number().int(),
     adId: z.number().int(),
-    portal: PublishPortal,
+    portal: PublishTargetEnum,
     kind: JobKind.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
     feature: z.string().nullable(),
     state: z.enum(JOB_STATES),
@@ -34,7 +34,7 @@ export const Job = z
 export const JobsQuery = pagingQuery(500).extend({
   userId: queryInt().optional(),
   adId: queryInt().optional(),
-  portal: PublishPortal.optional(),
+  portal: PublishTargetEnum.optional(),
   state: z.enum(JOB_STATES).optional(),
   kind: JobKind.optional(),
 });

@@ -4,12 +4,12 @@ import { queueItems, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
+import type { PublishTarget } from "../../lib/vocabulary";
 import { isFeatureName } from "../catalogue/features";
 import { requireUserHistory, usersWithHistory } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem, sameLineOfWork } from "./lifecycle";
 import { requestFeature, requestPublishing } from "./requests";
-import type { PublishPortal } from "./types";
 export type JobKind = (typeof JOB_KINDS)[ItemKind];
 
 const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${queueItems.id} AND w.kind = 'refund')`;
@@ -73,7 +73,7 @@ export async function getJob(ctx: ServiceContext, id: number): Promise<JobView> 
 export interface JobFilter {
   userId?: number;
   adId?: number;
-  portal?: PublishPortal;
+  portal?: PublishTarget;
   state?: ItemState;
   kind?: JobKind;
   page: number;

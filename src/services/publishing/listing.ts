@@ -3,7 +3,8 @@ import type { Db, NamedResults } from "../../db/client";
 import { adAttributes, adSettings, ads, contacts, userAdSettings, userSettings, users } from "../../db/schema";
 import { absoluteWebUrl } from "../../lib/fields";
 import { sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../lib/html";
-import type { Listing, MarketplacePortal } from "../../portals/gateway";
+import type { Marketplace } from "../../lib/vocabulary";
+import type { Listing } from "../../portals/gateway";
 import { priceOf } from "../ads/access";
 import { imagesQuery, toImageView } from "../images/images";
 
@@ -16,7 +17,7 @@ const withScheme = (link: string | null) => (link ? absoluteWebUrl(link) : link)
  * The reads behind an ad's listing on a portal, to run in the batch that claims its job (so building the
  * listing costs no round trip of its own); `assembleListing` makes the listing from their results.
  */
-export function listingQueries(db: Db, adId: number, userId: number, portal: MarketplacePortal) {
+export function listingQueries(db: Db, adId: number, userId: number, portal: Marketplace) {
   return {
     attributeRows: db
       .select()

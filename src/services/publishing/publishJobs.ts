@@ -8,7 +8,8 @@ import { log } from "../../lib/log";
 import { mediaBaseOf } from "../../lib/media";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import { type MarketplacePortal, PortalError, type PortalGateway } from "../../portals/gateway";
+import type { Marketplace } from "../../lib/vocabulary";
+import { PortalError, type PortalGateway } from "../../portals/gateway";
 import type { PublishJob } from "../shared/jobMessages";
 import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
 import { sendItems } from "./intents";
@@ -148,7 +149,7 @@ const queuedAfter = (item: ItemRef) =>
  * earlier open job moves; the claim answers the item when it did). Read and claimed in one transaction.
  */
 function claimOf(db: Db, item: ItemRef, now: string) {
-  const marketplace = item.portal === "website" ? null : (item.portal as MarketplacePortal);
+  const marketplace = item.portal === "website" ? null : (item.portal as Marketplace);
   const sendsListing = item.action === "publish" || item.action === "update";
   const { item: claim, effects } = transition(db, item, "started", { now });
   return {
@@ -388,7 +389,7 @@ async function marketplaceCall(
   },
 ): Promise<ListingOutcome> {
   const db = getDb(env.DB);
-  const portal = item.portal as MarketplacePortal;
+  const portal = item.portal as Marketplace;
   const externalRef = item.externalRef ?? `ad-${item.adId}-${item.id}`;
   const { ad, remoteAdId } = read;
   const listing = () => {

@@ -18,7 +18,8 @@ import type { Env } from "../../env";
 import { DomainError, type ErrorCode } from "../../lib/errors";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import type { MarketplacePortal } from "../../portals/gateway";
+import type { Marketplace, PublishTarget } from "../../lib/vocabulary";
+import { PUBLISH_TARGETS } from "../../lib/vocabulary";
 import type { AdRow } from "../ads/access";
 import { checkAttributes } from "../ads/attributes";
 import { type Catalogue, GPSR_KEYS, hasGpsrAttributes, loadCatalogue } from "../catalogue/catalogue";
@@ -29,16 +30,7 @@ import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { type Intent, type QueuedIntent, queueIntents } from "./intents";
 import { DELETED_BEFORE_START, type ItemKind, noteRefund, type QueueItem, transition } from "./lifecycle";
-import {
-  accepted,
-  type Outcome,
-  type PublishMode,
-  type PublishPortal,
-  REFUSAL_TEXTS,
-  refusal,
-  refused,
-  sellerRefusal,
-} from "./types";
+import { accepted, type Outcome, type PublishMode, REFUSAL_TEXTS, refusal, refused, sellerRefusal } from "./types";
 
 type AttributeRow = typeof adAttributes.$inferSelect;
 
@@ -62,7 +54,7 @@ function listingProblems(
   catalogue: Catalogue,
   user: UserRow,
   ad: AdRow,
-  portal: MarketplacePortal,
+  portal: Marketplace,
   rows: AttributeRow[],
 ): string[] {
   if (ad.categoryId === null) return [];
@@ -108,7 +100,7 @@ export async function requestPublishingEverywhere(
 ): Promise<Outcome[]> {
   if (!isInternal(ctx.caller)) throw DomainError.of("internal_only", "portal: meta is for internal clients only");
   const outcomes: Outcome[] = [];
-  for (const portal of ["portal_a", "portal_b", "website"] as const)
+  for (const portal of PUBLISH_TARGETS)
     outcomes.push(
       ...(await requestPublishing(ctx, { ...input, portal, adIds: input.mode === "publish" ? "allActive" : "all" })),
     );
@@ -128,7 +120,7 @@ export async function requestPublishing(
   input: {
     userId: number;
     adIds: number[] | "all" | "allActive";
-    portal: PublishPortal;
+    portal: PublishTarget;
     images: boolean;
     mode: PublishMode;
     /** Set when this call retries a failed job (POST /jobs/<id>/retry). */
@@ -180,7 +172,7 @@ export async function requestPublishing(
           ),
         ),
       connections: // (The website needs no connection; its query finds none.)
-        connectionQuery(db, input.userId, portal as MarketplacePortal),
+        connectionQuery(db, input.userId, portal as Marketplace),
       attributeRows: db
         .select()
         .from(adAttributes)
@@ -330,7 +322,7 @@ export async function withdrawUnstartedJobs(
 /** POST /features/: a feature for an ad published on the portal, paid when queued. */
 export async function requestFeature(
   ctx: ServiceContext,
-  input: { adId: number; portal: MarketplacePortal; feature: FeatureName; retry?: RetryOf | undefined },
+  input: { adId: number; portal: Marketplace; feature: FeatureName; retry?: RetryOf | undefined },
 ): Promise<Outcome> {
   const { db } = ctx;
   const notFound = () =>
@@ -357,7 +349,7 @@ export async function queueFeature(
   db: Db,
   env: Env,
   ad: AdRow,
-  portal: MarketplacePortal,
+  portal: Marketplace,
   feature: FeatureName,
   requestId?: string,
   retry?: RetryOf,

@@ -1,15 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { PUBLISH_PORTALS } from "../../db/schema";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
+import { PublishTargetEnum } from "../../lib/vocabulary";
 import { BatchItemResult, PortalStatus } from "../ads/schemas";
 
-export const PublishPortal = z.enum(PUBLISH_PORTALS);
 const images = z.boolean().default(true).openapi({ description: "Submit the images too (default true)" });
 
-export const PublishAd = z.object({ userId: id(), adId: id(), portal: PublishPortal, images }).openapi("PublishAd");
+export const PublishAd = z.object({ userId: id(), adId: id(), portal: PublishTargetEnum, images }).openapi("PublishAd");
 export const PublishAds = z
-  .object({ userId: id(), adId: z.array(id()).min(1).max(1000), portal: PublishPortal, images })
+  .object({ userId: id(), adId: z.array(id()).min(1).max(1000), portal: PublishTargetEnum, images })
   .openapi("PublishAds");
 export const PublishEverywhere = z
   .object({
@@ -22,7 +21,7 @@ export const PublishEverywhere = z
 export const UpdatePublishedAds = z
   .object({
     userId: id(),
-    portal: PublishPortal,
+    portal: PublishTargetEnum,
     images,
     adId: z.unknown().optional().openapi({ description: "Ignored" }),
   })

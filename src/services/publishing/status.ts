@@ -1,17 +1,17 @@
 import { and, count, eq } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adFeatures, adPublications, ads, PUBLISH_PORTALS } from "../../db/schema";
+import { adFeatures, adPublications, ads } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Page } from "../../lib/envelope";
 import { formatDateTime, nowIso } from "../../lib/time";
-import type { MarketplacePortal } from "../../portals/gateway";
+import { type Marketplace, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { withAccessToken } from "./connections";
 
 type PublicationRow = typeof adPublications.$inferSelect;
-export function publishStatus(portal: (typeof PUBLISH_PORTALS)[number], row: PublicationRow | undefined) {
+export function publishStatus(portal: (typeof PUBLISH_TARGETS)[number], row: PublicationRow | undefined) {
   const status = {
     pending: row?.pending ?? false,
     pendingDate: formatDateTime(row?.pendingDate),
@@ -45,7 +45,7 @@ export const featureStatus = (row: FeatureRow) => ({
 
 /** The spec's `portals` list: per portal the publish status and its features (`false` when none; website has none). */
 export function portalStatuses(publications: PublicationRow[], features: FeatureRow[]) {
-  return PUBLISH_PORTALS.map((portal) => {
+  return PUBLISH_TARGETS.map((portal) => {
     const own = features.filter((f) => f.portal === portal);
     return {
       portal,
@@ -101,7 +101,7 @@ async function refreshFromPortals(db: Db, env: Env, userId: number, adIds: numbe
     const state = await withAccessToken(
       db,
       env,
-      { userId, portal: publication.portal as MarketplacePortal },
+      { userId, portal: publication.portal as Marketplace },
       (gateway, token) => gateway.getListing(token, publication.remoteAdId),
     ).catch(() => null);
     if (!state) continue;

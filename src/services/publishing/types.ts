@@ -1,7 +1,5 @@
 import type { ErrorCode, ErrorDetail } from "../../lib/errors";
-import type { MarketplacePortal } from "../../portals/gateway";
 
-export type PublishPortal = MarketplacePortal | "website";
 export type PublishMode = "publish" | "update" | "unpublish";
 
 /** What happened to one ad of a publish or feature call; `queueItemId` names the job that carries it. */

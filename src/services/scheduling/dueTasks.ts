@@ -5,7 +5,7 @@ import { inList } from "../../db/inList";
 import { adPublications, ads, taskRuns, tasks, users } from "../../db/schema";
 import type { Env } from "../../env";
 import { amsterdamDay, amsterdamToUtc } from "../../lib/time";
-import type { MarketplacePortal } from "../../portals/gateway";
+import type { Marketplace } from "../../lib/vocabulary";
 import type { FeatureName } from "../catalogue/features";
 import { eventOf } from "../events/events";
 import { queueFeature } from "../publishing/requests";
@@ -61,7 +61,7 @@ export async function runDueTasks(db: Db, env: Env, now: Date, requestId?: strin
 }
 
 async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId: number, requestId?: string) {
-  const portal = task.portal as MarketplacePortal;
+  const portal = task.portal as Marketplace;
   const targets = task.adIds.length
     ? await db
         .select()

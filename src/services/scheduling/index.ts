@@ -1,4 +1,4 @@
 export { runDueTasks } from "./dueTasks";
 export { logSender, sendNotifications } from "./notices";
-export { CreateTask, DeleteTask, Task, TaskPortal, UpdateTask } from "./schemas";
+export { CreateTask, DeleteTask, Task, UpdateTask } from "./schemas";
 export { createTask, deleteTask, listTasks, updateTask } from "./tasks";

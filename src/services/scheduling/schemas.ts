@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { WEEKDAYS } from "../../db/schema";
 import { fixed, id, takingAnswer } from "../../lib/fields";
+import { MarketplaceEnum } from "../../lib/vocabulary";
 import { FEATURE_NAMES } from "../catalogue";
 
 /** The shapes of scheduled tasks (bump-ups and features at set times): validation, types and the document. */
 
-export const TaskPortal = z.enum(["portal_a", "portal_b"]);
 const time = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time hh:mm (00:00-23:59)" });
 const dayOfWeek = z
   .array(z.enum(WEEKDAYS))
@@ -23,7 +23,7 @@ export const Task = z
   .object({
     taskId: z.number().int(),
     userId: z.number().int(),
-    portal: TaskPortal,
+    portal: MarketplaceEnum,
     adId: z.array(z.number().int()),
     time: z.string(),
     dayOfWeek: z.array(z.string()),
@@ -48,7 +48,7 @@ export const Task = z
 export const CreateTask = takingAnswer(
   z.object({
     userId: id(),
-    portal: TaskPortal,
+    portal: MarketplaceEnum,
     time,
     dayOfWeek: dayOfWeek.optional(),
     adId: adIds.optional(),
@@ -61,7 +61,7 @@ export const UpdateTask = takingAnswer(
   z.object({
     taskId: id(),
     userId: id(),
-    portal: fixed(TaskPortal.optional()),
+    portal: fixed(MarketplaceEnum.optional()),
     time: time.optional(),
     dayOfWeek: dayOfWeek.optional(),
     adId: adIds.optional(),
@@ -70,4 +70,4 @@ export const UpdateTask = takingAnswer(
   }),
   Task,
 ).openapi("UpdateTask");
-export const DeleteTask = z.object({ taskId: id(), userId: id(), portal: TaskPortal }).openapi("DeleteTask");
+export const DeleteTask = z.object({ taskId: id(), userId: id(), portal: MarketplaceEnum }).openapi("DeleteTask");

@@ -5,7 +5,7 @@ import { ads, taskRuns, tasks, type WEEKDAYS } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime, nowIso } from "../../lib/time";
-import type { MarketplacePortal } from "../../portals/gateway";
+import type { Marketplace } from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { requireUnchanged } from "../shared/fixedFields";
@@ -16,7 +16,7 @@ type Weekday = (typeof WEEKDAYS)[number];
 
 export interface TaskInput {
   userId: number;
-  portal: MarketplacePortal;
+  portal: Marketplace;
   time: string;
   dayOfWeek?: Weekday[] | null | undefined;
   adId?: number[] | undefined;
@@ -67,7 +67,7 @@ export async function listTasks(
   ctx: ServiceContext,
   query: {
     userId: number;
-    portal?: MarketplacePortal | undefined;
+    portal?: Marketplace | undefined;
     taskId?: number | undefined;
     page: number;
     itemsPerPage: number;
@@ -145,7 +145,7 @@ export async function createTask(ctx: ServiceContext, input: TaskInput): Promise
   return allTasks(db, input.userId);
 }
 
-async function requireTask(db: Db, userId: number, taskId: number, portal?: MarketplacePortal): Promise<TaskRow> {
+async function requireTask(db: Db, userId: number, taskId: number, portal?: Marketplace): Promise<TaskRow> {
   const row = await db
     .select()
     .from(tasks)
@@ -178,7 +178,7 @@ export async function updateTask(
 
 export async function deleteTask(
   ctx: ServiceContext,
-  input: { taskId: number; userId: number; portal: MarketplacePortal },
+  input: { taskId: number; userId: number; portal: Marketplace },
 ): Promise<TaskView[]> {
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { PUBLISH_PORTALS } from "../../../db/schema";
 import { id, upTo } from "../../../lib/fields";
+import { PUBLISH_TARGETS, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const html = () =>
   upTo(16384).openapi({
@@ -9,7 +9,7 @@ const html = () =>
 
 export const UserAdSetting = z
   .strictObject({
-    portal: z.enum(PUBLISH_PORTALS),
+    portal: PublishTargetEnum,
     header: html(),
     footer: html(),
     allowContactByEmail: z.boolean().optional().openapi({ description: "Default true" }),
@@ -22,7 +22,7 @@ export const UserAdSettingsInput = z
     settings: z
       .array(UserAdSetting)
       .min(1)
-      .max(PUBLISH_PORTALS.length)
+      .max(PUBLISH_TARGETS.length)
       .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
         error: "each portal may appear once",
       }),

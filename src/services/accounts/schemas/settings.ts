@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import attributeValues from "../../../db/attributeValues.json";
 import { id, queryBool, queryInt } from "../../../lib/fields";
+import { AdTypeEnum } from "../../../lib/vocabulary";
 
 /** The allowed values of `condition` and `delivery`, shared with the catalogue (scripts/catalogue.mjs). */
 const [firstCondition, ...otherConditions] = attributeValues.condition;
@@ -36,7 +37,7 @@ export const SettingsInput = z
     maxContacts: z.number().int().min(0).max(1000).optional().openapi({ description: "Internal clients only" }),
     maxImages: z.number().int().min(1).max(100).optional().openapi({ description: "Internal clients only" }),
     status: z.enum(["active", "locked"]).optional(),
-    type: z.enum(["supply", "demand"]).optional(),
+    type: AdTypeEnum.optional(),
     allowbids: z.boolean().optional(),
     showcontact: z.boolean().optional(),
     itemsPerPage: z.number().int().min(1).max(100).optional(),
@@ -69,7 +70,7 @@ export const UserSettings = z
     walletUserId: z.number().int().nullable(),
     maxContacts: z.number().int(),
     status: z.enum(["active", "locked"]),
-    type: z.enum(["supply", "demand"]),
+    type: AdTypeEnum,
     allowbids: z.boolean(),
     showcontact: z.boolean(),
     itemsPerPage: z.number().int(),

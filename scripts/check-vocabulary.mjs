@@ -1,0 +1,40 @@
+// The words the API shares are spelled once, in src/lib/vocabulary.ts: portals by role, ad types and ad
+// statuses. This fails on a literal list or union of their values anywhere else in src/ (the simulator
+// is another Worker, with a vocabulary of its own), naming the file and line to change.
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const VOCABULARY = "src/lib/vocabulary.ts";
+/** Two values of one word next to each other in a list (`,`) or a union (`|`). */
+const SPELLINGS = [
+  ["portals", /"portal_(a|b|own)"\s*[,|]\s*"(portal_(a|b|own)|website)"/],
+  ["ad types", /"(supply|demand)"\s*[,|]\s*"(supply|demand)"/],
+  ["ad statuses", /"(concept|active|archive)"\s*[,|]\s*"(concept|active|archive)"/],
+];
+
+function* sources(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* sources(path);
+    else if (/\.ts$/.test(entry.name) && !entry.name.endsWith(".d.ts")) yield path;
+  }
+}
+
+const failures = [];
+for (const file of sources(join(root, "src"))) {
+  const name = relative(root, file);
+  if (name === VOCABULARY) continue;
+  readFileSync(file, "utf8")
+    .split("\n")
+    .forEach((line, at) => {
+      for (const [word, pattern] of SPELLINGS)
+        if (pattern.test(line))
+          failures.push(`${name}:${at + 1}: ${word} spelled out; import them from ${VOCABULARY}: ${line.trim()}`);
+    });
+}
+if (failures.length > 0) {
+  console.error(failures.join("\n"));
+  process.exit(1);
+}
+console.log(`✔ portals, ad types and ad statuses are spelled only in ${VOCABULARY}`);

@@ -57,7 +57,8 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** A key authenticated from this address: from now on it has a bucket of its own here. */
   rememberGoodKey(fingerprint: string): void {
-    this.ctx.storage.kv.put(goodKey(fingerprint), Date.now());
+    if (this.ctx.storage.kv.get(goodKey(fingerprint)) === undefined)
+      this.ctx.storage.kv.put(goodKey(fingerprint), true);
   }
 }
 

@@ -1,9 +1,11 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { RateDecision, RateLimiter } from "../durable/RateLimiter";
+import type { RateDecision } from "../durable/RateLimiter";
 import type { AppEnv } from "../env";
 import { DomainError, detail } from "../lib/errors";
 
-type Limiter = DurableObjectStub<RateLimiter>;
+/** The RateLimiter Durable Object named `name` (a client's, or an address's). */
+const limiterOf = (c: Context<AppEnv>, name: string) => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
+type Limiter = ReturnType<typeof limiterOf>;
 
 /**
  * Takes one token from a bucket of the RateLimiter Durable Object `name` (`decide` says which); answers
@@ -29,9 +31,6 @@ async function takeToken(
   }
   return headers;
 }
-
-const limiterOf = (c: Context<AppEnv>, name: string): Limiter =>
-  c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
 
 /**
  * Per-client token bucket. The IETF RateLimit headers go on every authenticated answer, including the

@@ -228,8 +228,10 @@ async function refuseAnotherAccount(
   );
 }
 
-/** Best effort: the portal forgets the user's tokens (ours are cleared whatever it answers). */
-/** Revokes sealed tokens at the portal, best effort (a portal that does not answer keeps them until they expire). */
+/**
+ * Revokes sealed tokens at the portal, best effort: ours are cleared whatever it answers, and a portal
+ * that does not answer keeps its copies until they expire.
+ */
 async function revokeAtPortal(env: Env, portal: Marketplace, ...tokens: (string | null | undefined)[]) {
   const gateway = new PortalGateway(env, portal);
   for (const sealed of tokens) {

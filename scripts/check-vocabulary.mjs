@@ -1,5 +1,5 @@
-// The words the API shares are spelled once, in src/lib/vocabulary.ts: portals by role, ad types and ad
-// statuses. This fails on a literal list or union of their values anywhere else in src/ (the simulator
+// The words the API shares are spelled once, in src/lib/vocabulary.ts: portals by role, ad types, ad
+// statuses and job kinds. This fails on a literal list or union of their values anywhere else in src/ (the simulator
 // is another Worker, with a vocabulary of its own), naming the file and line to change.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -11,6 +11,10 @@ const SPELLINGS = [
   ["portals", /"portal_(a|b|own)"\s*[,|]\s*"(portal_(a|b|own)|website)"/],
   ["ad types", /"(supply|demand)"\s*[,|]\s*"(supply|demand)"/],
   ["ad statuses", /"(concept|active|archive)"\s*[,|]\s*"(concept|active|archive)"/],
+  // (A filter naming some actions, `inArray(action, ["update", "unpublish"])`, is a predicate, not a spelling.)
+  ["job kinds", /"(publish|placement|update|unpublish|feature)"\s*\|\s*"(publish|placement|update|unpublish|feature)"/],
+  // SQL that maps a job's action to its kind is built from JOB_KINDS (jobKindSql).
+  ["job kinds in SQL", /WHEN\s+'publish'\s+THEN\s+'placement'/i],
 ];
 
 function* sources(dir) {
@@ -37,4 +41,4 @@ if (failures.length > 0) {
   console.error(failures.join("\n"));
   process.exit(1);
 }
-console.log(`✔ portals, ad types and ad statuses are spelled only in ${VOCABULARY}`);
+console.log(`✔ portals, ad types, ad statuses and job kinds are spelled only in ${VOCABULARY}`);

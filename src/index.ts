@@ -4,7 +4,7 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { DOCUMENT_PATH, documentAnswer } from "./routes/document";
-import type { Job } from "./services/shared";
+import type { JobMessage } from "./services/shared";
 import worker from "./worker";
 
 export { RateLimiter, UserTokens } from "./worker";
@@ -18,4 +18,4 @@ export default {
     if (request.method === "GET" && pathname.replace(/\/$/, "") === DOCUMENT_PATH) return answerDocument(request);
     return worker.fetch(request, env, ctx);
   },
-} satisfies ExportedHandler<Env, Job>;
+} satisfies ExportedHandler<Env, JobMessage>;

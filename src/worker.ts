@@ -4,7 +4,7 @@ import { app } from "./app";
 import { runScheduled } from "./cron";
 import type { Env } from "./env";
 import { handleJobs } from "./jobs/consumer";
-import type { Job } from "./services/shared";
+import type { JobMessage } from "./services/shared";
 
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";
@@ -19,4 +19,4 @@ export default {
   async scheduled(controller, env) {
     await runScheduled(env, controller.scheduledTime);
   },
-} satisfies ExportedHandler<Env, Job>;
+} satisfies ExportedHandler<Env, JobMessage>;

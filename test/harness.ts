@@ -4,12 +4,13 @@ import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import type { ApiSchema } from "../src/app";
 import { getDb } from "../src/db/client";
-import { queueItems } from "../src/db/schema";
+import { publishJobs } from "../src/db/schema";
 import type { Env } from "../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../src/lib/errors";
 import type { Marketplace } from "../src/lib/vocabulary";
 import { createApiClient, type NewClient } from "../src/services/accounts";
-import { type Intent, publishMessage, runPublishJobs } from "../src/services/publishing";
+import { type NewJob, publishMessage, runPublishJobs } from "../src/services/publishing";
+import { jobContext } from "../src/services/shared";
 import worker from "../src/worker";
 import { marketplace } from "./fixtures/marketplace";
 
@@ -400,9 +401,11 @@ export const withoutMessages = (base: Env = env) =>
  * Runs one item's job as the consumer does, from the message the API sends for it; throws what would
  * make the queue retry the message.
  */
-export async function runPublishItem(base: Env, itemId: number, requestId?: string): Promise<void> {
-  const item = await getDb(base.DB).select().from(queueItems).where(eq(queueItems.id, itemId)).get();
-  const [outcome] = await runPublishJobs(base, [publishMessage(defined(item), requestId)]);
+export async function runPublishJob(base: Env, itemId: number, requestId?: string): Promise<void> {
+  const item = await getDb(base.DB).select().from(publishJobs).where(eq(publishJobs.id, itemId)).get();
+  const [outcome] = await runPublishJobs(jobContext(base, requestId), {
+    messages: [publishMessage(defined(item), requestId)],
+  });
   if (outcome?.status === "rejected") throw outcome.reason;
 }
 
@@ -413,7 +416,7 @@ export async function listingsAtMarketplace(key: string, userId: number, portal:
 }
 
 /** Placement intents for ads on portal_a, as POST /publish/ writes them. */
-export const placements = (userId: number, adIds: number[], cost = 300): Intent[] =>
+export const placements = (userId: number, adIds: number[], cost = 300): NewJob[] =>
   adIds.map((adId) => ({
     adId,
     userId,

@@ -5,12 +5,11 @@ import journal from "../migrations/meta/_journal.json";
 import simulatorToml from "../simulator/wrangler.toml?raw";
 import { app } from "../src/app";
 import { runScheduled } from "../src/cron";
-import { getDb } from "../src/db/client";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import { open } from "../src/lib/secretBox";
-import { queueIntents, reencryptTokens, tokensToReseal } from "../src/services/publishing";
-import type { Job } from "../src/services/shared";
+import { queueJobs, reencryptTokens, tokensToReseal } from "../src/services/publishing";
+import { type JobMessage, jobContext } from "../src/services/shared";
 import wranglerToml from "../wrangler.toml?raw";
 import {
   BASE,
@@ -22,7 +21,7 @@ import {
   expectError,
   PAID_CATEGORY,
   placements,
-  runPublishItem,
+  runPublishJob,
   twoClients,
   withoutMessages,
 } from "./harness";
@@ -76,7 +75,7 @@ describe("correlated logs", () => {
 
     // A message lost and re-sent by the cron still carries the request that caused it.
     const second = await createAd(key, userId);
-    await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, [second.adId], 0), "trace-lost-1");
+    await queueJobs(jobContext(withoutMessages(), "trace-lost-1"), placements(userId, [second.adId], 0));
     await env.DB.prepare("UPDATE queue_items SET retry_at = ? WHERE ad_id = ?")
       .bind(new Date(Date.now() - 5 * 60_000).toISOString(), second.adId)
       .run();
@@ -140,7 +139,7 @@ describe("failure isolation", () => {
       },
     });
     captureLogs();
-    const batch = createMessageBatch<Job>(env.DEAD_LETTER_QUEUE, [
+    const batch = createMessageBatch<JobMessage>(env.DEAD_LETTER_QUEUE, [
       { id: "dead-1", timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId: 1 } },
     ]);
     const ctx = createExecutionContext();
@@ -157,12 +156,11 @@ describe("metrics", () => {
     const userId = await connectedSeller(key, internalKey, 10_000);
     const good = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Goede brommer" });
     const bad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Slechte [reject] brommer" });
-    const queued = await queueIntents(
-      getDb(env.DB),
-      withoutMessages(metricsEnv),
+    const queued = await queueJobs(
+      jobContext(withoutMessages(metricsEnv)),
       placements(userId, [good.adId, bad.adId], 400),
     );
-    for (const q of queued) await runPublishItem(metricsEnv, q?.itemId as number, "trace-metrics");
+    for (const q of queued) await runPublishJob(metricsEnv, q?.jobId as number, "trace-metrics");
     const events = points.map((p) => ({ blobs: p.blobs, doubles: p.doubles?.length }));
     expect(events).toEqual([
       { blobs: ["wallet", "charge", "portal_a"], doubles: 1 },
@@ -250,17 +248,17 @@ describe("token key rotation", () => {
     const rotating = { ...env, TOKEN_ENCRYPTION_KEY: newKey, TOKEN_ENCRYPTION_KEY_PREVIOUS: oldKey } as Env;
     const accessToken = await open(before?.access as string, env);
     expect(await open(before?.access as string, rotating)).toBe(accessToken);
-    expect(await tokensToReseal(getDb(env.DB), rotating)).toBeGreaterThan(0);
+    expect(await tokensToReseal(jobContext(rotating))).toBeGreaterThan(0);
 
     // The cron's part does the work, a bounded number per run.
-    while ((await reencryptTokens(getDb(env.DB), rotating, 50)) > 0);
+    while ((await reencryptTokens(jobContext(rotating), { limit: 50 })) > 0);
     const after = await stored();
     expect(after?.access).not.toBe(before?.access);
     expect(await open(after?.access as string, { TOKEN_ENCRYPTION_KEY: newKey })).toBe(accessToken);
     await expect(open(after?.access as string, { TOKEN_ENCRYPTION_KEY: oldKey })).rejects.toThrow();
-    expect(await tokensToReseal(getDb(env.DB), rotating)).toBe(0);
+    expect(await tokensToReseal(jobContext(rotating))).toBe(0);
     // Without a previous key there is nothing to do.
-    expect(await reencryptTokens(getDb(env.DB), env, 50)).toBe(0);
+    expect(await reencryptTokens(jobContext(env), { limit: 50 })).toBe(0);
   });
 });
 

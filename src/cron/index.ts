@@ -1,4 +1,4 @@
-import { type Db, getDb } from "../db/client";
+import { getDb } from "../db/client";
 import type { Env } from "../env";
 import { log } from "../lib/log";
 import { dispatchEvents, purgeOldEvents } from "../services/events";
@@ -6,13 +6,14 @@ import { pullMarketData } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
 import {
   closeDeletedUsersConnections,
-  expireStaleItems,
+  expireStaleJobs,
   flushUpdateRequests,
   reencryptTokens,
   replaceExpiredListings,
-  resendStalledItems,
+  resendStalledJobs,
 } from "../services/publishing";
 import { logSender, runDueTasks, sendNotifications } from "../services/scheduling";
+import type { JobContext } from "../services/shared";
 
 /** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
 interface ScheduledPart {
@@ -20,37 +21,37 @@ interface ScheduledPart {
   run(): Promise<Record<string, number>>;
 }
 
-const scheduledParts = (db: Db, env: Env, now: Date, runId: string): ScheduledPart[] => {
-  // Queue items and keys carry the database's own clock, so their age is measured against the wall clock.
-  const wallClock = () => new Date();
+const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
+  // Jobs and keys carry the database's own clock, so their age is measured against the wall clock.
+  const onWallClock = () => ({ ...ctx, now: new Date() });
   return [
     {
       name: "tasks",
       run: async () => {
-        const runs = await runDueTasks(db, env, now, runId);
+        const runs = await runDueTasks(ctx, { limit: 50 });
         return { runs: runs.length, featuresQueued: runs.reduce((n, r) => n + r.queued, 0) };
       },
     },
-    { name: "autoreplace", run: () => replaceExpiredListings(db, env, now, runId) },
-    { name: "requestedUpdates", run: async () => ({ queued: await flushUpdateRequests(db, env, 200, runId) }) },
-    { name: "resend", run: async () => ({ resent: await resendStalledItems(db, env, wallClock()) }) },
-    { name: "expire", run: async () => ({ expired: await expireStaleItems(db, env, wallClock()) }) },
-    { name: "marketData", run: () => pullMarketData(db, env, now, 50) },
-    { name: "notices", run: async () => ({ sent: await sendNotifications(db, logSender) }) },
-    { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(db, wallClock()) }) },
-    { name: "events", run: async () => ({ purged: await purgeOldEvents(db, wallClock()) }) },
-    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(db, env, { requestId: runId }) }) },
-    { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(db, env, 200) }) },
+    { name: "autoreplace", run: () => replaceExpiredListings(ctx, { limit: 50 }) },
+    { name: "requestedUpdates", run: async () => ({ queued: await flushUpdateRequests(ctx, { limit: 200 }) }) },
+    { name: "resend", run: async () => ({ resent: await resendStalledJobs(onWallClock(), { limit: 500 }) }) },
+    { name: "expire", run: async () => ({ expired: await expireStaleJobs(onWallClock(), { limit: 100 }) }) },
+    { name: "marketData", run: () => pullMarketData(ctx, { limit: 50 }) },
+    { name: "notices", run: async () => ({ sent: await sendNotifications(ctx, { sender: logSender, limit: 100 }) }) },
+    { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(onWallClock(), { limit: 1000 }) }) },
+    { name: "events", run: async () => ({ purged: await purgeOldEvents(onWallClock(), { limit: 1000 }) }) },
+    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(ctx, { requestId: ctx.requestId }) }) },
+    { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(ctx, { limit: 200 }) }) },
     {
       name: "deletedUsersConnections",
-      run: async () => ({ closed: await closeDeletedUsersConnections(db, env, { limit: 50 }) }),
+      run: async () => ({ closed: await closeDeletedUsersConnections(ctx, { limit: 50 }) }),
     },
   ];
 };
 
 /**
  * The minute's scheduled work: due tasks, autoreplace, requested updates, crash recovery and expiry of
- * queue items, bids and statistics, notices, expired idempotency keys, tokens under a previous key.
+ * jobs, bids and statistics, notices, expired idempotency keys, tokens under a previous key.
  * Each part runs on its own: one that throws is logged and reported, and the others still run. One
  * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
  * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
@@ -62,7 +63,7 @@ export async function runScheduled(env: Env, scheduledTime: number) {
   const startedAt = Date.now();
   const parts: Record<string, Record<string, number | string | boolean>> = {};
   const failed: string[] = [];
-  for (const part of scheduledParts(db, env, now, runId)) {
+  for (const part of scheduledParts({ db, env, now, requestId: runId })) {
     const partStartedAt = Date.now();
     try {
       parts[part.name] = { ok: true, ...(await part.run()), durationMs: Date.now() - partStartedAt };

@@ -9,16 +9,17 @@ import { runInShares } from "../lib/shares";
 import { abandonDelivery, type DeliveryLane, deliverWebhooks, dispatchEvents } from "../services/events";
 import { failImageJob, IMAGE_LIMITS, runImageJob } from "../services/images";
 import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
-import type { ImageMessage, Job } from "../services/shared";
+import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
 
 /** An image job; the updates its stored image asked for are queued at once. */
 async function runImage(env: Env, job: ImageMessage): Promise<void> {
-  const { updatesRequested } = await runImageJob(env, job.jobId, job.requestId);
-  if (updatesRequested) await flushUpdateRequests(getDb(env.DB), env, 100, job.requestId);
+  const ctx = jobContext(env, job.requestId);
+  const { updatesRequested } = await runImageJob(ctx, { jobId: job.jobId });
+  if (updatesRequested) await flushUpdateRequests(ctx, { limit: 100 });
 }
 
 /** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
-async function giveUp(env: Env, job: Job): Promise<void> {
+async function giveUp(env: Env, job: JobMessage): Promise<void> {
   const db = getDb(env.DB);
   switch (job.kind) {
     case "image": {
@@ -28,7 +29,7 @@ async function giveUp(env: Env, job: Job): Promise<void> {
     }
     case "publish": {
       // The marketplace may hold what a lost answer did: it is asked before the job fails and is refunded.
-      const [settled] = await runPublishJobs(env, [job], "give-up");
+      const [settled] = await runPublishJobs(jobContext(env, job.requestId), { messages: [job], mode: "give-up" });
       if (settled?.status === "rejected") throw settled.reason;
       return;
     }
@@ -47,15 +48,15 @@ async function giveUp(env: Env, job: Job): Promise<void> {
  * `IMAGE_LIMITS.perClient` of a client's at once, and one whose turn comes after the batch's deadline
  * goes back to the queue (not an attempt). One settled result per job, in order.
  */
-async function runAll(env: Env, jobs: Job[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
-  const ofKind = <K extends Job["kind"]>(kind: K) =>
-    jobs.filter((job): job is Extract<Job, { kind: K }> => job.kind === kind);
+async function runAll(env: Env, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
+  const ofKind = <K extends JobMessage["kind"]>(kind: K) =>
+    jobs.filter((job): job is Extract<JobMessage, { kind: K }> => job.kind === kind);
   const [publishJobs, deliveries, images] = [ofKind("publish"), ofKind("webhook"), ofKind("image")];
   const deadline = Date.now() + 2 * IMAGE_LIMITS.downloadMs;
   // A kind's run that throws as a whole fails each of its jobs, not the batch.
   const [published, delivered, imaged] = await Promise.allSettled([
-    publishJobs.length ? runPublishJobs(env, publishJobs) : [],
-    deliveries.length ? deliverWebhooks(getDb(env.DB), env, deliveries, lane) : [],
+    publishJobs.length ? runPublishJobs(jobContext(env), { messages: publishJobs }) : [],
+    deliveries.length ? deliverWebhooks(jobContext(env), { messages: deliveries, lane }) : [],
     runInShares(
       images,
       (job) => job.clientId ?? "unknown",
@@ -67,7 +68,7 @@ async function runAll(env: Env, jobs: Job[], lane: DeliveryLane): Promise<Promis
   ]);
   const pick = (run: PromiseSettledResult<PromiseSettledResult<unknown>[]>, at: number) =>
     run.status === "rejected" ? run : run.value[at];
-  const outcomeOf = (job: Job) =>
+  const outcomeOf = (job: JobMessage) =>
     job.kind === "publish"
       ? pick(published, publishJobs.indexOf(job))
       : job.kind === "webhook"
@@ -91,7 +92,7 @@ async function runAll(env: Env, jobs: Job[], lane: DeliveryLane): Promise<Promis
  * dead-letter consumer is retried too; what still fails goes to that queue's own last-resort queue
  * (wrangler.toml), so nothing is dropped silently.
  */
-export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: ExecutionContext): Promise<void> {
+export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env, ctx?: ExecutionContext): Promise<void> {
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
   const jobs = batch.messages.map((message) => message.body);
@@ -135,7 +136,7 @@ export async function handleJobs(batch: MessageBatch<Job>, env: Env, ctx?: Execu
   const deliveredTo = jobs.flatMap((job) => (job.kind === "webhook" ? [job.endpointId] : []));
   const scope = deliveredTo.length === jobs.length ? { endpointIds: [...new Set(deliveredTo)] } : {};
   ctx?.waitUntil(
-    dispatchEvents(getDb(env.DB), env, scope).catch((error) =>
+    dispatchEvents(jobContext(env), scope).catch((error) =>
       log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
     ),
   );

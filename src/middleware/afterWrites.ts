@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from "hono";
-import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { log } from "../lib/log";
 import { dispatchEvents } from "../services/events";
 import { flushUpdateRequests } from "../services/publishing";
+import { jobContext } from "../services/shared";
 
 /**
  * After a successful write that may have asked for ad updates (image changes, manufacturer batches),
@@ -13,7 +13,7 @@ export const flushRequestedUpdates: MiddlewareHandler<AppEnv> = async (c, next) 
   await next();
   if (c.req.method === "GET" || c.res.status !== 200) return;
   c.executionCtx.waitUntil(
-    flushUpdateRequests(getDb(c.env.DB), c.env, 100, c.get("requestId")).catch((error) =>
+    flushUpdateRequests(jobContext(c.env, c.get("requestId")), { limit: 100 }).catch((error) =>
       log("error", "queueing requested updates failed", { requestId: c.get("requestId"), error: String(error) }),
     ),
   );
@@ -30,7 +30,7 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
   const client = c.get("client");
   const scope = { requestId: c.get("requestId"), clientId: client?.internal ? undefined : client?.id };
   c.executionCtx.waitUntil(
-    dispatchEvents(getDb(c.env.DB), c.env, scope).catch((error) =>
+    dispatchEvents(jobContext(c.env), scope).catch((error) =>
       log("error", "webhook dispatch failed", { requestId: c.get("requestId"), error: String(error) }),
     ),
   );

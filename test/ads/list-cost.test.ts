@@ -21,7 +21,7 @@ import {
   expectEnvelope,
   expectError,
   publicationOf,
-  runPublishItem,
+  runPublishJob,
   SOFA_CATEGORY,
   twoClients,
   withoutMessages,
@@ -93,7 +93,7 @@ describe("rows a publication costs", () => {
     // The job as the consumer runs it, on a metered session of its own.
     const session = env.DB.withSession("first-primary");
     const job = meterSession(session);
-    await runPublishItem({ ...held, DB: session as unknown as D1Database }, itemId);
+    await runPublishJob({ ...held, DB: session as unknown as D1Database }, itemId);
     expect((await publicationOf(key, userId, adId))?.active).toBe(true);
     // What docs/capacity.md assumes per placement; a change that multiplies the rows fails here.
     expect(d1Rows(requested).read).toBeLessThan(150);

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { runImageJob } from "../../src/services/images";
+import { jobContext } from "../../src/services/shared";
 import {
   call,
   createAd,
@@ -152,8 +153,11 @@ describe("ingestion", () => {
     )
       .bind(ad.adId, userId, `${ORIGIN}/red.png`)
       .first<{ id: number }>();
-    await Promise.all([runImageJob(env, job?.id as number), runImageJob(env, job?.id as number)]);
-    await runImageJob(env, job?.id as number);
+    await Promise.all([
+      runImageJob(jobContext(env), { jobId: job?.id as number }),
+      runImageJob(jobContext(env), { jobId: job?.id as number }),
+    ]);
+    await runImageJob(jobContext(env), { jobId: job?.id as number });
     expect((await call("GET", `/images/${ad.adId}`, { key })).body.data.images).toHaveLength(1);
     expect((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects).toHaveLength(2);
   });

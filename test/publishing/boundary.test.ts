@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../src/db/client";
 import { closeDeletedUsersConnections, replaceExpiredListings } from "../../src/services/publishing";
+import { jobContext } from "../../src/services/shared";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import {
   authorizeAccount,
@@ -293,12 +293,12 @@ describe("scheduled charges make the checks of a fresh publish", () => {
       const listing = (await publication(world, adId))?.publish;
       await marketplace(PORTAL).closeListing(listing?.remoteAdId ?? 0);
       // The marketplace ended the listing: the client's publish no longer holds.
-      model.lastIntent.delete(adId);
+      model.lastRequest.delete(adId);
       await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
         .bind(adId)
         .run();
       if (seller === "locked") await new Lock(true).run(model, world);
-      const { replaced } = await replaceExpiredListings(getDb(world.env.DB), world.env, new Date());
+      const { replaced } = await replaceExpiredListings(jobContext(world.env), { limit: 50 });
       await deliverAll(world);
       const placements = (await call("GET", `/jobs/?userId=${world.userId}&kind=placement`, { key })).body.data;
       expect(replaced).toBe(seller === "locked" ? 0 : 1);
@@ -321,12 +321,12 @@ describe("autoreplace waits for a feature that may be bought", () => {
     await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
       .bind(adId)
       .run();
-    model.lastIntent.delete(adId);
+    model.lastRequest.delete(adId);
     const clock = new Date();
-    expect((await replaceExpiredListings(getDb(world.env.DB), world.env, clock)).replaced).toBe(0);
+    expect((await replaceExpiredListings({ ...jobContext(world.env), now: clock }, { limit: 50 })).replaced).toBe(0);
     await deliverAll(world);
     expect(await newestJob(world)).toMatchObject({ kind: "feature", state: "done", refunded: false });
-    expect((await replaceExpiredListings(getDb(world.env.DB), world.env, clock)).replaced).toBe(1);
+    expect((await replaceExpiredListings({ ...jobContext(world.env), now: clock }, { limit: 50 })).replaced).toBe(1);
     await deliverAll(world);
     expect((await publication(world, adId))?.publish.active).toBe(true);
     await checkInvariants(model, world);
@@ -492,7 +492,7 @@ describe("deleting follows the contract without losing money or requests", () =>
     ]);
     expect((await marketplace(PORTAL).summary(world.account)).online).toBe(0);
     // The connection stayed for the unpublish; with no job open, the cron closes it.
-    await closeDeletedUsersConnections(getDb(env.DB), env, { limit: 50 });
+    await closeDeletedUsersConnections(jobContext(env), { limit: 50 });
     const left = await env.DB.prepare("SELECT count(*) AS n FROM portal_connections WHERE user_id = ?")
       .bind(world.userId)
       .first<{ n: number }>();

@@ -6,10 +6,9 @@ import {
   getQueueResult,
 } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../src/db/client";
 import worker from "../../src/index";
-import { publishMessage, queueIntents } from "../../src/services/publishing";
-import type { Job } from "../../src/services/shared";
+import { publishMessage, queueJobs } from "../../src/services/publishing";
+import { type JobMessage, jobContext } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import {
   call,
@@ -162,11 +161,11 @@ describe("one open intent per ad, portal and kind", () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     // Rows written, message never sent: the job stays open as long as the test likes.
-    const [queued] = await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, [ad.adId], 500));
+    const [queued] = await queueJobs(jobContext(withoutMessages()), placements(userId, [ad.adId], 500));
     expect(queued).toMatchObject({ created: true });
     const again = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     expectEnvelope(again, 200);
-    expect(again.headers.get("Location")).toBe(`/rest/v1/jobs/${queued?.itemId}`);
+    expect(again.headers.get("Location")).toBe(`/rest/v1/jobs/${queued?.jobId}`);
     expect(await ledger(userId)).toEqual([{ kind: "charge", n: 1 }]);
   });
 });
@@ -180,8 +179,8 @@ describe("at-least-once delivery and crashes", () => {
         (await createAd(key, userId, { categoryId: PAID_CATEGORY, title: i === 4 ? "Wankel [flaky]" : `Dubbel ${i}` }))
           .adId,
       );
-    const queued = await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, adIds));
-    const itemIds = queued.map((q) => defined(q?.itemId));
+    const queued = await queueJobs(jobContext(withoutMessages()), placements(userId, adIds));
+    const itemIds = queued.map((q) => defined(q?.jobId));
     // Each message twice in one batch: as the API sends it, and naming only the item (an older message).
     const messages = itemIds.flatMap((itemId, i) => [
       {
@@ -197,9 +196,9 @@ describe("at-least-once delivery and crashes", () => {
           feature: null,
         }),
       },
-      { id: `dup-${i}-1`, timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId } satisfies Job },
+      { id: `dup-${i}-1`, timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId } satisfies JobMessage },
     ]);
-    const batch = createMessageBatch<Job>("jobs", messages);
+    const batch = createMessageBatch<JobMessage>("jobs", messages);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     const result = await getQueueResult(batch, ctx);
@@ -221,7 +220,7 @@ describe("at-least-once delivery and crashes", () => {
     for (let i = 0; i < 30; i += 1)
       adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title: `Verloren bericht ${i}` })).adId);
     // The process dies after the D1 batch: the messages are lost.
-    await queueIntents(getDb(env.DB), withoutMessages(), placements(userId, adIds));
+    await queueJobs(jobContext(withoutMessages()), placements(userId, adIds));
     // One of them was being worked on when the process died.
     await env.DB.prepare(
       "UPDATE queue_items SET status = 'processing', updated_at = ? WHERE id = (SELECT min(id) FROM queue_items WHERE user_id = ?)",

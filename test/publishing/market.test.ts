@@ -8,7 +8,7 @@ import {
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import type { Job } from "../../src/services/shared";
+import type { JobMessage } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import {
   call,
@@ -20,7 +20,7 @@ import {
   expectError,
   newClient,
   PAID_CATEGORY,
-  runPublishItem,
+  runPublishJob,
   twoClients,
   walletBalance,
 } from "../harness";
@@ -239,7 +239,7 @@ describe("reliability", () => {
     const items = await env.DB.prepare("SELECT id FROM queue_items WHERE user_id = ? ORDER BY id LIMIT 20")
       .bind(userId)
       .all<{ id: number }>();
-    const batch = createMessageBatch<Job>(
+    const batch = createMessageBatch<JobMessage>(
       "jobs",
       items.results.map((item, i) => ({
         id: `dup-${i}`,
@@ -252,7 +252,7 @@ describe("reliability", () => {
     await worker.queue(batch, env, ctx);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks.length + result.retryMessages.length).toBe(items.results.length);
-    await Promise.all(items.results.map((item) => runPublishItem(env, item.id).catch(() => null)));
+    await Promise.all(items.results.map((item) => runPublishJob(env, item.id).catch(() => null)));
 
     const states = await eventually(
       async () => {

@@ -7,8 +7,9 @@ import { handleJobs } from "../../src/jobs/consumer";
 import { marketplaceSimulator } from "../../src/portals/gateway";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
-import { replaceExpiredListings, resendStalledItems } from "../../src/services/publishing";
-import type { Job, PublishJob } from "../../src/services/shared/jobMessages";
+import { replaceExpiredListings, resendStalledJobs } from "../../src/services/publishing";
+import { jobContext } from "../../src/services/shared";
+import type { JobMessage, PublishMessage } from "../../src/services/shared/jobMessages";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import {
   type Answer,
@@ -35,7 +36,7 @@ const FEATURE = "omhoogplaatsen";
 const PORTAL = "portal_a";
 
 export interface Message {
-  body: PublishJob;
+  body: PublishMessage;
   attempts: number;
 }
 
@@ -79,7 +80,7 @@ interface Hold {
 
 /** What a client has been told, per ad: the last intent answered 200, and the job that carries it. */
 export interface Model {
-  lastIntent: Map<number, { kind: "publish" | "unpublish"; jobId: number }>;
+  lastRequest: Map<number, { kind: "publish" | "unpublish"; jobId: number }>;
   locked: boolean;
   archived: Set<number>;
   /** Ads deleted, and whether the seller was: their listings stay (the contract does not unpublish them). */
@@ -167,7 +168,7 @@ export async function newWorld(key: string, internalKey: string, options: { paye
       world.batchesBeforeCrash -= 1;
     }
   });
-  const send = (bodies: Job[]) => {
+  const send = (bodies: JobMessage[]) => {
     if (world.losingSends) return;
     for (const body of bodies) if (body.kind === "publish") world.queue.push({ body, attempts: 0 });
   };
@@ -176,8 +177,8 @@ export async function newWorld(key: string, internalKey: string, options: { paye
     ...env,
     DB: d1,
     JOBS: {
-      send: async (body: Job) => send([body]),
-      sendBatch: async (messages: { body: Job }[]) => send(messages.map((m) => m.body)),
+      send: async (body: JobMessage) => send([body]),
+      sendBatch: async (messages: { body: JobMessage }[]) => send(messages.map((m) => m.body)),
     },
     // The marketplace as the gateway reaches it: down for maintenance while the world says so.
     MARKETPLACE: {
@@ -238,7 +239,7 @@ export async function deliverTogether(world: World, messages: Message[], queue =
       }),
       ackAll: () => {},
       retryAll: () => {},
-    } as unknown as MessageBatch<Job>,
+    } as unknown as MessageBatch<JobMessage>,
     world.env,
   );
   return acked;
@@ -265,7 +266,7 @@ export class Publish implements Command {
     if (gone(model, adId)) expect(answer.status, `${this} of a deleted ad`).toBe(404);
     else if (model.locked || model.archived.has(adId)) expect(answer.status, this.toString()).toBe(409);
     const jobId = jobIdOf(answer);
-    if (answer.status === 200 && jobId) model.lastIntent.set(adId, { kind: "publish", jobId });
+    if (answer.status === 200 && jobId) model.lastRequest.set(adId, { kind: "publish", jobId });
   }
   toString = () => `publish(${this.ad})`;
 }
@@ -278,7 +279,7 @@ export class Unpublish implements Command {
     const answer = await api(world, "DELETE", "/publish/", { userId: world.userId, adId, portal: PORTAL });
     expectNoServerError(answer, this.toString());
     const jobId = jobIdOf(answer) ?? answer.body.data?.[0]?.queueItemId;
-    if (answer.status === 200 && jobId) model.lastIntent.set(adId, { kind: "unpublish", jobId });
+    if (answer.status === 200 && jobId) model.lastRequest.set(adId, { kind: "unpublish", jobId });
   }
   toString = () => `unpublish(${this.ad})`;
 }
@@ -309,7 +310,7 @@ export class Retry implements Command {
       expect(answer.status, `${this} of job ${job.queueItemId} while locked or archived`).toBe(409);
     const jobId = jobIdOf(answer);
     if (answer.status === 200 && jobId && (job.kind === "placement" || job.kind === "unpublish"))
-      model.lastIntent.set(job.adId, { kind: job.kind === "placement" ? "publish" : "unpublish", jobId });
+      model.lastRequest.set(job.adId, { kind: job.kind === "placement" ? "publish" : "unpublish", jobId });
   }
   toString = () => `retry(${this.pick})`;
 }
@@ -361,7 +362,7 @@ export class Crash implements Command {
 export class Recover implements Command {
   check = () => true;
   async run(_: Model, world: World) {
-    await resendStalledItems(getDb(world.env.DB), world.env, new Date(Date.now() + 10 * 60_000));
+    await resendStalledJobs({ ...jobContext(world.env), now: new Date(Date.now() + 10 * 60_000) }, { limit: 500 });
   }
   toString = () => "recover";
 }
@@ -577,8 +578,8 @@ export class Autoreplace implements Command {
       .bind(adId, PORTAL)
       .run();
     // The marketplace ended the listing: the client's last publish no longer holds.
-    model.lastIntent.delete(adId);
-    const outcome = await replaceExpiredListings(getDb(world.env.DB), world.env, new Date());
+    model.lastRequest.delete(adId);
+    const outcome = await replaceExpiredListings(jobContext(world.env), { limit: 50 });
     if (!replaced) expect(outcome.replaced, `${this} of a seller a fresh publish would refuse`).toBe(0);
   }
   toString = () => `autoreplace(${this.ad})`;
@@ -724,11 +725,11 @@ export async function settle(world: World) {
     if (!open?.n) {
       // The cron's autoreplace, which waits for the open jobs of a listing that ended: its placements
       // are delivered in the next round.
-      const { replaced } = await replaceExpiredListings(getDb(world.env.DB), world.env, new Date());
+      const { replaced } = await replaceExpiredListings(jobContext(world.env), { limit: 50 });
       if (replaced === 0) return;
       continue;
     }
-    await resendStalledItems(getDb(world.env.DB), world.env, new Date(Date.now() + 10 * 60_000));
+    await resendStalledJobs({ ...jobContext(world.env), now: new Date(Date.now() + 10 * 60_000) }, { limit: 500 });
   }
   throw new Error("jobs still open after 40 rounds of delivery and recovery");
 }
@@ -786,7 +787,7 @@ export async function checkInvariants(model: Model, world: World) {
     expect(Boolean(publish?.active), `ad ${adId}: /status/ active equals the marketplace`).toBe(online.length === 1);
     if (online[0])
       expect(publish?.remoteAdId, `ad ${adId}: /status/ names the live listing`).toBe(online[0].remoteAdId);
-    const last = model.lastIntent.get(adId);
+    const last = model.lastRequest.get(adId);
     if (!last) continue;
     const job = (await call("GET", `/jobs/${last.jobId}`, { key: world.key })).body.data;
     if (last.kind === "publish" && job.state === "done")
@@ -797,7 +798,7 @@ export async function checkInvariants(model: Model, world: World) {
 }
 
 export const newModel = (): Model => ({
-  lastIntent: new Map(),
+  lastRequest: new Map(),
   locked: false,
   archived: new Set(),
   deletedAds: new Set(),

@@ -2,10 +2,10 @@ import { env } from "cloudflare:test";
 import { inArray } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { queueItems } from "../../src/db/schema";
+import { publishJobs } from "../../src/db/schema";
 import type { Env } from "../../src/env";
 import { publishMessage, requestPublishing, runPublishJobs } from "../../src/services/publishing";
-import { callerOf } from "../../src/services/shared";
+import { callerOf, jobContext } from "../../src/services/shared";
 import {
   call,
   connectedSeller,
@@ -63,12 +63,9 @@ describe("D1 round trips of publishing", () => {
     // The consumer's batch of 25 placements: every claim with its reads in one round trip, every outcome
     // in another; the marketplace calls in between are no D1 round trips.
     const itemIds = outcomes.slice(0, 25).map((o) => defined(o.queueItemId));
-    const items = await getDb(env.DB).select().from(queueItems).where(inArray(queueItems.id, itemIds));
+    const items = await getDb(env.DB).select().from(publishJobs).where(inArray(publishJobs.id, itemIds));
     counter.reset();
-    const settled = await runPublishJobs(
-      counted,
-      items.map((item) => publishMessage(item)),
-    );
+    const settled = await runPublishJobs(jobContext(counted), { messages: items.map((item) => publishMessage(item)) });
     expect(settled.every((s) => s.status === "fulfilled")).toBe(true);
     expect(counter.roundTrips).toBe(2);
     const done = await call("GET", `/jobs/?userId=${userId}&state=done&itemsPerPage=100`, { key });
@@ -79,7 +76,7 @@ describe("D1 round trips of publishing", () => {
     // A message queued before messages carried their item's columns names only the id: one read more.
     counter.reset();
     const legacyId = defined(outcomes[25]?.queueItemId);
-    const [legacy] = await runPublishJobs(counted, [{ kind: "publish", itemId: legacyId }]);
+    const [legacy] = await runPublishJobs(jobContext(counted), { messages: [{ kind: "publish", itemId: legacyId }] });
     expect(legacy?.status).toBe("fulfilled");
     expect(counter.roundTrips).toBe(3);
     const job = await call("GET", `/jobs/${legacyId}`, { key });

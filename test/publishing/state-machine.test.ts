@@ -1,8 +1,10 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { applyEvent, type ItemEvent, type ItemKind, queueIntents } from "../../src/services/publishing";
-import { call, connectedSeller, createAd, runPublishItem, twoClients, withoutMessages } from "../harness";
+import type { JobAction } from "../../src/lib/vocabulary";
+import { applyEvent, type JobEvent, queueJobs } from "../../src/services/publishing";
+import { jobContext } from "../../src/services/shared";
+import { call, connectedSeller, createAd, runPublishJob, twoClients, withoutMessages } from "../harness";
 
 /**
  * Every row of the state-machine table (docs/publishing.md): a job of each kind is queued (rows written, no message
@@ -24,7 +26,7 @@ const db = () => getDb(env.DB);
 const COST = 250;
 
 type Flags = Record<string, unknown>;
-type Step = [ItemEvent | "queued", { job: string; publish?: Flags; feature?: Flags; refunded?: boolean }];
+type Step = [JobEvent | "queued", { job: string; publish?: Flags; feature?: Flags; refunded?: boolean }];
 
 async function portalStatus(adId: number) {
   const answer = await call("GET", `/status/${userId}/${adId}`, { key });
@@ -43,10 +45,10 @@ async function liveAd() {
   return ad.adId as number;
 }
 
-async function run(kind: ItemKind, steps: Step[]) {
+async function run(kind: JobAction, steps: Step[]) {
   const adId =
     kind === "publish" ? (await createAd(key, userId, { title: "Bank voor de toestanden" })).adId : await liveAd();
-  const [queued] = await queueIntents(db(), quiet, [
+  const [queued] = await queueJobs(jobContext(quiet), [
     {
       adId,
       userId,
@@ -59,7 +61,7 @@ async function run(kind: ItemKind, steps: Step[]) {
       description: `${kind} ${adId}`,
     },
   ]);
-  const itemId = queued?.itemId as number;
+  const itemId = queued?.jobId as number;
   const item = await env.DB.prepare(
     "SELECT id, user_id AS userId, ad_id AS adId, portal, action, feature FROM queue_items WHERE id = ?",
   )
@@ -69,7 +71,7 @@ async function run(kind: ItemKind, steps: Step[]) {
       userId: number;
       adId: number;
       portal: "portal_a";
-      action: ItemKind;
+      action: JobAction;
       feature: string | null;
     }>();
   if (!item) throw new Error("no item");
@@ -92,7 +94,7 @@ async function run(kind: ItemKind, steps: Step[]) {
 
 /** Queues a free update or unpublish of a live ad, with no message sent. */
 const queueChange = async (adId: number, action: "update" | "unpublish") => {
-  const [queued] = await queueIntents(db(), quiet, [
+  const [queued] = await queueJobs(jobContext(quiet), [
     {
       adId,
       userId,
@@ -104,7 +106,7 @@ const queueChange = async (adId: number, action: "update" | "unpublish") => {
       description: "",
     },
   ]);
-  return queued?.itemId as number;
+  return queued?.jobId as number;
 };
 
 const queuedPlacement = { pending: true, processing: false, error: false, errorReason: null, active: false };
@@ -244,7 +246,7 @@ describe("publishing state machine", () => {
   it("an older job's events do not move the flags of the publication's newer job", async () => {
     const adId = await liveAd();
     const older = { itemId: await queueChange(adId, "update") };
-    const olderItem = {
+    const olderJob = {
       id: older?.itemId as number,
       userId,
       adId,
@@ -252,9 +254,9 @@ describe("publishing state machine", () => {
       action: "update" as const,
       feature: null,
     };
-    await applyEvent(db(), olderItem, "started", { now: new Date().toISOString() });
+    await applyEvent(db(), olderJob, "started", { now: new Date().toISOString() });
     const newer = { itemId: await queueChange(adId, "unpublish") };
-    await applyEvent(db(), olderItem, "failed", { now: new Date().toISOString(), reason: "oud" });
+    await applyEvent(db(), olderJob, "failed", { now: new Date().toISOString(), reason: "oud" });
     expect((await portalStatus(adId)).publish).toMatchObject({
       pending: true,
       error: false,
@@ -266,7 +268,7 @@ describe("publishing state machine", () => {
     const adId = await liveAd();
     const update = { itemId: await queueChange(adId, "update") };
     const unpublish = { itemId: await queueChange(adId, "unpublish") };
-    await runPublishItem(env, update?.itemId as number);
+    await runPublishJob(env, update?.itemId as number);
     const job = (await call("GET", `/jobs/${update?.itemId}`, { key })).body.data;
     expect(job).toMatchObject({ state: "cancelled", lastError: "superseded", attempts: 1 });
     // The publication follows the newer job, untouched by the cancelled one.

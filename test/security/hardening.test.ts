@@ -5,6 +5,7 @@ import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { checkTarget, isInternalHost, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../src/lib/outbound";
 import { runImageJob } from "../../src/services/images";
+import { jobContext } from "../../src/services/shared";
 import { BASE, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
 
 let key: string;
@@ -35,7 +36,7 @@ async function imageJob(url: string) {
   const job = await env.DB.prepare("INSERT INTO image_jobs (ad_id, user_id, source_url) VALUES (?, ?, ?) RETURNING id")
     .bind(ad.adId, userId, url)
     .first<{ id: number }>();
-  await runImageJob(sandbox, job?.id as number);
+  await runImageJob(jobContext(sandbox), { jobId: job?.id as number });
   return env.DB.prepare("SELECT done, result, reason FROM image_jobs WHERE id = ?")
     .bind(job?.id)
     .first<{ done: number; result: number; reason: string | null }>();

@@ -1,7 +1,7 @@
-/** Publications on the portals, queue items, features, marketplace connections. */
+/** Publications on the portals, jobs, features, marketplace connections. */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { MARKETPLACES, PUBLISH_TARGETS } from "../../lib/vocabulary";
+import { JOB_ACTIONS, MARKETPLACES, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { users } from "./accounts";
 import { ads } from "./ads";
 import { createdAt, updatedAt } from "./shared";
@@ -31,7 +31,7 @@ export const adPublications = sqliteTable(
     remoteAccountId: integer("remote_account_id"),
     clientResult: integer("client_result", { mode: "boolean" }).notNull().default(false),
     queueResult: integer("queue_result", { mode: "boolean" }).notNull().default(false),
-    /** The latest queue item of this publication (the job a client can follow). */
+    /** The latest job of this publication (the job a client can follow). */
     queueItemId: integer("queue_item_id"),
   },
   (t) => [primaryKey({ columns: [t.adId, t.portal] }), index("ad_publications_active").on(t.portal, t.active)],
@@ -82,21 +82,21 @@ export const portalConnections = sqliteTable(
   ],
 );
 
-/** The states of a queue item in which it still has work to do: at most one such item per intent. */
+/** The states of a job in which it still has work to do: at most one such job per ad, portal and kind. */
 export const OPEN_ITEM_STATES = ["pending", "processing"] as const;
 
 /**
  * A queued publish, update, unpublish or feature job for one ad on one portal. Jobs outlive their ad
  * and user (no foreign key): what was charged, refunded and listed stays on the books.
  */
-export const queueItems = sqliteTable(
+export const publishJobs = sqliteTable(
   "queue_items",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     adId: integer("ad_id").notNull(),
     userId: integer("user_id").notNull(),
     portal: text("portal", { enum: PUBLISH_TARGETS }).notNull(),
-    action: text("action", { enum: ["publish", "update", "unpublish", "feature"] }).notNull(),
+    action: text("action", { enum: JOB_ACTIONS }).notNull(),
     feature: text("feature"),
     images: integer("images", { mode: "boolean" }).notNull().default(true),
     status: text("status", { enum: ["pending", "processing", "done", "error", "cancelled"] })
@@ -104,23 +104,23 @@ export const queueItems = sqliteTable(
       .default("pending"),
     /** The last error: the portal's or our reason for a failure, or the transient error before a retry. */
     reason: text("reason"),
-    /** Which write made the item: lets one D1 batch tell its own insert from an open item already there. */
+    /** Which write made the job: lets one D1 batch tell its own insert from an open job already there. */
     nonce: text("nonce"),
     /** The placement's stable reference at the marketplace (a retried or redelivered job reuses it). */
     externalRef: text("external_ref"),
-    /** What the item was charged, in cents (0 when free). */
+    /** What the job was charged, in cents (0 when free). */
     cost: integer("cost").notNull().default(0),
     payerId: integer("payer_id"),
     attempts: integer("attempts").notNull().default(0),
-    /** When the item is next expected to be worked on; the cron re-sends a pending item well past it. */
+    /** When the job is next expected to be worked on; the cron re-sends a pending job well past it. */
     retryAt: text("retry_at"),
     /** An update asked for while this update was being sent: it is sent once more with the newest content. */
     rerun: integer("rerun", { mode: "boolean" }).notNull().default(false),
     /** The marketplace listing the job made or acted on, once it succeeded (the ad's id on the website). */
     remoteAdId: integer("remote_ad_id"),
-    /** The failed item this one retries (POST /jobs/<id>/retry). */
+    /** The failed job this one retries (POST /jobs/<id>/retry). */
     retryOf: integer("retry_of"),
-    /** The request that queued the item, for log correlation. */
+    /** The request that queued the job, for log correlation. */
     requestId: text("request_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -129,7 +129,7 @@ export const queueItems = sqliteTable(
     index("queue_items_ad").on(t.adId, t.portal, t.status),
     index("queue_items_user").on(t.userId, t.id),
     index("queue_items_waiting").on(t.status, t.retryAt),
-    // One open intent per ad, portal and kind, whatever the timing of the calls that ask for it.
+    // One open job per ad, portal and kind (and feature), whatever the timing of the calls that ask for it.
     uniqueIndex("queue_items_open_intent")
       .on(t.adId, t.portal, t.action, sql`coalesce(${t.feature}, '')`)
       .where(sql`${t.status} IN ('pending', 'processing')`),

@@ -22,7 +22,7 @@ async function batch(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof
 /** batchall: portal `meta` means every portal, for internal clients only. */
 async function acrossPortals(
   c: Context<AppEnv>,
-  mode: "publish" | "unpublish",
+  mode: Exclude<PublishMode, "update">,
   body: z.infer<typeof PublishEverywhere>,
 ) {
   const outcomes = await requestPublishingEverywhere(serviceContext(c), { ...body, mode });

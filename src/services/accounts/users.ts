@@ -23,7 +23,7 @@ import { DomainError } from "../../lib/errors";
 import { deleteObjects } from "../../lib/media";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { closeDeletedUsersConnections, revokeAllConnections } from "../publishing/connections";
-import { withdrawUnstartedJobs } from "../publishing/requests";
+import { withdrawUnstartedJobs } from "../publishing/publishRequests";
 import { type Caller, clientIdOf, requireInternal, requireUser, type UserRow, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
@@ -245,7 +245,7 @@ export async function deleteUser(
   });
   const bump = bumpRevisions(db, userWriteRevisions(userId));
   if (adRows.length === 0 && entryRows.length === 0) {
-    await revokeAllConnections(db, env, userId);
+    await revokeAllConnections(ctx, { userId });
     await db.batch([
       db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
       db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
@@ -312,7 +312,7 @@ export async function deleteUser(
     db.delete(notifications).where(eq(notifications.userId, userId)),
     bump,
   ]);
-  await closeDeletedUsersConnections(db, env, { userId, limit: 10 });
+  await closeDeletedUsersConnections(ctx, { userId, limit: 10 });
   await deleteObjects(env.MEDIA, objects);
   logDeletion(userId, "anonymised", ip);
   return "anonymised";

@@ -284,7 +284,7 @@ export async function deleteAd(ctx: ServiceContext, adId: number): Promise<void>
   await deleteObjects(storage, objects);
 }
 
-const failedItem = (adId: number, problem: ErrorDetail): BatchItemResult => ({
+const failedJob = (adId: number, problem: ErrorDetail): BatchItemResult => ({
   adId,
   result: false,
   errors: [problem.message],
@@ -299,9 +299,9 @@ async function resolveBatch(db: Db, caller: Caller, input: { userId?: number | u
   const ok: AdRow[] = [];
   for (const id of ids) {
     const ad = visible.get(id);
-    if (!ad) results.set(id, failedItem(id, detail("ad_not_found", `adId: ad ${id} not found`)));
+    if (!ad) results.set(id, failedJob(id, detail("ad_not_found", `adId: ad ${id} not found`)));
     else if (input.userId !== undefined && ad.userId !== input.userId) {
-      results.set(id, failedItem(id, detail("ad_not_found", `adId: ad ${id} does not belong to user ${input.userId}`)));
+      results.set(id, failedJob(id, detail("ad_not_found", `adId: ad ${id} does not belong to user ${input.userId}`)));
     } else {
       ok.push(ad);
       results.set(id, { adId: id, result: true, errors: [], errorDetails: [] });

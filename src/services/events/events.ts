@@ -6,7 +6,7 @@ import { events, users, webhookDeliveries } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { clientIdOf, isInternal, requireUser, visibleRows } from "../shared/access";
-import type { ServiceContext } from "../shared/context";
+import type { JobContext, ServiceContext } from "../shared/context";
 
 /** Every event type the log holds (the README's event catalogue). */
 export const EVENT_TYPES = [
@@ -48,7 +48,7 @@ interface EventFields {
  * Events as an INSERT … SELECT for the same D1 batch as the change they report: written exactly when
  * `when` holds (the change happened), each with the client of its user. Without `from`, one event for
  * the user `fields.userId`; with `from`, one per row of that table matching `when` (`fields` then name
- * its columns, e.g. the queue items a batch just wrote).
+ * its columns, e.g. the jobs a batch just wrote).
  */
 export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`, from?: SQLiteTable) {
   const columns = {
@@ -139,7 +139,9 @@ export async function readEvents(
 }
 
 /** Cron: events and webhook delivery logs older than the retention go, at most `limit` of each a run. */
-export async function purgeOldEvents(db: Db, now: Date, limit = 1000): Promise<number> {
+export async function purgeOldEvents(ctx: Pick<JobContext, "db" | "now">, input: { limit: number }): Promise<number> {
+  const { db, now } = ctx;
+  const { limit } = input;
   const before = new Date(now.getTime() - EVENT_RETENTION_MS).toISOString();
   const oldEvents = db.select({ id: events.id }).from(events).where(lt(events.occurredAt, before)).limit(limit);
   const oldDeliveries = db

@@ -10,6 +10,7 @@ import { guardedFetch, outboundPolicy } from "../../lib/outbound";
 import { open } from "../../lib/secretBox";
 import { runInShares } from "../../lib/shares";
 import { formatDateTime, nowIso } from "../../lib/time";
+import type { JobContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
 import { eventView } from "./events";
 
@@ -80,7 +81,8 @@ export interface DispatchScope {
  * From the queue on, delivery is at least once. Runs after writes that wrote events (for the writer's
  * client), after job batches, on a replay (its endpoint) and every minute from the cron.
  */
-export async function dispatchEvents(db: Db, env: Env, scope: DispatchScope = {}): Promise<number> {
+export async function dispatchEvents(ctx: Pick<JobContext, "db" | "env">, scope: DispatchScope): Promise<number> {
+  const { db, env } = ctx;
   const endpoints = await db
     .select()
     .from(webhookEndpoints)
@@ -216,11 +218,11 @@ type DeliveryOutcome = "delivered" | "failed" | "waiting" | "moot" | "moved";
  * Answers one settled result per message, in order.
  */
 export function deliverWebhooks(
-  db: Db,
-  env: Env,
-  messages: WebhookMessage[],
-  lane: DeliveryLane = "fast",
+  ctx: Pick<JobContext, "db" | "env">,
+  input: { messages: WebhookMessage[]; lane: DeliveryLane },
 ): Promise<PromiseSettledResult<void>[]> {
+  const { db, env } = ctx;
+  const { messages, lane } = input;
   const deadline = Date.now() + 2 * LANE_TIMEOUT_MS[lane];
   return runInShares(
     messages,

@@ -256,7 +256,7 @@ export async function replayWebhook(
     .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.lastEventId, endpoint.lastEventId)))
     .returning({ id: webhookEndpoints.id });
   if (started.length === 0) throw inProgress();
-  await dispatchEvents(ctx.db, ctx.env, { endpointIds: [id], requestId: ctx.requestId });
+  await dispatchEvents(ctx, { endpointIds: [id], requestId: ctx.requestId });
   return { queued: counts?.wanted ?? 0 };
 }
 

@@ -12,7 +12,7 @@ import { adWriteRevisions, imageObjectsOf, requireAd, visibleAds } from "../ads/
 import { eventOf } from "../events/events";
 import { clientIdOf, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import type { Job } from "../shared/jobMessages";
+import type { JobMessage } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 import { imagesTransformer } from "./processing";
 
@@ -155,7 +155,9 @@ export async function queueImages(
   try {
     const clientId = clientIdOf(ctx.caller);
     await ctx.env.IMAGE_JOBS.sendBatch(
-      jobs.map((job) => ({ body: { kind: "image", jobId: job.id, clientId, requestId: ctx.requestId } satisfies Job })),
+      jobs.map((job) => ({
+        body: { kind: "image", jobId: job.id, clientId, requestId: ctx.requestId } satisfies JobMessage,
+      })),
     );
   } catch (error) {
     await db

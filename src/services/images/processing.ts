@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { type Db, d1Statement, getDb, namedD1Batch } from "../../db/client";
+import { type Db, d1Statement, namedD1Batch } from "../../db/client";
 import { imageJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -8,6 +8,7 @@ import { deleteObjects, EXTENSIONS, mediaBaseOf, mediaUrl, sniffImageType } from
 import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../lib/outbound";
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
+import type { JobContext } from "../shared/context";
 import { bumpRevisions } from "../shared/revisions";
 
 /**
@@ -164,8 +165,9 @@ export function failImageJob(db: Db, job: { id: number; userId: number; adId: nu
  * are untouched. Answers whether the stored image asked for updates of the ad's live listings (the
  * caller queues them; images sit below publishing).
  */
-export async function runImageJob(env: Env, jobId: number, requestId?: string): Promise<{ updatesRequested: boolean }> {
-  const db = getDb(env.DB);
+export async function runImageJob(ctx: JobContext, input: { jobId: number }): Promise<{ updatesRequested: boolean }> {
+  const { db, env, requestId } = ctx;
+  const { jobId } = input;
   const job = await db.select().from(imageJobs).where(eq(imageJobs.id, jobId)).get();
   if (!job || job.done) return { updatesRequested: false };
   const startedAt = Date.now();

@@ -1,8 +1,7 @@
 import { and, asc, between, eq, inArray, sql } from "drizzle-orm";
-import { type Db, namedBatches } from "../../db/client";
+import { namedBatches } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
-import type { Env } from "../../env";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import type { Marketplace } from "../../lib/vocabulary";
@@ -10,13 +9,15 @@ import { visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
 import { withAccessToken } from "../publishing/connections";
 import { requireUser } from "../shared/access";
-import type { ServiceContext } from "../shared/context";
+import type { JobContext, ServiceContext } from "../shared/context";
 
 /**
  * Pulls bids and the statistics of yesterday and today for at most `limit` connected users, those
  * waiting longest first (the cron calls it every minute, so every connection gets its turn).
  */
-export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
+export async function pullMarketData(ctx: JobContext, input: { limit: number }) {
+  const { db, now } = ctx;
+  const { limit } = input;
   const batch = await db
     .select({ userId: portalConnections.userId, portal: portalConnections.portal })
     .from(portalConnections)
@@ -26,7 +27,7 @@ export async function pullMarketData(db: Db, env: Env, now: Date, limit = 50) {
   const dates = [new Date(now.getTime() - 86_400_000), now].map((d) => d.toISOString().slice(0, 10));
   let bidCount = 0;
   for (const { userId, portal } of batch) {
-    await withAccessToken(db, env, { userId, portal: portal as Marketplace }, async (gateway, token) => {
+    await withAccessToken(ctx, { userId, portal: portal as Marketplace }, async (gateway, token) => {
       const remoteBids = await gateway.bids(token);
       const daily = await Promise.all(
         dates.map(async (date) => ({ date, rows: await gateway.statistics(token, date) })),

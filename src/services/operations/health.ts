@@ -40,7 +40,7 @@ export async function readiness({ db, env }: ServiceContext) {
       .all<{ name: string }>(sql`SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1`)
       .then((rows) => rows[0]?.name ?? null)
       .catch(() => null),
-    d1.ok ? tokensToReseal(db, env).catch(() => null) : Promise.resolve(null),
+    d1.ok ? tokensToReseal({ db, env }).catch(() => null) : Promise.resolve(null),
   ]);
   const checks = { d1, r2, queue, rateLimiter };
   return {

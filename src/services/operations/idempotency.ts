@@ -2,6 +2,7 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { open, seal, type TokenKeys } from "../../lib/secretBox";
+import type { JobContext } from "../shared/context";
 
 /** How long a first answer is kept and replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -124,12 +125,13 @@ export async function releaseKey(db: Db, clientId: number, key: string): Promise
 }
 
 /** Cron: drops expired keys, at most `limit` a run. */
-export async function purgeExpiredKeys(db: Db, now: Date, limit = 1000): Promise<number> {
+export async function purgeExpiredKeys(ctx: Pick<JobContext, "db" | "now">, input: { limit: number }): Promise<number> {
+  const { db, now } = ctx;
   const expired = db
     .select({ rowid: sql`rowid` })
     .from(idempotencyKeys)
     .where(lt(idempotencyKeys.expiresAt, now.toISOString()))
-    .limit(limit);
+    .limit(input.limit);
   const result = await db.delete(idempotencyKeys).where(sql`rowid IN ${expired}`);
   return result.meta.changes ?? 0;
 }

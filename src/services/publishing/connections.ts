@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
-import { adPublications, ads, portalConnections, queueItems, users } from "../../db/schema";
+import { adPublications, ads, portalConnections, publishJobs, users } from "../../db/schema";
 import { userTokens } from "../../durable/UserTokens";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -13,7 +13,7 @@ import { callbackUrl } from "../../portals/config";
 import { PortalError, PortalGateway, portalErrorOf, type TokenSet } from "../../portals/gateway";
 import { eventOf } from "../events/events";
 import { requireUser } from "../shared/access";
-import type { ServiceContext } from "../shared/context";
+import type { JobContext, ServiceContext } from "../shared/context";
 import { bumpRevisions, userRevision } from "../shared/revisions";
 
 const STATE_TTL_MS = 10 * 60 * 1000;
@@ -215,7 +215,7 @@ async function refuseAnotherAccount(
   const [running] = switching
     ? await db
         .select({ n: sql<number>`count(*)` })
-        .from(queueItems)
+        .from(publishJobs)
         .where(sql`user_id = ${userId} AND portal = ${portal} AND status IN ('pending', 'processing') AND attempts > 0`)
     : [];
   const started = running?.n ?? 0;
@@ -262,11 +262,11 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
  * already (a publish job reads it with its claim).
  */
 export async function withAccessToken<T>(
-  db: Db,
-  env: Env,
+  ctx: Pick<JobContext, "db" | "env">,
   target: { userId: number; portal: Marketplace; current?: ConnectionRow | undefined },
   call: (gateway: PortalGateway, token: string) => Promise<T>,
 ): Promise<T> {
+  const { db, env } = ctx;
   const { userId, portal } = target;
   const gateway = new PortalGateway(env, portal);
   const current = "current" in target ? target.current : await loadConnection(db, userId, portal);
@@ -360,9 +360,12 @@ async function expireConnection(db: Db, userId: number, portal: Marketplace): Pr
 }
 
 /** Revokes (best effort) every marketplace connection of a user; the caller deletes the rows. */
-export async function revokeAllConnections(db: Db, env: Env, userId: number): Promise<void> {
-  const rows = await db.select().from(portalConnections).where(eq(portalConnections.userId, userId));
-  for (const row of rows) await revokeAtPortal(env, row.portal, row.accessToken, row.refreshToken);
+export async function revokeAllConnections(
+  ctx: Pick<JobContext, "db" | "env">,
+  input: { userId: number },
+): Promise<void> {
+  const rows = await ctx.db.select().from(portalConnections).where(eq(portalConnections.userId, input.userId));
+  for (const row of rows) await revokeAtPortal(ctx.env, row.portal, row.accessToken, row.refreshToken);
 }
 
 /**
@@ -372,12 +375,12 @@ export async function revokeAllConnections(db: Db, env: Env, userId: number): Pr
  * user's deletion calls this for its own connections, the cron for the rest (at most `limit` a run).
  */
 export async function closeDeletedUsersConnections(
-  db: Db,
-  env: Env,
+  ctx: Pick<JobContext, "db" | "env">,
   input: { userId?: number; limit: number },
 ): Promise<number> {
+  const { db, env } = ctx;
   // No job of the connection's user is open on its portal (checked again where the row is deleted).
-  const noOpenJob = sql`NOT EXISTS (SELECT 1 FROM ${queueItems} q WHERE q.user_id = ${portalConnections.userId}
+  const noOpenJob = sql`NOT EXISTS (SELECT 1 FROM ${publishJobs} q WHERE q.user_id = ${portalConnections.userId}
     AND q.portal = ${portalConnections.portal} AND q.status IN ('pending', 'processing'))`;
   const rows = await db
     .select({ connection: portalConnections })
@@ -418,7 +421,8 @@ const underOldKey = (keyId: string) =>
   );
 
 /** How many connections still hold a token sealed with another key than the current one. */
-export async function tokensToReseal(db: Db, env: Env): Promise<number> {
+export async function tokensToReseal(ctx: Pick<JobContext, "db" | "env">): Promise<number> {
+  const { db, env } = ctx;
   const [row] = await db
     .select({ n: sql<number>`count(*)` })
     .from(portalConnections)
@@ -430,13 +434,14 @@ export async function tokensToReseal(db: Db, env: Env): Promise<number> {
  * Key rotation: re-seals, with the current key, up to `limit` connections whose tokens were sealed with
  * the previous one (the cron runs it every minute; nothing to do without TOKEN_ENCRYPTION_KEY_PREVIOUS).
  */
-export async function reencryptTokens(db: Db, env: Env, limit: number): Promise<number> {
+export async function reencryptTokens(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, env } = ctx;
   if (!env.TOKEN_ENCRYPTION_KEY_PREVIOUS || !env.TOKEN_ENCRYPTION_KEY) return 0;
   const rows = await db
     .select()
     .from(portalConnections)
     .where(underOldKey(await currentKeyId(env)))
-    .limit(limit);
+    .limit(input.limit);
   const reseal = async (sealed: string | null) => (sealed ? seal(await open(sealed, env), env) : sealed);
   const resealed = await Promise.all(
     rows.map(async (row) => ({

@@ -1,5 +1,6 @@
-/** Publishing: queue items with exactly-once effects, their state machine, crash recovery and the jobs view. */
+/** Publishing: jobs with exactly-once effects, their state machine, crash recovery and the jobs view. */
 
+export { replaceExpiredListings } from "./autoreplace";
 export { CompleteConnection, ConnectionStart, PortalConnection } from "./connectionSchemas";
 export {
   closeDeletedUsersConnections,
@@ -10,31 +11,23 @@ export {
   startConnection,
   tokensToReseal,
 } from "./connections";
+export type { RetryOf } from "./decide";
 export { featureOffers } from "./featureOffers";
 export { BuyFeature, Feature, FeaturesQuery } from "./featureSchemas";
-export { type Intent, publishMessage, queueIntents, sendItems } from "./intents";
+export { queueFeature, requestFeature } from "./features";
 export { Job, JobsQuery } from "./jobSchemas";
-export { getJob, type JobFilter, type JobKind, type JobView, listJobs, retryJob } from "./jobs";
+export { getJob, type JobFilter, type JobView, listJobs, retryJob } from "./jobs";
 export {
   applyEvent,
-  type ItemEvent,
-  type ItemKind,
-  JOB_KINDS,
+  type JobEvent,
   type ListingOutcome,
-  type QueueItem,
+  type PublishJobRow,
   transition,
 } from "./lifecycle";
 export { runPublishJobs } from "./publishJobs";
-export { expireStaleItems, resendStalledItems } from "./recovery";
-export {
-  flushUpdateRequests,
-  queueFeature,
-  replaceExpiredListings,
-  requestFeature,
-  requestPublishing,
-  requestPublishingEverywhere,
-  withdrawUnstartedJobs,
-} from "./requests";
+export { requestPublishing, requestPublishingEverywhere, withdrawUnstartedJobs } from "./publishRequests";
+export { type NewJob, publishMessage, queueJobs, sendJobs } from "./queueJobs";
+export { expireStaleJobs, resendStalledJobs } from "./recovery";
 export {
   AdPublishStatus,
   PublishAd,
@@ -47,3 +40,4 @@ export {
 } from "./schemas";
 export { adStatuses, statusTotals } from "./status";
 export { accepted, type Outcome, type PublishMode, refusal, refused } from "./types";
+export { flushUpdateRequests } from "./updateOutbox";

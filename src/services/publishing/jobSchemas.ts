@@ -1,11 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { pagingQuery, queryInt } from "../../lib/fields";
-import { PublishTargetEnum } from "../../lib/vocabulary";
-import type { JobKind as JobKindName } from "./jobs";
-import { JOB_KINDS } from "./lifecycle";
+import { JobKindEnum, PublishTargetEnum } from "../../lib/vocabulary";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
-const JobKind = z.enum(Object.values(JOB_KINDS) as [JobKindName, ...JobKindName[]]);
 
 export const Job = z
   .object({
@@ -13,7 +10,7 @@ export const Job = z
     userId: z.number().int(),
     adId: z.number().int(),
     portal: PublishTargetEnum,
-    kind: JobKind.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
+    kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
     feature: z.string().nullable(),
     state: z.enum(JOB_STATES),
     attempts: z.number().int().openapi({ description: "Times the job was started" }),
@@ -36,5 +33,5 @@ export const JobsQuery = pagingQuery(500).extend({
   adId: queryInt().optional(),
   portal: PublishTargetEnum.optional(),
   state: z.enum(JOB_STATES).optional(),
-  kind: JobKind.optional(),
+  kind: JobKindEnum.optional(),
 });

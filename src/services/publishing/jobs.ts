@@ -1,24 +1,24 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { namedBatch } from "../../db/client";
-import { queueItems, users } from "../../db/schema";
+import { publishJobs, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
-import type { PublishTarget } from "../../lib/vocabulary";
+import { actionOfKind, JOB_KINDS, type JobKind, type PublishTarget } from "../../lib/vocabulary";
 import { isFeatureName } from "../catalogue/features";
 import { requireUserHistory, usersWithHistory } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { type ItemKind, type ItemState, JOB_KINDS, type QueueItem, sameLineOfWork } from "./lifecycle";
-import { requestFeature, requestPublishing } from "./requests";
-export type JobKind = (typeof JOB_KINDS)[ItemKind];
+import { requestFeature } from "./features";
+import { type JobState, type PublishJobRow, sameListingOrFeature } from "./lifecycle";
+import { requestPublishing } from "./publishRequests";
 
-const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${queueItems.id} AND w.kind = 'refund')`;
+const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${publishJobs.id} AND w.kind = 'refund')`;
 /** The first later job of the same listing (placement, update, unpublish) or of the same feature: it took this one's place. */
-const laterJob = sql<number | null>`(SELECT n.id FROM queue_items n WHERE ${sameLineOfWork("n", queueItems)}
-  AND n.id > ${queueItems.id} ORDER BY n.id LIMIT 1)`;
-/** What the job view reads beside the item. */
+const laterJob = sql<number | null>`(SELECT n.id FROM queue_items n WHERE ${sameListingOrFeature("n", publishJobs)}
+  AND n.id > ${publishJobs.id} ORDER BY n.id LIMIT 1)`;
+/** What the job view reads beside the job. */
 const jobColumns = { refunded, laterJob };
-type JobRow = QueueItem & { refunded: number | boolean; laterJob: number | null };
+type JobRow = PublishJobRow & { refunded: number | boolean; laterJob: number | null };
 
 /**
  * Whether POST /jobs/<id>/retry can queue the job again, and if not why: only the newest failed job of
@@ -54,13 +54,13 @@ export type JobView = ReturnType<typeof jobView>;
 
 const jobNotFound = (id: number) => DomainError.of("job_not_found", `queueItemId: job ${id} not found`);
 
-/** The item if the caller may see it (its user is the client's, or the caller is internal). */
+/** The job if the caller may see it (its user is the client's, or the caller is internal). */
 async function findJob(ctx: ServiceContext, id: number) {
   const row = await ctx.db
-    .select({ item: queueItems, ...jobColumns })
-    .from(queueItems)
-    .innerJoin(users, eq(users.id, queueItems.userId))
-    .where(and(eq(queueItems.id, id), usersWithHistory(ctx.caller)))
+    .select({ item: publishJobs, ...jobColumns })
+    .from(publishJobs)
+    .innerJoin(users, eq(users.id, publishJobs.userId))
+    .where(and(eq(publishJobs.id, id), usersWithHistory(ctx.caller)))
     .get();
   if (!row) throw jobNotFound(id);
   return { ...row.item, refunded: row.refunded, laterJob: row.laterJob };
@@ -74,7 +74,7 @@ export interface JobFilter {
   userId?: number;
   adId?: number;
   portal?: PublishTarget;
-  state?: ItemState;
+  state?: JobState;
   kind?: JobKind;
   page: number;
   itemsPerPage: number;
@@ -87,16 +87,14 @@ export interface JobFilter {
 export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<Page<JobView>> {
   const { db } = ctx;
   if (filter.userId !== undefined) await requireUserHistory(db, ctx.caller, filter.userId);
-  const action = filter.kind
-    ? (Object.entries(JOB_KINDS).find(([, kind]) => kind === filter.kind)?.[0] as ItemKind)
-    : undefined;
+  const action = filter.kind ? actionOfKind(filter.kind) : undefined;
   const where = and(
     usersWithHistory(ctx.caller),
-    filter.userId !== undefined ? eq(queueItems.userId, filter.userId) : undefined,
-    filter.adId !== undefined ? eq(queueItems.adId, filter.adId) : undefined,
-    filter.portal ? eq(queueItems.portal, filter.portal) : undefined,
-    filter.state ? eq(queueItems.status, filter.state) : undefined,
-    action ? eq(queueItems.action, action) : undefined,
+    filter.userId !== undefined ? eq(publishJobs.userId, filter.userId) : undefined,
+    filter.adId !== undefined ? eq(publishJobs.adId, filter.adId) : undefined,
+    filter.portal ? eq(publishJobs.portal, filter.portal) : undefined,
+    filter.state ? eq(publishJobs.status, filter.state) : undefined,
+    action ? eq(publishJobs.action, action) : undefined,
   ) as SQL;
   const {
     total: [total],
@@ -104,15 +102,15 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
   } = await namedBatch(db, {
     total: db
       .select({ n: sql<number>`count(*)` })
-      .from(queueItems)
-      .innerJoin(users, eq(users.id, queueItems.userId))
+      .from(publishJobs)
+      .innerJoin(users, eq(users.id, publishJobs.userId))
       .where(where),
     rows: db
-      .select({ item: queueItems, ...jobColumns })
-      .from(queueItems)
-      .innerJoin(users, eq(users.id, queueItems.userId))
+      .select({ item: publishJobs, ...jobColumns })
+      .from(publishJobs)
+      .innerJoin(users, eq(users.id, publishJobs.userId))
       .where(where)
-      .orderBy(desc(queueItems.id))
+      .orderBy(desc(publishJobs.id))
       .limit(filter.itemsPerPage)
       .offset((filter.page - 1) * filter.itemsPerPage),
   });

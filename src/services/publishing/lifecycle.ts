@@ -2,29 +2,29 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatches } from "../../db/client";
-import { adFeatures, adPublications, queueItems, walletEntries } from "../../db/schema";
+import { adFeatures, adPublications, publishJobs, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
+import { JOB_KINDS, type JobAction } from "../../lib/vocabulary";
 import { ADS_REVISION } from "../ads/access";
 import { type EventType, eventOf } from "../events/events";
-import type { PublishItemRef } from "../shared/jobMessages";
+import type { PublishJobRef } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 
 /**
- * The publication state machine, in one place: what each event of a queue item does to the item, to
+ * The publication state machine, in one place: what each event of a job does to the job, to
  * the publication flags of `/status/` (placement, update, unpublish) or to the feature flags, to the
  * wallet, and which event it writes to the event log. The state-machine table of docs/publishing.md is
  * this file in prose.
  */
 
-export type QueueItem = typeof queueItems.$inferSelect;
-export type ItemKind = QueueItem["action"];
-export type ItemState = QueueItem["status"];
+export type PublishJobRow = typeof publishJobs.$inferSelect;
+export type JobState = PublishJobRow["status"];
 /**
- * `queued` is written by `queueIntents` (it needs the conditional insert); the others are transitions.
+ * `queued` is written by `queueJobs` (it needs the conditional insert); the others are transitions.
  * `cancelled` is a client's (DELETE /publish/ before the job started); `superseded` is the consumer's
  * (an update it claimed and found a newer change of the same listing behind).
  */
-export type ItemEvent = "started" | "retrying" | "succeeded" | "failed" | "cancelled" | "superseded";
+export type JobEvent = "started" | "retrying" | "succeeded" | "failed" | "cancelled" | "superseded";
 
 /** What a marketplace (or the website) answered for a placement or update. */
 export interface ListingOutcome {
@@ -40,18 +40,18 @@ export interface EventDetail {
   now: string;
   /** failed: the reason shown as errorReason; retrying: the transient error. */
   reason?: string;
-  /** retrying: when the queue will deliver the item again. */
+  /** retrying: when the queue will deliver the job again. */
   retryAt?: string;
   outcome?: ListingOutcome;
 }
 
-export type ItemRef = PublishItemRef;
+export type JobRef = PublishJobRef;
 
 /** Why a job of a deleted ad (or of a deleted user) that never reached the marketplace ended unpaid. */
 export const DELETED_BEFORE_START = "the advertisement or its user was deleted before the job started";
 
-/** From which states each event may move an item, and to which. */
-export const ITEM_TRANSITIONS: Record<ItemEvent, { from: ItemState[]; to: ItemState }> = {
+/** From which states each event may move a job, and to which. */
+export const JOB_TRANSITIONS: Record<JobEvent, { from: JobState[]; to: JobState }> = {
   started: { from: ["pending"], to: "processing" },
   retrying: { from: ["processing"], to: "pending" },
   succeeded: { from: ["processing"], to: "done" },
@@ -68,13 +68,13 @@ type FeatureChange = Partial<typeof adFeatures.$inferInsert>;
 /**
  * What an event does to the publication, per kind (features leave it alone), in two parts: `listing`,
  * the facts of the marketplace listing a job's success establishes (live or not, its id and dates),
- * written whichever item is the publication's current one, since jobs of one listing run in order; and
+ * written whichever job is the publication's current one, since jobs of one listing run in order; and
  * `job`, the flags of the job a client follows (pending, processing, error), written only while the
- * item is the publication's current one.
+ * job is the publication's current one.
  */
 export function publicationChange(
-  kind: ItemKind,
-  event: ItemEvent,
+  kind: JobAction,
+  event: JobEvent,
   detail: EventDetail,
 ): { listing: PublicationChange | null; job: PublicationChange } | null {
   if (kind === "feature") return null;
@@ -119,8 +119,8 @@ export function publicationChange(
   }
 }
 
-/** Feature flags per event (only for feature items). */
-export function featureChange(kind: ItemKind, event: ItemEvent, detail: EventDetail): FeatureChange | null {
+/** Feature flags per event (only for feature jobs). */
+export function featureChange(kind: JobAction, event: JobEvent, detail: EventDetail): FeatureChange | null {
   if (kind !== "feature") return null;
   switch (event) {
     case "started":
@@ -140,15 +140,15 @@ export function featureChange(kind: ItemKind, event: ItemEvent, detail: EventDet
  * Features belong to a listing: an unpublish that succeeded ends the listing's features, and a placement
  * that succeeded is a new listing, which starts with none.
  */
-const endsListingFeatures = (kind: ItemKind, event: ItemEvent) =>
+const endsListingFeatures = (kind: JobAction, event: JobEvent) =>
   event === "succeeded" && (kind === "unpublish" || kind === "publish");
 
-/** The item's own columns for an event; a success keeps the listing it made or acted on. */
-function itemChange(item: ItemRef, event: ItemEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof queueItems> {
-  const change = { status: ITEM_TRANSITIONS[event].to, updatedAt: detail.now };
+/** The job's own columns for an event; a success keeps the listing it made or acted on. */
+function itemChange(item: JobRef, event: JobEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof publishJobs> {
+  const change = { status: JOB_TRANSITIONS[event].to, updatedAt: detail.now };
   switch (event) {
     case "started":
-      return { ...change, attempts: sql`${queueItems.attempts} + 1` };
+      return { ...change, attempts: sql`${publishJobs.attempts} + 1` };
     case "retrying":
       return { ...change, reason: detail.reason ?? null, retryAt: detail.retryAt ?? detail.now };
     case "succeeded":
@@ -166,22 +166,22 @@ function itemChange(item: ItemRef, event: ItemEvent, detail: EventDetail): SQLit
   }
 }
 
-/** Holds when this very batch moved the item (it is in the event's target state, stamped with the batch's clock). */
-const movedNow = (itemId: number, state: ItemState, now: string) =>
-  sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${itemId} AND ${queueItems.status} = ${state} AND ${queueItems.updatedAt} = ${now})`;
+/** Holds when this very batch moved the job (it is in the event's target state, stamped with the batch's clock). */
+const movedNow = (itemId: number, state: JobState, now: string) =>
+  sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${itemId} AND ${publishJobs.status} = ${state} AND ${publishJobs.updatedAt} = ${now})`;
 
 /**
- * Queue items (table alias `other`) of the same line of work as the item given by its columns: the same
+ * Jobs (table alias `other`) of the same listing or feature as the job given by its columns: the same
  * listing (placements, updates and unpublishes of an ad on a portal) or, for a feature, the same feature.
  */
-export function sameLineOfWork(other: string, item: Record<"adId" | "portal" | "action" | "feature", unknown>) {
+export function sameListingOrFeature(other: string, item: Record<"adId" | "portal" | "action" | "feature", unknown>) {
   const column = (name: string) => sql.raw(`${other}.${name}`);
   return sql`${column("ad_id")} = ${item.adId} AND ${column("portal")} = ${item.portal} AND CASE WHEN ${item.action} = 'feature'
     THEN ${column("action")} = 'feature' AND ${column("feature")} = ${item.feature} ELSE ${column("action")} != 'feature' END`;
 }
 
 /**
- * The jobs of one listing run in the order they were queued: an item is claimed only when no older one
+ * The jobs of one listing run in the order they were queued: a job is claimed only when no older one
  * of its listing is still open. So an unpublish and the placement asked for after it reach the
  * marketplace in that order. Features wait for nothing, but an unpublish waits for every feature of its
  * listing that has started and not ended, whenever it was queued: a feature that started may already
@@ -189,42 +189,42 @@ export function sameLineOfWork(other: string, item: Record<"adId" | "portal" | "
  * first, its retry would find the listing gone and refund a purchase the marketplace holds. Sent again
  * while the listing is live, the purchase is answered once by its reference.
  */
-const noEarlierOpenJob = (item: ItemRef) =>
+const noEarlierOpenJob = (item: JobRef) =>
   item.action === "feature"
     ? undefined
     : and(
-        sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameLineOfWork("earlier", item)}
+        sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameListingOrFeature("earlier", item)}
           AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`,
         item.action === "unpublish" ? noStartedFeatureOpen(item) : undefined,
       );
 
-/** No feature of the item's listing has started and not ended. */
-const noStartedFeatureOpen = (item: ItemRef) =>
+/** No feature of the job's listing has started and not ended. */
+const noStartedFeatureOpen = (item: JobRef) =>
   sql`NOT EXISTS (SELECT 1 FROM queue_items AS started WHERE started.ad_id = ${item.adId}
     AND started.portal = ${item.portal} AND started.action = 'feature' AND started.attempts > 0
     AND started.status IN ('pending', 'processing'))`;
 
 /**
- * The statements of one event, for one D1 batch, by name: `item` moves the item (guarded by the states
+ * The statements of one event, for one D1 batch, by name: `job` moves the job (guarded by the states
  * it may move from, and for a claim by the order of its listing's jobs; it returns the row when it
  * moved); `effects` follow only a move made by this batch: the listing's facts, the job flags (only
- * while it is the publication's current item), a refund of its charge when it failed or was cancelled
- * (once per item, by the ledger's unique key), its event and the cache revision.
+ * while it is the publication's current job), a refund of its charge when it failed or was cancelled
+ * (once per job, by the ledger's unique key), its event and the cache revision.
  */
-export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: EventDetail) {
-  const { from, to } = ITEM_TRANSITIONS[event];
+export function transition(db: Db, item: JobRef, event: JobEvent, detail: EventDetail) {
+  const { from, to } = JOB_TRANSITIONS[event];
   const moved = movedNow(item.id, to, detail.now);
   const publication = publicationChange(item.action, event, detail);
   const feature = featureChange(item.action, event, detail);
   const itemUpdate = db
-    .update(queueItems)
+    .update(publishJobs)
     .set(itemChange(item, event, detail))
     .where(
       and(
-        eq(queueItems.id, item.id),
-        inArray(queueItems.status, from),
+        eq(publishJobs.id, item.id),
+        inArray(publishJobs.status, from),
         event === "started" ? noEarlierOpenJob(item) : undefined,
-        event === "cancelled" ? eq(queueItems.attempts, 0) : undefined,
+        event === "cancelled" ? eq(publishJobs.attempts, 0) : undefined,
       ),
     )
     .returning();
@@ -268,7 +268,7 @@ export function transition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
 }
 
 /** The event each transition reports (the README's event catalogue); none for started and retrying. */
-const EVENT_OF: Record<ItemEvent, Partial<Record<ItemKind, EventType>>> = {
+const EVENT_OF: Record<JobEvent, Partial<Record<JobAction, EventType>>> = {
   started: {},
   retrying: {},
   succeeded: {
@@ -282,8 +282,8 @@ const EVENT_OF: Record<ItemEvent, Partial<Record<ItemKind, EventType>>> = {
   superseded: { update: "publish.cancelled" },
 };
 
-/** The transition's event, written only when the item moved in this very batch (its state and clock). */
-function eventOfTransition(db: Db, item: ItemRef, event: ItemEvent, detail: EventDetail) {
+/** The transition's event, written only when the job moved in this very batch (its state and clock). */
+function eventOfTransition(db: Db, item: JobRef, event: JobEvent, detail: EventDetail) {
   const type = EVENT_OF[event][item.action];
   if (!type) return null;
   const publication = (column: "remote_ad_id" | "start_date" | "close_date") =>
@@ -306,19 +306,11 @@ function eventOfTransition(db: Db, item: ItemRef, event: ItemEvent, detail: Even
       portal: item.portal,
       data: sql`json_object('queueItemId', ${item.id}, ${listing}${dates}${reason})`,
     },
-    movedNow(item.id, ITEM_TRANSITIONS[event].to, detail.now),
+    movedNow(item.id, JOB_TRANSITIONS[event].to, detail.now),
   );
 }
 
-/** The API's name of each kind of item: a `publish` item places a new listing. */
-export const JOB_KINDS = {
-  publish: "placement",
-  update: "update",
-  unpublish: "unpublish",
-  feature: "feature",
-} as const;
-
-/** Gives back an item's charge, at most once (the ledger is unique per item and kind), when the item ended unpaid. */
+/** Gives back a job's charge, at most once (the ledger is unique per job and kind), when the job ended unpaid. */
 const refundOf = (db: Db, itemId: number, reason: string) => {
   const charge = alias(walletEntries, "charge");
   return db
@@ -341,21 +333,21 @@ const refundOf = (db: Db, itemId: number, reason: string) => {
           and(
             eq(charge.queueItemId, itemId),
             eq(charge.kind, "charge"),
-            sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${itemId} AND ${queueItems.status} IN ('error', 'cancelled'))`,
+            sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${itemId} AND ${publishJobs.status} IN ('error', 'cancelled'))`,
           ),
         ),
     )
     .onConflictDoNothing();
 };
 
-/** Runs one event on its own; answers the item as it is after the event, or null when it could not move. */
+/** Runs one event on its own; answers the job as it is after the event, or null when it could not move. */
 export async function applyEvent(
   db: Db,
-  item: ItemRef,
-  event: ItemEvent,
+  item: JobRef,
+  event: JobEvent,
   detail: EventDetail,
   metrics?: Metrics,
-): Promise<QueueItem | null> {
+): Promise<PublishJobRow | null> {
   const [moved] = await namedBatches(db, [transition(db, item, event, detail)]);
   const [row] = moved?.item ?? [];
   if (row && metrics) noteRefund(metrics, event, row);
@@ -363,7 +355,7 @@ export async function applyEvent(
 }
 
 /** The wallet metric of an event that gave a charge back. */
-export function noteRefund(metrics: Metrics, event: ItemEvent, item: Pick<QueueItem, "cost" | "portal">): void {
+export function noteRefund(metrics: Metrics, event: JobEvent, item: Pick<PublishJobRow, "cost" | "portal">): void {
   if ((event === "failed" || event === "cancelled" || event === "superseded") && item.cost > 0)
     metrics.record({ event: "wallet", entry: "refund", portal: item.portal, cents: item.cost });
 }

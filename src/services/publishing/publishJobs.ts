@@ -1,35 +1,35 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { type Db, getDb, namedBatches } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adPublications, ads, queueItems, users } from "../../db/schema";
+import { adPublications, ads, publishJobs, users } from "../../db/schema";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../lib/backoff";
 import { log } from "../../lib/log";
 import { mediaBaseOf } from "../../lib/media";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import type { Marketplace } from "../../lib/vocabulary";
+import { JOB_KINDS, type Marketplace } from "../../lib/vocabulary";
 import { PortalError, type PortalGateway } from "../../portals/gateway";
-import type { PublishJob } from "../shared/jobMessages";
+import type { JobContext } from "../shared/context";
+import type { PublishMessage } from "../shared/jobMessages";
 import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
-import { sendItems } from "./intents";
 import {
   DELETED_BEFORE_START,
-  type ItemRef,
-  JOB_KINDS,
+  type JobRef,
   type ListingOutcome,
   noteRefund,
-  type QueueItem,
+  type PublishJobRow,
   transition,
 } from "./lifecycle";
 import { assembleListing, type ListingRows, listingQueries } from "./listing";
+import { sendJobs } from "./queueJobs";
 import { REFUSAL_TEXTS } from "./types";
 
 const WEBSITE_LISTING_DAYS = 30;
 
 type AdRow = typeof ads.$inferSelect;
 
-/** What a claimed item's job comes to; written with the others of its batch. */
+/** What a claimed job's job comes to; written with the others of its batch. */
 type Decision =
   | { event: "succeeded"; outcome: ListingOutcome }
   | { event: "failed" | "superseded"; reason: string }
@@ -46,7 +46,7 @@ type Decision =
 export type JobMode = "send" | "give-up" | "expire";
 
 /** Why a settled job that the marketplace does not hold failed. */
-const SETTLED_FAILURE: Record<Exclude<JobMode, "send">, (item: QueueItem) => string> = {
+const SETTLED_FAILURE: Record<Exclude<JobMode, "send">, (item: PublishJobRow) => string> = {
   "give-up": (item) =>
     item.reason
       ? `the portal kept failing (${item.reason}); gave up after repeated attempts`
@@ -61,22 +61,22 @@ type Work = "send" | { settle: string };
 const SETTLE_AGAIN_MS = 5 * 60_000;
 
 /**
- * The publish, update, unpublish and feature items of one message batch, in two D1 round trips
- * whatever their number: one batch claims every item (pending → processing) together with everything
+ * The publish, update, unpublish and feature jobs of one message batch, in two D1 round trips
+ * whatever their number: one batch claims every job (pending → processing) together with everything
  * its job reads (the ad, its publication, newer changes of the same listing, and for a marketplace the
  * user's connection and the listing's reads); then the marketplace calls run side by side; then one
- * batch writes every outcome. At-least-once safe: a duplicate or redelivered message finds its item
+ * batch writes every outcome. At-least-once safe: a duplicate or redelivered message finds its job
  * taken or finished and does nothing; a placement carries a stable reference the marketplace knows it
- * by, so even a claim lost to a crash cannot make a second listing. A refusal ends the item in `error`
+ * by, so even a claim lost to a crash cannot make a second listing. A refusal ends the job in `error`
  * with the reason; a transient failure puts it back to pending and its message is retried with backoff
  * (its entry in the answer is rejected). Answers one settled result per job, in order.
  */
 export async function runPublishJobs(
-  env: Env,
-  jobs: PublishJob[],
-  mode: JobMode = "send",
+  ctx: JobContext,
+  input: { messages: PublishMessage[]; mode?: JobMode },
 ): Promise<PromiseSettledResult<void>[]> {
-  const db = getDb(env.DB);
+  const { db, env } = ctx;
+  const { messages: jobs, mode = "send" } = input;
   const refs = await itemRefs(db, jobs);
   const now = nowIso();
   const known = refs.flatMap((item, at) => (item ? [{ item, at }] : []));
@@ -93,7 +93,7 @@ export async function runPublishJobs(
       {
         at,
         item: running,
-        job: jobs[at] as PublishJob,
+        job: jobs[at] as PublishMessage,
         startedAt: Date.now(),
         decision: decide(env, running, mode, {
           ad: read.ad[0],
@@ -114,41 +114,41 @@ export async function runPublishJobs(
     db,
     decided.map(({ item, decision }) => outcomeStatements(db, item, decision, nowIso(), mode)),
   );
-  const toSend: { item: ItemRef; requestId?: string }[] = [];
+  const toSend: { job: JobRef; requestId?: string }[] = [];
   const results: PromiseSettledResult<void>[] = jobs.map(() => ({ status: "fulfilled", value: undefined }));
   decided.forEach(({ at, item, job, startedAt, decision }, i) => {
     const outcome = written[i];
     if (outcome?.outcome[0]) noteRefund(metrics, decision.event, item);
     // An update asked for again while it was being sent was re-opened with its outcome: it goes out once more.
-    if (outcome?.rerun[0]) toSend.push({ item, requestId: job.requestId });
+    if (outcome?.rerun[0]) toSend.push({ job: item, requestId: job.requestId });
     // The next job of the listing waited for this one: it goes now.
-    for (const next of outcome?.next ?? []) toSend.push({ item: next, requestId: next.requestId ?? undefined });
+    for (const next of outcome?.next ?? []) toSend.push({ job: next, requestId: next.requestId ?? undefined });
     report(metrics, item, job.requestId, Date.now() - startedAt, decision);
-    // Settling that could not ask the marketplace leaves the item pending for the cron, not on the queue.
+    // Settling that could not ask the marketplace leaves the job pending for the cron, not on the queue.
     if (decision.event === "retrying" && mode === "send") results[at] = { status: "rejected", reason: decision.error };
   });
-  await sendItems(env, toSend);
+  await sendJobs(env, toSend);
   return results;
 }
 
-/** Each job's item: the columns its message carries, or (for a message that names only the id) read in one query. */
-async function itemRefs(db: Db, jobs: PublishJob[]): Promise<(ItemRef | undefined)[]> {
+/** Each job's job: the columns its message carries, or (for a message that names only the id) read in one query. */
+async function itemRefs(db: Db, jobs: PublishMessage[]): Promise<(JobRef | undefined)[]> {
   const unnamed = jobs.filter((job) => !job.item).map((job) => job.itemId);
   const read = unnamed.length
-    ? new Map((await db.select().from(queueItems).where(inList(queueItems.id, unnamed))).map((row) => [row.id, row]))
-    : new Map<number, ItemRef>();
+    ? new Map((await db.select().from(publishJobs).where(inList(publishJobs.id, unnamed))).map((row) => [row.id, row]))
+    : new Map<number, JobRef>();
   return jobs.map((job) => (job.item ? { id: job.itemId, ...job.item } : read.get(job.itemId)));
 }
 
-/** Items of the same ad and portal queued after this one. */
-const queuedAfter = (item: ItemRef) =>
-  and(eq(queueItems.adId, item.adId), eq(queueItems.portal, item.portal), gt(queueItems.id, item.id));
+/** Jobs of the same ad and portal queued after this one. */
+const queuedAfter = (item: JobRef) =>
+  and(eq(publishJobs.adId, item.adId), eq(publishJobs.portal, item.portal), gt(publishJobs.id, item.id));
 
 /**
- * Every read one item's job needs, by name, and its claim (only a pending item whose listing has no
- * earlier open job moves; the claim answers the item when it did). Read and claimed in one transaction.
+ * Every read one job's job needs, by name, and its claim (only a pending job whose listing has no
+ * earlier open job moves; the claim answers the job when it did). Read and claimed in one transaction.
  */
-function claimOf(db: Db, item: ItemRef, now: string) {
+function claimOf(db: Db, item: JobRef, now: string) {
   const marketplace = item.portal === "website" ? null : (item.portal as Marketplace);
   const sendsListing = item.action === "publish" || item.action === "update";
   const { item: claim, effects } = transition(db, item, "started", { now });
@@ -161,13 +161,13 @@ function claimOf(db: Db, item: ItemRef, now: string) {
       .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal))),
     // A newer update or unpublish of the same listing makes an update pointless.
     newer: db
-      .select({ id: queueItems.id })
-      .from(queueItems)
+      .select({ id: publishJobs.id })
+      .from(publishJobs)
       .where(
         and(
           queuedAfter(item),
-          inArray(queueItems.action, ["update", "unpublish"]),
-          inArray(queueItems.status, ["pending", "processing"]),
+          inArray(publishJobs.action, ["update", "unpublish"]),
+          inArray(publishJobs.status, ["pending", "processing"]),
         ),
       ),
     connection: marketplace ? [connectionQuery(db, item.userId, marketplace)] : [],
@@ -177,10 +177,10 @@ function claimOf(db: Db, item: ItemRef, now: string) {
   };
 }
 
-/** The job of one claimed item, up to its outcome; never throws. */
+/** The job of one claimed job, up to its outcome; never throws. */
 async function decide(
   env: Env,
-  item: QueueItem,
+  item: PublishJobRow,
   mode: JobMode,
   read: {
     ad: AdRow | undefined;
@@ -197,7 +197,7 @@ async function decide(
   },
 ): Promise<Decision> {
   const { ad } = read;
-  // This claim is the item's first: no earlier attempt reached the marketplace.
+  // This claim is the job's first: no earlier attempt reached the marketplace.
   const neverSent = item.attempts <= 1;
   if (mode !== "send" && neverSent) return { event: "failed", reason: SETTLED_FAILURE[mode](item) };
   // An ad or user deleted after its job was queued: an unpublish asked for before still runs; a job that
@@ -259,12 +259,12 @@ async function decide(
 }
 
 /**
- * The writes of a decision, by name: the transition (`outcome` answers the item when it moved); an
+ * The writes of a decision, by name: the transition (`outcome` answers the job when it moved); an
  * update asked for again while it was being sent (`rerun`) re-opened in the same batch, so it goes out
  * once more with the ad as it is now; and `next`, the oldest job of the listing still pending, which
  * waited for this one to end (after a feature, an unpublish of its listing that waited for it).
  */
-function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: string, mode: JobMode) {
+function outcomeStatements(db: Db, item: PublishJobRow, decision: Decision, now: string, mode: JobMode) {
   const delayMs = mode !== "send" ? SETTLE_AGAIN_MS : backoffSeconds(item.attempts) * 1000;
   const { item: outcome, effects } =
     decision.event === "retrying"
@@ -281,17 +281,17 @@ function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: str
     outcome,
     effects,
     rerun: db
-      .update(queueItems)
+      .update(publishJobs)
       .set({ status: "pending", rerun: false, retryAt: now })
       .where(
         and(
-          eq(queueItems.id, item.id),
-          eq(queueItems.status, "done"),
-          eq(queueItems.rerun, true),
+          eq(publishJobs.id, item.id),
+          eq(publishJobs.status, "done"),
+          eq(publishJobs.rerun, true),
           sql`${reruns ? 1 : 0} = 1`,
         ),
       )
-      .returning({ id: queueItems.id }),
+      .returning({ id: publishJobs.id }),
     rerunFlags: db
       .update(adPublications)
       .set({ pending: true, pendingDate: now })
@@ -300,27 +300,27 @@ function outcomeStatements(db: Db, item: QueueItem, decision: Decision, now: str
           eq(adPublications.adId, item.adId),
           eq(adPublications.portal, item.portal),
           eq(adPublications.queueItemId, item.id),
-          sql`EXISTS (SELECT 1 FROM ${queueItems} WHERE ${queueItems.id} = ${item.id} AND ${queueItems.status} = 'pending' AND ${queueItems.rerun} = 0 AND ${queueItems.retryAt} = ${now})`,
+          sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${item.id} AND ${publishJobs.status} = 'pending' AND ${publishJobs.rerun} = 0 AND ${publishJobs.retryAt} = ${now})`,
           sql`${reruns ? 1 : 0} = 1`,
         ),
       ),
     next: db
       .select()
-      .from(queueItems)
+      .from(publishJobs)
       .where(
         and(
           item.action === "feature"
             ? and(
-                eq(queueItems.adId, item.adId),
-                eq(queueItems.portal, item.portal),
-                eq(queueItems.action, "unpublish"),
+                eq(publishJobs.adId, item.adId),
+                eq(publishJobs.portal, item.portal),
+                eq(publishJobs.action, "unpublish"),
               )
-            : and(queuedAfter(item), sql`${queueItems.action} != 'feature'`),
-          eq(queueItems.status, "pending"),
+            : and(queuedAfter(item), sql`${publishJobs.action} != 'feature'`),
+          eq(publishJobs.status, "pending"),
           sql`${decision.event !== "retrying" ? 1 : 0} = 1`,
         ),
       )
-      .orderBy(queueItems.id)
+      .orderBy(publishJobs.id)
       .limit(1),
   };
 }
@@ -330,7 +330,7 @@ const RESULT_OF = { succeeded: "done", failed: "error", retrying: "retry", super
 /** One log line and one metric per outcome of a job. */
 function report(
   metrics: Metrics,
-  item: QueueItem,
+  item: PublishJobRow,
   requestId: string | undefined,
   durationMs: number,
   decision: Decision,
@@ -359,7 +359,7 @@ function report(
 }
 
 /** The website is ours: its work always happens, and a job settled there held nothing. */
-function websiteOutcome(item: QueueItem, work: Work): ListingOutcome {
+function websiteOutcome(item: PublishJobRow, work: Work): ListingOutcome {
   if (item.action === "unpublish") return { online: false };
   if (work !== "send") throw new PortalError("refused", work.settle);
   const start = new Date();
@@ -372,14 +372,14 @@ function websiteOutcome(item: QueueItem, work: Work): ListingOutcome {
 }
 
 /**
- * The item's work at its marketplace (`send`), or only the question of what the marketplace holds of
+ * The job's work at its marketplace (`send`), or only the question of what the marketplace holds of
  * it (`settle`). A refusal may come after the marketplace committed the work (a 422 after the commit),
  * so it is final only once the marketplace says it holds nothing of it; a transient failure is retried,
  * and the retry finds what an earlier attempt made by its reference.
  */
 async function marketplaceCall(
   env: Env,
-  item: QueueItem,
+  item: PublishJobRow,
   work: Work,
   read: {
     ad: AdRow | undefined;
@@ -398,7 +398,7 @@ async function marketplaceCall(
     return assembleListing(read.listingRows, { ad, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
   };
   const target = { userId: item.userId, portal, current: read.connection };
-  return withAccessToken(db, env, target, async (gateway, token) => {
+  return withAccessToken({ db, env }, target, async (gateway, token) => {
     const held = () => heldAtMarketplace(gateway, token, item, { externalRef, remoteAdId });
     if (work !== "send") {
       const outcome = await held();
@@ -421,7 +421,7 @@ async function marketplaceCall(
           if (remoteAdId) await gateway.deleteListing(token, remoteAdId, externalRef);
           return { online: false };
         case "feature":
-          // The item's reference makes a repeated purchase of this feature a no-op at the marketplace.
+          // The job's reference makes a repeated purchase of this feature a no-op at the marketplace.
           await gateway.buyFeature(token, remoteAdId, item.feature ?? "", externalRef);
           return {};
       }
@@ -435,14 +435,14 @@ async function marketplaceCall(
 }
 
 /**
- * What the marketplace holds of an item's work, asked by its reference: the placement's listing, the
+ * What the marketplace holds of a job's work, asked by its reference: the placement's listing, the
  * feature purchase, the listing taken offline by an unpublish; null when it holds none of it. An update
  * changes neither money nor whether the listing is live, so it is never taken as done.
  */
 async function heldAtMarketplace(
   gateway: PortalGateway,
   token: string,
-  item: QueueItem,
+  item: PublishJobRow,
   refs: { externalRef: string; remoteAdId: number },
 ): Promise<ListingOutcome | null> {
   switch (item.action) {

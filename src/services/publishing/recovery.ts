@@ -1,51 +1,53 @@
 import { and, eq, inArray, lte } from "drizzle-orm";
-import { type Db, namedBatch, statementsOf } from "../../db/client";
+import { namedBatch, statementsOf } from "../../db/client";
 import { inList } from "../../db/inList";
-import { queueItems } from "../../db/schema";
-import type { Env } from "../../env";
-import { publishMessage, sendItems } from "./intents";
+import { publishJobs } from "../../db/schema";
+import type { JobContext } from "../shared/context";
 import { transition } from "./lifecycle";
 import { runPublishJobs } from "./publishJobs";
+import { publishMessage, sendJobs } from "./queueJobs";
 
-/** A pending item this long past its expected delivery has lost its message. */
+/** A pending job this long past its expected delivery has lost its message. */
 export const RESEND_AFTER_MS = 2 * 60_000;
-/** A job runs for seconds; an item processing this long belongs to a consumer that died. */
+/** A job runs for seconds; a job processing this long belongs to a consumer that died. */
 export const STUCK_AFTER_MS = 5 * 60_000;
 
 /**
- * Crash recovery: items whose message was lost (written, never sent, or sent and dropped) and items left
- * `processing` by a consumer that died are sent again. The consumer claims an item before it works on
+ * Crash recovery: jobs whose message was lost (written, never sent, or sent and dropped) and jobs left
+ * `processing` by a consumer that died are sent again. The consumer claims a job before it works on
  * it and every marketplace call is idempotent, so a message too many costs nothing.
  */
-export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 500): Promise<number> {
+export async function resendStalledJobs(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, env, now } = ctx;
+  const { limit } = input;
   const resendBefore = new Date(now.getTime() - RESEND_AFTER_MS).toISOString();
   const stuckBefore = new Date(now.getTime() - STUCK_AFTER_MS).toISOString();
   const { stalled, stuck } = await namedBatch(db, {
     stalled: db
       .select()
-      .from(queueItems)
-      .where(and(eq(queueItems.status, "pending"), lte(queueItems.retryAt, resendBefore)))
+      .from(publishJobs)
+      .where(and(eq(publishJobs.status, "pending"), lte(publishJobs.retryAt, resendBefore)))
       .limit(limit),
     stuck: db
       .select()
-      .from(queueItems)
-      .where(and(eq(queueItems.status, "processing"), lte(queueItems.updatedAt, stuckBefore)))
+      .from(publishJobs)
+      .where(and(eq(publishJobs.status, "processing"), lte(publishJobs.updatedAt, stuckBefore)))
       .limit(limit),
   });
   if (stalled.length + stuck.length === 0) return 0;
   const at = now.toISOString();
-  // Stuck items go back to pending through the state machine (the consumer claims only pending items).
+  // Stuck jobs go back to pending through the state machine (the consumer claims only pending jobs).
   await db.batch([
     db
-      .update(queueItems)
+      .update(publishJobs)
       .set({ retryAt: at })
       .where(
         and(
           inList(
-            queueItems.id,
+            publishJobs.id,
             stalled.map((i) => i.id),
           ),
-          eq(queueItems.status, "pending"),
+          eq(publishJobs.status, "pending"),
         ),
       ),
     ...stuck.flatMap((item) =>
@@ -54,34 +56,34 @@ export async function resendStalledItems(db: Db, env: Env, now: Date, limit = 50
       ),
     ),
   ]);
-  const items = [...stalled, ...stuck];
-  await sendItems(
+  const jobs = [...stalled, ...stuck];
+  await sendJobs(
     env,
-    items.map((item) => ({ item, requestId: item.requestId ?? undefined })),
+    jobs.map((job) => ({ job, requestId: job.requestId ?? undefined })),
   );
-  return items.length;
+  return jobs.length;
 }
 
 /**
- * Items with no progress for a day are given up, settled as a dead letter is: what the marketplace holds
+ * Jobs with no progress for a day are given up, settled as a dead letter is: what the marketplace holds
  * of their work succeeds, the rest fails with the reason and is refunded.
  */
-export async function expireStaleItems(db: Db, env: Env, now: Date, limit = 100): Promise<number> {
+export async function expireStaleJobs(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, now } = ctx;
   const stale = await db
     .select()
-    .from(queueItems)
+    .from(publishJobs)
     .where(
       and(
-        inArray(queueItems.status, ["pending", "processing"]),
-        lte(queueItems.updatedAt, new Date(now.getTime() - 86_400_000).toISOString()),
+        inArray(publishJobs.status, ["pending", "processing"]),
+        lte(publishJobs.updatedAt, new Date(now.getTime() - 86_400_000).toISOString()),
       ),
     )
-    .limit(limit);
+    .limit(input.limit);
   if (stale.length > 0)
-    await runPublishJobs(
-      env,
-      stale.map((item) => publishMessage(item, item.requestId ?? undefined)),
-      "expire",
-    );
+    await runPublishJobs(ctx, {
+      messages: stale.map((job) => publishMessage(job, job.requestId ?? undefined)),
+      mode: "expire",
+    });
   return stale.length;
 }

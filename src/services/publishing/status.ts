@@ -99,8 +99,7 @@ async function refreshFromPortals(db: Db, env: Env, userId: number, adIds: numbe
   for (const publication of live) {
     if (publication.portal === "website" || !publication.remoteAdId) continue;
     const state = await withAccessToken(
-      db,
-      env,
+      { db, env },
       { userId, portal: publication.portal as Marketplace },
       (gateway, token) => gateway.getListing(token, publication.remoteAdId),
     ).catch(() => null);

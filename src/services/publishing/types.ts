@@ -1,6 +1,9 @@
 import type { ErrorCode, ErrorDetail } from "../../lib/errors";
+import type { JobAction } from "../../lib/vocabulary";
+import type { QueuedJob } from "./queueJobs";
 
-export type PublishMode = "publish" | "update" | "unpublish";
+/** What a publish call asks for: every job action but a feature. */
+export type PublishMode = Exclude<JobAction, "feature">;
 
 /** What happened to one ad of a publish or feature call; `queueItemId` names the job that carries it. */
 export interface Outcome {
@@ -23,25 +26,6 @@ export const REFUSAL_TEXTS = {
   job_not_retryable: "already live, or replaced by a newer job",
   feature_not_available: "feature not available",
 } as const satisfies Partial<Record<ErrorCode, string>>;
-
-/** What the checks of a charge found, as its code and the spec's reason. */
-export interface SellerRefusal {
-  code: ErrorCode;
-  reason: string;
-}
-
-/**
- * The checks every placement, update and feature makes of the seller and the ad before anything is
- * queued or charged, in their order: a fresh call, a retry and a scheduled charge (autoreplace, a
- * scheduled feature) alike. Funds are checked where the charge is written (`queueIntents`).
- */
-export function sellerRefusal(state: { locked: boolean; connected: boolean; archived: boolean }): SellerRefusal | null {
-  const refusalOf = (code: keyof typeof REFUSAL_TEXTS) => ({ code, reason: REFUSAL_TEXTS[code] });
-  if (state.locked) return refusalOf("user_locked");
-  if (!state.connected) return refusalOf("portal_not_connected");
-  if (state.archived) return refusalOf("ad_archived");
-  return null;
-}
 
 /** The spec's text form of a refusal. */
 export const refusal = (portal: string, adId: number, reason: string) =>
@@ -87,4 +71,20 @@ export function refused(
     ...(amounts ? { amounts } : {}),
   }));
   return { adId, result: false, errors: messages, errorDetails };
+}
+
+/**
+ * The outcome of a new job once queued: its job; or the refusal of a payer who cannot pay; or, when the
+ * listing was not (or no longer) in the state the job needs by the time it was written, the refusal a
+ * fresh call would get then.
+ */
+export function queuedOutcome(portal: string, adId: number, action: JobAction, queued: QueuedJob): Outcome {
+  if (queued.jobId !== undefined) return accepted(adId, queued.jobId);
+  if (queued.refused === "insufficient_means")
+    return refused("insufficient_means", portal, adId, REFUSAL_TEXTS.insufficient_means, {
+      price: queued.price,
+      balance: queued.balance,
+    });
+  if (action === "publish") return refused("job_not_retryable", portal, adId, REFUSAL_TEXTS.job_not_retryable);
+  return refused("ad_not_published", portal, adId, REFUSAL_TEXTS.ad_not_published);
 }

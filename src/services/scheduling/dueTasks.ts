@@ -1,14 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { byTurns } from "../../db/fairShare";
 import { inList } from "../../db/inList";
 import { adPublications, ads, taskRuns, tasks, users } from "../../db/schema";
-import type { Env } from "../../env";
 import { amsterdamDay, amsterdamToUtc } from "../../lib/time";
 import type { Marketplace } from "../../lib/vocabulary";
 import type { FeatureName } from "../catalogue/features";
 import { eventOf } from "../events/events";
-import { queueFeature } from "../publishing/requests";
+import { queueFeature } from "../publishing/features";
+import type { JobContext } from "../shared/context";
 
 /** A cron invocation at most this late still runs the tasks it missed. */
 export const CATCH_UP_MS = 10 * 60_000;
@@ -22,7 +21,9 @@ const hhmm = (instant: Date) => instant.toISOString().slice(11, 16);
  * a run row with a unique run key is claimed before the work, so a second or late cron finds it taken.
  * At most `limit` runs per call, taken by turns of client; the rest are still due next minute.
  */
-export async function runDueTasks(db: Db, env: Env, now: Date, requestId?: string, limit = 50) {
+export async function runDueTasks(ctx: JobContext, input: { limit: number }) {
+  const { db, now } = ctx;
+  const { limit } = input;
   const from = now.getTime() - CATCH_UP_MS;
   // Amsterdam is UTC+1 or UTC+2: the wall-clock times the window can hold, under either offset.
   const times = new Set<string>();
@@ -54,13 +55,14 @@ export async function runDueTasks(db: Db, env: Env, now: Date, requestId?: strin
         .onConflictDoNothing()
         .returning({ id: taskRuns.id });
       if (!claimed[0]) continue;
-      runs.push(await runTask(db, env, task, claimed[0].id, requestId));
+      runs.push(await runTask(ctx, task, claimed[0].id));
     }
   }
   return runs;
 }
 
-async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId: number, requestId?: string) {
+async function runTask(ctx: JobContext, task: typeof tasks.$inferSelect, runId: number) {
+  const { db } = ctx;
   const portal = task.portal as Marketplace;
   const targets = task.adIds.length
     ? await db
@@ -78,7 +80,7 @@ async function runTask(db: Db, env: Env, task: typeof tasks.$inferSelect, runId:
   let cost = 0;
   const skipped: { adId: number; reason: string }[] = [];
   for (const ad of targets) {
-    const result = await queueFeature(db, env, ad, portal, featureOf(task.feature), requestId);
+    const result = await queueFeature(ctx, { ad, portal, feature: featureOf(task.feature) });
     if (result.outcome.result) {
       queued += 1;
       cost += result.cost;

@@ -1,6 +1,6 @@
 import { asc, eq, inArray, isNull } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { notifications, users } from "../../db/schema";
+import type { JobContext } from "../shared/context";
 
 /** The seam where notices leave the service; an e-mail provider implements the same interface. */
 export interface NotificationSender {
@@ -15,7 +15,12 @@ export const logSender: NotificationSender = {
 };
 
 /** Hands unsent notices from the outbox to the sender, at most `limit` per call. */
-export async function sendNotifications(db: Db, sender: NotificationSender, limit = 100): Promise<number> {
+export async function sendNotifications(
+  ctx: Pick<JobContext, "db">,
+  input: { sender: NotificationSender; limit: number },
+): Promise<number> {
+  const { db } = ctx;
+  const { sender, limit } = input;
   const pending = await db
     .select({
       id: notifications.id,

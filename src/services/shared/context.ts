@@ -1,4 +1,4 @@
-import type { Db } from "../../db/client";
+import { type Db, getDb } from "../../db/client";
 import type { Env } from "../../env";
 import type { Caller } from "./access";
 
@@ -12,3 +12,27 @@ export interface ServiceContext {
   /** The request id, carried into queue messages so their log lines can be tied to the request. */
   requestId?: string;
 }
+
+/** What queue and cron work runs with: the database, the bindings, the request or cron run that caused it, and its clock. */
+export interface JobContext {
+  db: Db;
+  env: Env;
+  requestId?: string | undefined;
+  now: Date;
+}
+
+/** The context of a queue batch, or of work after a response (`waitUntil`), on the wall clock. */
+export const jobContext = (env: Env, requestId?: string): JobContext => ({
+  db: getDb(env.DB),
+  env,
+  requestId,
+  now: new Date(),
+});
+
+/** The job context of work a request does itself, on the wall clock. */
+export const jobContextOf = (ctx: ServiceContext): JobContext => ({
+  db: ctx.db,
+  env: ctx.env,
+  requestId: ctx.requestId,
+  now: new Date(),
+});

@@ -1,4 +1,4 @@
 export { callerOf } from "./access";
-export type { ServiceContext } from "./context";
-export type { ImageMessage, Job } from "./jobMessages";
+export { type JobContext, jobContext, type ServiceContext } from "./context";
+export type { ImageMessage, JobMessage } from "./jobMessages";
 export { CATALOGUE_REVISION, readRevisions, USERS_REVISION, userRevision } from "./revisions";

@@ -1,22 +1,22 @@
-import type { queueItems } from "../../db/schema";
+import type { publishJobs } from "../../db/schema";
 
-/** The columns of a publish item that never change: a message carries them so the consumer can claim the item without reading it first. */
-export type PublishItemRef = Pick<
-  typeof queueItems.$inferSelect,
+/** The columns of a publish job that never change: a message carries them so the consumer can claim the job without reading it first. */
+export type PublishJobRef = Pick<
+  typeof publishJobs.$inferSelect,
   "id" | "userId" | "adId" | "portal" | "action" | "feature"
 >;
 
 /**
  * Messages on the `jobs` queue. Each names a row in D1 that holds the job's state; the message is only a
  * pointer. `requestId` is the request (or cron run) that caused the work, so its log lines can be tied to
- * it. A `publish` message also carries its item's fixed columns (`item`); one queued before they were
- * added names only the id, and the consumer reads the item first. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
+ * it. A `publish` message also carries its job's fixed columns (`job`); one queued before they were
+ * added names only the id, and the consumer reads the job first. `ping` is the deep health check's probe of the queue binding; the consumer acknowledges it.
  * `webhook` is one delivery attempt of an event to an endpoint; it travels on the `webhooks` queue (or
  * `webhooks-slow`), and `image` on the `images` queue.
  */
-export type Job =
+export type JobMessage =
   | ImageMessage
-  | { kind: "publish"; itemId: number; item?: Omit<PublishItemRef, "id">; requestId?: string }
+  | { kind: "publish"; itemId: number; item?: Omit<PublishJobRef, "id">; requestId?: string }
   | { kind: "ping"; requestId?: string }
   | WebhookMessage;
 
@@ -37,4 +37,4 @@ export type WebhookMessage = {
 /** One image download (on the `images` queue); `clientId` is the client whose share of the lane it takes. */
 export type ImageMessage = { kind: "image"; jobId: number; clientId?: number; requestId?: string };
 
-export type PublishJob = Extract<Job, { kind: "publish" }>;
+export type PublishMessage = Extract<JobMessage, { kind: "publish" }>;

@@ -65,8 +65,8 @@ export async function adjustWallet(
   return getWallet(ctx, input.userId);
 }
 
-/** Gives back the charge of a queue item the portal refused; the ledger's unique key makes it happen once. */
-export async function refundQueueItem(db: Db, queueItemId: number, reason: string): Promise<void> {
+/** Gives back the charge of a job the portal refused; the ledger's unique key makes it happen once. */
+export async function refundJob(db: Db, queueItemId: number, reason: string): Promise<void> {
   const charge = await db
     .select()
     .from(walletEntries)

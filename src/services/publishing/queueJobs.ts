@@ -1,25 +1,26 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, d1Statement, namedD1Batch, rowsOf } from "../../db/client";
-import { queueItems } from "../../db/schema";
+import { publishJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import type { PublishTarget } from "../../lib/vocabulary";
+import { type JobAction, jobKindSql, type PublishTarget } from "../../lib/vocabulary";
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
-import type { PublishJob } from "../shared/jobMessages";
+import type { JobContext } from "../shared/context";
+import type { PublishMessage } from "../shared/jobMessages";
 import { bumpRevisions } from "../shared/revisions";
 import { noteBudgetCrossing } from "../wallet/wallet";
-import { type ItemKind, type ItemRef, sameLineOfWork } from "./lifecycle";
+import { type JobRef, sameListingOrFeature } from "./lifecycle";
 
 /** Something to do for one ad on one portal, and what it costs whom. */
-export interface Intent {
+export interface NewJob {
   adId: number;
   userId: number;
   portal: PublishTarget;
-  action: ItemKind;
+  action: JobAction;
   feature?: string | null;
   images: boolean;
   /** Cents; 0 when free. */
@@ -38,41 +39,42 @@ export interface Intent {
 }
 
 /**
- * Per intent: the item that carries it (`created` when this call made it; a retry answers the item made
+ * Per job: the job that carries it (`created` when this call made it; a retry answers the job made
  * for its failed job), with the kind and cost it was queued as; or why nothing was queued: its payer
- * cannot pay, or the listing is not (or no longer) in a state the intent applies to (`not_applicable`:
+ * cannot pay, or the listing is not (or no longer) in a state the job applies to (`not_applicable`:
  * an update or unpublish of a listing that is not live, a placement of one that is, a retry of a job a
  * newer one superseded).
  */
-export type QueuedIntent =
-  | { itemId: number; created: boolean; action: ItemKind; cost: number; refused?: undefined }
-  | { itemId?: undefined; created?: undefined; refused: "insufficient_means"; price: number; balance: number }
-  | { itemId?: undefined; created?: undefined; refused: "not_applicable" };
+export type QueuedJob =
+  | { jobId: number; created: boolean; action: JobAction; cost: number; refused?: undefined }
+  | { jobId?: undefined; created?: undefined; refused: "insufficient_means"; price: number; balance: number }
+  | { jobId?: undefined; created?: undefined; refused: "not_applicable" };
 
-/** Intents written per D1 batch; each batch is a handful of statements whatever its size (the rows travel as JSON). */
+/** Jobs written per D1 batch; each batch is a handful of statements whatever its size (the rows travel as JSON). */
 const CHUNK = 100;
 
 /**
- * Queues intents with exactly-once effects. Per chunk, one D1 batch (one transaction) inserts an item
- * for every intent that has no open item yet and that its payer's balance still covers, taken in the
+ * Queues jobs with exactly-once effects. Per chunk, one D1 batch (one transaction) inserts a job
+ * for every job that has no open job yet and that its payer's balance still covers, taken in the
  * order given (one the balance cannot cover is passed over, and a cheaper one after it may be taken),
- * charges it, sets its publication or feature flags, and reads back the open item of every intent; a
- * concurrent or repeated call finds the open item (the unique index `queue_items_open_intent` makes a
+ * charges it, sets its publication or feature flags, and reads back the open job of every job; a
+ * concurrent or repeated call finds the open job (the unique index `queue_items_open_intent` makes a
  * second one impossible) and is answered with it, without a second charge. Messages go out per chunk
  * as soon as its rows are written; a lost message is re-sent by the cron.
  */
-export async function queueIntents(db: Db, env: Env, intents: Intent[], requestId?: string): Promise<QueuedIntent[]> {
-  const results: QueuedIntent[] = [];
-  for (let i = 0; i < intents.length; i += CHUNK) {
-    const chunk = intents.slice(i, i + CHUNK);
+export async function queueJobs(ctx: JobContext, jobs: NewJob[]): Promise<QueuedJob[]> {
+  const { db, env, requestId } = ctx;
+  const results: QueuedJob[] = [];
+  for (let i = 0; i < jobs.length; i += CHUNK) {
+    const chunk = jobs.slice(i, i + CHUNK);
     const queued = await writeChunk(db, env.DB, chunk, requestId);
     results.push(...queued);
-    await sendItems(
+    await sendJobs(
       env,
-      chunk.flatMap((intent, at) => {
+      chunk.flatMap((job, at) => {
         const q = queued[at];
         return q?.created
-          ? [{ item: { ...intent, action: q.action, id: q.itemId, feature: intent.feature ?? null }, requestId }]
+          ? [{ job: { ...job, action: q.action, id: q.jobId, feature: job.feature ?? null }, requestId }]
           : [];
       }),
     );
@@ -84,35 +86,35 @@ export async function queueIntents(db: Db, env: Env, intents: Intent[], requestI
 interface OutcomeRow {
   idx: number;
   applicable: number;
-  /** What the intent costs, and (only when its payer could not pay) the payer's balance. */
+  /** What the job costs, and (only when its payer could not pay) the payer's balance. */
   price: number;
   balance: number | null;
   id: number | null;
-  action: ItemKind | null;
+  action: JobAction | null;
   cost: number | null;
   created: number | null;
 }
 
 /**
- * The intents of a chunk as a table, each decided against the state of its listing in this transaction:
+ * The jobs of a chunk as a table, each decided against the state of its listing in this transaction:
  * `action` and `cost` (a placement of a live listing asked for with `updateIfLive` is a free update) and
  * `applicable`: a placement needs a listing that is not live, an update or a feature a live one, an
  * unpublish an active one, and a retry must still be the newest attempt of its listing (or feature).
  * Live means active with no unpublish queued: the queued work will take it down.
  */
-function decidedIntents(rows: string) {
+function decidedJobs(rows: string) {
   const activeSql =
     "EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1)";
   const active = sql.raw(activeSql);
   const live = sql.raw(`(${activeSql} AND NOT EXISTS (SELECT 1 FROM queue_items u WHERE u.ad_id = i.ad_id
  AND u.portal = i.portal AND u.action = 'unpublish' AND u.status IN ('pending', 'processing')))`);
-  const intent = {
+  const job = {
     adId: sql.raw("i.ad_id"),
     portal: sql.raw("i.portal"),
     action: sql.raw("i.action"),
     feature: sql.raw("i.feature"),
   };
-  const superseded = sql`(i.retry_of IS NOT NULL AND EXISTS (SELECT 1 FROM queue_items n WHERE ${sameLineOfWork("n", intent)}
+  const superseded = sql`(i.retry_of IS NOT NULL AND EXISTS (SELECT 1 FROM queue_items n WHERE ${sameListingOrFeature("n", job)}
  AND n.id > i.retry_of))`;
   return sql`(SELECT i.idx, i.ad_id, i.user_id, i.portal, i.feature, i.images, i.payer_id, i.description, i.external_ref, i.retry_of,
  CASE WHEN i.update_if_live = 1 AND ${live} THEN 'update' ELSE i.action END AS action,
@@ -136,42 +138,42 @@ function decidedIntents(rows: string) {
 const payerBalance = (alias: string) =>
   sql.raw(`(SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = ${alias}.payer_id)`);
 
-/** The open item of the same intent as the decided intent `alias` (at most one, by `queue_items_open_intent`). */
-const sameOpenIntent = (alias: string) =>
+/** The open job of the same job as the decided job `alias` (at most one, by `queue_items_open_intent`). */
+const sameOpenJob = (alias: string) =>
   sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
  AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
 
-async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: string): Promise<QueuedIntent[]> {
+async function writeChunk(db: Db, d1: D1Database, chunk: NewJob[], requestId?: string): Promise<QueuedJob[]> {
   const rows = JSON.stringify(
-    chunk.map((intent) => ({
-      adId: intent.adId,
-      userId: intent.userId,
-      portal: intent.portal,
-      action: intent.action,
-      feature: intent.feature ?? null,
-      images: intent.images ? 1 : 0,
-      cost: intent.cost,
-      payerId: intent.payerId,
-      description: intent.description,
-      externalRef: intent.externalRef ?? null,
-      retryOf: intent.retryOf ?? null,
-      updateIfLive: intent.updateIfLive ? 1 : 0,
+    chunk.map((job) => ({
+      adId: job.adId,
+      userId: job.userId,
+      portal: job.portal,
+      action: job.action,
+      feature: job.feature ?? null,
+      images: job.images ? 1 : 0,
+      cost: job.cost,
+      payerId: job.payerId,
+      description: job.description,
+      externalRef: job.externalRef ?? null,
+      retryOf: job.retryOf ?? null,
+      updateIfLive: job.updateIfLive ? 1 : 0,
     })),
   );
   const nonce = randomToken(12);
   const now = nowIso();
-  const decided = decidedIntents(rows);
-  const userIds = [...new Set(chunk.map((intent) => intent.userId))];
+  const decided = decidedJobs(rows);
+  const userIds = [...new Set(chunk.map((job) => job.userId))];
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
-    // Items for applicable intents with no open item, taken in the order given while their payer's funds
+    // Jobs for applicable jobs with no open job, taken in the order given while their payer's funds
     // last: one its payer cannot afford is passed over, and a cheaper one after it may still be taken.
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
  (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
  WITH RECURSIVE candidates AS (
  SELECT d.*, row_number() OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS rn, ${payerBalance("d")} AS funds
  FROM ${decided} d
- WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenIntent("d")})
+ WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenJob("d")})
  ),
  walk (payer_id, rn, idx, taken, left) AS (
  SELECT payer_id, rn, idx, cost = 0 OR cost <= funds, funds - (cost <= funds) * cost FROM candidates WHERE rn = 1
@@ -184,13 +186,13 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
  FROM candidates c JOIN walk w ON w.idx = c.idx
  WHERE w.taken
  ORDER BY c.idx`),
-    // Their charges, in the same transaction: never a charge without an item, nor an item unpaid.
+    // Their charges, in the same transaction: never a charge without a job, nor a job unpaid.
     charges: statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
  SELECT q.payer_id, -q.cost, 'charge', d.description, q.ad_id, q.portal, q.id
  FROM queue_items q JOIN ${decided} d
  ON d.ad_id = q.ad_id AND d.portal = q.portal AND d.action = q.action AND coalesce(d.feature, '') = coalesce(q.feature, '')
  WHERE q.nonce = ${nonce} AND q.cost > 0`),
-    // Event `queued` of the state machine: the publication (or feature) follows its new item.
+    // Event `queued` of the state machine: the publication (or feature) follows its new job.
     publications:
       statement(sql`INSERT INTO ad_publications (ad_id, portal, pending, pending_date, processing, error, error_reason, queue_result, queue_item_id)
  SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE nonce = ${nonce} AND action != 'feature'
@@ -206,26 +208,26 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
         db,
         {
           type: "publish.pending",
-          userId: queueItems.userId,
-          adId: queueItems.adId,
-          portal: queueItems.portal,
-          data: sql`json_object('queueItemId', ${queueItems.id}, 'kind', CASE ${queueItems.action} WHEN 'publish' THEN 'placement' ELSE ${queueItems.action} END)`,
+          userId: publishJobs.userId,
+          adId: publishJobs.adId,
+          portal: publishJobs.portal,
+          data: sql`json_object('queueItemId', ${publishJobs.id}, 'kind', ${jobKindSql(publishJobs.action)})`,
         },
-        sql`${queueItems.nonce} = ${nonce} AND ${queueItems.action} != 'feature'`,
-        queueItems,
+        sql`${publishJobs.nonce} = ${nonce} AND ${publishJobs.action} != 'feature'`,
+        publishJobs,
       ),
     ),
     // An update asked for while the same update is being sent: that one goes out once more, with what is new.
     reruns: statement(sql`UPDATE queue_items AS o SET rerun = 1
  WHERE o.status = 'processing' AND o.action = 'update'
  AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
-    // Per intent, the item that carries it: a retry's own item, else the open item of its intent.
+    // Per job, the job that carries it: a retry's own job, else the open job of its job.
     outcome: rowsOf<OutcomeRow>(
       statement(sql`SELECT r.idx, r.applicable, r.price, q.id, q.action, q.cost, q.nonce = ${nonce} AS created,
  CASE WHEN q.id IS NULL AND r.applicable THEN ${payerBalance("r")} END AS balance
  FROM (SELECT d.idx, d.applicable, d.cost AS price, d.payer_id, CASE WHEN d.retry_of IS NOT NULL
  THEN (SELECT max(o.id) FROM queue_items o WHERE o.ad_id = d.ad_id AND o.retry_of = d.retry_of)
- ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenIntent("d")}) END AS item_id
+ ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenJob("d")}) END AS item_id
  FROM ${decided} d) r
  LEFT JOIN queue_items q ON q.id = r.item_id
  ORDER BY r.idx`),
@@ -234,22 +236,22 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Intent[], requestId?: s
   });
   return outcome.results.map((row) =>
     row.id !== null && row.action !== null
-      ? { itemId: row.id, created: row.created === 1, action: row.action, cost: row.cost ?? 0 }
+      ? { jobId: row.id, created: row.created === 1, action: row.action, cost: row.cost ?? 0 }
       : row.applicable
         ? { refused: "insufficient_means", price: Number(row.price), balance: row.balance ?? 0 }
         : { refused: "not_applicable" },
   );
 }
 
-/** Sends the messages of items to run; a failure is logged and left to the cron, which re-sends open items. */
-export async function sendItems(env: Env, messages: { item: ItemRef; requestId?: string }[]): Promise<void> {
+/** Sends the messages of jobs to run; a failure is logged and left to the cron, which re-sends open jobs. */
+export async function sendJobs(env: Env, messages: { job: JobRef; requestId?: string }[]): Promise<void> {
   for (let i = 0; i < messages.length; i += 100) {
     const chunk = messages.slice(i, i + 100);
     try {
-      await env.JOBS.sendBatch(chunk.map(({ item, requestId }) => ({ body: publishMessage(item, requestId) })));
+      await env.JOBS.sendBatch(chunk.map(({ job, requestId }) => ({ body: publishMessage(job, requestId) })));
     } catch (error) {
-      log("error", "queue send failed; the cron re-sends these items", {
-        itemIds: chunk.map((message) => message.item.id),
+      log("error", "queue send failed; the cron re-sends these jobs", {
+        itemIds: chunk.map((message) => message.job.id),
         requestId: chunk[0]?.requestId,
         error: error instanceof Error ? error.message : String(error),
       });
@@ -257,11 +259,11 @@ export async function sendItems(env: Env, messages: { item: ItemRef; requestId?:
   }
 }
 
-/** The queue message of an item: its id and fixed columns. */
+/** The queue message of a job: its id and fixed columns. */
 export const publishMessage = (
-  { id, userId, adId, portal, action, feature }: ItemRef,
+  { id, userId, adId, portal, action, feature }: JobRef,
   requestId?: string,
-): PublishJob => ({
+): PublishMessage => ({
   kind: "publish",
   itemId: id,
   item: { userId, adId, portal, action, feature },
@@ -269,13 +271,13 @@ export const publishMessage = (
 });
 
 /** After charges: a wallet metric per charge, and the budget notice of each payer whose balance dropped (one query per payer charged). */
-async function noteCharges(db: Db, metrics: Metrics, chunk: Intent[], queued: QueuedIntent[]): Promise<void> {
+async function noteCharges(db: Db, metrics: Metrics, chunk: NewJob[], queued: QueuedJob[]): Promise<void> {
   const charged = new Map<number, number>();
-  chunk.forEach((intent, i) => {
+  chunk.forEach((job, i) => {
     const q = queued[i];
     if (!q?.created || q.cost <= 0) return;
-    charged.set(intent.payerId, (charged.get(intent.payerId) ?? 0) + q.cost);
-    metrics.record({ event: "wallet", entry: "charge", portal: intent.portal, cents: q.cost });
+    charged.set(job.payerId, (charged.get(job.payerId) ?? 0) + q.cost);
+    metrics.record({ event: "wallet", entry: "charge", portal: job.portal, cents: q.cost });
   });
   for (const [payerId, amount] of charged) await noteBudgetCrossing(db, payerId, amount);
 }

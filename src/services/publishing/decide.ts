@@ -1,0 +1,203 @@
+import type { adAttributes } from "../../db/schema";
+import type { Marketplace, PublishTarget } from "../../lib/vocabulary";
+import type { AdRow } from "../ads/access";
+import { checkAttributes } from "../ads/attributes";
+import { type Catalogue, GPSR_KEYS, hasGpsrAttributes } from "../catalogue/catalogue";
+import { type FeatureName, placingPrice } from "../catalogue/features";
+import type { UserRow } from "../shared/access";
+import type { PublishJobRow } from "./lifecycle";
+import type { NewJob } from "./queueJobs";
+import { type Outcome, type PublishMode, REFUSAL_TEXTS, refused } from "./types";
+
+/**
+ * The decisions of publish and feature calls, apart from their reads and writes: pure functions of
+ * the state a call read once, returning per ad a refusal or the job to queue. The call then writes
+ * what was decided in one go (`queueJobs`), which decides again, in its transaction, only what a
+ * concurrent call could have changed meanwhile: whether the listing is live, and the payer's funds.
+ */
+
+type AttributeRow = typeof adAttributes.$inferSelect;
+export type Refusal = keyof typeof REFUSAL_TEXTS;
+
+/** A retry (POST /jobs/<id>/retry): the failed job it repeats and the marketplace reference it keeps. */
+export interface RetryOf {
+  retryOf: number;
+  externalRef?: string;
+}
+
+/** What every charged job needs of the seller and the listing. */
+export interface ListingFacts {
+  locked: boolean;
+  /** The user's connection to the portal can be used (always, for the website). */
+  connected: boolean;
+  archived: boolean;
+  /** The ad is listed (active) on the portal. */
+  live: boolean;
+}
+
+/**
+ * The checks every placement, update and feature makes before anything is queued or charged, in their
+ * one order: a fresh call, a retry and a scheduled charge (autoreplace, a scheduled feature) alike.
+ * Funds are checked where the charge is written (`queueJobs`).
+ */
+export function firstRefusal(facts: ListingFacts, needsLive: boolean): Refusal | null {
+  if (facts.locked) return "user_locked";
+  if (!facts.connected) return "portal_not_connected";
+  if (facts.archived) return "ad_archived";
+  if (needsLive && !facts.live) return "ad_not_published";
+  return null;
+}
+
+/** What a publish call read, once, before deciding. */
+export interface PublishState {
+  user: UserRow;
+  payerId: number;
+  locked: boolean;
+  connected: boolean;
+  catalogue: Catalogue;
+  /** The user's ads asked for, in the order read. */
+  ads: Map<number, AdRow>;
+  /** Ads active on the target. */
+  live: Set<number>;
+  /** Attributes of the ads on the target, per ad in their order. */
+  attributes: Map<number, AttributeRow[]>;
+  /** Pending jobs of the ads on the target (read for an unpublish only). */
+  pending: PublishJobRow[];
+}
+
+export interface PublishRequest {
+  adIds: number[] | "all" | "allActive";
+  portal: PublishTarget;
+  mode: PublishMode;
+  images: boolean;
+  retry?: RetryOf | undefined;
+}
+
+/** Per ad, in the order asked: refused, a job to queue, or (an unpublish of an ad not live) answered by the job it withdraws. */
+export type AdDecision =
+  | { adId: number; refusal: Outcome }
+  | { adId: number; job: NewJob }
+  | { adId: number; answeredByWithdrawal: true };
+
+export interface PublishDecision {
+  /** Pending placements, updates and features that an unpublish takes out of the queue (and refunds). */
+  withdraw: PublishJobRow[];
+  ads: AdDecision[];
+}
+
+/**
+ * POST/PUT/DELETE /publish/ decided: an unknown ad is refused; an unpublish withdraws the ad's jobs
+ * that have not started, and takes a live listing down when the connection allows; a placement or
+ * update passes `firstRefusal` (an update needs a live listing), then the marketplace's own review of
+ * the listing (`listingProblems`). A placement of a live ad becomes a free update when it is written
+ * (`updateIfLive`), unless it retries a placement.
+ */
+export function decidePublishing(state: PublishState, request: PublishRequest): PublishDecision {
+  const { portal, mode, retry } = request;
+  const adIds = Array.isArray(request.adIds) ? [...new Set(request.adIds)] : [...state.ads.keys()];
+  const withdraw = mode === "unpublish" ? state.pending.filter((job) => job.action !== "unpublish") : [];
+  const withdrawable = new Set(withdraw.map((job) => job.adId));
+  const refuse = (adId: number, code: Refusal | "listing_incomplete", reason: string | string[] = "") => ({
+    adId,
+    refusal: refused(code, portal, adId, code === "listing_incomplete" ? reason : REFUSAL_TEXTS[code]),
+  });
+  const decideAd = (adId: number): AdDecision => {
+    const ad = state.ads.get(adId);
+    if (!ad) return refuse(adId, "ad_not_found");
+    const live = state.live.has(adId);
+    const job = {
+      adId,
+      userId: state.user.id,
+      portal,
+      payerId: state.payerId,
+      cost: 0,
+      description: "",
+      images: false,
+    };
+    if (mode === "unpublish") {
+      // A placement that never happened needs nothing more; a listing that is live still goes down.
+      if (!live)
+        return withdrawable.has(adId) ? { adId, answeredByWithdrawal: true } : refuse(adId, "ad_not_published");
+      if (!state.connected) return refuse(adId, "portal_not_connected");
+      return { adId, job: { ...job, action: "unpublish", ...retry } };
+    }
+    const facts = { locked: state.locked, connected: state.connected, archived: ad.status === "archive", live };
+    const refusal = firstRefusal(facts, mode === "update");
+    if (refusal) return refuse(adId, refusal);
+    const problems =
+      portal === "website" ? [] : listingProblems(state.catalogue, state.user, ad, portal, state.attributes.get(adId));
+    if (problems.length > 0) return refuse(adId, "listing_incomplete", problems);
+    if (mode === "update") return { adId, job: { ...job, action: "update", images: request.images, ...retry } };
+    return {
+      adId,
+      job: {
+        ...job,
+        action: "publish",
+        // Publishing a live ad updates it, free of charge (a retried placement stays a placement).
+        updateIfLive: !retry,
+        images: request.images,
+        cost: placingPrice(state.catalogue, ad.categoryId, portal),
+        description: `plaatsen ${portal} adId ${adId}`,
+        ...retry,
+      },
+    };
+  };
+  return { withdraw, ads: adIds.map(decideAd) };
+}
+
+/**
+ * What keeps an ad from being listed on a marketplace, as the marketplace would say it: the product-safety
+ * data portal_a asks of a business seller without a manufacturer, then each attribute of the portal's set
+ * that is missing or no longer valid.
+ */
+export function listingProblems(
+  catalogue: Catalogue,
+  user: UserRow,
+  ad: AdRow,
+  portal: Marketplace,
+  rows: AttributeRow[] = [],
+): string[] {
+  if (ad.categoryId === null) return [];
+  if (
+    portal === "portal_a" &&
+    user.companyName &&
+    ad.manufacturerId === null &&
+    hasGpsrAttributes(catalogue, ad.categoryId) &&
+    !GPSR_KEYS.every((key) => rows.some((row) => row.key === key))
+  ) {
+    return [`manufacturer data is missing (${GPSR_KEYS.join(", ")})`];
+  }
+  const set = { portal, locale: "nl_NL", values: rows.map(({ key, value }) => ({ key, value })) };
+  return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired: false }).problems;
+}
+
+/** What a feature purchase read. `price` is the feature's total in cents, null where it is not sold. */
+export interface FeatureState extends ListingFacts {
+  payerId: number;
+  price: number | null;
+}
+
+/** POST /features/ (and a scheduled feature) decided: `firstRefusal` with a live listing, then the feature on sale. */
+export function decideFeature(
+  state: FeatureState,
+  request: { ad: AdRow; portal: Marketplace; feature: FeatureName; retry?: RetryOf | undefined },
+): { refusal: Refusal } | { job: NewJob } {
+  const { ad, portal, feature } = request;
+  const refusal = firstRefusal(state, true);
+  if (refusal) return { refusal };
+  if (state.price === null) return { refusal: "feature_not_available" };
+  return {
+    job: {
+      adId: ad.id,
+      userId: ad.userId,
+      portal,
+      action: "feature",
+      feature,
+      images: false,
+      cost: state.price,
+      payerId: state.payerId,
+      description: `${feature} ${portal} adId ${ad.id}`,
+      ...request.retry,
+    },
+  };
+}

@@ -4,10 +4,7 @@ import { pathId } from "../../lib/fields";
 import { withCache } from "../../middleware/responseCache";
 import {
   ADS_REVISION,
-  Ad,
-  AdsQuery,
   BatchItemResult,
-  CreateAd,
   createAd,
   DeleteAdsBatch,
   deleteAd,
@@ -15,12 +12,10 @@ import {
   PatchAd,
   PatchAdsBatch,
   patchAdsBatch,
-  SimpleAd,
   setAdStatus,
-  UpdateAd,
   updateAd,
 } from "../../services/ads";
-import { getAd, searchAds } from "../../services/adViews";
+import { Ad, AdsQuery, CreateAd, getAd, SimpleAd, searchAds, UpdateAd } from "../../services/adViews";
 import { withdrawUnstartedJobs } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";

@@ -20,10 +20,10 @@ import { inList } from "../../db/inList";
 import { adAttributes, adCountFacet, adCounts, ads, categories, clientAdCounts, groups, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { type AdsQueryInput, encodeCursor, type PagePositionValue, type SearchAttributeInput } from "../ads/schemas";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, clientIdOf, isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { type AdsQueryInput, encodeCursor, type PagePositionValue, type SearchAttributeInput } from "./schemas";
 import { type AdView, assembleViews, type SimpleAdView, type ViewRow, viewColumns } from "./views";
 
 /**
@@ -89,8 +89,14 @@ function attributeMatch(a: SearchAttributeInput, categoryId: number | undefined)
 const attributeAdIds = (a: SearchAttributeInput, categoryId: number | undefined) =>
   sql`SELECT ${adAttributes.adId} FROM ${adAttributes} WHERE ${attributeMatch(a, categoryId)}`;
 
-function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
-  const where: SQL[] = [visibleUsers(caller)];
+/** A list's conditions, by name: which users' ads the caller may see, and the query's own filters. */
+interface ListConditions {
+  visible: SQL;
+  filters: SQL[];
+}
+
+function conditions(caller: Caller, q: AdsQueryInput): ListConditions {
+  const where: SQL[] = [];
   if (q.adId) where.push(inList(ads.id, q.adId));
   if (q.userId !== undefined) where.push(eq(ads.userId, q.userId));
   if (q.folderId !== undefined) where.push(eq(ads.folderId, q.folderId));
@@ -135,7 +141,7 @@ function conditions(caller: Caller, q: AdsQueryInput): SQL[] {
         : sql`${hasGpsr} AND ${ads.manufacturerId} IS NULL`,
     );
   }
-  return where;
+  return { visible: visibleUsers(caller), filters: where };
 }
 
 /** Query fields that page or shape the answer; every other field that is set filters it. */
@@ -170,47 +176,68 @@ function countedFacet(q: AdsQueryInput): string | undefined {
 }
 
 /**
- * A search one index answers by itself, in id order: the SQL of the page's ad ids and of the number of
- * matches. A keyword search (and `userId`) is the keyword index's, which holds who may see each ad and walks
- * its matches in rowid (ad id) order; an attribute search in its category (and `userId`) is the attribute
- * index's, whose rows carry the category and the user. Any other search reads its matching ads.
+ * How a list is read, chosen by what it filters and how it is ordered:
+ * - `keywordIndex`: a keyword search (and `userId`) in id order. The keyword index answers it alone: it
+ *   holds who may see each ad and walks its matches in rowid (ad id) order.
+ * - `attributeIndex`: an attribute search in its category (and `userId`) in id order. The attribute
+ *   index answers it alone: its rows carry the category and the user.
+ * - `matchList`: any other search. Its matches are listed once with their order keys, and the count and
+ *   the page both come from that list.
+ * - `filteredPage`: no search. A page of the filtered ads, and their count (from the maintained counters
+ *   when one facet holds it).
  */
-function indexedSearch(
+export type SearchPlan = "keywordIndex" | "attributeIndex" | "matchList" | "filteredPage";
+
+const isKeywordIndexSearch = (q: AdsQueryInput) =>
+  Boolean(q.searchkeyword) && filtersOnly(q, ["searchkeyword", "userId"]);
+const isAttributeIndexSearch = (q: AdsQueryInput) =>
+  Boolean(q.searchattributes?.length) &&
+  q.categoryId !== undefined &&
+  filtersOnly(q, ["searchattributes", "categoryId", "userId"]);
+const isSearch = (q: AdsQueryInput) => Boolean(q.searchkeyword || q.searchattributes);
+
+export function choosePlan(q: AdsQueryInput): SearchPlan {
+  if (isKeywordIndexSearch(q)) return "keywordIndex";
+  if (isAttributeIndexSearch(q)) return "attributeIndex";
+  if (isSearch(q)) return "matchList";
+  return "filteredPage";
+}
+
+/** The SQL of an index plan: the page's ad ids, in id order, and the number of matches. */
+function indexedIds(
+  plan: "keywordIndex" | "attributeIndex",
   caller: Caller,
   q: AdsQueryInput,
-  visible: SQL | undefined,
+  visible: SQL,
   window: PageWindow,
-): { pageIds: SQL; total: SQL } | undefined {
+): { pageIds: SQL; total: SQL } {
   const direction = sql.raw(window.descending ? "DESC" : "ASC");
   const paged = sql`ORDER BY 1 ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`;
   const seek = (id: SQLWrapper) => {
     const past = pastCursor(id, window);
     return past ? sql` AND ${past}` : sql``;
   };
-  if (q.searchkeyword && filtersOnly(q, ["searchkeyword", "userId"])) {
-    const match = ftsQuery(q.searchkeyword, audienceTokens(caller, q.userId));
+  if (plan === "keywordIndex") {
+    const match = ftsQuery(q.searchkeyword ?? "", audienceTokens(caller, q.userId));
     return {
       pageIds: sql`SELECT rowid FROM ads_fts WHERE ads_fts MATCH ${match}${seek(sql`rowid`)} ${paged}`,
       total: sql`SELECT count(*) FROM ads_fts WHERE ads_fts MATCH ${match}`,
     };
   }
   const [first, ...more] = q.searchattributes ?? [];
-  if (first && q.categoryId !== undefined && filtersOnly(q, ["searchattributes", "categoryId", "userId"])) {
-    const { categoryId } = q;
-    const where = and(
-      visible,
-      attributeMatch(first, categoryId),
-      q.userId === undefined ? undefined : eq(adAttributes.userId, q.userId),
-      ...more.map((a) => sql`${adAttributes.adId} IN (${attributeAdIds(a, categoryId)})`),
-    );
-    // A key with several values has a row per value: an ad is one match however many of its rows match.
-    const matches = sql`SELECT DISTINCT ${adAttributes.adId} FROM ${adAttributes} INNER JOIN ${users} ON ${users.id} = ${adAttributes.userId} WHERE ${where}`;
-    return {
-      pageIds: sql`${matches}${seek(adAttributes.adId)} ${paged}`,
-      total: sql`SELECT count(*) FROM (${matches})`,
-    };
-  }
-  return undefined;
+  const categoryId = q.categoryId;
+  const where = and(
+    visible,
+    first ? attributeMatch(first, categoryId) : undefined,
+    q.userId === undefined ? undefined : eq(adAttributes.userId, q.userId),
+    ...more.map((a) => sql`${adAttributes.adId} IN (${attributeAdIds(a, categoryId)})`),
+  );
+  // A key with several values has a row per value: an ad is one match however many of its rows match.
+  const matches = sql`SELECT DISTINCT ${adAttributes.adId} FROM ${adAttributes} INNER JOIN ${users} ON ${users.id} = ${adAttributes.userId} WHERE ${where}`;
+  return {
+    pageIds: sql`${matches}${seek(adAttributes.adId)} ${paged}`,
+    total: sql`SELECT count(*) FROM (${matches})`,
+  };
 }
 
 /**
@@ -265,9 +292,62 @@ function pagePosition(q: AdsQueryInput, descending: boolean): PagePositionValue 
   return position;
 }
 
+/** An order key of a list: its expression and direction. */
+interface OrderKey {
+  expression: SQL;
+  descending: boolean;
+}
+
 /**
- * GET /ads/ in one D1 round trip: the count and the page, whose rows carry their details as nested rows,
- * go in one batch, and the page query runs once. The count is read from the maintained counters when the
+ * The `matchList` plan's page: a search visits every match both to count it and to sort it, so the
+ * matches are listed once, with their order keys, and the count and the page both come from that list
+ * (SQLite materialises a CTE read twice). Each row carries the number of matches as `total`.
+ */
+function matchListPage(
+  { db }: ServiceContext,
+  q: AdsQueryInput,
+  list: ListConditions & {
+    orderKeys: OrderKey[];
+    withCatalogue: <T extends SQLiteSelect>(query: T) => T;
+    limit: number;
+    offset: number;
+  },
+) {
+  const { visible, filters, orderKeys, withCatalogue } = list;
+  const keys = Object.fromEntries(orderKeys.map(({ expression }, i) => [`k${i}`, expression.as(`k${i}`)]));
+  const matches = db.$with("matches").as(
+    withCatalogue(
+      db
+        .select({ id: ads.id, ...keys })
+        .from(ads)
+        .innerJoin(users, eq(users.id, ads.userId))
+        .$dynamic(),
+    ).where(and(visible, ...filters)),
+  );
+  // The order keys of the matches or of the page, by their aliases.
+  const sorted = (source: object) => {
+    const field = (name: string) => (source as Record<string, SQL.Aliased | AnyColumn>)[name] as SQL.Aliased;
+    return [...orderKeys.map(({ descending }, i) => directed(field(`k${i}`), descending)), asc(field("id"))];
+  };
+  const pageIds = db.$with("page_ids").as(
+    db
+      .select()
+      .from(matches)
+      .orderBy(...sorted(matches))
+      .limit(list.limit)
+      .offset(list.offset),
+  );
+  return db
+    .with(matches, pageIds)
+    .select({ total: sql<number>`(SELECT count(*) FROM ${matches})`, ...viewColumns(q.simple) })
+    .from(pageIds)
+    .innerJoin(ads, eq(ads.id, pageIds.id))
+    .orderBy(...sorted(pageIds));
+}
+
+/**
+ * GET /ads/ in one D1 round trip, by the plan `choosePlan` names: the count and the page, whose rows carry
+ * their details as nested rows, go in one batch, and the page query runs once. The count is read from the maintained counters when the
  * list filters by at most one common filter (`facetCount`); otherwise it reaches the users table through an
  * `IN` on its primary key, so it stays on the ads indexes. The page keeps the join, which lets SQLite walk
  * the order index and stop at the page (written as the count is, it sorts every match). A keyword or
@@ -280,11 +360,13 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   const itemsPerPage = q.itemsPerPage ?? 25;
   const descending = q.order?.[0]?.descending ?? false;
   const position = pagePosition(q, descending);
-  const [visible, ...filters] = conditions(caller, q);
-  const orderKeys = (q.order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => ({
-    expression: ORDER_EXPRESSIONS[field] as SQL,
-    descending,
-  }));
+  const { visible, filters } = conditions(caller, q);
+  const orderKeys = (q.order ?? [{ field: "created" as const, descending: false }]).map(
+    ({ field, descending }): OrderKey => ({
+      expression: ORDER_EXPRESSIONS[field] as SQL,
+      descending,
+    }),
+  );
   // Categories and groups are joined only for the filters that read them.
   const needsCatalogue = q.groupId !== undefined || Boolean(q.groupDescription) || Boolean(q.categoryDescription);
   // Dynamic queries are changed in place by their join methods.
@@ -331,8 +413,10 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     position.after === undefined
       ? { limit: itemsPerPage, offset: skipped, descending }
       : { limit: itemsPerPage, offset: 0, descending, after: position.after };
-  const indexed = indexedSearch(caller, q, visible, window);
-  if (indexed) {
+
+  const plan = choosePlan(q);
+  if (plan === "keywordIndex" || plan === "attributeIndex") {
+    const indexed = indexedIds(plan, caller, q, visible, window);
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
       db
@@ -344,44 +428,15 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     return answer(catalogue, rows, await totalOf(rows), true);
   }
 
-  if (q.searchkeyword || q.searchattributes) {
-    // A search visits every match both to count it and to sort it: the matches are listed once, with their
-    // order keys, and the count and the page both come from that list (SQLite materialises a CTE read twice).
-    const keys = Object.fromEntries(orderKeys.map(({ expression }, i) => [`k${i}`, expression.as(`k${i}`)]));
-    const matches = db.$with("matches").as(
-      withCatalogue(
-        db
-          .select({ id: ads.id, ...keys })
-          .from(ads)
-          .innerJoin(users, eq(users.id, ads.userId))
-          .$dynamic(),
-      ).where(and(visible, ...filters)),
-    );
-    // The order keys of the matches or of the page, by their aliases.
-    const sorted = (source: object) => {
-      const field = (name: string) => (source as Record<string, SQL.Aliased | AnyColumn>)[name] as SQL.Aliased;
-      return [...orderKeys.map(({ descending }, i) => directed(field(`k${i}`), descending)), asc(field("id"))];
-    };
-    const pageIds = db.$with("page_ids").as(
-      db
-        .select()
-        .from(matches)
-        .orderBy(...sorted(matches))
-        .limit(itemsPerPage)
-        .offset(skipped),
-    );
+  if (plan === "matchList") {
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
-      db
-        .with(matches, pageIds)
-        .select({ total: sql<number>`(SELECT count(*) FROM ${matches})`, ...viewColumns(q.simple) })
-        .from(pageIds)
-        .innerJoin(ads, eq(ads.id, pageIds.id))
-        .orderBy(...sorted(pageIds)),
+      matchListPage(ctx, q, { visible, filters, orderKeys, withCatalogue, limit: itemsPerPage, offset: skipped }),
     ]);
     return answer(catalogue, rows, await totalOf(rows), false);
   }
 
+  // The `filteredPage` plan: the count and the page in one batch.
   const pageQuery = withCatalogue(
     db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
   )

@@ -26,17 +26,11 @@ export {
   updateManufacturer,
 } from "./manufacturers";
 export {
-  Ad,
   AdSetting,
   AdSettings,
   AdSettingsInput,
-  AdsQuery,
   BatchItemResult,
-  CreateAd,
   DeleteAdsBatch,
   PatchAd,
   PatchAdsBatch,
-  PortalStatus,
-  SimpleAd,
-  UpdateAd,
 } from "./schemas";

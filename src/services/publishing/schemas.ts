@@ -2,7 +2,41 @@ import { z } from "@hono/zod-openapi";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
 import { PublishTargetEnum } from "../../lib/vocabulary";
-import { BatchItemResult, PortalStatus } from "../ads/schemas";
+import { BatchItemResult } from "../ads/schemas";
+
+const PublishStatus = z
+  .object({
+    pending: z.boolean(),
+    pendingDate: z.string(),
+    processing: z.boolean(),
+    processingDate: z.string(),
+    error: z.boolean(),
+    active: z.boolean(),
+    online: z.boolean(),
+    startDate: z.string(),
+    closeDate: z.string(),
+    remoteAdId: z.number().int(),
+    errorReason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
+    queueItemId: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
+    clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+    queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+  })
+  .openapi("PublishStatus");
+
+export const PortalStatus = z
+  .object({
+    portal: PublishTargetEnum,
+    publish: PublishStatus,
+    features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
+  })
+  .openapi("PortalStatus");
 
 const images = z.boolean().default(true).openapi({ description: "Submit the images too (default true)" });
 

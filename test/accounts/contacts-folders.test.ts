@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, contactBody, createUser, expectEnvelope, expectError, twoClients } from "../harness";
+import { call, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { contactBody, createUser } from "../harness/data";
 
 let key: string;
 let internalKey: string;

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createUser, expectEnvelope, twoClients } from "../harness";
+import { call, expectEnvelope, twoClients } from "../harness/api";
+import { createUser } from "../harness/data";
 
 let key: string;
 let internalKey: string;

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, contactBody, createUser, defined, newClient } from "../harness";
+import { call, defined, newClient } from "../harness/api";
+import { contactBody, createUser } from "../harness/data";
 
 let ownerKey: string;
 let otherKey: string;

@@ -2,7 +2,8 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
 import { ACTIVATION_GENERATION_LIMIT, LOGIN_LINK_TTL_MS } from "../../src/services/accounts";
-import { call, createUser, expectEnvelope, expectError, newClient } from "../harness";
+import { call, expectEnvelope, expectError, newClient } from "../harness/api";
+import { createUser } from "../harness/data";
 
 let key: string;
 

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, connectPortal, createUser, expectEnvelope, newClient, userBody } from "../harness";
+import { call, expectEnvelope, newClient } from "../harness/api";
+import { createUser, userBody } from "../harness/data";
+import { connectPortal } from "../harness/marketplace";
 
 let internalKey: string;
 let partnerKey: string;

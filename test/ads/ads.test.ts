@@ -1,20 +1,8 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  adBody,
-  CAR_CATEGORY,
-  call,
-  contactBody,
-  createAd,
-  createUser,
-  expectEnvelope,
-  expectError,
-  GPSR_VALUES,
-  newClient,
-  SOFA_CATEGORY,
-  twoClients,
-} from "../harness";
+import { call, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
+import { adBody, CAR_CATEGORY, contactBody, createAd, createUser, GPSR_VALUES, SOFA_CATEGORY } from "../harness/data";
 
 let key: string;
 let internalKey: string;

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAd, createUser, defined, eventually, expectEnvelope, newClient, SOFA_CATEGORY } from "../harness";
+import { call, defined, eventually, expectEnvelope, newClient } from "../harness/api";
+import { createAd, createUser, SOFA_CATEGORY } from "../harness/data";
 
 let key: string;
 let userId: number;

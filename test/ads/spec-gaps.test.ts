@@ -1,19 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  activate,
-  call,
-  connectPortal,
-  createAd,
-  createUser,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  GPSR_VALUES,
-  newClient,
-  SOFA_CATEGORY,
-  userBody,
-} from "../harness";
+import { call, defined, eventually, expectEnvelope, expectError, newClient } from "../harness/api";
+import { activate, createAd, createUser, GPSR_VALUES, SOFA_CATEGORY, userBody } from "../harness/data";
+import { connectPortal } from "../harness/marketplace";
 
 let key: string;
 

@@ -5,17 +5,8 @@ import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { runImageJob } from "../../src/services/images";
 import { jobContext } from "../../src/services/shared";
-import {
-  call,
-  createAd,
-  createUser,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  newClient,
-  twoClients,
-} from "../harness";
+import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
+import { createAd, createUser } from "../harness/data";
 
 let key: string;
 let internalKey: string;

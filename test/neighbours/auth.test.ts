@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
-import { call, newClient } from "../harness";
+import { call, newClient } from "../harness/api";
 import { expectWithinNeighbourBound, sleep, timed } from "./bound";
 
 /**

@@ -1,7 +1,8 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, it } from "vitest";
 import worker from "../../src/index";
-import { createAd, createUser, newClient } from "../harness";
+import { newClient } from "../harness/api";
+import { createAd, createUser } from "../harness/data";
 import { expectWithinNeighbourBound, timed } from "./bound";
 
 /**

@@ -3,16 +3,9 @@ import { describe, expect, it } from "vitest";
 import { DELIVERY_LIMITS } from "../../src/services/events";
 import { IMAGE_LIMITS } from "../../src/services/images";
 import { eventsOf, payloadOf, receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
-import {
-  activate,
-  call,
-  createAd,
-  createUser,
-  eventually,
-  expectEnvelope,
-  newClient,
-  publicationTime,
-} from "../harness";
+import { call, eventually, expectEnvelope, newClient } from "../harness/api";
+import { activate, createAd, createUser } from "../harness/data";
+import { publicationTime } from "../harness/marketplace";
 import { expectWithinNeighbourBound, sleep, timed } from "./bound";
 
 /**

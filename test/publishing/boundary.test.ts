@@ -3,17 +3,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { closeDeletedUsersConnections, replaceExpiredListings } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
-import {
-  authorizeAccount,
-  CAR_CATEGORY,
-  call,
-  connectedSeller,
-  createAd,
-  PAID_CATEGORY,
-  twoClients,
-  walletBalance,
-  withoutMessages,
-} from "../harness";
+import { call, twoClients } from "../harness/api";
+import { CAR_CATEGORY, createAd, PAID_CATEGORY } from "../harness/data";
+import { withoutMessages } from "../harness/jobs";
+import { authorizeAccount, connectedSeller, walletBalance } from "../harness/marketplace";
 import {
   checkInvariants,
   deliver,

@@ -20,7 +20,8 @@ import {
 import type { PublishJobRow } from "../../src/services/publishing/lifecycle";
 import type { PublishMode } from "../../src/services/publishing/types";
 import type { UserRow } from "../../src/services/shared/access";
-import { CAR_CATEGORY, createAd, createUser, defined, newClient, PAID_CATEGORY, SOFA_CATEGORY } from "../harness";
+import { defined, newClient } from "../harness/api";
+import { CAR_CATEGORY, createAd, createUser, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 
 let catalogue: Catalogue;
 let user: UserRow;

@@ -10,21 +10,10 @@ import worker from "../../src/index";
 import { publishMessage, queueJobs } from "../../src/services/publishing";
 import { type JobMessage, jobContext } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
-import {
-  call,
-  connectedSeller,
-  createAd,
-  defined,
-  eventually,
-  expectEnvelope,
-  PAID_CATEGORY,
-  placements,
-  publicationOf,
-  settledPublication,
-  twoClients,
-  walletBalance,
-  withoutMessages,
-} from "../harness";
+import { call, defined, eventually, expectEnvelope, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY } from "../harness/data";
+import { placements, withoutMessages } from "../harness/jobs";
+import { connectedSeller, publicationOf, settledPublication, walletBalance } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

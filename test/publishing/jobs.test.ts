@@ -1,18 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  call,
-  connectedSeller,
-  createAd,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  newClient,
-  PAID_CATEGORY,
-  twoClients,
-  walletBalance,
-} from "../harness";
+import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY } from "../harness/data";
+import { connectedSeller, walletBalance } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

@@ -2,27 +2,18 @@ import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { marketplaceSimulator, SIMULATOR_ORIGIN } from "../../src/portals/gateway";
+import { call, defined, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
 import {
   activate,
   CAR_ATTRIBUTES,
   CAR_CATEGORY,
-  call,
-  connectedSeller,
   contactBody,
   createAd,
   createUser,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  formOf,
-  listingsAtMarketplace,
   PAID_CATEGORY,
-  settledPublication,
-  submitForm,
-  twoClients,
-  walletBalance,
-} from "../harness";
+} from "../harness/data";
+import { formOf, submitForm } from "../harness/forms";
+import { connectedSeller, listingsAtMarketplace, settledPublication, walletBalance } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

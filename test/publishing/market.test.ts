@@ -10,20 +10,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { JobMessage } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
-import {
-  call,
-  connectedSeller,
-  createAd,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  newClient,
-  PAID_CATEGORY,
-  runPublishJob,
-  twoClients,
-  walletBalance,
-} from "../harness";
+import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY } from "../harness/data";
+import { runPublishJob } from "../harness/jobs";
+import { connectedSeller, walletBalance } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

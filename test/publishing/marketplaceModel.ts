@@ -11,17 +11,10 @@ import { replaceExpiredListings, resendStalledJobs } from "../../src/services/pu
 import { jobContext } from "../../src/services/shared";
 import type { JobMessage, PublishMessage } from "../../src/services/shared/jobMessages";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
-import {
-  type Answer,
-  authorizeAccount,
-  call,
-  connectedSellerAccount,
-  createAd,
-  createUser,
-  interceptD1,
-  type MarketplaceCredentials,
-  PAID_CATEGORY,
-} from "../harness";
+import { type Answer, call } from "../harness/api";
+import { interceptD1 } from "../harness/d1";
+import { createAd, createUser, PAID_CATEGORY } from "../harness/data";
+import { authorizeAccount, connectedSellerAccount, type MarketplaceCredentials } from "../harness/marketplace";
 
 /**
  * A model-based test of publishing and its money. Each run is a fresh seller with two paid ads, an API

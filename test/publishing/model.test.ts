@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, it } from "vitest";
-import { twoClients } from "../harness";
+import { twoClients } from "../harness/api";
 import { commandsArbitrary, modelRun } from "./marketplaceModel";
 
 /**

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, twoClients } from "../harness";
+import { call, twoClients } from "../harness/api";
 import {
   type Command,
   Crash,

@@ -1,23 +1,14 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { call, defined, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { activate, createAd, createUser, GPSR_VALUES, PAID_CATEGORY } from "../harness/data";
 import {
-  activate,
-  call,
   connectedSeller,
   connectPortal,
-  createAd,
-  createUser,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  GPSR_VALUES,
-  PAID_CATEGORY,
   publicationOf,
   settledPublication,
-  twoClients,
   walletBalance,
-} from "../harness";
+} from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

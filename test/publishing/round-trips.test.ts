@@ -6,17 +6,11 @@ import { publishJobs } from "../../src/db/schema";
 import type { Env } from "../../src/env";
 import { publishMessage, requestPublishing, runPublishJobs } from "../../src/services/publishing";
 import { callerOf, jobContext } from "../../src/services/shared";
-import {
-  call,
-  connectedSeller,
-  countingD1,
-  createAd,
-  defined,
-  listingsAtMarketplace,
-  newClient,
-  PAID_CATEGORY,
-  withoutMessages,
-} from "../harness";
+import { call, defined, newClient } from "../harness/api";
+import { countingD1 } from "../harness/d1";
+import { createAd, PAID_CATEGORY } from "../harness/data";
+import { withoutMessages } from "../harness/jobs";
+import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

@@ -4,7 +4,10 @@ import { getDb } from "../../src/db/client";
 import type { JobAction } from "../../src/lib/vocabulary";
 import { applyEvent, type JobEvent, queueJobs } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
-import { call, connectedSeller, createAd, runPublishJob, twoClients, withoutMessages } from "../harness";
+import { call, twoClients } from "../harness/api";
+import { createAd } from "../harness/data";
+import { runPublishJob, withoutMessages } from "../harness/jobs";
+import { connectedSeller } from "../harness/marketplace";
 
 /**
  * Every row of the state-machine table (docs/publishing.md): a job of each kind is queued (rows written, no message

@@ -6,7 +6,9 @@ import type { Env } from "../../src/env";
 import { checkTarget, isInternalHost, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../src/lib/outbound";
 import { runImageJob } from "../../src/services/images";
 import { jobContext } from "../../src/services/shared";
-import { BASE, call, countingD1, createAd, createUser, expectEnvelope, newClient } from "../harness";
+import { BASE, call, expectEnvelope, newClient } from "../harness/api";
+import { countingD1 } from "../harness/d1";
+import { createAd, createUser } from "../harness/data";
 
 let key: string;
 let userId: number;

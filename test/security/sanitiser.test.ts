@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml, USER_AD_SETTINGS_TAGS } from "../../src/lib/html";
 import vectors from "../fixtures/xss-vectors.json";
-import { call, createAd, createUser, defined, expectEnvelope, newClient } from "../harness";
+import { call, defined, expectEnvelope, newClient } from "../harness/api";
+import { createAd, createUser } from "../harness/data";
 
 /**
  * What "executable" means here: any element but the allowed ones, any attribute at all, or a `<` that

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { CAR_CATEGORY, call, createAd, createUser } from "../harness";
+import { call } from "../harness/api";
+import { CAR_CATEGORY, createAd, createUser } from "../harness/data";
 import { created, type Resource, read, setUp } from "./subjects";
 
 /** Fixed fields, ids the path names, nested unknown fields and the answers' spellings, one by one. */

@@ -2,17 +2,16 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import committed from "../../openapi/openapi.json";
 import { COUNTIES } from "../../src/lib/dutch";
+import { call, newClient } from "../harness/api";
 import {
   CAR_ATTRIBUTES,
   CAR_CATEGORY,
-  call,
   contactBody,
   createAd,
   createUser,
   GPSR_VALUES,
-  newClient,
   SOFA_CATEGORY,
-} from "../harness";
+} from "../harness/data";
 
 /**
  * What a client reads it can write back. For every resource that can be read and then replaced or

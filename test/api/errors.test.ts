@@ -1,21 +1,12 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { getDb } from "../src/db/client";
-import { sha256Hex } from "../src/lib/crypto";
-import { CATALOGUE_TTL_MS } from "../src/services/catalogue";
-import { claimKey } from "../src/services/operations";
-import {
-  adBody,
-  call,
-  connectedSeller,
-  createAd,
-  createUser,
-  eventually,
-  expectError,
-  newClient,
-  PAID_CATEGORY,
-  userBody,
-} from "./harness";
+import { getDb } from "../../src/db/client";
+import { sha256Hex } from "../../src/lib/crypto";
+import { CATALOGUE_TTL_MS } from "../../src/services/catalogue";
+import { claimKey } from "../../src/services/operations";
+import { call, eventually, expectError, newClient } from "../harness/api";
+import { adBody, createAd, createUser, PAID_CATEGORY, userBody } from "../harness/data";
+import { connectedSeller } from "../harness/marketplace";
 
 let key: string;
 let clientId: number;

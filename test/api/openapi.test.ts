@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import committed from "../openapi/openapi.json";
-import packageJson from "../package.json";
-import docsInit from "../public/docs/init.js?raw";
-import docsPage from "../public/docs.html?raw";
-import { app } from "../src/app";
-import { call } from "./harness";
+import committed from "../../openapi/openapi.json";
+import packageJson from "../../package.json";
+import docsInit from "../../public/docs/init.js?raw";
+import docsPage from "../../public/docs.html?raw";
+import { app } from "../../src/app";
+import { call } from "../harness/api";
 
 interface Operation {
   operationId?: string;

@@ -1,22 +1,13 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { app } from "../src/app";
-import type { Env } from "../src/env";
-import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT, REPLAY_MAX_EVENTS } from "../src/services/events";
-import { eventsOf, heldBy, payloadOf, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
-import {
-  activate,
-  BASE,
-  call,
-  createUser,
-  eventually,
-  expectEnvelope,
-  expectError,
-  interceptD1,
-  newClient,
-  publicationTime,
-  userBody,
-} from "./harness";
+import { app } from "../../src/app";
+import type { Env } from "../../src/env";
+import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT, REPLAY_MAX_EVENTS } from "../../src/services/events";
+import { eventsOf, heldBy, payloadOf, receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
+import { BASE, call, eventually, expectEnvelope, expectError, newClient } from "../harness/api";
+import { interceptD1 } from "../harness/d1";
+import { activate, createUser, userBody } from "../harness/data";
+import { publicationTime } from "../harness/marketplace";
 
 /**
  * One client cannot slow another: webhook deliveries on a queue of their own, bounded per endpoint (in

@@ -1,30 +1,20 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { parse } from "smol-toml";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import journal from "../migrations/meta/_journal.json";
-import simulatorToml from "../simulator/wrangler.toml?raw";
-import { app } from "../src/app";
-import { runScheduled } from "../src/cron";
-import type { Env } from "../src/env";
-import worker from "../src/index";
-import { open } from "../src/lib/secretBox";
-import { queueJobs, reencryptTokens, tokensToReseal } from "../src/services/publishing";
-import { type JobMessage, jobContext } from "../src/services/shared";
-import wranglerToml from "../wrangler.toml?raw";
-import {
-  BASE,
-  call,
-  connectedSeller,
-  createAd,
-  eventually,
-  expectEnvelope,
-  expectError,
-  PAID_CATEGORY,
-  placements,
-  runPublishJob,
-  twoClients,
-  withoutMessages,
-} from "./harness";
+import journal from "../../migrations/meta/_journal.json";
+import simulatorToml from "../../simulator/wrangler.toml?raw";
+import { app } from "../../src/app";
+import { runScheduled } from "../../src/cron";
+import type { Env } from "../../src/env";
+import worker from "../../src/index";
+import { open } from "../../src/lib/secretBox";
+import { queueJobs, reencryptTokens, tokensToReseal } from "../../src/services/publishing";
+import { type JobMessage, jobContext } from "../../src/services/shared";
+import wranglerToml from "../../wrangler.toml?raw";
+import { BASE, call, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY } from "../harness/data";
+import { placements, runPublishJob, withoutMessages } from "../harness/jobs";
+import { connectedSeller } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

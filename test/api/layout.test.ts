@@ -1,16 +1,16 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import guide from "../public/docs/guide.md?raw";
-import { TRIGGER_REFUSALS } from "../src/db/triggers";
-import { ERROR_CODE_NAMES, ERROR_CODES } from "../src/lib/errors";
-import type { call } from "./harness";
+import guide from "../../public/docs/guide.md?raw";
+import { TRIGGER_REFUSALS } from "../../src/db/triggers";
+import { ERROR_CODE_NAMES, ERROR_CODES } from "../../src/lib/errors";
+import type { call } from "../harness/api";
 
-// The sources as text, keyed by their path relative to this file ("../src/services/ads/commands.ts").
-const sources = import.meta.glob("../src/**/*.ts", { query: "?raw", import: "default", eager: true }) as Record<
+// The sources as text, keyed by their path from the project root ("/src/services/ads/commands.ts").
+const sources = import.meta.glob("/src/**/*.ts", { query: "?raw", import: "default", eager: true }) as Record<
   string,
   string
 >;
 
-const inFolder = (folder: string) => Object.keys(sources).filter((path) => path.startsWith(`../src/${folder}/`));
+const inFolder = (folder: string) => Object.keys(sources).filter((path) => path.startsWith(`/src/${folder}/`));
 
 // The import rules between folders are dependency-cruiser's (.dependency-cruiser.cjs, `npm run
 // check:imports`); who the caller is, the compiler keeps to services/shared/access.ts.
@@ -20,14 +20,42 @@ describe("layers", () => {
       /^let /m.test(sources[path] as string),
     );
     // The catalogue is cached per isolate by design (a value with its expiry), never configuration.
-    expect(offending).toEqual(["../src/services/catalogue/catalogue.ts"]);
+    expect(offending).toEqual(["/src/services/catalogue/catalogue.ts"]);
+  });
+});
+
+describe("the tests", () => {
+  // What is not one service's: the HTTP surface (api), attacks across services (security), reading and
+  // writing back (write-back), the marketplace simulator, the noisy-neighbour suite, and the helpers.
+  const ACROSS_SERVICES = [
+    "api",
+    "security",
+    "write-back",
+    "simulator",
+    "neighbours",
+    "harness",
+    "fixtures",
+    "outside",
+  ];
+
+  it("sit in folders named after the services they test, or in one of the folders across services", () => {
+    const files = Object.keys(import.meta.glob(["/test/**/*.ts", "/test/**/*.mjs"]));
+    const folderOf = (path: string) => path.split("/")[2] ?? "";
+    const services = new Set(inFolder("services").map((path) => path.split("/")[3]));
+    const misplaced = files.filter((path) => {
+      const folder = folderOf(path);
+      return path.split("/").length === 3
+        ? !["/test/setup.ts", "/test/env.d.ts"].includes(path)
+        : !services.has(folder) && !ACROSS_SERVICES.includes(folder);
+    });
+    expect(misplaced).toEqual([]);
   });
 });
 
 describe("the error catalogue", () => {
   // Every other test file as text (a glob leaves out the file that asks); each code is asserted by
   // expectError(…, "code") or `code: "code"` in one of them.
-  const tests = import.meta.glob("./**/*.test.ts", { query: "?raw", import: "default", eager: true }) as Record<
+  const tests = import.meta.glob("/test/**/*.test.ts", { query: "?raw", import: "default", eager: true }) as Record<
     string,
     string
   >;
@@ -50,7 +78,7 @@ describe("the error catalogue", () => {
   });
 
   it("knows the database's trigger refusals word for word", () => {
-    const migrations = import.meta.glob("../migrations/*.sql", { query: "?raw", import: "default", eager: true });
+    const migrations = import.meta.glob("/migrations/*.sql", { query: "?raw", import: "default", eager: true });
     const sql = Object.values(migrations).join("\n");
     for (const text of Object.values(TRIGGER_REFUSALS)) expect(sql).toContain(`RAISE(ABORT, '${text}')`);
   });
@@ -69,7 +97,7 @@ describe("the test harness", () => {
 
 describe("the repository stands alone", () => {
   const documents = {
-    ...(import.meta.glob(["../*.md", "../docs/*.md", "../public/docs/*.md"], {
+    ...(import.meta.glob(["/*.md", "/docs/*.md", "/public/docs/*.md"], {
       query: "?raw",
       import: "default",
       eager: true,
@@ -77,7 +105,7 @@ describe("the repository stands alone", () => {
   };
 
   it("links nothing outside the repository from the README and docs", () => {
-    expect(Object.keys(documents)).toContain("../README.md");
+    expect(Object.keys(documents)).toContain("/README.md");
     const outside = Object.entries(documents).flatMap(([path, text]) => {
       const depth = path.split("/").length - 2; // folders below the repository root
       const links = [...text.matchAll(/\]\(([^)#\s]+)[^)]*\)/g)].map((m) => m[1] ?? "");

@@ -1,20 +1,12 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../src/db/client";
-import worker from "../src/index";
-import { claimKey, IDEMPOTENCY_LOCK_MS, renewKey, storeAnswer } from "../src/services/operations";
-import {
-  BASE,
-  call,
-  connectedSeller,
-  createAd,
-  expectEnvelope,
-  newClient,
-  PAID_CATEGORY,
-  twoClients,
-  userBody,
-} from "./harness";
+import { getDb } from "../../src/db/client";
+import worker from "../../src/index";
+import { claimKey, IDEMPOTENCY_LOCK_MS, renewKey, storeAnswer } from "../../src/services/operations";
+import { BASE, call, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY, userBody } from "../harness/data";
+import { connectedSeller } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { amsterdamToUtc, formatDateTime } from "../src/lib/time";
+import { amsterdamToUtc, formatDateTime } from "../../src/lib/time";
 
 /** The spec's date-time in Amsterdam as Intl renders each instant on its own (Swedish dates are ISO-like). */
 const byIntl = (instant: Date) => instant.toLocaleString("sv-SE", { timeZone: "Europe/Amsterdam" });

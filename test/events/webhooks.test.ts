@@ -2,21 +2,13 @@ import { createExecutionContext, env } from "cloudflare:test";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
-import { app } from "../src/app";
-import type { Env } from "../src/env";
-import { EVENT_TYPES } from "../src/services/events";
-import { payloadOf, type Received, receivedBy, receiver, registerWebhook } from "./fixtures/hooks";
-import {
-  BASE,
-  call,
-  connectedSeller,
-  createAd,
-  eventually,
-  expectEnvelope,
-  newClient,
-  publishMixedAds,
-  twoClients,
-} from "./harness";
+import { app } from "../../src/app";
+import type { Env } from "../../src/env";
+import { EVENT_TYPES } from "../../src/services/events";
+import { payloadOf, type Received, receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
+import { BASE, call, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { createAd } from "../harness/data";
+import { connectedSeller, publishMixedAds } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

@@ -3,17 +3,9 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { userTokens } from "../../src/durable/UserTokens";
 import worker from "../../src/index";
-import {
-  call,
-  connectedSeller,
-  createAd,
-  eventually,
-  expectEnvelope,
-  newClient,
-  PAID_CATEGORY,
-  twoClients,
-  walletBalance,
-} from "../harness";
+import { call, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY } from "../harness/data";
+import { connectedSeller, walletBalance } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

@@ -1,7 +1,8 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { call, createAd, createUser, expectError, newClient } from "../harness";
+import { call, expectError, newClient } from "../harness/api";
+import { createAd, createUser } from "../harness/data";
 
 /**
  * The cron's shared lanes take a limited number of rows a run: due tasks (50) and the update outbox

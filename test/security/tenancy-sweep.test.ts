@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import committed from "../openapi/openapi.json";
-import { receiver } from "./fixtures/hooks";
-import { activate, call, contactBody, createAd, createUser, defined, eventually, newClient } from "./harness";
+import committed from "../../openapi/openapi.json";
+import { receiver } from "../fixtures/hooks";
+import { call, defined, eventually, newClient } from "../harness/api";
+import { activate, contactBody, createAd, createUser } from "../harness/data";
 
 /**
  * Tenancy, from the OpenAPI document: every operation, called by another client with its documented

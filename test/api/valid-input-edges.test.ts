@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAd, createUser, expectError, newClient, SOFA_CATEGORY } from "./harness";
+import { call, expectError, newClient } from "../harness/api";
+import { createAd, createUser, SOFA_CATEGORY } from "../harness/data";
 
 /** Every length and count the schemas allow is answered, never with a 500 (issue: the last 500s). */
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import committed from "../openapi/openapi.json";
-import { call, createUser, expectError, newClient } from "./harness";
+import committed from "../../openapi/openapi.json";
+import { call, expectError, newClient } from "../harness/api";
+import { createUser } from "../harness/data";
 
 /**
  * Strict input, from the OpenAPI document: every operation that takes a JSON body or a query refuses a

@@ -8,24 +8,10 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { meterSession } from "../../src/db/meter";
 import { adAttributes, adSettings } from "../../src/db/schema";
-import {
-  type Answer,
-  adBody,
-  CAR_ATTRIBUTES,
-  CAR_CATEGORY,
-  call,
-  connectedSeller,
-  createAd,
-  createUser,
-  defined,
-  expectEnvelope,
-  expectError,
-  publicationOf,
-  runPublishJob,
-  SOFA_CATEGORY,
-  twoClients,
-  withoutMessages,
-} from "../harness";
+import { type Answer, call, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { adBody, CAR_ATTRIBUTES, CAR_CATEGORY, createAd, createUser, SOFA_CATEGORY } from "../harness/data";
+import { runPublishJob, withoutMessages } from "../harness/jobs";
+import { connectedSeller, publicationOf } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

@@ -2,8 +2,9 @@
 // as the API's gateway speaks to it, reviewing listings with its own rules and its own catalogue.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type Listing, marketplaceSimulator, SIMULATOR_ORIGIN } from "../src/portals/gateway";
-import { CAR_ATTRIBUTES, CAR_CATEGORY, defined } from "./harness";
+import { type Listing, marketplaceSimulator, SIMULATOR_ORIGIN } from "../../src/portals/gateway";
+import { defined } from "../harness/api";
+import { CAR_ATTRIBUTES, CAR_CATEGORY } from "../harness/data";
 
 const API_ORIGIN = "http://api.test";
 const PORTAL = "portal_a";

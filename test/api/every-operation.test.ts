@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import committed from "../openapi/openapi.json";
-import { call, newClient } from "./harness";
+import committed from "../../openapi/openapi.json";
+import { call, newClient } from "../harness/api";
 
 /**
  * Every operation of the OpenAPI document, as an anonymous caller and as a careless one: without a key

@@ -1,17 +1,10 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../src/index";
-import { seal } from "../src/lib/secretBox";
-import {
-  call,
-  connectedSeller,
-  createAd,
-  eventually,
-  expectEnvelope,
-  newClient,
-  publishMixedAds,
-  twoClients,
-} from "./harness";
+import worker from "../../src/index";
+import { seal } from "../../src/lib/secretBox";
+import { call, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { createAd } from "../harness/data";
+import { connectedSeller, publishMixedAds } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;

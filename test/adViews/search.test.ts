@@ -6,17 +6,9 @@ import { ads } from "../../src/db/schema";
 import { getAd, searchAds } from "../../src/services/adViews";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { callerOf } from "../../src/services/shared";
-import {
-  CAR_CATEGORY,
-  call,
-  countingD1,
-  createAd,
-  createUser,
-  expectEnvelope,
-  newClient,
-  PAID_CATEGORY,
-  SOFA_CATEGORY,
-} from "../harness";
+import { call, expectEnvelope, newClient } from "../harness/api";
+import { countingD1 } from "../harness/d1";
+import { CAR_CATEGORY, createAd, createUser, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 
 let key: string;
 let internalKey: string;

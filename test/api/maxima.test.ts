@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createAd, createUser, eventually, expectEnvelope, SOFA_CATEGORY, twoClients } from "./harness";
+import { call, eventually, expectEnvelope, twoClients } from "../harness/api";
+import { createAd, createUser, SOFA_CATEGORY } from "../harness/data";
 
 /**
  * Every batch-shaped write at its documented maximum (the OpenAPI maxItems, or the setting that bounds

@@ -1,9 +1,10 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type ApiClientOptions, createApiClient, type paths, retryDelayMs } from "../client/index.ts";
-import type { components } from "../client/schema.js";
-import committed from "../openapi/openapi.json";
-import { newClient, userBody } from "./harness";
+import { type ApiClientOptions, createApiClient, type paths, retryDelayMs } from "../../client/index.ts";
+import type { components } from "../../client/schema.js";
+import committed from "../../openapi/openapi.json";
+import { newClient } from "../harness/api";
+import { userBody } from "../harness/data";
 
 let key: string;
 

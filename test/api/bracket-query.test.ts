@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import qs from "qs";
 import { describe, expect, it } from "vitest";
-import { parseBracketQuery } from "../src/lib/bracketQuery";
+import { parseBracketQuery } from "../../src/lib/bracketQuery";
 
 const LIMITS = { depth: 5, arrayLimit: 1000, parameterLimit: 2000 };
 const byQs = (search: string) => qs.parse(search, LIMITS);

@@ -1,15 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import committed from "../openapi/openapi.json";
-import {
-  call,
-  connectedSeller,
-  contactBody,
-  createAd,
-  createUser,
-  GPSR_VALUES,
-  newClient,
-  SOFA_CATEGORY,
-} from "./harness";
+import committed from "../../openapi/openapi.json";
+import { call, newClient } from "../harness/api";
+import { contactBody, createAd, createUser, GPSR_VALUES, SOFA_CATEGORY } from "../harness/data";
+import { connectedSeller } from "../harness/marketplace";
 
 /**
  * Every operation of the original specification (docs/contract.md says where its rules are kept), sent

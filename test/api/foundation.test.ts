@@ -2,13 +2,13 @@ import { env } from "cloudflare:test";
 import { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/app";
-import { getDb } from "../src/db/client";
-import { apiClients } from "../src/db/schema";
-import { ok } from "../src/lib/envelope";
-import { text } from "../src/lib/fields";
-import { apiRoute, envelope, jsonBody } from "../src/routes/openapi";
-import { BASE, call, executionContext, expectEnvelope, newClient } from "./harness";
+import { createApp } from "../../src/app";
+import { getDb } from "../../src/db/client";
+import { apiClients } from "../../src/db/schema";
+import { ok } from "../../src/lib/envelope";
+import { text } from "../../src/lib/fields";
+import { apiRoute, envelope, jsonBody } from "../../src/routes/openapi";
+import { BASE, call, executionContext, expectEnvelope, newClient } from "../harness/api";
 
 const RATE_LIMITED = {
   result: false,

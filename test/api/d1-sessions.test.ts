@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, defined, expectEnvelope, expectError, newClient, userBody } from "./harness";
+import { call, defined, expectEnvelope, expectError, newClient } from "../harness/api";
+import { userBody } from "../harness/data";
 
 let key: string;
 

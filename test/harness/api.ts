@@ -1,0 +1,163 @@
+// Calling the API as a client does: clients and keys, typed calls, and the envelope checks.
+import { createExecutionContext, env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import type { ApiSchema } from "../../src/app";
+import { getDb } from "../../src/db/client";
+import type { Env } from "../../src/env";
+import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";
+import { createApiClient, type NewClient } from "../../src/services/accounts";
+import worker from "../../src/worker";
+
+export const BASE = "http://api.test/rest/v1";
+
+let clientSeq = 0;
+
+/** A fresh API client with its own key (and so its own rate-limit bucket). */
+export async function newClient(options: Partial<NewClient> = {}) {
+  clientSeq += 1;
+  return createApiClient(getDb(env.DB), {
+    name: `test-${Date.now()}-${clientSeq}-${Math.random().toString(36).slice(2)}`,
+    // Tests are not about the rate limit unless they say so.
+    rate: 1000,
+    burst: 1000,
+    ...options,
+  });
+}
+
+/** The pair of clients most tests act as: a partner client and an internal one, each with its own key. */
+export async function twoClients() {
+  const [partner, internal] = await Promise.all([newClient({ partner: true }), newClient({ internal: true })]);
+  return { key: partner.key, internalKey: internal.key };
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+  /** The Worker's bindings for this call (default: the test pool's own, with its live queue). */
+  env?: Env;
+}
+
+/** The schema's patterns start with the base path; tests write paths below it. */
+type StripBase<Pattern extends string> = Pattern extends `/rest/v1${infer Rest}` ? Rest : Pattern;
+
+/** A path as written in a test, without its query and trailing slash. */
+type Bare<P extends string> = P extends `${infer Path}?${string}` ? Bare<Path> : P extends `${infer Path}/` ? Path : P;
+
+type Segments<S extends string> = S extends `${infer Head}/${infer Tail}` ? [Head, ...Segments<Tail>] : [S];
+
+/** Whether a path's segments fit a Hono route pattern's (`/users/:userId`): same count, literals equal. */
+type Fits<Path extends string[], Pattern extends string[]> = Path extends [infer P, ...infer PathRest extends string[]]
+  ? Pattern extends [infer R, ...infer PatternRest extends string[]]
+    ? R extends `:${string}`
+      ? Fits<PathRest, PatternRest>
+      : P extends R
+        ? Fits<PathRest, PatternRest>
+        : false
+    : false
+  : Pattern extends []
+    ? true
+    : false;
+
+/** What the route answers for `method path`, or an envelope of unknown data when no route matches. */
+type AnswerBody<M extends string, P extends string> = {
+  [Pattern in keyof ApiSchema & string]: Fits<Segments<Bare<P>>, Segments<StripBase<Pattern>>> extends true
+    ? `$${Lowercase<M>}` extends keyof ApiSchema[Pattern]
+      ? ApiSchema[Pattern][`$${Lowercase<M>}`] extends { output: infer O }
+        ? O
+        : never
+      : never
+    : never;
+}[keyof ApiSchema & string];
+
+type Envelope = {
+  result: boolean;
+  errors: string[];
+  data: any;
+  errorDetails?: ErrorDetail[];
+  [extra: string]: unknown;
+};
+
+export interface Answer<T = Envelope> {
+  status: number;
+  headers: Headers;
+  body: T & { errorDetails?: ErrorDetail[] };
+}
+
+/** Calls the Worker exactly as a client would, and reads the envelope, typed as the route answers. */
+export async function call<M extends string, P extends string>(
+  method: M,
+  path: P,
+  options: CallOptions = {},
+): Promise<Answer<[AnswerBody<M, P>] extends [never] ? Envelope : AnswerBody<M, P>>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.Authorization = `Bearer ${options.key}`;
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const url = path.startsWith("http") ? path : `${BASE}${path}`;
+  const request = new Request(url, { method, headers, body });
+  const response = options.env
+    ? await worker.fetch(request, options.env, createExecutionContext())
+    : await exports.default.fetch(request);
+  const text = await response.text();
+  let parsed: Envelope;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
+  }
+  return { status: response.status, headers: response.headers, body: parsed as never };
+}
+
+/** A value the test needs to exist: asserted, then typed as present. */
+export function defined<T>(value: T | null | undefined, what = "the value"): T {
+  expect(value, `${what} is missing`).toBeDefined();
+  expect(value, `${what} is missing`).not.toBeNull();
+  return value as T;
+}
+
+/** Asserts the spec's envelope and returns it. */
+export function expectEnvelope(answer: Answer, status: number, result = status === 200) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+  expect(answer.body.result).toBe(result);
+  expect(Array.isArray(answer.body.errors)).toBe(true);
+  expect(answer.body).toHaveProperty("data");
+  if (!result) expect(answer.body.errors.length).toBeGreaterThan(0);
+  // Every error answer carries the same problems with their codes, one per message in the same order.
+  if (status >= 400) {
+    const details = answer.body.errorDetails as ErrorDetail[];
+    expect(details.map((d) => d.message)).toEqual(answer.body.errors);
+    for (const d of details) expect(ERROR_CODE_NAMES).toContain(d.code);
+    expect(ERROR_CODES[details[0]?.code as ErrorCode]?.status).toBe(status);
+  }
+  return answer.body;
+}
+
+/** Asserts a failed answer whose problems all carry `code` (whose status is the answer's). */
+export function expectError(answer: Answer, code: ErrorCode) {
+  const body = expectEnvelope(answer, ERROR_CODES[code].status, false);
+  expect((body.errorDetails as ErrorDetail[]).map((d) => d.code)).toEqual(body.errors.map(() => code));
+  return body.errorDetails as ErrorDetail[];
+}
+
+/** For tests that call a purpose-built app directly rather than the Worker. */
+export const executionContext = () => createExecutionContext();
+
+/** Polls `check` until it returns a value other than undefined (queue work runs beside the tests). */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what = "the condition",
+  tries = 150,
+): Promise<T> {
+  for (let i = 0; i < tries; i += 1) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

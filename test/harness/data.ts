@@ -1,0 +1,119 @@
+import { expect } from "vitest";
+import { call } from "./api";
+
+/** A valid user body; tests override what they are about. */
+let externalUserSeq = 1_000_000;
+
+const nextExternalUserId = () => {
+  externalUserSeq += 1;
+  return externalUserSeq;
+};
+
+/** A user as a client creates it; each gets its own externalUserId (unique per client). */
+export const userBody = (overrides: Record<string, unknown> = {}) => ({
+  externalUserId: nextExternalUserId(),
+  companyName: "Garage De Vries",
+  firstName: "Jan",
+  lastName: "de Vries",
+  address: "Dorpsstraat",
+  houseNumber: "12a",
+  postalCode: "1234ab",
+  city: "Utrecht",
+  county: "UT" as const,
+  email: "jan@garagedevries.nl",
+  phone: "030-1234567",
+  ...overrides,
+});
+
+export const contactBody = (userId: number, overrides: Record<string, unknown> = {}) => ({
+  userId,
+  name: "Showroom Noord",
+  address: "Industrieweg",
+  houseNumber: "7",
+  postalCode: "9711 AA",
+  city: "Groningen",
+  county: "GR",
+  phone: "050-7654321",
+  ...overrides,
+});
+
+/** Creates a user through the API and returns the answer's data. */
+export async function createUser(key: string, overrides: Record<string, unknown> = {}) {
+  const answer = await call("POST", "/users/", { key, body: userBody(overrides) });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data;
+}
+
+/** Category 9301 (Banken, group 93 Huis en Inrichting): free to place, condition mandatory on the portals. */
+export const SOFA_CATEGORY = 9301;
+
+/** Category 9204 (Brommers): placing an ad costs money on portal_a. */
+export const PAID_CATEGORY = 9204;
+
+/** Category 9101 (Personenauto's, automotive group 91). */
+export const CAR_CATEGORY = 9101;
+
+/** The product-safety attributes portal_a asks of business sellers. */
+export const GPSR_VALUES = [
+  { key: "manufacturerTradename", value: "Meubelfabriek B.V." },
+  { key: "manufacturerAddress", value: "Fabrieksweg 1, 1234 AB Utrecht" },
+  { key: "manufacturerEmail", value: "veiligheid@meubelfabriek.nl" },
+];
+
+/** What portal_a requires of a passenger car. */
+export const CAR_ATTRIBUTES = [
+  {
+    portal: "portal_a",
+    locale: "nl_NL",
+    values: [
+      { key: "brand", value: "Volkswagen" },
+      { key: "model", value: "Golf" },
+      { key: "mileage", value: 85000 },
+      { key: "year", value: 2018 },
+      { key: "fuel", value: "benzine" },
+    ],
+  },
+];
+
+/**
+ * The attribute sets the portals require of a category, so that a test ad can be published: the
+ * automotive group (91) asks portal_a for the car's details; every other category asks both portals
+ * for its condition, and portal_a business sellers for the product-safety data; an unknown category
+ * gets none.
+ */
+export const requiredAttributes = (categoryId: unknown) =>
+  typeof categoryId !== "number" || categoryId < 9100 || categoryId >= 10000
+    ? []
+    : Math.floor(categoryId / 100) === 91
+      ? CAR_ATTRIBUTES
+      : [
+          { portal: "portal_a", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }, ...GPSR_VALUES] },
+          { portal: "portal_b", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] },
+        ];
+
+export const adBody = (userId: number, overrides: Record<string, unknown> = {}) => ({
+  userId,
+  externalAdId: 501,
+  categoryId: SOFA_CATEGORY,
+  title: "Leren bank, drie zits",
+  description: "Mooie <b>leren</b> bank in goede staat.",
+  price: { model: "fixed", price: 25000 },
+  attributes: requiredAttributes(overrides.categoryId ?? SOFA_CATEGORY),
+  ...overrides,
+});
+
+/** Creates an ad through the API and returns the answer's data. */
+export async function createAd(key: string, userId: number, overrides: Record<string, unknown> = {}) {
+  const answer = await call("POST", "/ads/", { key, body: adBody(userId, overrides) });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data;
+}
+
+/** Activates a user with the token of its creation. */
+export async function activate(key: string, user: { userId: number; activation: { activationtoken: string } }) {
+  const answer = await call("POST", "/user/activate/", {
+    key,
+    body: { userId: user.userId, activationtoken: user.activation.activationtoken },
+  });
+  expect(answer.status).toBe(200);
+}

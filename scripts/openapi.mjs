@@ -1,6 +1,6 @@
 // Writes the served OpenAPI document to openapi/openapi.json (npm run openapi): starts `wrangler dev`
 // on a spare port, reads /rest/v1/openapi.json without its per-request `servers`, and stops it again.
-// test/openapi.test.ts fails while the committed file differs from what the Worker serves.
+// test/api/openapi.test.ts fails while the committed file differs from what the Worker serves.
 import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";

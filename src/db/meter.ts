@@ -14,7 +14,7 @@ type Send = (...args: unknown[]) => Promise<UpstreamResult | UpstreamResult[]>;
  * `rows_read` and `rows_written`, which are added to the usage returned. D1's public `raw()`, the one
  * Drizzle's single selects use, drops the meta, so the meter sits on the session's one upstream call
  * (`_sendOrThrow`, which every statement of the session goes through). Should a runtime rename it, nothing
- * breaks: the session runs unmetered and the usage reads zero, which `test/ads/list-cost.test.ts` notices.
+ * breaks: the session runs unmetered and the usage reads zero, which `test/adViews/list-cost.test.ts` notices.
  */
 export function meterSession(session: D1DatabaseSession): D1Usage {
   const usage: D1Usage = { rowsRead: 0, rowsWritten: 0 };

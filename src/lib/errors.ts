@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 /**
  * The error catalogue: every code a client can branch on, and its HTTP status. Defined once; the error
  * handler and the OpenAPI document read it from here. What each code means is the guide's table
- * (public/docs/guide.md, shown at /docs), which test/layout.test.ts holds to this catalogue code by
+ * (public/docs/guide.md, shown at /docs), which test/api/layout.test.ts holds to this catalogue code by
  * code; the meanings stay out of the Worker's bundle, which never shows them.
  */
 export const ERROR_CODES = {

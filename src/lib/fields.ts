@@ -77,7 +77,7 @@ export const searchText = (max: number) =>
 
 /**
  * A field that answers carry and writes do not change: accepted in any form, so that a resource read with
- * GET can be sent back whole (`takingAnswer` then drops it).
+ * GET can be sent back whole (`takingResponse` then drops it).
  */
 export const readOnly = () => z.unknown().optional().openapi({ readOnly: true, description: "Read-only: ignored" });
 
@@ -89,7 +89,7 @@ type ReadOnlyShape<Answer, Input> = { [K in Exclude<keyof Answer, keyof Input>]:
  * answer, so a field added to an answer is never unknown on a write; any other field is (the object is
  * strict).
  */
-export function takingAnswer<Input extends z.ZodRawShape, Answer extends z.ZodRawShape>(
+export function takingResponse<Input extends z.ZodRawShape, Answer extends z.ZodRawShape>(
   input: z.ZodObject<Input>,
   answer: z.ZodObject<Answer>,
 ) {

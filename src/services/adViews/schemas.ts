@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
-import { queryBool, queryInt, searchText, takingAnswer } from "../../lib/fields";
+import { queryBool, queryInt, searchText, takingResponse } from "../../lib/fields";
 import { AdStatusEnum, AdTypeEnum, MarketplaceEnum } from "../../lib/vocabulary";
 import { AdSetting, CreateAdFields, UpdateAdFields } from "../ads/schemas";
 import { PortalStatus } from "../publishing/schemas";
@@ -213,7 +213,7 @@ export const Ad = z
   .openapi("Ad");
 
 /** POST /ads/: every field of the answer is taken too, read-only ones ignored (a read ad can be copied). */
-export const CreateAd = takingAnswer(CreateAdFields, Ad).openapi("CreateAd");
+export const CreateAd = takingResponse(CreateAdFields, Ad).openapi("CreateAd");
 
 /** PUT /ads/: the ad as GET answers it is taken back whole; the fields fixed after creation must not change. */
-export const UpdateAd = takingAnswer(UpdateAdFields, Ad).openapi("UpdateAd");
+export const UpdateAd = takingResponse(UpdateAdFields, Ad).openapi("UpdateAd");

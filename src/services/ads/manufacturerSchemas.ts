@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, pagingQuery, queryBool, queryInt, takingAnswer, upTo } from "../../lib/fields";
+import { id, pagingQuery, queryBool, queryInt, takingResponse, upTo } from "../../lib/fields";
 
 /** The shapes of manufacturers (product-safety data) and their attachment to ads. */
 
@@ -31,9 +31,9 @@ export const Manufacturer = z
   .openapi("Manufacturer");
 
 /** POST and PUT /manufacturers/ take a manufacturer as answers show it too (`categoryDescription` ignored). */
-export const CreateManufacturer = takingAnswer(z.object(fields), Manufacturer).openapi("CreateManufacturer");
+export const CreateManufacturer = takingResponse(z.object(fields), Manufacturer).openapi("CreateManufacturer");
 export const DeleteManufacturer = z.object({ manufacturerId: id() }).openapi("DeleteManufacturer");
-export const UpdateManufacturer = takingAnswer(
+export const UpdateManufacturer = takingResponse(
   z.object({
     manufacturerId: id(),
     ...fields,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { fixed, queryInt, takingAnswer, upTo } from "../../lib/fields";
+import { fixed, queryInt, takingResponse, upTo } from "../../lib/fields";
 import { EVENT_TYPES } from "./events";
 
 /** The shapes of events, webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
@@ -68,8 +68,8 @@ const webhookFields = {
   description: upTo(255).optional(),
 };
 /** POST /webhooks/ and PUT /webhooks/<id> take an endpoint as answers show it too (the state is ignored). */
-export const CreateWebhook = takingAnswer(z.object(webhookFields), WebhookWithSecret).openapi("CreateWebhook");
-export const UpdateWebhook = takingAnswer(
+export const CreateWebhook = takingResponse(z.object(webhookFields), WebhookWithSecret).openapi("CreateWebhook");
+export const UpdateWebhook = takingResponse(
   z.object({
     ...webhookFields,
     url: url.optional(),

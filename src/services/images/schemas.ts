@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, takingAnswer } from "../../lib/fields";
+import { id, takingResponse } from "../../lib/fields";
 import { mediaPathUrl } from "../../lib/outbound";
 
 /** The shapes of images and image jobs: one zod schema each, for validation, types and the OpenAPI document. */
@@ -36,7 +36,7 @@ export const ImagesRequest = z
   .object({
     adId: id().optional().openapi({ description: "Must match the path when given" }),
     images: z
-      .array(takingAnswer(z.object({ image: ImageSource }), Image))
+      .array(takingResponse(z.object({ image: ImageSource }), Image))
       .min(1)
       .max(100),
     autoupdate: z.boolean().default(true).openapi({ description: "Push the new images to the portals the ad is on" }),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { WEEKDAYS } from "../../db/schema";
-import { fixed, id, takingAnswer } from "../../lib/fields";
+import { fixed, id, takingResponse } from "../../lib/fields";
 import { MarketplaceEnum } from "../../lib/vocabulary";
 import { FEATURE_NAMES } from "../catalogue";
 
@@ -45,7 +45,7 @@ export const Task = z
   .openapi("Task");
 
 /** POST and PUT /tasks/ take a task as answers show it too (`runs` ignored; a new task gets its own id). */
-export const CreateTask = takingAnswer(
+export const CreateTask = takingResponse(
   z.object({
     userId: id(),
     portal: MarketplaceEnum,
@@ -57,7 +57,7 @@ export const CreateTask = takingAnswer(
   }),
   Task,
 ).openapi("CreateTask");
-export const UpdateTask = takingAnswer(
+export const UpdateTask = takingResponse(
   z.object({
     taskId: id(),
     userId: id(),

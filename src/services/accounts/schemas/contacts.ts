@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, takingAnswer, text, upTo, webUrl } from "../../../lib/fields";
+import { id, pagingQuery, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
 
 const contactFields = {
   name: text(2, 255),
@@ -35,7 +35,7 @@ export const Contact = z
   .openapi("Contact");
 
 /** POST and PUT /contacts/ take a contact as answers show it too; `active` and `country` are ignored. */
-export const CreateContact = takingAnswer(
+export const CreateContact = takingResponse(
   z.object({
     userId: id(),
     ...contactFields,
@@ -46,7 +46,7 @@ export const CreateContact = takingAnswer(
   Contact,
 ).openapi("CreateContact");
 
-export const UpdateContact = takingAnswer(
+export const UpdateContact = takingResponse(
   z.object({ userId: id(), contactId: id() }).extend(z.object(contactFields).partial().shape),
   Contact,
 ).openapi("UpdateContact");

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, pagingQuery, queryBool, takingAnswer, upTo } from "../../../lib/fields";
+import { id, pagingQuery, queryBool, takingResponse, upTo } from "../../../lib/fields";
 
 export const Folder = z
   .object({
@@ -12,8 +12,8 @@ export const Folder = z
 
 const description = upTo(255).min(1, { error: "must be 1-255 characters" });
 /** A folder as answers show it is taken too (`total` ignored; a new folder gets its own id). */
-export const CreateFolder = takingAnswer(z.object({ userId: id(), description }), Folder).openapi("CreateFolder");
-export const UpdateFolder = takingAnswer(z.object({ userId: id(), folderId: id(), description }), Folder).openapi(
+export const CreateFolder = takingResponse(z.object({ userId: id(), description }), Folder).openapi("CreateFolder");
+export const UpdateFolder = takingResponse(z.object({ userId: id(), folderId: id(), description }), Folder).openapi(
   "UpdateFolder",
 );
 export const DeleteFolder = z.object({ userId: id(), folderId: id() }).openapi("DeleteFolder");

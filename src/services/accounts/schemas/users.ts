@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, pathId, takingAnswer, text, upTo, webUrl } from "../../../lib/fields";
+import { id, pagingQuery, pathId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
 import { Contact } from "./contacts";
 
 const date = () =>
@@ -84,12 +84,12 @@ export const Activation = z.object({ activationtoken: z.string(), validUntil: z.
 export const CreatedUser = User.extend({ activation: Activation }).openapi("CreatedUser");
 
 /** POST /users/ and PUT /users/ take a user as answers show it too; what they do not write is ignored. */
-export const CreateUser = takingAnswer(
+export const CreateUser = takingResponse(
   z.object(userFields).partial().extend({ externalUserId: userFields.externalUserId, email: userFields.email }),
   CreatedUser,
 ).openapi("CreateUser");
 
-export const UpdateUser = takingAnswer(
+export const UpdateUser = takingResponse(
   z.object({ userId: id() }).extend(z.object(userFields).partial().shape),
   User,
 ).openapi("UpdateUser");

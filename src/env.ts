@@ -23,7 +23,7 @@ export interface AppVariables {
   d1Usage?: D1Usage;
   /**
    * A success that carries a refusal depending on state that can change (a batch's per-ad
-   * `insufficient_means`): its Idempotency-Key is freed as that refusal's own answer would free it.
+   * `insufficient_means`): its Idempotency-Key is freed as that refusal's own response would free it.
    */
   refusalDependsOnState?: boolean;
 }

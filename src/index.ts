@@ -3,19 +3,19 @@
 // (see src/routes/document.ts).
 import { app } from "./app";
 import type { Env } from "./env";
-import { DOCUMENT_PATH, documentAnswer } from "./routes/document";
+import { DOCUMENT_PATH, documentResponder } from "./routes/document";
 import type { JobMessage } from "./services/shared";
 import worker from "./worker";
 
 export { RateLimiter, UserTokens } from "./worker";
 
-const answerDocument = documentAnswer(app);
+const serveDocument = documentResponder(app);
 
 export default {
   ...worker,
   fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
-    if (request.method === "GET" && pathname.replace(/\/$/, "") === DOCUMENT_PATH) return answerDocument(request);
+    if (request.method === "GET" && pathname.replace(/\/$/, "") === DOCUMENT_PATH) return serveDocument(request);
     return worker.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<Env, JobMessage>;

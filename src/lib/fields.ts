@@ -86,7 +86,7 @@ type ReadOnlyShape<Answer, Input> = { [K in Exclude<keyof Answer, keyof Input>]:
 /**
  * A write's input that also takes its resource as answers show it: every field of `answer` the write does
  * not name is read-only, accepted and dropped, so the write sees only its own fields. Derived from the
- * answer, so a field added to an answer is never unknown on a write; any other field is (the object is
+ * answer, so a field added to a response is never unknown on a write; any other field is (the object is
  * strict).
  */
 export function takingResponse<Input extends z.ZodRawShape, Answer extends z.ZodRawShape>(

@@ -211,7 +211,7 @@ export function sampleOf(schema: Schema | undefined, components: Components, dep
   switch (type) {
     case "object":
       return Object.fromEntries(
-        // What a write takes only because its answers carry it (read-only fields) is left out.
+        // What a write takes only because its responses carry it (read-only fields) is left out.
         Object.entries(schema.properties ?? {})
           .filter(([, property]) => !property.readOnly)
           .map(([key, property]) => [key, sampleOf(property, components, depth + 1, key)]),

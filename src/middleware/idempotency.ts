@@ -4,18 +4,25 @@ import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { DomainError, detail, validationFailed } from "../lib/errors";
 import { onlyReads } from "../routes/openapi";
-import { claimKey, IDEMPOTENCY_LOCK_MS, keepsAnswer, releaseKey, renewKey, storeAnswer } from "../services/operations";
+import {
+  claimKey,
+  IDEMPOTENCY_LOCK_MS,
+  keepsResponse,
+  releaseKey,
+  renewKey,
+  storeResponse,
+} from "../services/operations";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-/** Headers of the first answer that a replay repeats. */
+/** Headers of the first response that a replay repeats. */
 const REPLAYED_HEADERS = ["content-type", "location"];
 
 /**
- * `Idempotency-Key` (IETF httpapi draft, as Stripe has it) on every write: per client, the first answer
+ * `Idempotency-Key` (IETF httpapi draft, as Stripe has it) on every write: per client, the first response
  * (status, body, Content-Type and Location) is kept 24 hours and replayed with `Idempotent-Replayed:
- * true`; the same key with another request answers 422, and while the first is still running 409 (its
- * lock is renewed until it answers, however long it takes). An answer that depends on changing state,
- * or of 500 or more, is not kept (`keepsAnswer`): the key is freed so that the client can try again.
+ * true`; the same key with another request returns 422, and while the first is still running 409 (its
+ * lock is renewed until it answers, however long it takes). A response that depends on changing state,
+ * or of 500 or more, is not kept (`keepsResponse`): the key is freed so that the client can try again.
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("Idempotency-Key");
@@ -57,7 +64,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   } finally {
     clearInterval(renewal);
   }
-  if (!keepsAnswer(c.res.status) || c.get("refusalDependsOnState")) {
+  if (!keepsResponse(c.res.status) || c.get("refusalDependsOnState")) {
     await releaseKey(db, clientId, key);
     return;
   }
@@ -66,5 +73,5 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     const value = c.res.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  await storeAnswer(db, c.env, clientId, key, { status: c.res.status, headers, body: await c.res.clone().text() });
+  await storeResponse(db, c.env, clientId, key, { status: c.res.status, headers, body: await c.res.clone().text() });
 };

@@ -9,7 +9,7 @@ type Limiter = ReturnType<typeof limiterOf>;
 
 /**
  * Takes one token from a bucket of the RateLimiter Durable Object `name` (`decide` says which); answers
- * the IETF RateLimit headers for the answer, or throws the 429 (with them and Retry-After).
+ * the IETF RateLimit headers for the response, or throws the 429 (with them and Retry-After).
  */
 async function takeToken(
   c: Context<AppEnv>,

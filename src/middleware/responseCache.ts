@@ -4,12 +4,12 @@ import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { readRevisions } from "../services/shared";
 
-/** How long an answer may be served from the Workers Cache API when a client asks with `useCache=1`. */
+/** How long a response may be served from the Workers Cache API when a client asks with `useCache=1`. */
 export const CACHE_TTL_SECONDS = 30;
 
 /**
  * Serves a lookup's answer from the Workers Cache API when `useCache` is set. The key holds the client (so a
- * tenant never sees another's answer), the revisions of the keys the answer depends on, and the
+ * tenant never sees another's answer), the revisions of the keys the response depends on, and the
  * request's path and query without `useCache`.
  */
 export async function withCache<T extends object>(
@@ -34,7 +34,7 @@ export async function withCache<T extends object>(
   const hit = await cache.match(key);
   if (hit) {
     const body = (await hit.json()) as T & { fromCache?: boolean; speed?: number };
-    // List envelopes say where the answer came from and how long it took.
+    // List envelopes say where the response came from and how long it took.
     if ("fromCache" in body) body.fromCache = true;
     if ("speed" in body) body.speed = (Date.now() - startedAt) / 1000;
     return body;

@@ -83,7 +83,7 @@ export function portalErrorOf(error: unknown): PortalError {
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) return new PortalError("unauthorized", error.message);
   if (error instanceof oauth.OperationProcessingError) {
-    // A 5xx or 429 of the token endpoint is no OAuth error body: the library names the answer as its cause.
+    // A 5xx or 429 of the token endpoint is no OAuth error body: the library names the response as its cause.
     const status = error.cause instanceof Response ? error.cause.status : 0;
     return new PortalError(status === 429 || status >= 500 ? "transient" : "refused", error.message);
   }
@@ -227,7 +227,7 @@ export class PortalGateway {
 
   /**
    * One call of the listing API. A write carries our `reference` for what it does (as `Idempotency-Key`),
-   * so that the marketplace can tell a repeat and we can ask for the outcome when its answer is lost.
+   * so that the marketplace can tell a repeat and we can ask for the outcome when its response is lost.
    */
   private async send<T>(
     path: string,

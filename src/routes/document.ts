@@ -57,7 +57,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
         "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`; error answers add `errorDetails` with a stable code per message.",
       license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },
-    // The document served by a development Worker names its own origin instead (see `documentAnswer`).
+    // The document served by a development Worker names its own origin instead (see `documentResponder`).
     servers: [{ url: "/", description: "The deployment serving this document" }],
     tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
   });
@@ -67,7 +67,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
 export const DOCUMENT_PATH = `${BASE_PATH}/openapi.json`;
 
 /** GET /rest/v1/openapi.json, built once per isolate; only its server follows the request's origin. */
-export function documentAnswer(app: OpenAPIHono<AppEnv>): (request: Request) => Response {
+export function documentResponder(app: OpenAPIHono<AppEnv>): (request: Request) => Response {
   let document: ReturnType<typeof openApiDocument> | undefined;
   return (request) => {
     document ??= openApiDocument(app);

@@ -67,19 +67,19 @@ declare global {
 
 /**
  * The parts of an operation that only the OpenAPI document reads: the headers and parameters every
- * operation shares, and its shared error answers. A production build leaves them out (its wrangler
+ * operation shares, and its shared error responses. A production build leaves them out (its wrangler
  * `define` sets `globalThis.OPENAPI_DOCUMENTED` to false, and the bundler drops what it guards): that
  * Worker serves the committed document.
  */
 const SHARED_DOCS =
   globalThis.OPENAPI_DOCUMENTED === false
-    ? { answerHeaders: () => ({}), parameters: () => [], errors: () => ({}) }
+    ? { responseHeaders: () => ({}), parameters: () => [], errors: () => ({}) }
     : documentedOperations();
 
 function documentedOperations() {
   const header = (description: string) => ({ description, schema: { type: "string" as const } });
 
-  /** Headers of every answer. */
+  /** Headers of every response. */
   const REQUEST_ID_HEADER = { "X-Request-Id": header("The request's id: yours echoed, or a new one; logs carry it") };
   /** Headers of every authenticated answer (RFC 9331 draft fields). */
   const RATE_LIMIT_HEADERS = {
@@ -88,7 +88,7 @@ function documentedOperations() {
   };
   const RETRY_AFTER_HEADER = { "Retry-After": header("Seconds to wait before trying again") };
 
-  /** An error answer as the API writes it, for the document's examples. */
+  /** An error response as the API writes it, for the document's examples. */
   const errorExample = (code: ErrorCode, message: string) => ({
     result: false,
     errors: [message],
@@ -145,7 +145,7 @@ function documentedOperations() {
       "Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409.",
     schema: { type: "string" as const, minLength: 1, maxLength: 255 },
   };
-  /** D1 Sessions: the bookmark of the data an answer saw; sent back, the next read sees at least that. */
+  /** D1 Sessions: the bookmark of the data a response saw; sent back, the next read sees at least that. */
   const BOOKMARK_PARAMETER = {
     name: "x-d1-bookmark",
     in: "header" as const,
@@ -171,7 +171,7 @@ function documentedOperations() {
   };
 
   return {
-    answerHeaders: (options: { method: Method; path: string; public?: boolean }) => ({
+    responseHeaders: (options: { method: Method; path: string; public?: boolean }) => ({
       ...REQUEST_ID_HEADER,
       ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
       ...(onlyReads(options.method, options.path) ? {} : REPLAYED_HEADER),
@@ -224,7 +224,7 @@ export const LOCATION_OF_JOB = {
 };
 
 /**
- * An operation of the API: the 200 envelope plus the shared error answers and bearer security,
+ * An operation of the API: the 200 envelope plus the shared error responses and bearer security,
  * so a route file states only what is particular to it.
  */
 export function apiRoute<
@@ -246,7 +246,7 @@ export function apiRoute<
     responses: {
       200: {
         description: "Success",
-        headers: { ...SHARED_DOCS.answerHeaders(options), ...options.headers },
+        headers: { ...SHARED_DOCS.responseHeaders(options), ...options.headers },
         content: { "application/json": { schema: options.response } },
       },
       ...SHARED_DOCS.errors(options),

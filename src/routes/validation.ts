@@ -80,7 +80,7 @@ export function issueDetails(error: z.ZodError, root = "body"): ErrorDetail[] {
 
 /**
  * The ids a body repeats from its path (a client sends back what it read): each one given must name what
- * the path names (an array, only that), or the call answers 400 `not_updatable`.
+ * the path names (an array, only that), or the call returns 400 `not_updatable`.
  */
 export function requireBodyMatchesPath(body: Record<string, unknown> | undefined, params: Record<string, unknown>) {
   const matches = (given: unknown, fromPath: unknown) =>

@@ -3,7 +3,7 @@ import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import worker from "../../src/index";
-import { claimKey, IDEMPOTENCY_LOCK_MS, renewKey, storeAnswer } from "../../src/services/operations";
+import { claimKey, IDEMPOTENCY_LOCK_MS, renewKey, storeResponse } from "../../src/services/operations";
 import { BASE, call, expectEnvelope, newClient, twoClients } from "../harness/api";
 import { createAd, PAID_CATEGORY, userBody } from "../harness/data";
 import { connectedSeller } from "../harness/marketplace";
@@ -221,7 +221,7 @@ describe("Idempotency-Key", () => {
     // Its renewals stopped (the request died): the lock lapses a lock's length after the last one.
     expect((await claimKey(db, env, clientId, "slow", "f", at(141))).kind).toBe("claimed");
     // A key with an answer is not renewed into a lock again.
-    await storeAnswer(db, env, clientId, "slow", { status: 200, headers: {}, body: "{}" });
+    await storeResponse(db, env, clientId, "slow", { status: 200, headers: {}, body: "{}" });
     await renewKey(db, clientId, "slow", at(150));
     expect((await claimKey(db, env, clientId, "slow", "f", at(151))).kind).toBe("replay");
   });

@@ -161,7 +161,7 @@ describe("decidePublishing by table", () => {
     const pending = [pendingJob(plainAd.id, "publish"), pendingJob(plainAd.id, "unpublish")];
     const decision = decide("unpublish", { pending });
     expect(decision.withdraw.map((job) => job.action)).toEqual(["publish"]);
-    expect(decision.ads).toEqual([{ adId: plainAd.id, answeredByWithdrawal: true }]);
+    expect(decision.ads).toEqual([{ adId: plainAd.id, settledByWithdrawal: true }]);
     const live = decide("unpublish", { pending, live: new Set([plainAd.id]) });
     expect(live.ads).toEqual([{ adId: plainAd.id, job: expect.objectContaining({ action: "unpublish", cost: 0 }) }]);
   });

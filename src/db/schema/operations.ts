@@ -1,14 +1,14 @@
 /** Idempotency keys and response-cache revisions. */
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Revision counters behind the response cache: a write bumps its keys, so cached answers go stale at once. */
+/** Revision counters behind the response cache: a write bumps its keys, so cached responses go stale at once. */
 export const cacheRevisions = sqliteTable("cache_revisions", {
   key: text("scope").primaryKey(),
   revision: integer("revision").notNull().default(0),
 });
 
 /**
- * Idempotency keys (the IETF httpapi draft): the first answer to a write with a key, replayed for the
+ * Idempotency keys (the IETF httpapi draft): the first response to a write with a key, replayed for the
  * same key and request within 24 hours.
  */
 export const idempotencyKeys = sqliteTable(

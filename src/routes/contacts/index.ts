@@ -42,11 +42,11 @@ const getRoute = apiRoute({
 });
 
 /** The writes answer the user's whole list. */
-const ContactsAnswer = envelope(z.array(Contact));
+const ContactsResponse = envelope(z.array(Contact));
 
 type ContactsParams = { userId: number; contactId?: number };
 
-const answerContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.infer<typeof ContactsQuery>) => {
+const respondWithContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.infer<typeof ContactsQuery>) => {
   const startedAt = Date.now();
   return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
     list(await listContacts(serviceContext(c), { ...params, ...query }), startedAt),
@@ -54,8 +54,10 @@ const answerContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.inf
 };
 
 export const contactsRouter = createRouter()
-  .openapi(listRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
-  .openapi(getRoute, async (c) => c.json(await answerContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(listRoute, async (c) =>
+    c.json(await respondWithContacts(c, c.req.valid("param"), c.req.valid("query")), 200),
+  )
+  .openapi(getRoute, async (c) => c.json(await respondWithContacts(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(
     apiRoute({
       method: "post",
@@ -63,7 +65,7 @@ export const contactsRouter = createRouter()
       tags,
       summary: "Add a contact; answers all the user's contacts",
       request: { body: jsonBody(CreateContact) },
-      response: ContactsAnswer,
+      response: ContactsResponse,
     }),
     async (c) => {
       return c.json(ok(await createContact(serviceContext(c), c.req.valid("json"))), 200);
@@ -76,7 +78,7 @@ export const contactsRouter = createRouter()
       tags,
       summary: "Change a contact; answers all the user's contacts",
       request: { body: jsonBody(UpdateContact) },
-      response: ContactsAnswer,
+      response: ContactsResponse,
     }),
     async (c) => {
       return c.json(ok(await updateContact(serviceContext(c), c.req.valid("json"))), 200);
@@ -89,7 +91,7 @@ export const contactsRouter = createRouter()
       tags,
       summary: "Remove a contact no active ad uses; answers the remaining contacts",
       request: { body: jsonBody(DeleteContact) },
-      response: ContactsAnswer,
+      response: ContactsResponse,
     }),
     async (c) => {
       return c.json(ok(await deleteContact(serviceContext(c), c.req.valid("json"))), 200);

@@ -41,9 +41,9 @@ const getRoute = apiRoute({
   response: listEnvelope(Folder),
 });
 /** The writes answer the user's whole list. */
-const FoldersAnswer = envelope(z.array(Folder));
+const FoldersResponse = envelope(z.array(Folder));
 
-const answerFolders = (
+const respondWithFolders = (
   c: Context<AppEnv>,
   params: { userId: number; folderId?: number },
   query: z.infer<typeof FoldersQuery>,
@@ -55,8 +55,8 @@ const answerFolders = (
 };
 
 export const foldersRouter = createRouter()
-  .openapi(listRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
-  .openapi(getRoute, async (c) => c.json(await answerFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(listRoute, async (c) => c.json(await respondWithFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
+  .openapi(getRoute, async (c) => c.json(await respondWithFolders(c, c.req.valid("param"), c.req.valid("query")), 200))
   .openapi(
     apiRoute({
       method: "post",
@@ -64,7 +64,7 @@ export const foldersRouter = createRouter()
       tags,
       summary: "Create a folder; answers an array with the created folder",
       request: { body: jsonBody(CreateFolder) },
-      response: FoldersAnswer,
+      response: FoldersResponse,
     }),
     async (c) => {
       return c.json(ok(await createFolder(serviceContext(c), c.req.valid("json"))), 200);
@@ -77,7 +77,7 @@ export const foldersRouter = createRouter()
       tags,
       summary: "Rename a folder; answers the user's folders",
       request: { body: jsonBody(UpdateFolder) },
-      response: FoldersAnswer,
+      response: FoldersResponse,
     }),
     async (c) => {
       return c.json(ok(await updateFolder(serviceContext(c), c.req.valid("json"))), 200);
@@ -90,7 +90,7 @@ export const foldersRouter = createRouter()
       tags,
       summary: "Remove a folder (its ads stay); answers the remaining folders",
       request: { body: jsonBody(DeleteFolder) },
-      response: FoldersAnswer,
+      response: FoldersResponse,
     }),
     async (c) => {
       return c.json(ok(await deleteFolder(serviceContext(c), c.req.valid("json"))), 200);

@@ -1,4 +1,4 @@
-// Several ads, or all of a user's: each ad's outcome in the answer; one refusal does not stop the others.
+// Several ads, or all of a user's: each ad's outcome in the response; one refusal does not stop the others.
 import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
@@ -13,10 +13,10 @@ import {
 } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, jsonBody } from "../openapi";
-import { batchAnswer, repeats, tags, withoutUnpublished } from "./answers";
+import { batchResponse, repeats, tags, withoutUnpublished } from "./responses";
 
 async function batch(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof PublishAds>) {
-  return batchAnswer(c, await requestPublishing(serviceContext(c), { ...body, adIds: body.adId, mode }));
+  return batchResponse(c, await requestPublishing(serviceContext(c), { ...body, adIds: body.adId, mode }));
 }
 
 /** batchall: portal `meta` means every portal, for internal clients only. */
@@ -26,7 +26,7 @@ async function acrossPortals(
   body: z.infer<typeof PublishEverywhere>,
 ) {
   const outcomes = await requestPublishingEverywhere(serviceContext(c), { ...body, mode });
-  return batchAnswer(c, mode === "unpublish" ? withoutUnpublished(outcomes) : outcomes);
+  return batchResponse(c, mode === "unpublish" ? withoutUnpublished(outcomes) : outcomes);
 }
 
 export const publishManyRouter = createRouter()
@@ -107,6 +107,6 @@ export const publishManyRouter = createRouter()
         adIds: "allActive",
         mode: "update",
       });
-      return batchAnswer(c, withoutUnpublished(outcomes));
+      return batchResponse(c, withoutUnpublished(outcomes));
     },
   );

@@ -7,11 +7,11 @@ import { DomainError } from "../../lib/errors";
 import { PublishAd, type PublishMode, requestPublishing } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
-import { repeats, tags } from "./answers";
+import { repeats, tags } from "./responses";
 
 const refusals = "Refusals answer `portal: <portal> - adId: <adId> - <reason>`.";
 
-/** One ad: a refusal is the answer's error, with the spec's text form; the job is named in Location. */
+/** One ad: a refusal is the response's error, with the spec's text form; the job is named in Location. */
 async function single(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof PublishAd>) {
   const [outcome] = await requestPublishing(serviceContext(c), { ...body, adIds: [body.adId], mode });
   if (outcome && !outcome.result) throw new DomainError(outcome.errorDetails);

@@ -32,7 +32,7 @@ const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQ
 
 const portalParam = MarketplaceEnum.openapi({ param: { name: "portal", in: "path" } });
 /** The writes answer the user's whole list. */
-const TasksAnswer = envelope(z.array(Task));
+const TasksResponse = envelope(z.array(Task));
 
 export const tasksRouter = createRouter()
   .openapi(
@@ -92,7 +92,7 @@ export const tasksRouter = createRouter()
       tags,
       summary: "Create a task; answers the user's tasks",
       request: { body: jsonBody(CreateTask) },
-      response: TasksAnswer,
+      response: TasksResponse,
     }),
     async (c) => {
       return c.json(ok(await createTask(serviceContext(c), c.req.valid("json"))), 200);
@@ -105,7 +105,7 @@ export const tasksRouter = createRouter()
       tags,
       summary: "Change a task; answers the user's tasks",
       request: { body: jsonBody(UpdateTask) },
-      response: TasksAnswer,
+      response: TasksResponse,
     }),
     async (c) => {
       return c.json(ok(await updateTask(serviceContext(c), c.req.valid("json"))), 200);
@@ -118,7 +118,7 @@ export const tasksRouter = createRouter()
       tags,
       summary: "Remove a task; answers the remaining tasks",
       request: { body: jsonBody(DeleteTask) },
-      response: TasksAnswer,
+      response: TasksResponse,
     }),
     async (c) => {
       return c.json(ok(await deleteTask(serviceContext(c), c.req.valid("json"))), 200);

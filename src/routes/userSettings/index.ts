@@ -21,7 +21,7 @@ import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 const tags = ["User settings"];
 const response = envelope(UserSettings);
 
-const answerSettings = async (c: Context<AppEnv>, userId: number | undefined, useCache: boolean | undefined) => {
+const respondWithSettings = async (c: Context<AppEnv>, userId: number | undefined, useCache: boolean | undefined) => {
   if (userId === undefined)
     throw DomainError.of("validation_failed", "userId: is required (path /user/settings/<userId> or query ?userId=)");
   return withCache(c, useCache, [userRevision(userId)], async () => ok(await getSettings(serviceContext(c), userId)));
@@ -39,7 +39,8 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
         request: { params: z.object({ userId: pathId("userId") }), query: SettingsQuery.omit({ userId: true }) },
         response,
       }),
-      async (c) => c.json(await answerSettings(c, c.req.valid("param").userId, c.req.valid("query").useCache), 200),
+      async (c) =>
+        c.json(await respondWithSettings(c, c.req.valid("param").userId, c.req.valid("query").useCache), 200),
     )
     .openapi(
       apiRoute({
@@ -52,7 +53,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
       }),
       async (c) => {
         const query = c.req.valid("query");
-        return c.json(await answerSettings(c, query.userId, query.useCache), 200);
+        return c.json(await respondWithSettings(c, query.userId, query.useCache), 200);
       },
     )
     .openapi(

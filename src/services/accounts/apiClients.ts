@@ -19,7 +19,7 @@ export async function cachedClient(key: string): Promise<ApiClient | undefined> 
 
 /**
  * The client a key belongs to, or null. Lookups are shared: concurrent requests with one key make one
- * D1 query, and the answer (a bad key too) is kept for CLIENT_CACHE_MS.
+ * D1 query, and the response (a bad key too) is kept for CLIENT_CACHE_MS.
  */
 export async function findClientByKey(db: Db, key: string): Promise<ApiClient | null> {
   const keyHash = await sha256Hex(key);

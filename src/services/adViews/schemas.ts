@@ -212,7 +212,7 @@ export const Ad = z
   })
   .openapi("Ad");
 
-/** POST /ads/: every field of the answer is taken too, read-only ones ignored (a read ad can be copied). */
+/** POST /ads/: every field of the response is taken too, read-only ones ignored (a read ad can be copied). */
 export const CreateAd = takingResponse(CreateAdFields, Ad).openapi("CreateAd");
 
 /** PUT /ads/: the ad as GET answers it is taken back whole; the fields fixed after creation must not change. */

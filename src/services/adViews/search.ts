@@ -144,7 +144,7 @@ function conditions(caller: Caller, q: AdsQueryInput): ListConditions {
   return { visible: visibleUsers(caller), filters: where };
 }
 
-/** Query fields that page or shape the answer; every other field that is set filters it. */
+/** Query fields that page or shape the response; every other field that is set filters it. */
 const PAGING_FIELDS = new Set(["useCache", "page", "cursor", "itemsPerPage", "simple", "order"]);
 
 /** Whether the query filters by nothing but `fields`. */

@@ -5,7 +5,7 @@ import { ErrorDetail } from "../../lib/errors";
 import { fixed, id, readOnly, text, upTo, webUrl } from "../../lib/fields";
 import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum } from "../../lib/vocabulary";
 
-// What ads are written from: the inputs of the ads commands, and the answers of the commands' own
+// What ads are written from: the inputs of the ads commands, and the responses of the commands' own
 // batch and settings calls. The read model's shapes (Ad, SimpleAd, the list query) are in adViews.
 
 const cents = () => z.number().int().min(0).max(1_000_000_000);
@@ -40,7 +40,7 @@ export const AdAttributesInput = z
   });
 
 /**
- * Price object, in the writes' spelling (`retail`) or the answers' (`retailPrice`, `null` for an absent
+ * Price object, in the writes' spelling (`retail`) or the responses' (`retailPrice`, `null` for an absent
  * amount); the removed models are refused with a message that names them.
  */
 export const PriceInput = z
@@ -177,7 +177,7 @@ export const AdSetting = z
 export const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");
 export const AdSettingsInput = z.object({ adId: id(), settings: adSettingsList.min(1) }).openapi("AdSettingsInput");
 
-/** POST /ads/: the fields an ad is created from (adViews' `CreateAd` also takes the read-only ones of the answer). */
+/** POST /ads/: the fields an ad is created from (adViews' `CreateAd` also takes the read-only ones of the response). */
 export const CreateAdFields = z.object({
   userId: id(),
   externalAdId: z.number().int().optional().openapi({ description: "Required for partner clients" }),

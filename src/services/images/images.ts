@@ -174,7 +174,7 @@ export async function queueImages(
   return { adId: ad.id, images: await listImages(db, ad.id, ctx.mediaBase) };
 }
 
-async function changeAndAnswer(
+async function changeAndRespond(
   { db, mediaBase }: ServiceContext,
   adId: number,
   userId: number,
@@ -201,7 +201,7 @@ export async function deleteAllImages(ctx: ServiceContext, adId: number) {
   const { db } = ctx;
   const ad = await requireAd(db, ctx.caller, adId);
   const images = await orderedImages(db, ad.id);
-  await changeAndAnswer(ctx, ad.id, ad.userId, true, db.delete(adImages).where(eq(adImages.adId, ad.id)));
+  await changeAndRespond(ctx, ad.id, ad.userId, true, db.delete(adImages).where(eq(adImages.adId, ad.id)));
   await deleteObjects(
     ctx.env.MEDIA,
     images.map((i) => i.row),
@@ -213,7 +213,7 @@ export async function deleteImages(ctx: ServiceContext, input: { adId: number; i
   const { db } = ctx;
   const ad = await requireAd(db, ctx.caller, input.adId);
   const rows = byCounter(await orderedImages(db, ad.id), input.images);
-  const images = await changeAndAnswer(
+  const images = await changeAndRespond(
     ctx,
     ad.id,
     ad.userId,
@@ -251,7 +251,7 @@ export async function switchImages(ctx: ServiceContext, input: { adId: number; i
   const { db } = ctx;
   const ad = await requireAd(db, ctx.caller, input.adId);
   const [first, second] = byCounter(await orderedImages(db, ad.id), input.images) as [ImageRow, ImageRow];
-  return changeAndAnswer(
+  return changeAndRespond(
     ctx,
     ad.id,
     ad.userId,
@@ -284,7 +284,7 @@ export async function shiftImage(ctx: ServiceContext, input: { adId: number; ima
         : before
           ? before.sortKey + 0.5
           : moving.sortKey;
-  return changeAndAnswer(
+  return changeAndRespond(
     ctx,
     ad.id,
     ad.userId,
@@ -312,7 +312,7 @@ export async function rotateImages(
       return { row, original, thumbnail };
     }),
   );
-  const images = await changeAndAnswer(
+  const images = await changeAndRespond(
     ctx,
     ad.id,
     ad.userId,

@@ -59,7 +59,7 @@ const Totals = z.record(
     average: z.number().int(),
   }),
 );
-/** A portal's part of the answer, or false where the request left that portal out. */
+/** A portal's part of the response, or false where the request left that portal out. */
 const perPortal = (schema: z.ZodType) => z.union([schema, z.literal(false)]);
 
 export const Statistics = z

@@ -4,7 +4,7 @@ import { idempotencyKeys } from "../../db/schema";
 import { open, seal, type TokenKeys } from "../../lib/secretBox";
 import type { JobContext } from "../shared/context";
 
-/** How long a first answer is kept and replayed. */
+/** How long a first response is kept and replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /**
  * A first request holds its key this long past its last renewal; it renews the lock every third of
@@ -13,7 +13,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
  */
 export const IDEMPOTENCY_LOCK_MS = 60_000;
 
-export interface StoredAnswer {
+export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
@@ -23,12 +23,12 @@ export type KeyClaim =
   | { kind: "claimed" }
   | { kind: "running" }
   | { kind: "mismatch" }
-  | { kind: "replay"; answer: StoredAnswer };
+  | { kind: "replay"; answer: StoredResponse };
 
 /**
  * Claims a key for a request, atomically: a new key (or an expired one, or a lock its request left
  * behind) is taken by exactly one caller; otherwise the caller learns whether the first request is
- * still running, was another request, or has an answer to replay.
+ * still running, was another request, or has a response to replay.
  */
 export async function claimKey(
   db: Db,
@@ -93,24 +93,24 @@ export async function renewKey(db: Db, clientId: number, key: string, now: Date)
 }
 
 /**
- * Whether a first answer is kept for replay: a success, or a refusal of the request itself (its body,
+ * Whether a first response is kept for replay: a success, or a refusal of the request itself (its body,
  * size, type or rights), which the same request would get again. A refusal that depends on state that
  * can change (404, 409 such as `insufficient_means` or `user_locked`, 429) and any 5xx free the key, so
- * the same key runs anew once the client has fixed the state. (Stripe keeps every answer of an endpoint
+ * the same key runs anew once the client has fixed the state. (Stripe keeps every response of an endpoint
  * that started executing, but not a refusal before it or a conflict with a concurrent request.)
  */
-export const keepsAnswer = (status: number) => status < 400 || [400, 403, 413, 415, 422].includes(status);
+export const keepsResponse = (status: number) => status < 400 || [400, 403, 413, 415, 422].includes(status);
 
 /**
- * Keeps the first answer for replay, its body sealed (the secret box of the portal tokens): answers hold
+ * Keeps the first response for replay, its body sealed (the secret box of the portal tokens): answers hold
  * tokens and secrets (an activation token, a login link, a webhook's signing secret), never at rest in clear.
  */
-export async function storeAnswer(
+export async function storeResponse(
   db: Db,
   keys: TokenKeys,
   clientId: number,
   key: string,
-  answer: StoredAnswer,
+  answer: StoredResponse,
 ): Promise<void> {
   const body = await seal(answer.body, keys);
   await db

@@ -2,10 +2,10 @@ export { readiness } from "./health";
 export {
   claimKey,
   IDEMPOTENCY_LOCK_MS,
-  keepsAnswer,
+  keepsResponse,
   purgeExpiredKeys,
   releaseKey,
   renewKey,
-  storeAnswer,
+  storeResponse,
 } from "./idempotency";
 export { Health } from "./schemas";

@@ -122,7 +122,7 @@ async function storeTokens(
     ...authorization,
     updatedAt: nowIso(),
   };
-  // The connection shows in cached answers of the user (GET /oauth/, /attributes/ with userId).
+  // The connection shows in cached responses of the user (GET /oauth/, /attributes/ with userId).
   const {
     row: [row],
   } = await namedBatch(db, {
@@ -295,7 +295,7 @@ type Renewal = { token: string } | { error: { kind: PortalError["kind"]; message
  * Object runs them in turn (`exclusive`), so jobs that found the token expired together do not spend
  * the one-use refresh token against each other. Each, in its turn, reads the connection again: when
  * another renewal stored a new access token since the caller read `seen` (and it is not the one the
- * portal just `refused`), that token is the answer; otherwise the freshest refresh token is spent. Only
+ * portal just `refused`), that token is the response; otherwise the freshest refresh token is spent. Only
  * the portal's refusal of that freshest one ends the connection.
  */
 async function renewAccess(

@@ -77,7 +77,7 @@ export interface PublishRequest {
 export type AdDecision =
   | { adId: number; refusal: Outcome }
   | { adId: number; job: NewJob }
-  | { adId: number; answeredByWithdrawal: true };
+  | { adId: number; settledByWithdrawal: true };
 
 export interface PublishDecision {
   /** Pending placements, updates and features that an unpublish takes out of the queue (and refunds). */
@@ -116,8 +116,7 @@ export function decidePublishing(state: PublishState, request: PublishRequest): 
     };
     if (mode === "unpublish") {
       // A placement that never happened needs nothing more; a listing that is live still goes down.
-      if (!live)
-        return withdrawable.has(adId) ? { adId, answeredByWithdrawal: true } : refuse(adId, "ad_not_published");
+      if (!live) return withdrawable.has(adId) ? { adId, settledByWithdrawal: true } : refuse(adId, "ad_not_published");
       if (!state.connected) return refuse(adId, "portal_not_connected");
       return { adId, job: { ...job, action: "unpublish", ...retry } };
     }

@@ -69,7 +69,7 @@ const SETTLE_AGAIN_MS = 5 * 60_000;
  * taken or finished and does nothing; a placement carries a stable reference the marketplace knows it
  * by, so even a claim lost to a crash cannot make a second listing. A refusal ends the job in `error`
  * with the reason; a transient failure puts it back to pending and its message is retried with backoff
- * (its entry in the answer is rejected). Answers one settled result per job, in order.
+ * (its entry in the response is rejected). Answers one settled result per job, in order.
  */
 export async function runPublishJobs(
   ctx: JobContext,

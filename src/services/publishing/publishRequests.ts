@@ -62,7 +62,7 @@ export async function requestPublishing(
   const byNewJob = new Map(jobs.map((job, i) => [job, queued[i]]));
   return decision.ads.map((d) => {
     if ("refusal" in d) return d.refusal;
-    if ("answeredByWithdrawal" in d) {
+    if ("settledByWithdrawal" in d) {
       const cancelled = withdrawn.get(d.adId);
       return cancelled
         ? accepted(d.adId, cancelled)

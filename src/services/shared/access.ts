@@ -58,7 +58,7 @@ async function userWhere(db: Db, userId: number, visible: SQL | undefined): Prom
   return user;
 }
 
-/** The user if the client may act on it; another client's user answers 404, as if it did not exist. */
+/** The user if the client may act on it; another client's user returns 404, as if it did not exist. */
 export const requireUser = (db: Db, caller: Caller, userId: number): Promise<UserRow> =>
   userWhere(db, userId, visibleUsers(caller));
 

@@ -2,7 +2,7 @@ import { DomainError, detail } from "../../lib/errors";
 
 /**
  * Fields fixed after creation that a write may still carry (a client sends back what it read): each one
- * given must equal what is stored; a difference answers 400 `not_updatable`, naming the field.
+ * given must equal what is stored; a difference returns 400 `not_updatable`, naming the field.
  */
 export function requireUnchanged<K extends string>(
   given: Partial<Record<K, unknown>>,

@@ -4,7 +4,7 @@ import { inList } from "../../db/inList";
 import { cacheRevisions } from "../../db/schema";
 
 /**
- * Revisions behind the response cache. A cached answer's key holds the revisions of the parts of the
+ * Revisions behind the response cache. A cached response's key holds the revisions of the parts of the
  * data it depends on (revision keys: "ads", "users", "user:<id>"); every write bumps its keys in the
  * same batch as the write, so the next read misses.
  */

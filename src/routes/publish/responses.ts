@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ERROR_CODES } from "../../lib/errors";
-import { keepsAnswer } from "../../services/operations";
+import { keepsResponse } from "../../services/operations";
 import type { Outcome } from "../../services/publishing";
 
 /** The document's tag of every publishing operation, and the text their descriptions share. */
@@ -10,17 +10,17 @@ export const repeats =
   "A repeated call while the ad's job is still open answers as the first did, with the same job and no second charge.";
 
 /**
- * A batch answers 200 whatever its ads' outcomes. When one of them is a refusal that a single call would
+ * A batch returns 200 whatever its ads' outcomes. When one of them is a refusal that a single call would
  * answer with a status whose key is freed (`insufficient_means`, `user_locked`: state that can change),
  * the batch's key is freed too, so the same request runs anew once the state is fixed.
  */
 function noteStateDependence(c: Context<AppEnv>, outcomes: Outcome[]): void {
-  if (outcomes.some((o) => o.errorDetails.some((detail) => !keepsAnswer(ERROR_CODES[detail.code].status))))
+  if (outcomes.some((o) => o.errorDetails.some((detail) => !keepsResponse(ERROR_CODES[detail.code].status))))
     c.set("refusalDependsOnState", true);
 }
 
 /** The batch's answer: its outcomes summarised, and its key freed when a refusal among them depends on state. */
-export function batchAnswer(c: Context<AppEnv>, outcomes: Outcome[]) {
+export function batchResponse(c: Context<AppEnv>, outcomes: Outcome[]) {
   noteStateDependence(c, outcomes);
   return c.json(summarise(outcomes), 200);
 }

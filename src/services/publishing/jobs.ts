@@ -57,13 +57,13 @@ const jobNotFound = (id: number) => DomainError.of("job_not_found", `queueItemId
 /** The job if the caller may see it (its user is the client's, or the caller is internal). */
 async function findJob(ctx: ServiceContext, id: number) {
   const row = await ctx.db
-    .select({ item: publishJobs, ...jobColumns })
+    .select({ job: publishJobs, ...jobColumns })
     .from(publishJobs)
     .innerJoin(users, eq(users.id, publishJobs.userId))
     .where(and(eq(publishJobs.id, id), usersWithHistory(ctx.caller)))
     .get();
   if (!row) throw jobNotFound(id);
-  return { ...row.item, refunded: row.refunded, laterJob: row.laterJob };
+  return { ...row.job, refunded: row.refunded, laterJob: row.laterJob };
 }
 
 export async function getJob(ctx: ServiceContext, id: number): Promise<JobView> {
@@ -106,7 +106,7 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
       .innerJoin(users, eq(users.id, publishJobs.userId))
       .where(where),
     rows: db
-      .select({ item: publishJobs, ...jobColumns })
+      .select({ job: publishJobs, ...jobColumns })
       .from(publishJobs)
       .innerJoin(users, eq(users.id, publishJobs.userId))
       .where(where)
@@ -115,7 +115,7 @@ export async function listJobs(ctx: ServiceContext, filter: JobFilter): Promise<
       .offset((filter.page - 1) * filter.itemsPerPage),
   });
   return {
-    items: rows.map((row) => jobView({ ...row.item, refunded: row.refunded, laterJob: row.laterJob })),
+    items: rows.map((row) => jobView({ ...row.job, refunded: row.refunded, laterJob: row.laterJob })),
     totalItems: total?.n ?? 0,
     page: filter.page,
     itemsPerPage: filter.itemsPerPage,

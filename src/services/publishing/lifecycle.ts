@@ -144,7 +144,7 @@ const endsListingFeatures = (kind: JobAction, event: JobEvent) =>
   event === "succeeded" && (kind === "unpublish" || kind === "publish");
 
 /** The job's own columns for an event; a success keeps the listing it made or acted on. */
-function itemChange(item: JobRef, event: JobEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof publishJobs> {
+function jobChange(job: JobRef, event: JobEvent, detail: EventDetail): SQLiteUpdateSetSource<typeof publishJobs> {
   const change = { status: JOB_TRANSITIONS[event].to, updatedAt: detail.now };
   switch (event) {
     case "started":
@@ -157,7 +157,7 @@ function itemChange(item: JobRef, event: JobEvent, detail: EventDetail): SQLiteU
         reason: null,
         remoteAdId:
           detail.outcome?.remoteAdId ??
-          sql`(SELECT ${adPublications.remoteAdId} FROM ${adPublications} WHERE ${adPublications.adId} = ${item.adId} AND ${adPublications.portal} = ${item.portal})`,
+          sql`(SELECT ${adPublications.remoteAdId} FROM ${adPublications} WHERE ${adPublications.adId} = ${job.adId} AND ${adPublications.portal} = ${job.portal})`,
       };
     case "failed":
     case "cancelled":
@@ -174,10 +174,10 @@ const movedNow = (itemId: number, state: JobState, now: string) =>
  * Jobs (table alias `other`) of the same listing or feature as the job given by its columns: the same
  * listing (placements, updates and unpublishes of an ad on a portal) or, for a feature, the same feature.
  */
-export function sameListingOrFeature(other: string, item: Record<"adId" | "portal" | "action" | "feature", unknown>) {
+export function sameListingOrFeature(other: string, job: Record<"adId" | "portal" | "action" | "feature", unknown>) {
   const column = (name: string) => sql.raw(`${other}.${name}`);
-  return sql`${column("ad_id")} = ${item.adId} AND ${column("portal")} = ${item.portal} AND CASE WHEN ${item.action} = 'feature'
-    THEN ${column("action")} = 'feature' AND ${column("feature")} = ${item.feature} ELSE ${column("action")} != 'feature' END`;
+  return sql`${column("ad_id")} = ${job.adId} AND ${column("portal")} = ${job.portal} AND CASE WHEN ${job.action} = 'feature'
+    THEN ${column("action")} = 'feature' AND ${column("feature")} = ${job.feature} ELSE ${column("action")} != 'feature' END`;
 }
 
 /**
@@ -189,19 +189,19 @@ export function sameListingOrFeature(other: string, item: Record<"adId" | "porta
  * first, its retry would find the listing gone and refund a purchase the marketplace holds. Sent again
  * while the listing is live, the purchase is answered once by its reference.
  */
-const noEarlierOpenJob = (item: JobRef) =>
-  item.action === "feature"
+const noEarlierOpenJob = (job: JobRef) =>
+  job.action === "feature"
     ? undefined
     : and(
-        sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameListingOrFeature("earlier", item)}
-          AND earlier.id < ${item.id} AND earlier.status IN ('pending', 'processing'))`,
-        item.action === "unpublish" ? noStartedFeatureOpen(item) : undefined,
+        sql`NOT EXISTS (SELECT 1 FROM queue_items AS earlier WHERE ${sameListingOrFeature("earlier", job)}
+          AND earlier.id < ${job.id} AND earlier.status IN ('pending', 'processing'))`,
+        job.action === "unpublish" ? noStartedFeatureOpen(job) : undefined,
       );
 
 /** No feature of the job's listing has started and not ended. */
-const noStartedFeatureOpen = (item: JobRef) =>
-  sql`NOT EXISTS (SELECT 1 FROM queue_items AS started WHERE started.ad_id = ${item.adId}
-    AND started.portal = ${item.portal} AND started.action = 'feature' AND started.attempts > 0
+const noStartedFeatureOpen = (job: JobRef) =>
+  sql`NOT EXISTS (SELECT 1 FROM queue_items AS started WHERE started.ad_id = ${job.adId}
+    AND started.portal = ${job.portal} AND started.action = 'feature' AND started.attempts > 0
     AND started.status IN ('pending', 'processing'))`;
 
 /**
@@ -211,24 +211,24 @@ const noStartedFeatureOpen = (item: JobRef) =>
  * while it is the publication's current job), a refund of its charge when it failed or was cancelled
  * (once per job, by the ledger's unique key), its event and the cache revision.
  */
-export function transition(db: Db, item: JobRef, event: JobEvent, detail: EventDetail) {
+export function transition(db: Db, job: JobRef, event: JobEvent, detail: EventDetail) {
   const { from, to } = JOB_TRANSITIONS[event];
-  const moved = movedNow(item.id, to, detail.now);
-  const publication = publicationChange(item.action, event, detail);
-  const feature = featureChange(item.action, event, detail);
-  const itemUpdate = db
+  const moved = movedNow(job.id, to, detail.now);
+  const publication = publicationChange(job.action, event, detail);
+  const feature = featureChange(job.action, event, detail);
+  const jobUpdate = db
     .update(publishJobs)
-    .set(itemChange(item, event, detail))
+    .set(jobChange(job, event, detail))
     .where(
       and(
-        eq(publishJobs.id, item.id),
+        eq(publishJobs.id, job.id),
         inArray(publishJobs.status, from),
-        event === "started" ? noEarlierOpenJob(item) : undefined,
+        event === "started" ? noEarlierOpenJob(job) : undefined,
         event === "cancelled" ? eq(publishJobs.attempts, 0) : undefined,
       ),
     )
     .returning();
-  const thisPublication = and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal));
+  const thisPublication = and(eq(adPublications.adId, job.adId), eq(adPublications.portal, job.portal));
   const effects: BatchItem<"sqlite">[] = [];
   if (publication?.listing)
     effects.push(db.update(adPublications).set(publication.listing).where(and(thisPublication, moved)));
@@ -237,7 +237,7 @@ export function transition(db: Db, item: JobRef, event: JobEvent, detail: EventD
       db
         .update(adPublications)
         .set(publication.job)
-        .where(and(thisPublication, eq(adPublications.queueItemId, item.id), moved)),
+        .where(and(thisPublication, eq(adPublications.queueItemId, job.id), moved)),
     );
   if (feature)
     effects.push(
@@ -246,25 +246,25 @@ export function transition(db: Db, item: JobRef, event: JobEvent, detail: EventD
         .set(feature)
         .where(
           and(
-            eq(adFeatures.adId, item.adId),
-            sql`${adFeatures.portal} = ${item.portal}`,
-            eq(adFeatures.feature, item.feature ?? ""),
+            eq(adFeatures.adId, job.adId),
+            sql`${adFeatures.portal} = ${job.portal}`,
+            eq(adFeatures.feature, job.feature ?? ""),
             moved,
           ),
         ),
     );
-  if (endsListingFeatures(item.action, event))
+  if (endsListingFeatures(job.action, event))
     effects.push(
       db
         .update(adFeatures)
         .set({ active: false })
-        .where(and(eq(adFeatures.adId, item.adId), sql`${adFeatures.portal} = ${item.portal}`, moved)),
+        .where(and(eq(adFeatures.adId, job.adId), sql`${adFeatures.portal} = ${job.portal}`, moved)),
     );
-  if (to === "error" || to === "cancelled") effects.push(refundOf(db, item.id, detail.reason ?? event));
-  const reported = eventOfTransition(db, item, event, detail);
+  if (to === "error" || to === "cancelled") effects.push(refundOf(db, job.id, detail.reason ?? event));
+  const reported = eventOfTransition(db, job, event, detail);
   if (reported) effects.push(reported);
   effects.push(bumpRevisions(db, [ADS_REVISION]));
-  return { item: itemUpdate, effects };
+  return { job: jobUpdate, effects };
 }
 
 /** The event each transition reports (the README's event catalogue); none for started and retrying. */
@@ -283,15 +283,15 @@ const EVENT_OF: Record<JobEvent, Partial<Record<JobAction, EventType>>> = {
 };
 
 /** The transition's event, written only when the job moved in this very batch (its state and clock). */
-function eventOfTransition(db: Db, item: JobRef, event: JobEvent, detail: EventDetail) {
-  const type = EVENT_OF[event][item.action];
+function eventOfTransition(db: Db, job: JobRef, event: JobEvent, detail: EventDetail) {
+  const type = EVENT_OF[event][job.action];
   if (!type) return null;
   const publication = (column: "remote_ad_id" | "start_date" | "close_date") =>
-    sql`(SELECT ${sql.raw(column)} FROM ad_publications WHERE ad_id = ${item.adId} AND portal = ${item.portal})`;
+    sql`(SELECT ${sql.raw(column)} FROM ad_publications WHERE ad_id = ${job.adId} AND portal = ${job.portal})`;
   const listing =
-    item.action === "feature"
-      ? sql`'feature', ${item.feature}`
-      : sql`'kind', ${JOB_KINDS[item.action]}, 'remoteAdId', ${publication("remote_ad_id")}`;
+    job.action === "feature"
+      ? sql`'feature', ${job.feature}`
+      : sql`'kind', ${JOB_KINDS[job.action]}, 'remoteAdId', ${publication("remote_ad_id")}`;
   const dates =
     type === "publish.active"
       ? sql`, 'startDate', ${publication("start_date")}, 'closeDate', ${publication("close_date")}`
@@ -301,12 +301,12 @@ function eventOfTransition(db: Db, item: JobRef, event: JobEvent, detail: EventD
     db,
     {
       type,
-      userId: item.userId,
-      adId: item.adId,
-      portal: item.portal,
-      data: sql`json_object('queueItemId', ${item.id}, ${listing}${dates}${reason})`,
+      userId: job.userId,
+      adId: job.adId,
+      portal: job.portal,
+      data: sql`json_object('queueItemId', ${job.id}, ${listing}${dates}${reason})`,
     },
-    movedNow(item.id, JOB_TRANSITIONS[event].to, detail.now),
+    movedNow(job.id, JOB_TRANSITIONS[event].to, detail.now),
   );
 }
 
@@ -343,19 +343,19 @@ const refundOf = (db: Db, itemId: number, reason: string) => {
 /** Runs one event on its own; answers the job as it is after the event, or null when it could not move. */
 export async function applyEvent(
   db: Db,
-  item: JobRef,
+  job: JobRef,
   event: JobEvent,
   detail: EventDetail,
   metrics?: Metrics,
 ): Promise<PublishJobRow | null> {
-  const [moved] = await namedBatches(db, [transition(db, item, event, detail)]);
-  const [row] = moved?.item ?? [];
+  const [moved] = await namedBatches(db, [transition(db, job, event, detail)]);
+  const [row] = moved?.job ?? [];
   if (row && metrics) noteRefund(metrics, event, row);
   return row ?? null;
 }
 
 /** The wallet metric of an event that gave a charge back. */
-export function noteRefund(metrics: Metrics, event: JobEvent, item: Pick<PublishJobRow, "cost" | "portal">): void {
-  if ((event === "failed" || event === "cancelled" || event === "superseded") && item.cost > 0)
-    metrics.record({ event: "wallet", entry: "refund", portal: item.portal, cents: item.cost });
+export function noteRefund(metrics: Metrics, event: JobEvent, job: Pick<PublishJobRow, "cost" | "portal">): void {
+  if ((event === "failed" || event === "cancelled" || event === "superseded") && job.cost > 0)
+    metrics.record({ event: "wallet", entry: "refund", portal: job.portal, cents: job.cost });
 }

@@ -46,10 +46,10 @@ type Decision =
 export type JobMode = "send" | "give-up" | "expire";
 
 /** Why a settled job that the marketplace does not hold failed. */
-const SETTLED_FAILURE: Record<Exclude<JobMode, "send">, (item: PublishJobRow) => string> = {
-  "give-up": (item) =>
-    item.reason
-      ? `the portal kept failing (${item.reason}); gave up after repeated attempts`
+const SETTLED_FAILURE: Record<Exclude<JobMode, "send">, (job: PublishJobRow) => string> = {
+  "give-up": (job) =>
+    job.reason
+      ? `the portal kept failing (${job.reason}); gave up after repeated attempts`
       : "the portal kept failing; gave up after repeated attempts",
   expire: () => "expired: no progress for 24 hours",
 };
@@ -76,13 +76,13 @@ export async function runPublishJobs(
   input: { messages: PublishMessage[]; mode?: JobMode },
 ): Promise<PromiseSettledResult<void>[]> {
   const { db, env } = ctx;
-  const { messages: jobs, mode = "send" } = input;
-  const refs = await itemRefs(db, jobs);
+  const { messages, mode = "send" } = input;
+  const refs = await jobRefs(db, messages);
   const now = nowIso();
-  const known = refs.flatMap((item, at) => (item ? [{ item, at }] : []));
+  const known = refs.flatMap((job, at) => (job ? [{ job, at }] : []));
   const claimed = await namedBatches(
     db,
-    known.map(({ item }) => claimOf(db, item, now)),
+    known.map(({ job }) => claimOf(db, job, now)),
   );
   const metrics = metricsOf(env);
   const runs = known.flatMap(({ at }, i) => {
@@ -92,8 +92,8 @@ export async function runPublishJobs(
     return [
       {
         at,
-        item: running,
-        job: jobs[at] as PublishMessage,
+        job: running,
+        message: messages[at] as PublishMessage,
         startedAt: Date.now(),
         decision: decide(env, running, mode, {
           ad: read.ad[0],
@@ -112,18 +112,18 @@ export async function runPublishJobs(
 
   const written = await namedBatches(
     db,
-    decided.map(({ item, decision }) => outcomeStatements(db, item, decision, nowIso(), mode)),
+    decided.map(({ job, decision }) => outcomeStatements(db, job, decision, nowIso(), mode)),
   );
   const toSend: { job: JobRef; requestId?: string }[] = [];
-  const results: PromiseSettledResult<void>[] = jobs.map(() => ({ status: "fulfilled", value: undefined }));
-  decided.forEach(({ at, item, job, startedAt, decision }, i) => {
+  const results: PromiseSettledResult<void>[] = messages.map(() => ({ status: "fulfilled", value: undefined }));
+  decided.forEach(({ at, job, message, startedAt, decision }, i) => {
     const outcome = written[i];
-    if (outcome?.outcome[0]) noteRefund(metrics, decision.event, item);
+    if (outcome?.outcome[0]) noteRefund(metrics, decision.event, job);
     // An update asked for again while it was being sent was re-opened with its outcome: it goes out once more.
-    if (outcome?.rerun[0]) toSend.push({ job: item, requestId: job.requestId });
+    if (outcome?.rerun[0]) toSend.push({ job, requestId: message.requestId });
     // The next job of the listing waited for this one: it goes now.
     for (const next of outcome?.next ?? []) toSend.push({ job: next, requestId: next.requestId ?? undefined });
-    report(metrics, item, job.requestId, Date.now() - startedAt, decision);
+    report(metrics, job, message.requestId, Date.now() - startedAt, decision);
     // Settling that could not ask the marketplace leaves the job pending for the cron, not on the queue.
     if (decision.event === "retrying" && mode === "send") results[at] = { status: "rejected", reason: decision.error };
   });
@@ -132,46 +132,46 @@ export async function runPublishJobs(
 }
 
 /** Each job's job: the columns its message carries, or (for a message that names only the id) read in one query. */
-async function itemRefs(db: Db, jobs: PublishMessage[]): Promise<(JobRef | undefined)[]> {
-  const unnamed = jobs.filter((job) => !job.item).map((job) => job.itemId);
+async function jobRefs(db: Db, messages: PublishMessage[]): Promise<(JobRef | undefined)[]> {
+  const unnamed = messages.filter((message) => !message.item).map((message) => message.itemId);
   const read = unnamed.length
     ? new Map((await db.select().from(publishJobs).where(inList(publishJobs.id, unnamed))).map((row) => [row.id, row]))
     : new Map<number, JobRef>();
-  return jobs.map((job) => (job.item ? { id: job.itemId, ...job.item } : read.get(job.itemId)));
+  return messages.map((message) => (message.item ? { id: message.itemId, ...message.item } : read.get(message.itemId)));
 }
 
 /** Jobs of the same ad and portal queued after this one. */
-const queuedAfter = (item: JobRef) =>
-  and(eq(publishJobs.adId, item.adId), eq(publishJobs.portal, item.portal), gt(publishJobs.id, item.id));
+const queuedAfter = (job: JobRef) =>
+  and(eq(publishJobs.adId, job.adId), eq(publishJobs.portal, job.portal), gt(publishJobs.id, job.id));
 
 /**
  * Every read one job's job needs, by name, and its claim (only a pending job whose listing has no
  * earlier open job moves; the claim answers the job when it did). Read and claimed in one transaction.
  */
-function claimOf(db: Db, item: JobRef, now: string) {
-  const marketplace = item.portal === "website" ? null : (item.portal as Marketplace);
-  const sendsListing = item.action === "publish" || item.action === "update";
-  const { item: claim, effects } = transition(db, item, "started", { now });
+function claimOf(db: Db, job: JobRef, now: string) {
+  const marketplace = job.portal === "website" ? null : (job.portal as Marketplace);
+  const sendsListing = job.action === "publish" || job.action === "update";
+  const { job: claim, effects } = transition(db, job, "started", { now });
   return {
-    ad: db.select().from(ads).where(eq(ads.id, item.adId)),
-    owner: db.select({ deletedAt: users.deletedAt }).from(users).where(eq(users.id, item.userId)),
+    ad: db.select().from(ads).where(eq(ads.id, job.adId)),
+    owner: db.select({ deletedAt: users.deletedAt }).from(users).where(eq(users.id, job.userId)),
     publication: db
       .select()
       .from(adPublications)
-      .where(and(eq(adPublications.adId, item.adId), eq(adPublications.portal, item.portal))),
+      .where(and(eq(adPublications.adId, job.adId), eq(adPublications.portal, job.portal))),
     // A newer update or unpublish of the same listing makes an update pointless.
     newer: db
       .select({ id: publishJobs.id })
       .from(publishJobs)
       .where(
         and(
-          queuedAfter(item),
+          queuedAfter(job),
           inArray(publishJobs.action, ["update", "unpublish"]),
           inArray(publishJobs.status, ["pending", "processing"]),
         ),
       ),
-    connection: marketplace ? [connectionQuery(db, item.userId, marketplace)] : [],
-    listing: marketplace && sendsListing ? listingQueries(db, item.adId, item.userId, marketplace) : undefined,
+    connection: marketplace ? [connectionQuery(db, job.userId, marketplace)] : [],
+    listing: marketplace && sendsListing ? listingQueries(db, job.adId, job.userId, marketplace) : undefined,
     claim,
     claimEffects: effects,
   };
@@ -180,7 +180,7 @@ function claimOf(db: Db, item: JobRef, now: string) {
 /** The job of one claimed job, up to its outcome; never throws. */
 async function decide(
   env: Env,
-  item: PublishJobRow,
+  job: PublishJobRow,
   mode: JobMode,
   read: {
     ad: AdRow | undefined;
@@ -198,33 +198,33 @@ async function decide(
 ): Promise<Decision> {
   const { ad } = read;
   // This claim is the job's first: no earlier attempt reached the marketplace.
-  const neverSent = item.attempts <= 1;
-  if (mode !== "send" && neverSent) return { event: "failed", reason: SETTLED_FAILURE[mode](item) };
+  const neverSent = job.attempts <= 1;
+  if (mode !== "send" && neverSent) return { event: "failed", reason: SETTLED_FAILURE[mode](job) };
   // An ad or user deleted after its job was queued: an unpublish asked for before still runs; a job that
   // never reached the marketplace ends unpaid; one that may have reached it is settled by asking.
   const departed = !ad || read.ownerDeleted;
-  if (departed && item.action !== "unpublish" && neverSent) return { event: "failed", reason: DELETED_BEFORE_START };
+  if (departed && job.action !== "unpublish" && neverSent) return { event: "failed", reason: DELETED_BEFORE_START };
   const work: Work =
     mode !== "send"
-      ? { settle: SETTLED_FAILURE[mode](item) }
-      : departed && item.action !== "unpublish"
+      ? { settle: SETTLED_FAILURE[mode](job) }
+      : departed && job.action !== "unpublish"
         ? { settle: "the advertisement or its user was deleted" }
         : "send";
   // A job that may already be at the marketplace is never refunded unasked: without a connection to
   // ask through (a reconnect under way, an expired one), it waits for the user to connect again.
-  if (item.portal !== "website" && !neverSent && !read.connection?.status)
+  if (job.portal !== "website" && !neverSent && !read.connection?.status)
     return { event: "retrying", reason: "waiting for the user to connect the portal again", error: undefined };
   if (work === "send") {
-    if (item.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
+    if (job.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
     // A placement was queued as such because the unpublish before it would take the listing down; when
     // that unpublish failed, the listing is still live and a second one must not be made (nor paid for).
-    if (item.action === "publish" && read.live)
+    if (job.action === "publish" && read.live)
       return {
         event: "failed",
         reason: "the listing is still live: the unpublish before it did not run; publish again to update it",
       };
     // An update or a feature needs the listing live (an unpublish before it may have taken it down).
-    if ((item.action === "update" || item.action === "feature") && !read.live)
+    if ((job.action === "update" || job.action === "feature") && !read.live)
       return { event: "failed", reason: REFUSAL_TEXTS.ad_not_published };
   }
   // A listing is changed only through the account that holds it: another account's connection would
@@ -232,22 +232,22 @@ async function decide(
   const holder = read.remoteAccountId;
   const connected = read.connection?.externalUserId ?? null;
   if (
-    item.action !== "publish" &&
-    item.portal !== "website" &&
+    job.action !== "publish" &&
+    job.portal !== "website" &&
     holder !== null &&
     connected !== null &&
     holder !== connected
   )
     return {
       event: "failed",
-      reason: `the listing is at ${item.portal} account ${holder}; connect that account to change it`,
+      reason: `the listing is at ${job.portal} account ${holder}; connect that account to change it`,
     };
   try {
     const outcome =
-      item.portal === "website"
-        ? websiteOutcome(item, work)
+      job.portal === "website"
+        ? websiteOutcome(job, work)
         : {
-            ...(await marketplaceCall(env, item, work, { ...read, ad })),
+            ...(await marketplaceCall(env, job, work, { ...read, ad })),
             remoteAccountId: read.connection?.externalUserId ?? null,
           };
     return { event: "succeeded", outcome };
@@ -264,19 +264,19 @@ async function decide(
  * once more with the ad as it is now; and `next`, the oldest job of the listing still pending, which
  * waited for this one to end (after a feature, an unpublish of its listing that waited for it).
  */
-function outcomeStatements(db: Db, item: PublishJobRow, decision: Decision, now: string, mode: JobMode) {
-  const delayMs = mode !== "send" ? SETTLE_AGAIN_MS : backoffSeconds(item.attempts) * 1000;
-  const { item: outcome, effects } =
+function outcomeStatements(db: Db, job: PublishJobRow, decision: Decision, now: string, mode: JobMode) {
+  const delayMs = mode !== "send" ? SETTLE_AGAIN_MS : backoffSeconds(job.attempts) * 1000;
+  const { job: outcome, effects } =
     decision.event === "retrying"
-      ? transition(db, item, "retrying", {
+      ? transition(db, job, "retrying", {
           now,
           reason: decision.reason,
           retryAt: new Date(Date.now() + delayMs).toISOString(),
         })
       : decision.event === "succeeded"
-        ? transition(db, item, "succeeded", { now, outcome: decision.outcome })
-        : transition(db, item, decision.event, { now, reason: decision.reason });
-  const reruns = item.action === "update" && decision.event === "succeeded";
+        ? transition(db, job, "succeeded", { now, outcome: decision.outcome })
+        : transition(db, job, decision.event, { now, reason: decision.reason });
+  const reruns = job.action === "update" && decision.event === "succeeded";
   return {
     outcome,
     effects,
@@ -285,7 +285,7 @@ function outcomeStatements(db: Db, item: PublishJobRow, decision: Decision, now:
       .set({ status: "pending", rerun: false, retryAt: now })
       .where(
         and(
-          eq(publishJobs.id, item.id),
+          eq(publishJobs.id, job.id),
           eq(publishJobs.status, "done"),
           eq(publishJobs.rerun, true),
           sql`${reruns ? 1 : 0} = 1`,
@@ -297,10 +297,10 @@ function outcomeStatements(db: Db, item: PublishJobRow, decision: Decision, now:
       .set({ pending: true, pendingDate: now })
       .where(
         and(
-          eq(adPublications.adId, item.adId),
-          eq(adPublications.portal, item.portal),
-          eq(adPublications.queueItemId, item.id),
-          sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${item.id} AND ${publishJobs.status} = 'pending' AND ${publishJobs.rerun} = 0 AND ${publishJobs.retryAt} = ${now})`,
+          eq(adPublications.adId, job.adId),
+          eq(adPublications.portal, job.portal),
+          eq(adPublications.queueItemId, job.id),
+          sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${job.id} AND ${publishJobs.status} = 'pending' AND ${publishJobs.rerun} = 0 AND ${publishJobs.retryAt} = ${now})`,
           sql`${reruns ? 1 : 0} = 1`,
         ),
       ),
@@ -309,13 +309,13 @@ function outcomeStatements(db: Db, item: PublishJobRow, decision: Decision, now:
       .from(publishJobs)
       .where(
         and(
-          item.action === "feature"
+          job.action === "feature"
             ? and(
-                eq(publishJobs.adId, item.adId),
-                eq(publishJobs.portal, item.portal),
+                eq(publishJobs.adId, job.adId),
+                eq(publishJobs.portal, job.portal),
                 eq(publishJobs.action, "unpublish"),
               )
-            : and(queuedAfter(item), sql`${publishJobs.action} != 'feature'`),
+            : and(queuedAfter(job), sql`${publishJobs.action} != 'feature'`),
           eq(publishJobs.status, "pending"),
           sql`${decision.event !== "retrying" ? 1 : 0} = 1`,
         ),
@@ -330,7 +330,7 @@ const RESULT_OF = { succeeded: "done", failed: "error", retrying: "retry", super
 /** One log line and one metric per outcome of a job. */
 function report(
   metrics: Metrics,
-  item: PublishJobRow,
+  job: PublishJobRow,
   requestId: string | undefined,
   durationMs: number,
   decision: Decision,
@@ -338,11 +338,11 @@ function report(
   const result = RESULT_OF[decision.event];
   const reason = decision.event === "succeeded" ? undefined : decision.reason;
   log(result === "done" ? "info" : "warn", "job", {
-    kind: JOB_KINDS[item.action],
-    portal: item.portal,
-    itemId: item.id,
-    adId: item.adId,
-    attempts: item.attempts,
+    kind: JOB_KINDS[job.action],
+    portal: job.portal,
+    itemId: job.id,
+    adId: job.adId,
+    attempts: job.attempts,
     durationMs,
     result,
     reason,
@@ -350,21 +350,21 @@ function report(
   });
   metrics.record({
     event: "job",
-    kind: JOB_KINDS[item.action],
-    portal: item.portal,
+    kind: JOB_KINDS[job.action],
+    portal: job.portal,
     result,
     durationMs,
-    attempts: item.attempts,
+    attempts: job.attempts,
   });
 }
 
 /** The website is ours: its work always happens, and a job settled there held nothing. */
-function websiteOutcome(item: PublishJobRow, work: Work): ListingOutcome {
-  if (item.action === "unpublish") return { online: false };
+function websiteOutcome(job: PublishJobRow, work: Work): ListingOutcome {
+  if (job.action === "unpublish") return { online: false };
   if (work !== "send") throw new PortalError("refused", work.settle);
   const start = new Date();
   return {
-    remoteAdId: item.adId,
+    remoteAdId: job.adId,
     online: true,
     startDate: start.toISOString(),
     closeDate: new Date(start.getTime() + WEBSITE_LISTING_DAYS * 86_400_000).toISOString(),
@@ -379,7 +379,7 @@ function websiteOutcome(item: PublishJobRow, work: Work): ListingOutcome {
  */
 async function marketplaceCall(
   env: Env,
-  item: PublishJobRow,
+  job: PublishJobRow,
   work: Work,
   read: {
     ad: AdRow | undefined;
@@ -389,27 +389,27 @@ async function marketplaceCall(
   },
 ): Promise<ListingOutcome> {
   const db = getDb(env.DB);
-  const portal = item.portal as Marketplace;
-  const externalRef = item.externalRef ?? `ad-${item.adId}-${item.id}`;
+  const portal = job.portal as Marketplace;
+  const externalRef = job.externalRef ?? `ad-${job.adId}-${job.id}`;
   const { ad, remoteAdId } = read;
   const listing = () => {
     // Read in the claim's batch for every action that sends a listing (claimOf's `sendsListing`).
-    if (!read.listingRows || !ad) throw new Error(`the listing of item ${item.id} was not read`);
-    return assembleListing(read.listingRows, { ad, externalRef, withImages: item.images, mediaBase: mediaBaseOf(env) });
+    if (!read.listingRows || !ad) throw new Error(`the listing of job ${job.id} was not read`);
+    return assembleListing(read.listingRows, { ad, externalRef, withImages: job.images, mediaBase: mediaBaseOf(env) });
   };
-  const target = { userId: item.userId, portal, current: read.connection };
+  const target = { userId: job.userId, portal, current: read.connection };
   return withAccessToken({ db, env }, target, async (gateway, token) => {
-    const held = () => heldAtMarketplace(gateway, token, item, { externalRef, remoteAdId });
+    const held = () => heldAtMarketplace(gateway, token, job, { externalRef, remoteAdId });
     if (work !== "send") {
       const outcome = await held();
       if (outcome) return outcome;
       throw new PortalError("refused", work.settle);
     }
     try {
-      switch (item.action) {
+      switch (job.action) {
         case "publish": {
           // A placement is always a new listing; an earlier attempt of this one may have made it already.
-          if (item.attempts > 1 || item.retryOf) {
+          if (job.attempts > 1 || job.retryOf) {
             const existing = await gateway.findListing(token, externalRef);
             if (existing?.online) return existing;
           }
@@ -422,7 +422,7 @@ async function marketplaceCall(
           return { online: false };
         case "feature":
           // The job's reference makes a repeated purchase of this feature a no-op at the marketplace.
-          await gateway.buyFeature(token, remoteAdId, item.feature ?? "", externalRef);
+          await gateway.buyFeature(token, remoteAdId, job.feature ?? "", externalRef);
           return {};
       }
     } catch (error) {
@@ -442,10 +442,10 @@ async function marketplaceCall(
 async function heldAtMarketplace(
   gateway: PortalGateway,
   token: string,
-  item: PublishJobRow,
+  job: PublishJobRow,
   refs: { externalRef: string; remoteAdId: number },
 ): Promise<ListingOutcome | null> {
-  switch (item.action) {
+  switch (job.action) {
     case "publish": {
       const found = await gateway.findListing(token, refs.externalRef);
       return found?.online ? found : null;

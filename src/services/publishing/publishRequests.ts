@@ -5,13 +5,13 @@ import { adAttributes, adPublications, ads, publishJobs, userSettings, users } f
 import { DomainError } from "../../lib/errors";
 import { metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
-import { type Marketplace, PUBLISH_TARGETS } from "../../lib/vocabulary";
+import { type Marketplace, PUBLISH_TARGETS, type PublishTarget } from "../../lib/vocabulary";
 import { loadCatalogue } from "../catalogue/catalogue";
 import { isInternal, userNotFound, visibleUsers } from "../shared/access";
 import { jobContextOf, type ServiceContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
-import { decidePublishing, type PublishRequest, type PublishState } from "./decide";
+import { decidePublishing, type PublishDecision, type PublishRequest, type PublishState } from "./decide";
 import { DELETED_BEFORE_START, noteRefund, type PublishJobRow, transition } from "./lifecycle";
 import { queueJobs } from "./queueJobs";
 import { accepted, type Outcome, type PublishMode, queuedOutcome, REFUSAL_TEXTS, refused } from "./types";
@@ -43,19 +43,29 @@ export async function requestPublishingEverywhere(
 
 /**
  * POST/PUT/DELETE /publish/ and the batch forms, as read → decide → write: one batch read of the state
- * (`readPublishState`), the pure `decidePublishing`, and one write: the withdrawn jobs, then the new ones
- * (`queueJobs`, exactly once, a placement paid as it is queued). Whether a placement of a live ad
- * becomes an update is decided in the transaction that queues it. A withdrawn job that the consumer
- * claimed meanwhile runs to its end, and an unpublish queued behind it runs after it. Every ad gets
- * an outcome. A retry runs the same checks as a fresh call.
+ * (`readPublishState`), the pure `decidePublishing`, and the write of what was decided
+ * (`writePublishDecision`). Every ad gets an outcome. A retry runs the same checks as a fresh call.
  */
 export async function requestPublishing(
   ctx: ServiceContext,
   input: PublishRequest & { userId: number },
 ): Promise<Outcome[]> {
   const state = await readPublishState(ctx, input);
-  const decision = decidePublishing(state, input);
-  // Not started yet: taken out of the queue and its charge given back (what the consumer claimed meanwhile stays).
+  return writePublishDecision(ctx, input.portal, decidePublishing(state, input));
+}
+
+/**
+ * Writes a publish call's decision and returns each ad's outcome: first the jobs it withdraws (not
+ * started yet: cancelled and refunded; one the consumer claimed meanwhile runs to its end, and an
+ * unpublish queued behind it runs after it), then the new jobs (`queueJobs`: exactly once, a placement
+ * paid as it is queued, and whether a placement of a live ad becomes an update decided in that
+ * transaction).
+ */
+async function writePublishDecision(
+  ctx: ServiceContext,
+  portal: PublishTarget,
+  decision: PublishDecision,
+): Promise<Outcome[]> {
   const withdrawn = await withdrawPending(ctx, decision.withdraw, nowIso());
   const jobs = decision.ads.flatMap((d) => ("job" in d ? [d.job] : []));
   const queued = await queueJobs(jobContextOf(ctx), jobs);
@@ -66,12 +76,12 @@ export async function requestPublishing(
       const cancelled = withdrawn.get(d.adId);
       return cancelled
         ? accepted(d.adId, cancelled)
-        : refused("ad_not_published", input.portal, d.adId, REFUSAL_TEXTS.ad_not_published);
+        : refused("ad_not_published", portal, d.adId, REFUSAL_TEXTS.ad_not_published);
     }
     const q = byNewJob.get(d.job);
     return q
-      ? queuedOutcome(input.portal, d.adId, d.job.action, q)
-      : refused("insufficient_means", input.portal, d.adId, REFUSAL_TEXTS.insufficient_means);
+      ? queuedOutcome(portal, d.adId, d.job.action, q)
+      : refused("insufficient_means", portal, d.adId, REFUSAL_TEXTS.insufficient_means);
   });
 }
 
@@ -156,16 +166,16 @@ async function readPublishState(
  */
 async function withdrawPending(
   ctx: ServiceContext,
-  items: PublishJobRow[],
+  jobs: PublishJobRow[],
   now: string,
   reason = "removed before processing",
 ): Promise<Map<number, number>> {
   const moved = await namedBatches(
     ctx.db,
-    items.map((item) => transition(ctx.db, item, "cancelled", { now, reason })),
+    jobs.map((job) => transition(ctx.db, job, "cancelled", { now, reason })),
   );
   const cancelled = new Map<number, number>();
-  moved.forEach(({ item: [row] }) => {
+  moved.forEach(({ job: [row] }) => {
     if (!row) return;
     noteRefund(metricsOf(ctx.env), "cancelled", row);
     if (!cancelled.has(row.adId)) cancelled.set(row.adId, row.id);
@@ -182,7 +192,7 @@ export async function withdrawUnstartedJobs(
   ctx: ServiceContext,
   input: { adIds: number[] } | { userId: number },
 ): Promise<void> {
-  const items = await ctx.db
+  const jobs = await ctx.db
     .select()
     .from(publishJobs)
     .where(
@@ -193,5 +203,5 @@ export async function withdrawUnstartedJobs(
         ne(publishJobs.action, "unpublish"),
       ),
     );
-  await withdrawPending(ctx, items, nowIso(), DELETED_BEFORE_START);
+  await withdrawPending(ctx, jobs, nowIso(), DELETED_BEFORE_START);
 }

@@ -227,9 +227,9 @@ async function writeChunk(db: Db, d1: D1Database, chunk: NewJob[], requestId?: s
  CASE WHEN q.id IS NULL AND r.applicable THEN ${payerBalance("r")} END AS balance
  FROM (SELECT d.idx, d.applicable, d.cost AS price, d.payer_id, CASE WHEN d.retry_of IS NOT NULL
  THEN (SELECT max(o.id) FROM queue_items o WHERE o.ad_id = d.ad_id AND o.retry_of = d.retry_of)
- ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenJob("d")}) END AS item_id
+ ELSE (SELECT o.id FROM queue_items o WHERE ${sameOpenJob("d")}) END AS job_id
  FROM ${decided} d) r
- LEFT JOIN queue_items q ON q.id = r.item_id
+ LEFT JOIN queue_items q ON q.id = r.job_id
  ORDER BY r.idx`),
     ),
     revisions: d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteRevisions))),

@@ -50,9 +50,9 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
           eq(publishJobs.status, "pending"),
         ),
       ),
-    ...stuck.flatMap((item) =>
+    ...stuck.flatMap((job) =>
       statementsOf(
-        transition(db, item, "retrying", { now: at, retryAt: at, reason: "the consumer stopped while working on it" }),
+        transition(db, job, "retrying", { now: at, retryAt: at, reason: "the consumer stopped while working on it" }),
       ),
     ),
   ]);

@@ -72,6 +72,9 @@ export default defineConfig(async () => {
             MODEL_RUNS: process.env.MODEL_RUNS ?? "",
             MODEL_SEED: process.env.MODEL_SEED ?? "",
             MODEL_WITHOUT: process.env.MODEL_WITHOUT ?? "",
+            // The dry run's differential test likewise (npm run test:preflight).
+            PREFLIGHT_RUNS: process.env.PREFLIGHT_RUNS ?? "",
+            PREFLIGHT_SEED: process.env.PREFLIGHT_SEED ?? "",
           },
         },
       }),

@@ -317,6 +317,7 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
   const price = ad.prices.portal_a[0].priceTotal;
   const credit = price * adIds.length * 2;
   await api("POST", "/wallet/", { userId: user.userId, amount: credit, description: "benchmark" });
+  const preflight = await preflightOf(user.userId, adIds.slice(0, 100));
   const started = Date.now();
   await api("POST", "/publish/batch", { userId: user.userId, adId: adIds, portal: "portal_a" });
   const queuedAfter = (Date.now() - started) / 1000;
@@ -340,7 +341,38 @@ async function publishScenario(count = Number(process.env.BENCH_PUBLISH_ADS ?? 1
       headers: { Authorization: `Basic ${operator}` },
     })
   ).json();
-  return { ads: adIds.length, queuedAfter, seconds, adsPerSecond: adIds.length / seconds, charges, marketplace };
+  return {
+    ads: adIds.length,
+    queuedAfter,
+    seconds,
+    adsPerSecond: adIds.length / seconds,
+    charges,
+    marketplace,
+    preflight,
+  };
+}
+
+/**
+ * A dry run of publishing `adIds` (at most 100) to portal_a: its time against a health call's made right
+ * after it, its D1 rows, and how many of the ads it would place (the marketplace reviews each one).
+ */
+async function preflightOf(userId, adIds) {
+  const timed = async (work) => {
+    const started = performance.now();
+    const result = await work();
+    return { result, ms: performance.now() - started };
+  };
+  const dry = await timed(() => apiCall("POST", "/publish/preflight/", { userId, adId: adIds, portal: "portal_a" }));
+  const health = await timed(() => fetch(`${origin}/rest/v1/health`).then((r) => r.text()));
+  const { data, rowsRead, rowsWritten } = dry.result;
+  return {
+    ads: adIds.length,
+    ms: dry.ms,
+    healthRatio: dry.ms / health.ms,
+    rowsRead,
+    rowsWritten,
+    placements: data.verdicts.filter((v) => v.outcome === "placement" && v.verifiedByMarketplace).length,
+  };
 }
 
 /** CPU seconds (user + system) used so far by every process of the server's process group. */
@@ -399,6 +431,12 @@ const report = (label, publish) => {
   console.log(
     `placements charged: ${publish.charges}; at the simulator: ${publish.marketplace.listings} listings, ` +
       `${publish.marketplace.online} online, ${publish.marketplace.duplicateRefs} references with more than one listing`,
+  );
+  const { preflight } = publish;
+  console.log(
+    `dry run (POST /publish/preflight/) of ${preflight.ads} ads: ${preflight.ms.toFixed(0)} ms, ` +
+      `${preflight.healthRatio.toFixed(1)}× a health call; ${preflight.placements} verified placements; ` +
+      `D1 rows read ${preflight.rowsRead}, written ${preflight.rowsWritten}`,
   );
 };
 
@@ -538,6 +576,18 @@ async function sizeBench() {
         `${publishRuns.map((p) => p.marketplace.listings).join(", ")}, references with more than one listing ` +
         `${publishRuns.map((p) => p.marketplace.duplicateRefs).join(", ")}`,
     );
+    console.log(
+      `\ndry run of ${publishRuns[0].preflight.ads} ads (POST /publish/preflight/), medians of ${runs} runs\n`,
+    );
+    console.table([
+      {
+        ms: runsOf(publishRuns.map((p) => p.preflight.ms)),
+        "× a health call": runsOf(publishRuns.map((p) => p.preflight.healthRatio)),
+        "D1 rows read": median(publishRuns.map((p) => p.preflight.rowsRead)),
+        "D1 rows written": median(publishRuns.map((p) => p.preflight.rowsWritten)),
+        "verified placements": median(publishRuns.map((p) => p.preflight.placements)),
+      },
+    ]);
     await webhookRun(fixture);
     await withServer(fixture.state, writeCosts);
   } finally {

@@ -7,7 +7,7 @@
  * its own writes.
  */
 import createClient, { type Middleware } from "openapi-fetch";
-import type { paths } from "./schema.js";
+import type { components, paths } from "./schema.js";
 
 export type { paths } from "./schema.js";
 
@@ -33,18 +33,17 @@ export interface ApiClientOptions {
 const BOOKMARK = "x-d1-bookmark";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-/** POSTs that only read (their operations take no Idempotency-Key): by the first segment below /rest/v1. */
-const READ_ONLY_POSTS = new Set(["groups", "attributes", "status", "statistics", "imagestatus"]);
+/** POSTs that only read (their operations take no Idempotency-Key): by their first one or two segments below /rest/v1. */
+const READ_ONLY_POSTS = new Set(["groups", "attributes", "status", "statistics", "imagestatus", "publish/preflight"]);
 
 /** Whether a request changes something, and so carries an Idempotency-Key. */
 function isWrite(request: Request): boolean {
   if (!WRITES.has(request.method)) return false;
-  const first =
-    new URL(request.url).pathname
-      .replace(/^\/rest\/v1/, "")
-      .split("/")
-      .find(Boolean) ?? "";
-  return !(request.method === "POST" && READ_ONLY_POSTS.has(first));
+  const [first = "", second = ""] = new URL(request.url).pathname
+    .replace(/^\/rest\/v1/, "")
+    .split("/")
+    .filter(Boolean);
+  return !(request.method === "POST" && (READ_ONLY_POSTS.has(first) || READ_ONLY_POSTS.has(`${first}/${second}`)));
 }
 
 const RETRIED = new Set([429, 503]);
@@ -96,3 +95,31 @@ export function createApiClient(options: ApiClientOptions) {
 }
 
 export type ApiClient = ReturnType<typeof createApiClient>;
+
+/** An error response of the API: its status, the messages and the same problems with their codes and fields. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorDetails: components["schemas"]["ErrorDetail"][],
+    messages: string[],
+  ) {
+    super(messages.join("; ") || `HTTP ${status}`);
+  }
+}
+
+export type PreflightRequest = components["schemas"]["PreflightRequest"];
+export type Preflight = components["schemas"]["Preflight"];
+export type PreflightVerdict = components["schemas"]["PreflightVerdict"];
+
+/**
+ * A dry run of publishing (POST /rest/v1/publish/preflight): per ad and target, what a publish call would
+ * come to (placement, update, queued, refused with codes and fields, or unverified), the price, the
+ * connection's state, and the paying wallet before and after. Nothing is queued, charged or listed.
+ * Throws an `ApiError` when the call itself is refused (an unknown user, more than 100 ads).
+ */
+export async function preflight(client: ApiClient, body: PreflightRequest): Promise<Preflight> {
+  const { data, error, response } = await client.POST("/rest/v1/publish/preflight", { body });
+  if (data) return data.data;
+  const failure = error as { errors?: string[]; errorDetails?: ApiError["errorDetails"] } | undefined;
+  throw new ApiError(response.status, failure?.errorDetails ?? [], failure?.errors ?? []);
+}

@@ -730,6 +730,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/v1/publish/preflight": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry run: what publishing these ads would do (nothing is queued, charged or listed)
+         * @description Changes nothing and keeps no Idempotency-Key. See the guide's dry run.
+         */
+        post: operations["publish.preflight.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/v1/publish": {
         parameters: {
             query?: never;
@@ -1656,7 +1676,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -2640,6 +2660,93 @@ export interface components {
             code: string;
             /** @description The state the portal returned with the code */
             state: string;
+        };
+        /**
+         * @example {
+         *       "wallet": {
+         *         "payerId": 1042,
+         *         "balance": 84500,
+         *         "charged": 295,
+         *         "balanceAfter": 84205
+         *       },
+         *       "verdicts": [
+         *         {
+         *           "portal": "portal_a",
+         *           "connection": {
+         *             "state": "connected"
+         *           },
+         *           "verifiedByMarketplace": true,
+         *           "adId": 20317,
+         *           "outcome": "placement",
+         *           "price": 295,
+         *           "errors": [],
+         *           "errorDetails": []
+         *         },
+         *         {
+         *           "portal": "portal_a",
+         *           "connection": {
+         *             "state": "connected"
+         *           },
+         *           "verifiedByMarketplace": true,
+         *           "adId": 20318,
+         *           "outcome": "refused",
+         *           "price": 0,
+         *           "errors": [
+         *             "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"
+         *           ],
+         *           "errorDetails": [
+         *             {
+         *               "code": "listing_refused",
+         *               "field": "price.minimumBid",
+         *               "message": "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        Preflight: {
+            /** @description The payer's wallet, in cents */
+            wallet: {
+                payerId: number;
+                balance: number;
+                charged: number;
+                balanceAfter: number;
+            };
+            verdicts: components["schemas"]["PreflightVerdict"][];
+        };
+        PreflightVerdict: {
+            adId: number;
+            /** @enum {string} */
+            portal: "portal_a" | "portal_b" | "website";
+            /** @enum {string} */
+            outcome: "placement" | "update" | "queued" | "refused" | "unverified";
+            /** @description Cents the call would charge */
+            price: number;
+            connection: components["schemas"]["PreflightConnection"];
+            verifiedByMarketplace: boolean;
+            /** @description Why unverified */
+            reason?: string;
+            errors: string[];
+            errorDetails: components["schemas"]["ErrorDetail"][];
+        };
+        PreflightConnection: {
+            /** @enum {string} */
+            state: "connected" | "refreshable" | "expired" | "missing" | "not_needed";
+            /** @description POST it for the consent page (expired, missing) */
+            consentUrl?: string;
+        };
+        PreflightRequest: {
+            userId: number;
+            /** @description At most 100; absent: the user's active ads */
+            adId?: number | number[];
+            /** @description meta: every target (internal) */
+            portal: ("portal_a" | "portal_b" | "website") | "meta";
+            /**
+             * @description Submit the images too (default true)
+             * @default true
+             */
+            images?: boolean;
         };
         PublishAd: {
             userId: number;
@@ -24463,6 +24570,322 @@ export interface operations {
                      *           "code": "idempotency_conflict",
                      *           "field": "Idempotency-Key",
                      *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "publish.preflight.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": 1042,
+                 *       "adId": 20317,
+                 *       "portal": "portal_a",
+                 *       "images": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PreflightRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "wallet": {
+                     *           "payerId": 1042,
+                     *           "balance": 84500,
+                     *           "charged": 295,
+                     *           "balanceAfter": 84205
+                     *         },
+                     *         "verdicts": [
+                     *           {
+                     *             "portal": "portal_a",
+                     *             "connection": {
+                     *               "state": "connected"
+                     *             },
+                     *             "verifiedByMarketplace": true,
+                     *             "adId": 20317,
+                     *             "outcome": "placement",
+                     *             "price": 295,
+                     *             "errors": [],
+                     *             "errorDetails": []
+                     *           },
+                     *           {
+                     *             "portal": "portal_a",
+                     *             "connection": {
+                     *               "state": "connected"
+                     *             },
+                     *             "verifiedByMarketplace": true,
+                     *             "adId": 20318,
+                     *             "outcome": "refused",
+                     *             "price": 0,
+                     *             "errors": [
+                     *               "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"
+                     *             ],
+                     *             "errorDetails": [
+                     *               {
+                     *                 "code": "listing_refused",
+                     *                 "field": "price.minimumBid",
+                     *                 "message": "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Preflight"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }

@@ -9,6 +9,9 @@ declare namespace Cloudflare {
     MODEL_SEED: string;
     /** Commands the model-based test leaves out, comma-separated (e.g. `unpublish,race`). */
     MODEL_WITHOUT: string;
+    /** The dry run's differential test: its number of runs and seed (empty: its defaults). */
+    PREFLIGHT_RUNS: string;
+    PREFLIGHT_SEED: string;
   }
 }
 

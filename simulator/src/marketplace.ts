@@ -54,7 +54,8 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       CREATE TABLE IF NOT EXISTS attempts (ref TEXT PRIMARY KEY, n INTEGER);
       CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);
       CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference);
-      CREATE TABLE IF NOT EXISTS faults (account INTEGER PRIMARY KEY, mode TEXT NOT NULL, remaining INTEGER NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS faults (account INTEGER PRIMARY KEY, mode TEXT NOT NULL, remaining INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS outage (id INTEGER PRIMARY KEY CHECK (id = 1));`);
     this.routes();
   }
 
@@ -111,6 +112,11 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
     }
     const problem = reviewListing(portal, parsed.data);
     return problem ? Response.json({ error: problem }, { status: 422 }) : parsed.data;
+  }
+
+  /** The operator switched the listing API off: every account call fails as a marketplace that is down. */
+  private isDown(): boolean {
+    return this.sql.exec("SELECT 1 FROM outage").toArray().length > 0;
   }
 
   /** A title with `[reject]` is refused; `[flaky]` fails the first two attempts of the same listing. */
@@ -178,6 +184,24 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
   private routes(): void {
     this.authorization.routes(this.app);
     const app = this.app.basePath("/:portal");
+    // During an outage the listing API (not its authorization server, nor the operator's control) is down.
+    app.use("*", async (c, next) => {
+      const [, , section] = new URL(c.req.url).pathname.split("/");
+      if (section !== "control" && section !== "oauth" && this.isDown())
+        return c.json({ error: "service unavailable" }, 503);
+      await next();
+    });
+    // Verify: the review a create makes, and nothing kept (eBay's VerifyAddItem): 200 when the listing
+    // would be taken, else the create's own refusal.
+    app.post("/listings/verify", async (c) => {
+      const account = this.account(c.req.raw);
+      if (account === null) return c.json({ error: "invalid_token" }, 401);
+      const body = await c.req.json().catch(() => null);
+      if (String(body?.title ?? "").includes("[reject]")) return c.json({ error: "rejected by portal" }, 422);
+      const listing = this.review(portalOf(c), body);
+      if (listing instanceof Response) return listing;
+      return c.json({ verified: true });
+    });
     app.post("/listings", async (c) => {
       const account = this.account(c.req.raw);
       if (account === null) return c.json({ error: "invalid_token" }, 401);
@@ -237,6 +261,13 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
         return c.json({ error: "times: a whole number of at least 1" }, 400);
       this.sql.exec("DELETE FROM faults WHERE account = ?", account);
       if (mode !== null) this.sql.exec("INSERT INTO faults VALUES (?, ?, ?)", account, mode, times);
+      return c.body(null, 204);
+    });
+    // Takes the listing API down (`down: true`) or brings it back.
+    control.post("/outage", async (c) => {
+      const body = (await c.req.json().catch(() => null)) as { down?: unknown } | null;
+      if (typeof body?.down !== "boolean") return c.json({ error: "down: true or false" }, 400);
+      this.sql.exec(body.down ? "INSERT OR IGNORE INTO outage VALUES (1)" : "DELETE FROM outage");
       return c.body(null, 204);
     });
     // Ends a listing as its close date would: offline, closed now.

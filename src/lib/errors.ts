@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   portal_not_connected: { status: 409 },
   portal_account_has_listings: { status: 409 },
   listing_incomplete: { status: 409 },
+  listing_refused: { status: 409 },
   feature_not_available: { status: 409 },
   oauth_not_started: { status: 409 },
   job_not_retryable: { status: 409 },

@@ -52,6 +52,7 @@ const BY_NAME: Record<string, string | number> = {
   website: "https://www.garagedevries.nl/",
   video: "https://www.garagedevries.nl/video/vespa.mp4",
   redirect: "https://portal-a.example.com/oauth/authorize?client_id=classified-ads&state=8f3c2a",
+  consentUrl: "https://api.example.com/rest/v1/oauth/1042/portal_a/",
   path: "fotos/vespa-voorkant.jpg",
   companyName: "Garage De Vries",
   name: "Garage De Vries",

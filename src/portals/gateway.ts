@@ -278,6 +278,15 @@ export class PortalGateway {
     );
   }
 
+  /**
+   * The marketplace's review of a listing without the listing (a dry run): resolves when it would be
+   * taken, throws its refusal (`refused`, the reason naming the field) or a `transient` error when it
+   * cannot answer.
+   */
+  async verifyListing(token: string, listing: Listing): Promise<void> {
+    await this.send("listings/verify", { method: "POST", token, body: listing });
+  }
+
   async updateListing(token: string, remoteAdId: number, listing: Listing, reference: string): Promise<ListingState> {
     return this.listingState(
       await this.send(`listings/${remoteAdId}`, { method: "PUT", token, body: listing, reference }),

@@ -1,10 +1,17 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type ApiClientOptions, createApiClient, type paths, retryDelayMs } from "../../client/index.ts";
+import {
+  type ApiClientOptions,
+  ApiError,
+  createApiClient,
+  type paths,
+  preflight,
+  retryDelayMs,
+} from "../../client/index.ts";
 import type { components } from "../../client/schema.js";
 import committed from "../../openapi/openapi.json";
 import { newClient } from "../harness/api";
-import { userBody } from "../harness/data";
+import { PAID_CATEGORY, userBody } from "../harness/data";
 
 let key: string;
 
@@ -164,5 +171,27 @@ describe("the client's request types", () => {
     // @ts-expect-error portal is required
     const missing: Body<"/rest/v1/publish", "post"> = { userId: 1, adId: 2 };
     expect([publish, images, attributes, missing]).toHaveLength(4);
+  });
+
+  it("runs a dry run of publishing with preflight(), and throws the API's error with its codes", async () => {
+    const { client, sent } = clientOf(key);
+    const { userId } = (await client.POST("/rest/v1/users", { body: userBody() })).data?.data ?? {};
+    const ad = await client.POST("/rest/v1/ads", {
+      body: {
+        userId: userId as number,
+        categoryId: PAID_CATEGORY,
+        title: "Brommer voor de proef",
+        description: "Een nette brommer",
+        price: { model: "fixed", price: 50_000 },
+      },
+    });
+    const adId = ad.data?.data.adId as number;
+    const dry = await preflight(client, { userId: userId as number, adId, portal: "website" });
+    expect(dry.verdicts).toEqual([expect.objectContaining({ adId, portal: "website", outcome: "refused" })]);
+    expect(dry.verdicts[0]?.errorDetails).toEqual([expect.objectContaining({ code: "user_locked" })]);
+    expect(sent.at(-1)?.headers.has("Idempotency-Key")).toBe(false);
+    const refused = await preflight(client, { userId: 987_654, adId, portal: "website" }).catch((error) => error);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 404, errorDetails: [expect.objectContaining({ code: "user_not_found" })] });
   });
 });

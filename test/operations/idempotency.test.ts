@@ -251,6 +251,7 @@ describe("Idempotency-Key", () => {
         "/imagestatus",
         "/imagestatus/{userId}",
         "/imagestatus/{userId}/{adId}",
+        "/publish/preflight",
         "/statistics",
         "/status",
       ].map((path) => `post /rest/v1${path}`),

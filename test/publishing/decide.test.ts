@@ -12,7 +12,9 @@ import { type Catalogue, loadCatalogue } from "../../src/services/catalogue/cata
 import { placingPrice } from "../../src/services/catalogue/features";
 import {
   type AdDecision,
+  connectionStateOf,
   decideFeature,
+  decidePreflight,
   decidePublishing,
   firstRefusal,
   type PublishState,
@@ -64,7 +66,8 @@ const stateOf = (overrides: Partial<PublishState> = {}): PublishState => ({
   ads: new Map([[plainAd.id, plainAd]]),
   live: new Set(),
   attributes: attributesOn("portal_a", [plainAd.id]),
-  pending: [],
+  connection: undefined,
+  jobs: [],
   ...overrides,
 });
 
@@ -159,10 +162,10 @@ describe("decidePublishing by table", () => {
 
   it("an unpublish withdraws what has not started, and is answered by it when the ad is not live", () => {
     const pending = [pendingJob(plainAd.id, "publish"), pendingJob(plainAd.id, "unpublish")];
-    const decision = decide("unpublish", { pending });
+    const decision = decide("unpublish", { jobs: pending });
     expect(decision.withdraw.map((job) => job.action)).toEqual(["publish"]);
     expect(decision.ads).toEqual([{ adId: plainAd.id, settledByWithdrawal: true }]);
-    const live = decide("unpublish", { pending, live: new Set([plainAd.id]) });
+    const live = decide("unpublish", { jobs: pending, live: new Set([plainAd.id]) });
     expect(live.ads).toEqual([{ adId: plainAd.id, job: expect.objectContaining({ action: "unpublish", cost: 0 }) }]);
   });
 });
@@ -222,7 +225,7 @@ describe("decidePublishing by property", () => {
       ),
       live: new Set(s.live),
       attributes: attributesOn(portal, s.known),
-      pending: s.pending.map((id) => pendingJob(id, "update")),
+      jobs: s.pending.map((id) => pendingJob(id, "update")),
     });
 
   it("answers every ad asked for once, in order; a job only where no check refuses, charged only as a placement", () => {
@@ -257,10 +260,63 @@ describe("decidePublishing by property", () => {
     fc.assert(
       fc.property(stateArb, requestArb, (s, request) => {
         const state = toState(request.portal, s);
-        const before = structuredClone({ live: state.live, pending: state.pending, ads: state.ads });
+        const before = structuredClone({ live: state.live, jobs: state.jobs, ads: state.ads });
         expect(decidePublishing(state, request)).toEqual(decidePublishing(state, request));
-        expect({ live: state.live, pending: state.pending, ads: state.ads }).toEqual(before);
+        expect({ live: state.live, jobs: state.jobs, ads: state.ads }).toEqual(before);
       }),
     );
+  });
+});
+
+describe("a dry run's decisions by table", () => {
+  const now = "2026-11-25T12:00:00.000Z";
+  const on = { status: true, externalUserId: 7, accessToken: "t", refreshToken: "r" };
+  it.each([
+    ["the website", "website", undefined, "not_needed"],
+    ["no connection", "portal_a", undefined, "missing"],
+    ["a disconnected one", "portal_a", { ...on, status: false, externalUserId: null }, "missing"],
+    ["one the marketplace ended", "portal_a", { ...on, status: false }, "expired"],
+    ["a live access token", "portal_a", { ...on, accessTokenExpire: "2026-11-25T13:00:00.000Z" }, "connected"],
+    ["an ended one, renewable", "portal_a", { ...on, accessTokenExpire: "2026-11-25T11:00:00.000Z" }, "refreshable"],
+    [
+      "an ended one, nothing to renew with",
+      "portal_a",
+      { ...on, accessTokenExpire: null, refreshToken: null },
+      "expired",
+    ],
+  ] as const)("names the connection's state: %s", (_, portal, row, state) => {
+    expect(connectionStateOf(portal, row && { accessTokenExpire: null, ...row }, now)).toBe(state);
+  });
+
+  const price = () => placingPrice(catalogue, plainAd.categoryId, "portal_a");
+  const adsOf = (ids: number[]) => new Map(ids.map((id) => [id, { ...plainAd, id }]));
+  const dryRun = (overrides: Partial<PublishState>, adIds: number[], balance: number) => {
+    const state = stateOf({ ads: adsOf(adIds), attributes: attributesOn("portal_a", adIds), ...overrides });
+    const decision = decidePublishing(state, { adIds, portal: "portal_a", mode: "publish", images: true });
+    return decidePreflight(state, "portal_a", decision, balance);
+  };
+
+  it("pays placements in order while the balance lasts, as the write does", () => {
+    const { verdicts, balanceLeft } = dryRun({}, [1, 2, 3], price() * 2);
+    expect(verdicts.map((v) => [v.outcome, v.price])).toEqual([
+      ["placement", price()],
+      ["placement", price()],
+      ["refused", 0],
+    ]);
+    expect(verdicts[2]?.refusal?.errorDetails[0]).toMatchObject({
+      code: "insufficient_means",
+      amounts: { price: price(), balance: 0 },
+    });
+    expect(balanceLeft).toBe(0);
+  });
+
+  it("updates a live listing for free, unless an unpublish is open; an open job answers", () => {
+    const live = dryRun(
+      { live: new Set([1, 2]), jobs: [pendingJob(2, "unpublish"), pendingJob(3, "publish")] },
+      [1, 2, 3],
+      0,
+    );
+    expect(live.verdicts.map((v) => v.outcome)).toEqual(["update", "refused", "queued"]);
+    expect(live.verdicts.map((v) => v.ask)).toEqual([true, false, false]);
   });
 });

@@ -61,8 +61,10 @@ export interface PublishState {
   live: Set<number>;
   /** Attributes of the ads on the target, per ad in their order. */
   attributes: Map<number, AttributeRow[]>;
-  /** Pending jobs of the ads on the target (read for an unpublish only). */
-  pending: PublishJobRow[];
+  /** The user's connection to the target (none for the website). */
+  connection: ConnectionFacts | undefined;
+  /** The ads' jobs on the target that the decision needs: pending ones for an unpublish, open ones for a dry run. */
+  jobs: PublishJobRow[];
 }
 
 export interface PublishRequest {
@@ -95,7 +97,8 @@ export interface PublishDecision {
 export function decidePublishing(state: PublishState, request: PublishRequest): PublishDecision {
   const { portal, mode, retry } = request;
   const adIds = Array.isArray(request.adIds) ? [...new Set(request.adIds)] : [...state.ads.keys()];
-  const withdraw = mode === "unpublish" ? state.pending.filter((job) => job.action !== "unpublish") : [];
+  const withdraw =
+    mode === "unpublish" ? state.jobs.filter((job) => job.status === "pending" && job.action !== "unpublish") : [];
   const withdrawable = new Set(withdraw.map((job) => job.adId));
   const refuse = (adId: number, code: Refusal | "listing_incomplete", reason: string | string[] = "") => ({
     adId,
@@ -199,4 +202,86 @@ export function decideFeature(
       ...request.retry,
     },
   };
+}
+
+/** At most this many ads a dry run: each one is a call to the marketplace (the write's chunk, too). */
+export const PREFLIGHT_MAX_ADS = 100;
+export const PREFLIGHT_OUTCOMES = ["placement", "update", "queued", "refused", "unverified"] as const;
+export type PreflightOutcome = (typeof PREFLIGHT_OUTCOMES)[number];
+export const PREFLIGHT_CONNECTION_STATES = ["connected", "refreshable", "expired", "missing", "not_needed"] as const;
+export type ConnectionState = (typeof PREFLIGHT_CONNECTION_STATES)[number];
+
+/** What a connection row tells of its state. */
+export interface ConnectionFacts {
+  status: boolean;
+  externalUserId: number | null;
+  accessToken: string | null;
+  accessTokenExpire: string | null;
+  refreshToken: string | null;
+}
+
+/**
+ * A user's connection to a target: the website needs none; a connection that is on is connected while
+ * its access token lasts, then refreshable; one that is off was ended by the marketplace (expired) when
+ * it ever held an account, else it was never made or was disconnected (missing).
+ */
+export function connectionStateOf(
+  portal: PublishTarget,
+  row: ConnectionFacts | undefined,
+  now: string,
+): ConnectionState {
+  if (portal === "website") return "not_needed";
+  if (!row) return "missing";
+  if (!row.status) return row.externalUserId === null ? "missing" : "expired";
+  if (row.accessToken && row.accessTokenExpire && row.accessTokenExpire > now) return "connected";
+  return row.refreshToken ? "refreshable" : "expired";
+}
+
+/** One ad's verdict before the marketplace is asked; `ask`: the marketplace reviews it next. */
+export interface DryVerdict {
+  adId: number;
+  outcome: PreflightOutcome;
+  price: number;
+  refusal?: Outcome;
+  ask: boolean;
+}
+
+/**
+ * What a publish call would do with its decision, as `writePublishDecision` and `queueJobs` do it: a
+ * refusal stays; an open job of the same kind answers (no second charge); a placement of a live listing
+ * with no unpublish open is a free update; the paid ones are taken in order while `balance` lasts (one it
+ * cannot cover is refused, a cheaper one after it may be taken). Answers the verdicts and what is left.
+ */
+export function decidePreflight(
+  state: PublishState,
+  portal: PublishTarget,
+  decision: PublishDecision,
+  balance: number,
+): { verdicts: DryVerdict[]; balanceLeft: number } {
+  const open = (adId: number, action: string) =>
+    state.jobs.some((job) => job.adId === adId && job.action === action && job.status !== "cancelled");
+  let left = balance;
+  const verdicts = decision.ads.map((d): DryVerdict => {
+    if ("refusal" in d) return { adId: d.adId, outcome: "refused", price: 0, refusal: d.refusal, ask: false };
+    // (A withdrawal answers an unpublish only; a dry run decides placements.)
+    if (!("job" in d)) {
+      const refusal = refused("ad_not_published", portal, d.adId, REFUSAL_TEXTS.ad_not_published);
+      return { adId: d.adId, outcome: "refused", price: 0, refusal, ask: false };
+    }
+    const { job } = d;
+    const live = state.live.has(d.adId) && !open(d.adId, "unpublish");
+    const action = job.action === "publish" && job.updateIfLive && live ? "update" : job.action;
+    if (open(d.adId, action)) return { adId: d.adId, outcome: "queued", price: 0, ask: false };
+    const price = action === job.action ? job.cost : 0;
+    if (price > left) {
+      const refusal = refused("insufficient_means", portal, d.adId, REFUSAL_TEXTS.insufficient_means, {
+        price,
+        balance: left,
+      });
+      return { adId: d.adId, outcome: "refused", price: 0, refusal, ask: false };
+    }
+    left -= price;
+    return { adId: d.adId, outcome: action === "update" ? "update" : "placement", price, ask: true };
+  });
+  return { verdicts, balanceLeft: left };
 }

@@ -24,12 +24,15 @@ export {
   type PublishJobRow,
   transition,
 } from "./lifecycle";
+export { type PreflightAnswer, preflightPublishing } from "./preflight";
 export { runPublishJobs } from "./publishJobs";
 export { requestPublishing, requestPublishingEverywhere, withdrawUnstartedJobs } from "./publishRequests";
 export { type NewJob, publishMessage, queueJobs, sendJobs } from "./queueJobs";
 export { expireStaleJobs, resendStalledJobs } from "./recovery";
 export {
   AdPublishStatus,
+  Preflight,
+  PreflightRequest,
   PublishAd,
   PublishAds,
   PublishEverywhere,

@@ -1,4 +1,4 @@
-import { type AnyColumn, and, eq, ne, sql } from "drizzle-orm";
+import { type AnyColumn, and, eq, inArray, ne, sql } from "drizzle-orm";
 import { namedBatch, namedBatches } from "../../db/client";
 import { inIds, inList } from "../../db/inList";
 import { adAttributes, adPublications, ads, publishJobs, userSettings, users } from "../../db/schema";
@@ -50,7 +50,7 @@ export async function requestPublishing(
   ctx: ServiceContext,
   input: PublishRequest & { userId: number },
 ): Promise<Outcome[]> {
-  const state = await readPublishState(ctx, input);
+  const state = await readPublishState(ctx, { ...input, jobs: input.mode === "unpublish" ? "pending" : "none" });
   return writePublishDecision(ctx, input.portal, decidePublishing(state, input));
 }
 
@@ -90,9 +90,13 @@ async function writePublishDecision(
  * settings, the ads, and their publications, pending jobs and attributes on the target. With
  * `all`/`allActive` the ads' ids are a subquery of the same batch.
  */
-async function readPublishState(
+export async function readPublishState(
   ctx: ServiceContext,
-  input: Pick<PublishRequest, "adIds" | "portal" | "mode"> & { userId: number },
+  input: Pick<PublishRequest, "adIds" | "portal" | "mode"> & {
+    userId: number;
+    /** Which of the ads' jobs to read: pending ones (an unpublish withdraws them), open ones (a dry run), none. */
+    jobs: "pending" | "open" | "none";
+  },
 ): Promise<PublishState> {
   const { db } = ctx;
   const { portal, mode } = input;
@@ -107,7 +111,7 @@ async function readPublishState(
   const adIdsIn = (column: AnyColumn) =>
     inIds(column, Array.isArray(input.adIds) ? input.adIds : db.select({ id: ads.id }).from(ads).where(ownAds));
   const checksAttributes = portal !== "website" && mode !== "unpublish";
-  const { userRows, settingRows, adRows, publications, pending, connections, attributeRows } = await namedBatch(db, {
+  const { userRows, settingRows, adRows, publications, jobs, connections, attributeRows } = await namedBatch(db, {
     userRows: db
       .select()
       .from(users)
@@ -121,16 +125,16 @@ async function readPublishState(
       .select({ adId: adPublications.adId })
       .from(adPublications)
       .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal), eq(adPublications.active, true))),
-    pending: db
+    jobs: db
       .select()
       .from(publishJobs)
       .where(
         and(
           adIdsIn(publishJobs.adId),
           eq(publishJobs.portal, portal),
-          eq(publishJobs.status, "pending"),
-          // Read only for an unpublish (a batch cannot leave a statement out by type).
-          sql`${mode === "unpublish" ? 1 : 0} = 1`,
+          inArray(publishJobs.status, input.jobs === "open" ? ["pending", "processing"] : ["pending"]),
+          // Read only when asked for (a batch cannot leave a statement out by type).
+          sql`${input.jobs === "none" ? 0 : 1} = 1`,
         ),
       ),
     connections: // (The website needs no connection; its query finds none.)
@@ -155,7 +159,8 @@ async function readPublishState(
     ads: new Map(adRows.map((ad) => [ad.id, ad])),
     live: new Set(publications.map((p) => p.adId)),
     attributes: groupByAd(attributeRows),
-    pending,
+    connection: connections[0],
+    jobs,
   };
 }
 

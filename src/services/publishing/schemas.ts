@@ -3,6 +3,7 @@ import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
 import { PublishTargetEnum } from "../../lib/vocabulary";
 import { BatchItemResult } from "../ads/schemas";
+import { PREFLIGHT_CONNECTION_STATES, PREFLIGHT_MAX_ADS, PREFLIGHT_OUTCOMES } from "./decide";
 
 const PublishStatus = z
   .object({
@@ -101,3 +102,80 @@ export const StatusTotals = z.object({
   archive: z.number().int(),
   total: z.number().int(),
 });
+
+/** POST /publish/preflight/: what publishing these ads would do, changing nothing. */
+export const PreflightRequest = z
+  .object({
+    userId: id(),
+    adId: z
+      .union([id(), z.array(id()).min(1).max(PREFLIGHT_MAX_ADS)])
+      .optional()
+      .transform((v) => (v === undefined || Array.isArray(v) ? v : [v]))
+      .openapi({ description: `At most ${PREFLIGHT_MAX_ADS}; absent: the user's active ads` }),
+    portal: z.union([PublishTargetEnum, z.literal("meta")]).openapi({ description: "meta: every target (internal)" }),
+    images,
+  })
+  .openapi("PreflightRequest");
+
+/** The state of a user's connection to a target, as a dry run finds it. */
+const ConnectionState = z
+  .object({
+    state: z.enum(PREFLIGHT_CONNECTION_STATES),
+    consentUrl: z.string().optional().openapi({ description: "POST it for the consent page (expired, missing)" }),
+  })
+  .openapi("PreflightConnection");
+
+export const PreflightVerdict = z
+  .object({
+    adId: z.number().int(),
+    portal: PublishTargetEnum,
+    outcome: z.enum(PREFLIGHT_OUTCOMES),
+    price: z.number().int().openapi({ description: "Cents the call would charge" }),
+    connection: ConnectionState,
+    verifiedByMarketplace: z.boolean(),
+    reason: z.string().optional().openapi({ description: "Why unverified" }),
+    errors: z.array(z.string()),
+    errorDetails: z.array(ErrorDetail),
+  })
+  .openapi("PreflightVerdict");
+
+const VERDICT_EXAMPLE = {
+  portal: "portal_a",
+  connection: { state: "connected" },
+  verifiedByMarketplace: true,
+} as const;
+
+export const Preflight = z
+  .object({
+    wallet: z
+      .object({
+        payerId: z.number().int(),
+        balance: z.number().int(),
+        charged: z.number().int(),
+        balanceAfter: z.number().int(),
+      })
+      .openapi({ description: "The payer's wallet, in cents" }),
+    verdicts: z.array(PreflightVerdict),
+  })
+  .openapi("Preflight", {
+    example: {
+      wallet: { payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
+      verdicts: [
+        { ...VERDICT_EXAMPLE, adId: 20317, outcome: "placement", price: 295, errors: [], errorDetails: [] },
+        {
+          ...VERDICT_EXAMPLE,
+          adId: 20318,
+          outcome: "refused",
+          price: 0,
+          errors: ["portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"],
+          errorDetails: [
+            {
+              code: "listing_refused",
+              field: "price.minimumBid",
+              message: "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price",
+            },
+          ],
+        },
+      ],
+    },
+  });

@@ -1,0 +1,23 @@
+// A dry run of publishing: what each ad and target would come to, with nothing changed.
+import { ok } from "../../lib/envelope";
+import { Preflight, PreflightRequest, preflightPublishing } from "../../services/publishing";
+import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { tags } from "./responses";
+
+export const publishPreflightRouter = createRouter().openapi(
+  apiRoute({
+    method: "post",
+    path: "/publish/preflight",
+    tags,
+    summary: "Dry run: what publishing these ads would do (nothing is queued, charged or listed)",
+    description: "Changes nothing and keeps no Idempotency-Key. See the guide's dry run.",
+    request: { body: jsonBody(PreflightRequest) },
+    response: envelope(Preflight),
+  }),
+  async (c) => {
+    const { adId, ...body } = c.req.valid("json");
+    const origin = new URL(c.req.url).origin;
+    return c.json(ok(await preflightPublishing(serviceContext(c), { ...body, adIds: adId, origin })), 200);
+  },
+);

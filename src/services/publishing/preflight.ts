@@ -1,0 +1,210 @@
+import type { z } from "@hono/zod-openapi";
+import { namedBatches } from "../../db/client";
+import { DomainError, detail } from "../../lib/errors";
+import { nowIso } from "../../lib/time";
+import { MARKETPLACES, type Marketplace, PUBLISH_TARGETS, type PublishTarget } from "../../lib/vocabulary";
+import { PortalError } from "../../portals/gateway";
+import { isInternal } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { balanceOf } from "../wallet/wallet";
+import { withAccessToken } from "./connections";
+import {
+  type ConnectionState,
+  connectionStateOf,
+  type DryVerdict,
+  decidePreflight,
+  decidePublishing,
+  PREFLIGHT_MAX_ADS,
+} from "./decide";
+import { assembleListing, listingQueries } from "./listing";
+import { readPublishState } from "./publishRequests";
+import type { Preflight, PreflightVerdict as PreflightVerdictSchema } from "./schemas";
+import { REFUSAL_TEXTS, refusal, refused } from "./types";
+
+/** Marketplace reviews a dry run has in flight at once: a queue batch's worth, as publishing runs them. */
+const VERIFY_CONCURRENCY = 25;
+
+type PreflightVerdict = z.infer<typeof PreflightVerdictSchema>;
+export type PreflightAnswer = z.infer<typeof Preflight>;
+
+/**
+ * POST /publish/preflight/: what publishing these ads would do, changing nothing (no job, charge, event,
+ * idempotency record or listing). Per target it reads what the real call reads, decides as it does
+ * (`decidePublishing`, then `decidePreflight` for open jobs, free updates and the wallet), and asks the
+ * marketplace to review each listing it would send (`verifyListing`), with the connection it would use.
+ * A marketplace that cannot answer makes the ad `unverified`, never a guess. A meta call walks the
+ * targets in the order `/publish/batchall` publishes them, the wallet carried across.
+ */
+export async function preflightPublishing(
+  ctx: ServiceContext,
+  input: {
+    userId: number;
+    adIds: number[] | undefined;
+    portal: PublishTarget | "meta";
+    images: boolean;
+    origin: string;
+  },
+): Promise<PreflightAnswer> {
+  if (input.portal === "meta" && !isInternal(ctx.caller))
+    throw DomainError.of("internal_only", "portal: meta is for internal clients only");
+  const targets = input.portal === "meta" ? PUBLISH_TARGETS : [input.portal];
+  const verdicts: PreflightVerdict[] = [];
+  let wallet: PreflightAnswer["wallet"] | undefined;
+  // What the calls would hold when each is made: a charge the marketplace later refuses is refunded only
+  // when its job has run, so a later target's call sees it spent.
+  let available = 0;
+  for (const portal of targets) {
+    const request = {
+      adIds: input.adIds ?? ("allActive" as const),
+      portal,
+      mode: "publish" as const,
+      images: input.images,
+    };
+    const state = await readPublishState(ctx, { ...request, userId: input.userId, jobs: "open" });
+    if (!input.adIds && state.ads.size > PREFLIGHT_MAX_ADS)
+      throw DomainError.of(
+        "validation_failed",
+        `adId: the user has ${state.ads.size} active ads; a dry run covers at most ${PREFLIGHT_MAX_ADS}, name them`,
+      );
+    if (!wallet) {
+      const balance = await balanceOf(ctx.db, state.payerId);
+      wallet = { payerId: state.payerId, balance, charged: 0, balanceAfter: balance };
+      available = balance;
+    }
+    const decided = decidePreflight(state, portal, decidePublishing(state, request), available);
+    available = decided.balanceLeft;
+    const dry = decided.verdicts;
+    const connection = connectionView(portal, connectionStateOf(portal, state.connection, nowIso()), input);
+    const reviewed =
+      portal === "website"
+        ? dry.map((verdict): Reviewed => ({ verdict }))
+        : await askMarketplace(ctx, portal, input, state, dry);
+    for (const { verdict, reason, refusedBy } of reviewed) {
+      // What the marketplace refuses is charged and refunded by a real call: it stays out of the balance after.
+      if (verdict.outcome === "placement" || verdict.outcome === "update" || verdict.outcome === "unverified")
+        wallet.charged += verdict.price;
+      verdicts.push(verdictView(portal, verdict, connection, { reason, refusedBy }));
+    }
+  }
+  const { payerId = 0, balance = 0, charged = 0 } = wallet ?? {};
+  return { wallet: { payerId, balance, charged, balanceAfter: balance - charged }, verdicts };
+}
+
+/** Where to get consent: the API's connect operation (starting it here would revoke the current token). */
+function connectionView(portal: PublishTarget, state: ConnectionState, input: { userId: number; origin: string }) {
+  return state === "expired" || state === "missing"
+    ? { state, consentUrl: `${input.origin}/rest/v1/oauth/${input.userId}/${portal}/` }
+    : { state };
+}
+
+interface Reviewed {
+  verdict: DryVerdict;
+  /** unverified: why the marketplace could not be asked. */
+  reason?: string;
+  /** refused by the marketplace: its reason, naming the field. */
+  refusedBy?: string;
+}
+
+/**
+ * The marketplace's review of each listing the call would send, `VERIFY_CONCURRENCY` at a time, with the
+ * user's access token (renewed first when it ended, as a job would). An ad the API refused, or that an
+ * open job answers, is not sent.
+ */
+async function askMarketplace(
+  ctx: ServiceContext,
+  portal: Marketplace,
+  input: { userId: number; images: boolean },
+  state: Awaited<ReturnType<typeof readPublishState>>,
+  dry: DryVerdict[],
+): Promise<Reviewed[]> {
+  const asked = dry.filter((verdict) => verdict.ask);
+  if (asked.length === 0) return dry.map((verdict) => ({ verdict }));
+  const rows = await namedBatches(
+    ctx.db,
+    asked.map((verdict) => listingQueries(ctx.db, verdict.adId, input.userId, portal)),
+  );
+  const listings = await Promise.all(
+    asked.map((verdict, i) =>
+      assembleListing(rows[i] as NonNullable<(typeof rows)[number]>, {
+        ad: state.ads.get(verdict.adId) as NonNullable<ReturnType<typeof state.ads.get>>,
+        externalRef: `preflight-${verdict.adId}`,
+        withImages: input.images,
+        mediaBase: ctx.mediaBase,
+      }),
+    ),
+  );
+  const answers = new Map<number, { reason?: string; refusedBy?: string; disconnected?: boolean }>();
+  try {
+    await withAccessToken(ctx, { userId: input.userId, portal }, async (gateway, token) => {
+      for (let i = 0; i < asked.length; i += VERIFY_CONCURRENCY) {
+        await Promise.all(
+          asked.slice(i, i + VERIFY_CONCURRENCY).map(async (verdict, at) => {
+            try {
+              await gateway.verifyListing(token, listings[i + at] as (typeof listings)[number]);
+              answers.set(verdict.adId, {});
+            } catch (error) {
+              // An ended token is renewed by `withAccessToken`, which then asks again.
+              if (error instanceof PortalError && error.kind === "unauthorized") throw error;
+              if (error instanceof PortalError && error.kind === "refused")
+                answers.set(verdict.adId, { refusedBy: error.message });
+              else answers.set(verdict.adId, { reason: error instanceof Error ? error.message : String(error) });
+            }
+          }),
+        );
+      }
+    });
+  } catch (error) {
+    // The connection could not be used after all (its renewal was refused, so it ended).
+    const ended = error instanceof PortalError && error.kind !== "transient";
+    for (const verdict of asked)
+      if (!answers.has(verdict.adId))
+        answers.set(
+          verdict.adId,
+          ended ? { disconnected: true } : { reason: error instanceof Error ? error.message : String(error) },
+        );
+  }
+  return dry.map((verdict): Reviewed => {
+    const answer = answers.get(verdict.adId);
+    if (!answer) return { verdict };
+    if (answer.disconnected) {
+      const refusal = refused("portal_not_connected", portal, verdict.adId, REFUSAL_TEXTS.portal_not_connected);
+      return { verdict: { ...verdict, outcome: "refused", price: 0, refusal, ask: false } };
+    }
+    if (answer.refusedBy) return { verdict: { ...verdict, outcome: "refused" }, refusedBy: answer.refusedBy };
+    if (answer.reason) return { verdict: { ...verdict, outcome: "unverified" }, reason: answer.reason };
+    return { verdict };
+  });
+}
+
+function verdictView(
+  portal: PublishTarget,
+  verdict: DryVerdict,
+  connection: PreflightVerdict["connection"],
+  review: { reason?: string | undefined; refusedBy?: string | undefined },
+): PreflightVerdict {
+  const base = {
+    adId: verdict.adId,
+    portal,
+    outcome: verdict.outcome,
+    connection,
+    verifiedByMarketplace: (MARKETPLACES as readonly string[]).includes(portal) && verdict.ask && !review.reason,
+  };
+  if (review.refusedBy) {
+    // The marketplace's reason names its field (`attributes.fuel: is required`), as the job's would.
+    const message = refusal(portal, verdict.adId, review.refusedBy);
+    const { field } = detail("listing_refused", review.refusedBy);
+    return {
+      ...base,
+      price: 0,
+      errors: [message],
+      errorDetails: [{ code: "listing_refused", message, ...(field ? { field } : {}) }],
+    };
+  }
+  return {
+    ...base,
+    price: verdict.outcome === "refused" ? 0 : verdict.price,
+    ...(review.reason ? { reason: review.reason } : {}),
+    errors: verdict.refusal?.errors ?? [],
+    errorDetails: verdict.refusal?.errorDetails ?? [],
+  };
+}

@@ -121,10 +121,12 @@ export async function readPublishState(
       .from(userSettings)
       .where(eq(userSettings.userId, input.userId)),
     adRows: db.select().from(ads).where(ownAds),
+    // By the primary key (ad, portal); whether it is active is read, not filtered, or the planner would
+    // walk `ad_publications_active`, every active listing of the portal.
     publications: db
-      .select({ adId: adPublications.adId })
+      .select({ adId: adPublications.adId, active: adPublications.active })
       .from(adPublications)
-      .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal), eq(adPublications.active, true))),
+      .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal))),
     jobs: db
       .select()
       .from(publishJobs)
@@ -157,7 +159,7 @@ export async function readPublishState(
     connected: portal === "website" || (connections[0]?.status ?? false),
     catalogue: await loadCatalogue(db),
     ads: new Map(adRows.map((ad) => [ad.id, ad])),
-    live: new Set(publications.map((p) => p.adId)),
+    live: new Set(publications.filter((p) => p.active).map((p) => p.adId)),
     attributes: groupByAd(attributeRows),
     connection: connections[0],
     jobs,

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { meterSession } from "../../src/db/meter";
 import { adAttributes, adSettings } from "../../src/db/schema";
-import { type Answer, call, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { type Answer, call, d1RowsOf, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
 import { adBody, CAR_ATTRIBUTES, CAR_CATEGORY, createAd, createUser, SOFA_CATEGORY } from "../harness/data";
 import { runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller, publicationOf } from "../harness/marketplace";
@@ -18,13 +18,6 @@ let internalKey: string;
 beforeAll(async () => {
   ({ key, internalKey } = await twoClients());
 });
-
-/** The D1 rows the answer says its request read and wrote (the Server-Timing header). */
-function d1Rows(answer: Answer): { read: number; written: number } {
-  const timing = defined(answer.headers.get("Server-Timing"), "Server-Timing");
-  const [, read, written] = defined(/d1;desc="rows_read=(\d+) rows_written=(\d+)"/.exec(timing), "the d1 metric");
-  return { read: Number(read), written: Number(written) };
-}
 
 /** `count` ads of a user written straight to D1 (ids ascending; every third one archived). */
 async function seedAds(userId: number, count: number) {
@@ -58,13 +51,13 @@ describe("rows read per request", () => {
     // A user's view is a single select, which D1's raw() answers without meta: the meter still sees it.
     const read = await call("GET", `/users/${user.userId}`, { key });
     expectEnvelope(read, 200);
-    expect(d1Rows(read).read).toBeGreaterThan(0);
+    expect(d1RowsOf(read).read).toBeGreaterThan(0);
     const created = await call("POST", "/ads/", { key, body: adBody(user.userId) });
     expectEnvelope(created, 200);
-    expect(d1Rows(created).written).toBeGreaterThan(0);
+    expect(d1RowsOf(created).written).toBeGreaterThan(0);
     const refused = await call("DELETE", "/ads/999999999", { key });
     expectError(refused, "ad_not_found");
-    expect(d1Rows(refused).written).toBe(0);
+    expect(d1RowsOf(refused).written).toBe(0);
   });
 });
 
@@ -82,8 +75,8 @@ describe("rows a publication costs", () => {
     await runPublishJob({ ...held, DB: session as unknown as D1Database }, itemId);
     expect((await publicationOf(key, userId, adId))?.active).toBe(true);
     // What docs/capacity.md assumes per placement; a change that multiplies the rows fails here.
-    expect(d1Rows(requested).read).toBeLessThan(150);
-    expect(d1Rows(requested).written).toBeLessThan(30);
+    expect(d1RowsOf(requested).read).toBeLessThan(150);
+    expect(d1RowsOf(requested).written).toBeLessThan(30);
     expect(job.rowsRead).toBeLessThan(150);
     expect(job.rowsWritten).toBeLessThan(40);
   });
@@ -117,10 +110,10 @@ describe("cursors", () => {
     const { pages } = await followCursors(query);
     const deepest = defined(pages.at(-2));
     // The page's ads and their (absent) details, the caller's key, user and one counter row.
-    expect(d1Rows(deepest).read).toBeLessThanOrEqual(4 * 25 + 20);
+    expect(d1RowsOf(deepest).read).toBeLessThanOrEqual(4 * 25 + 20);
     const offsetPage = await call("GET", `/ads/?${query}&page=${pages.length - 1}`, { key });
     expect(idsOf(offsetPage)).toEqual(idsOf(deepest));
-    expect(d1Rows(offsetPage).read).toBeGreaterThan(d1Rows(deepest).read + 200);
+    expect(d1RowsOf(offsetPage).read).toBeGreaterThan(d1RowsOf(deepest).read + 200);
   });
 
   it("seek backwards in descending order, and within a status filter", async () => {
@@ -486,6 +479,6 @@ describe("a full ad's details kept beside it", () => {
     expectEnvelope(page, 200);
     expect(page.body.data[0].attributes.map((set: { attributes: unknown[] }) => set.attributes.length)).toEqual([8, 1]);
     // Each ad shows 9 attribute rows and a setting: 10 detail rows a page would read one by one.
-    expect(d1Rows(page).read).toBeLessThanOrEqual(4 * 25 + 20);
+    expect(d1RowsOf(page).read).toBeLessThanOrEqual(4 * 25 + 20);
   });
 });

@@ -161,3 +161,10 @@ export async function eventually<T>(
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** The D1 rows a response says its request read and wrote (its Server-Timing header). */
+export function d1RowsOf(answer: Answer): { read: number; written: number } {
+  const timing = defined(answer.headers.get("Server-Timing"), "Server-Timing");
+  const [, read, written] = defined(/d1;desc="rows_read=(\d+) rows_written=(\d+)"/.exec(timing), "the d1 metric");
+  return { read: Number(read), written: Number(written) };
+}

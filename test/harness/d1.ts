@@ -1,3 +1,6 @@
+import { env } from "cloudflare:test";
+import { meterSession } from "../../src/db/meter";
+import type { Env } from "../../src/env";
 /**
  * A D1 binding whose every round trip to the database (each `batch`, and each statement run on its own:
  * `all`, `run`, `first`, `raw`) first awaits `before`: a test counts them, holds them still, or hands
@@ -65,4 +68,14 @@ export function countingD1(target: D1Database) {
     }),
   };
   return counter;
+}
+
+/**
+ * The Worker's bindings with a metered D1 session in place of the database: what the work run with them
+ * read and wrote, summed over its statements (as a request's Server-Timing reports it).
+ */
+export function meteredBindings(base: Env = env) {
+  const session = base.DB.withSession("first-primary");
+  const usage = meterSession(session);
+  return { env: { ...base, DB: session as unknown as D1Database }, usage };
 }

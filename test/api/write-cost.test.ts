@@ -7,9 +7,14 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { ads } from "../../src/db/schema";
 import type { Env } from "../../src/env";
+import { amsterdamDay, amsterdamToUtc } from "../../src/lib/time";
+import { deliverWebhooks, dispatchEvents } from "../../src/services/events";
 import { runImageJob } from "../../src/services/images";
 import { queueFeature, queueJobs } from "../../src/services/publishing";
+import { runDueTasks } from "../../src/services/scheduling";
 import { jobContext } from "../../src/services/shared";
+import type { WebhookMessage } from "../../src/services/shared/jobMessages";
+import { eventsOf, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, d1RowsOf, defined, expectEnvelope, twoClients } from "../harness/api";
 import { meteredBindings } from "../harness/d1";
 import { createAd, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
@@ -30,6 +35,8 @@ const ROWS_WRITTEN = {
   "POST /features/": 15,
   "its feature job": 14,
   "an image job": 18,
+  "a due task (one ad)": 25,
+  "a webhook delivery": 10,
 };
 type HotWrite = keyof typeof ROWS_WRITTEN;
 
@@ -125,6 +132,49 @@ describe("rows written per hot write", () => {
     measured.set(
       "an image job",
       await jobWrites((bindings) => runImageJob(jobContext(bindings), { jobId: defined(image?.id) })),
+    );
+  });
+
+  it("a due task bumping one ad, and a webhook delivery", async () => {
+    const userId = await connectedSeller(key, internalKey, 1_000_000);
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer met taak" });
+    await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
+    expect((await settledPublication(key, userId, ad.adId))?.active).toBe(true);
+    const task = await call("POST", "/tasks/", {
+      key,
+      body: { userId, portal: "portal_a", enabled: true, time: "10:00", adId: [ad.adId] },
+    });
+    expectEnvelope(task, 200);
+    // Tomorrow at 10:00 in Amsterdam: the task is due then, once.
+    const due = amsterdamToUtc(amsterdamDay(new Date(Date.now() + 86_400_000)).date, 10, 0);
+    measured.set(
+      "a due task (one ad)",
+      await jobWrites(async (bindings) => {
+        const runs = await runDueTasks({ ...jobContext(withoutMessages(bindings)), now: due }, { limit: 50 });
+        expect(runs).toEqual([expect.objectContaining({ queued: 1 })]);
+      }),
+    );
+
+    // A delivery as the dispatcher hands it over: the message it would queue, delivered metered.
+    const { clientId } = (await call("GET", "/client", { key })).body.data;
+    const { url } = receiver("ok");
+    await registerWebhook(key, url);
+    await eventsOf(clientId, 1);
+    const handed: WebhookMessage[] = [];
+    const capture = {
+      send: async (m: WebhookMessage) => void handed.push(m),
+      sendBatch: async (ms: { body: WebhookMessage }[]) => void handed.push(...ms.map((m) => m.body)),
+    };
+    await dispatchEvents(jobContext({ ...env, WEBHOOKS: capture, WEBHOOKS_SLOW: capture } as unknown as Env), {
+      clientId,
+    });
+    const [message] = handed;
+    measured.set(
+      "a webhook delivery",
+      await jobWrites(async (bindings) => {
+        const [delivered] = await deliverWebhooks(jobContext(bindings), { messages: [defined(message)], lane: "fast" });
+        expect(delivered?.status).toBe("fulfilled");
+      }),
     );
   });
 

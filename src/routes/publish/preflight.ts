@@ -2,7 +2,7 @@
 import { ok } from "../../lib/envelope";
 import { Preflight, PreflightRequest, preflightPublishing } from "../../services/publishing";
 import { serviceContext } from "../context";
-import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
+import { apiRoute, BASE_PATH, createRouter, envelope, jsonBody } from "../openapi";
 import { tags } from "./responses";
 
 export const publishPreflightRouter = createRouter().openapi(
@@ -17,7 +17,7 @@ export const publishPreflightRouter = createRouter().openapi(
   }),
   async (c) => {
     const { adId, ...body } = c.req.valid("json");
-    const origin = new URL(c.req.url).origin;
-    return c.json(ok(await preflightPublishing(serviceContext(c), { ...body, adIds: adId, origin })), 200);
+    const connectBase = `${new URL(c.req.url).origin}${BASE_PATH}/oauth/${body.userId}`;
+    return c.json(ok(await preflightPublishing(serviceContext(c), { ...body, adIds: adId, connectBase })), 200);
   },
 );

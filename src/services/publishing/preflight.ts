@@ -42,7 +42,8 @@ export async function preflightPublishing(
     adIds: number[] | undefined;
     portal: PublishTarget | "meta";
     images: boolean;
-    origin: string;
+    /** Where the user's connect operation lives (the route knows the API's paths); the portal follows. */
+    connectBase: string;
   },
 ): Promise<PreflightAnswer> {
   if (input.portal === "meta" && !isInternal(ctx.caller))
@@ -91,9 +92,9 @@ export async function preflightPublishing(
 }
 
 /** Where to get consent: the API's connect operation (starting it here would revoke the current token). */
-function connectionView(portal: PublishTarget, state: ConnectionState, input: { userId: number; origin: string }) {
+function connectionView(portal: PublishTarget, state: ConnectionState, input: { connectBase: string }) {
   return state === "expired" || state === "missing"
-    ? { state, consentUrl: `${input.origin}/rest/v1/oauth/${input.userId}/${portal}/` }
+    ? { state, consentUrl: `${input.connectBase}/${portal}/` }
     : { state };
 }
 

@@ -44,6 +44,17 @@ export function jsonRow<TTable extends SQLiteTable>(table: TTable): SQL<TTable["
   return rendered(sql`json_array(${sql.join(columns, sql`, `)})`).mapWith((text: string) => decode(JSON.parse(text)));
 }
 
+/** The rows of `table` matching `where`, in `orderBy` order, as one JSON array of their value arrays (SQL). */
+export function rowsAsJson(table: SQLiteTable, where: SQL, orderBy: SQLiteColumn[] = []): SQL<string> {
+  const values = sql.join(
+    Object.values(getTableColumns(table) as Record<string, SQLiteColumn>).map((column) => sql.identifier(column.name)),
+    sql`, `,
+  );
+  const order = orderBy.length > 0 ? sql` ORDER BY ${sql.join(orderBy, sql`, `)}` : sql``;
+  // json_group_array keeps the order of the rows it is fed, so the rows are ordered in a subquery.
+  return sql`(SELECT json_group_array(json_array(${values})) FROM (SELECT * FROM ${table} WHERE ${where}${order}))`;
+}
+
 /**
  * A child table's rows matching `where` (which names the parent's columns) as one value of the parent's
  * row: a correlated subquery answering a JSON array of value arrays, decoded into the table's rows.
@@ -53,14 +64,8 @@ export function nestedRows<TTable extends SQLiteTable>(
   where: SQL,
   orderBy: SQLiteColumn[] = [],
 ): SQL<TTable["$inferSelect"][]> {
-  const { columns, decode } = tableCodec(table);
-  const values = sql.join(
-    columns.map((column) => sql.identifier(column.name)),
-    sql`, `,
+  const { decode } = tableCodec(table);
+  return rendered(rowsAsJson(table, where, orderBy)).mapWith((text: string) =>
+    (JSON.parse(text) as unknown[][]).map(decode),
   );
-  const order = orderBy.length > 0 ? sql` ORDER BY ${sql.join(orderBy, sql`, `)}` : sql``;
-  // json_group_array keeps the order of the rows it is fed, so the rows are ordered in a subquery.
-  return rendered(
-    sql`(SELECT json_group_array(json_array(${values})) FROM (SELECT * FROM ${table} WHERE ${where}${order}))`,
-  ).mapWith((text: string) => (JSON.parse(text) as unknown[][]).map(decode));
 }

@@ -147,7 +147,7 @@ describe("cursors", () => {
   });
 });
 
-describe("counts from maintained counters", () => {
+describe("counts from tallies", () => {
   it("an internal client's list across every user counts what COUNT(*) does, filtered or not", async () => {
     await seedAds((await createUser(key)).userId, 50);
     for (const [query, condition] of [
@@ -197,18 +197,10 @@ describe("counts from maintained counters", () => {
     fc.record({ kind: fc.constant("deleteUser" as const), user: fc.nat(1) }),
   );
 
-  /** The counter rows of every facet, as kept (left) and as counted from the ads now (right). */
-  const facetRows = (
-    owner: string,
-    join: string,
-    where: string,
-  ) => `SELECT ${owner} AS owner, facet, count(*) AS n FROM (
-      SELECT user_id, '' AS facet FROM ads
-      UNION ALL SELECT user_id, 'status:' || status FROM ads
-      UNION ALL SELECT user_id, 'type:' || type FROM ads
-      UNION ALL SELECT user_id, 'folder:' || folder_id FROM ads WHERE folder_id IS NOT NULL
-      UNION ALL SELECT user_id, 'category:' || category_id FROM ads WHERE category_id IS NOT NULL
-    ) f ${join} WHERE ${where} GROUP BY 1, 2 ORDER BY 1, 2`;
+  /** The tallies as counted from the ads now, per owner and the tallied columns (`0`: no folder, category). */
+  const tallyRows = (owner: string, folder: string, join: string, where: string) =>
+    `SELECT ${owner} AS owner, a.status, a.type, ${folder} coalesce(a.category_id, 0) AS category_id, count(*) AS n
+      FROM ads a ${join} WHERE ${where} GROUP BY 1, 2, 3, 4${folder ? ", 5" : ""} ORDER BY 1, 2, 3, 4${folder ? ", 5" : ""}`;
   const rowsOf = async (sql: string, ...bound: number[]) =>
     (
       await env.DB.prepare(sql)
@@ -282,21 +274,29 @@ describe("counts from maintained counters", () => {
             }
           }
         }
-        // The counter rows as kept, against the ads now: both users', and every client's (users not deleted).
+        // The tallies as kept, against the ads now: both users', and every client's (users not deleted).
         expect(
           await rowsOf(
-            "SELECT user_id AS owner, facet, n FROM ad_counts WHERE user_id IN (?, ?) AND n > 0 ORDER BY 1, 2",
+            "SELECT user_id AS owner, status, type, folder_id, category_id, n FROM ad_tallies WHERE user_id IN (?, ?) AND n > 0 ORDER BY 1, 2, 3, 4, 5",
             ...users,
           ),
-        ).toEqual(await rowsOf(facetRows("f.user_id", "", "f.user_id IN (?, ?)"), ...users));
-        expect(
-          await rowsOf("SELECT client_id AS owner, facet, n FROM client_ad_counts WHERE n > 0 ORDER BY 1, 2"),
         ).toEqual(
           await rowsOf(
-            facetRows("coalesce(u.client_id, 0)", "JOIN users u ON u.id = f.user_id", "u.deleted_at IS NULL"),
+            tallyRows("a.user_id", "coalesce(a.folder_id, 0) AS folder_id,", "", "a.user_id IN (?, ?)"),
+            ...users,
           ),
         );
-        // What a client sees: each folder's number of ads, and every facet the lists count, against COUNT(*).
+        expect(
+          await rowsOf(
+            "SELECT client_id AS owner, status, type, category_id, n FROM client_ad_tallies WHERE n > 0 ORDER BY 1, 2, 3, 4",
+          ),
+        ).toEqual(
+          await rowsOf(
+            tallyRows("coalesce(u.client_id, 0)", "", "JOIN users u ON u.id = a.user_id", "u.deleted_at IS NULL"),
+          ),
+        );
+        // What a client sees: each folder's number of ads, and the lists' counts by each tallied filter and by
+        // two together, against COUNT(*).
         const liveUsers = users.filter((_, i) => !deletedUsers.has(i));
         for (const userId of liveUsers) {
           const listed = await call("GET", `/folders/${userId}`, { key });
@@ -314,6 +314,19 @@ describe("counts from maintained counters", () => {
           ...TYPES.map((t): [string, string] => [`type=${t}`, `a.type = '${t}'`]),
           ...CATEGORIES.map((c): [string, string] => [`categoryId=${c}`, `a.category_id = ${c}`]),
           ...folders.flat().map((f): [string, string] => [`folderId=${f}`, `a.folder_id = ${f}`]),
+          ...STATUSES.flatMap((s) =>
+            TYPES.map((t): [string, string] => [`status=${s}&type=${t}`, `a.status = '${s}' AND a.type = '${t}'`]),
+          ),
+          ...CATEGORIES.map((c): [string, string] => [
+            `categoryId=${c}&status=active`,
+            `a.category_id = ${c} AND a.status = 'active'`,
+          ]),
+          ...folders
+            .flat()
+            .map((f): [string, string] => [
+              `folderId=${f}&status=active`,
+              `a.folder_id = ${f} AND a.status = 'active'`,
+            ]),
         ];
         const totalOf = async (path: string, as: string) => {
           const answer = await call("GET", path, { key: as });
@@ -346,7 +359,7 @@ describe("counts from maintained counters", () => {
   }, 600_000);
 });
 
-describe("a full ad's details kept beside it", () => {
+describe("a full ad's details copy, written once per command", () => {
   /** The rows as the table holds them, as value arrays in the Drizzle table's column order and the view's order. */
   async function tableRows(table: SQLiteTable, adId: number, order: string) {
     const columns = Object.values(getTableColumns(table)).map((column) => column.name);

@@ -70,46 +70,44 @@ export const ads = sqliteTable(
 );
 
 /**
- * How many ads each user has, in all and per facet of the list's common filters: `""` (all),
- * `status:<status>`, `type:<type>`, `folder:<id>` and `category:<id>`. Triggers keep it in step with `ads`
- * in the write's own statement (migration 0018), so a list answers its exact `totalItems` from these rows
- * instead of counting the ads (see `facetCount` in services/adViews/search.ts).
+ * How many ads each user has per (status, type, folder, category): the list's common filters. `0` stands
+ * for no folder and no category (a primary key column cannot be NULL in a table without rowid). Triggers
+ * keep it in step with `ads` in the write's own statement (migration 0024): a change moves one row down
+ * and one up. A list answers its exact `totalItems` as the sum of the few rows its filters select (see
+ * `tallyCount` in services/adViews/search.ts) instead of counting the ads.
  */
-export const adCounts = sqliteTable(
-  "ad_counts",
+export const adTallies = sqliteTable(
+  "ad_tallies",
   {
     userId: integer("user_id").notNull(),
-    facet: text("facet").notNull(),
+    status: text("status", { enum: AD_STATUSES }).notNull(),
+    type: text("type", { enum: AD_TYPES }).notNull(),
+    folderId: integer("folder_id").notNull(),
+    categoryId: integer("category_id").notNull(),
     n: integer("n").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.facet] })],
+  (t) => [primaryKey({ columns: [t.userId, t.status, t.type, t.folderId, t.categoryId] })],
 );
 
 /**
- * The same counts per client, over its users that are not deleted (client 0: users without one): a list
- * across users counts from one row per client. Kept by the same triggers and by one on `users`.
+ * The same tallies rolled up per client over its users that are not deleted (client 0: users without
+ * one), without the folder (a folder belongs to one user): a list across users sums a client's rows.
+ * Kept by the same triggers and by one on `users`.
  */
-export const clientAdCounts = sqliteTable(
-  "client_ad_counts",
+export const clientAdTallies = sqliteTable(
+  "client_ad_tallies",
   {
-    facet: text("facet").notNull(),
     clientId: integer("client_id").notNull(),
+    status: text("status", { enum: AD_STATUSES }).notNull(),
+    type: text("type", { enum: AD_TYPES }).notNull(),
+    categoryId: integer("category_id").notNull(),
     n: integer("n").notNull(),
   },
-  // Facet first: an internal client's count reads one facet over every client.
-  (t) => [primaryKey({ columns: [t.facet, t.clientId] })],
+  (t) => [primaryKey({ columns: [t.clientId, t.status, t.type, t.categoryId] })],
 );
 
-/** The `ad_counts` and `client_ad_counts` facets, named as the migration's triggers name them. */
-export const adCountFacet = {
-  all: "",
-  status: (status: string) => `status:${status}`,
-  type: (type: string) => `type:${type}`,
-  folder: (folderId: number) => `folder:${folderId}`,
-  /** Every folder facet sorts within this range (";" follows ":"). */
-  folderRange: { from: "folder:", to: "folder;" },
-  category: (categoryId: number) => `category:${categoryId}`,
-} as const;
+/** The tallies' stand-in for no folder and no category. */
+export const NO_TALLY_KEY = 0;
 
 /** Attribute values of an ad per portal; a multi-value key has one row per value. */
 export const adAttributes = sqliteTable(
@@ -154,8 +152,9 @@ export const adSettings = sqliteTable(
 
 /**
  * A full ad's detail rows beside it: its attribute and setting rows as JSON arrays of their column values
- * (in the column order above, ordered as the view shows them). Triggers rewrite them in the statement that
- * changes those rows (migration 0020), so the full view reads one row for them instead of every row.
+ * (in the column order above, ordered as the view shows them). The ad commands that change those rows
+ * rewrite it once, in their own batch (`detailsCopy`), so the full view reads one row for them instead of
+ * every row.
  */
 export const adDetails = sqliteTable("ad_details", {
   adId: integer("ad_id")

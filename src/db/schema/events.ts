@@ -21,11 +21,7 @@ export const events = sqliteTable(
     data: text("data").notNull().default("{}"),
     occurredAt: text("occurred_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
   },
-  (t) => [
-    index("events_client").on(t.clientId, t.id),
-    index("events_user").on(t.userId, t.id),
-    index("events_age").on(t.occurredAt),
-  ],
+  (t) => [index("events_client").on(t.clientId, t.id), index("events_user").on(t.userId, t.id)],
 );
 
 /** A client's webhook endpoint; its signing secrets are sealed like portal tokens. */
@@ -100,5 +96,5 @@ export const webhookDeliveries = sqliteTable(
     nextAttemptAt: text("next_attempt_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("webhook_deliveries_endpoint").on(t.endpointId, t.id), index("webhook_deliveries_age").on(t.createdAt)],
+  (t) => [index("webhook_deliveries_endpoint").on(t.endpointId, t.id)],
 );

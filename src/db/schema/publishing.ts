@@ -1,5 +1,5 @@
 /** Publications on the portals, jobs, features, marketplace connections. */
-import { sql } from "drizzle-orm";
+import { type AnyColumn, sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { JOB_ACTIONS, MARKETPLACES, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { users } from "./accounts";
@@ -86,6 +86,12 @@ export const portalConnections = sqliteTable(
 export const OPEN_ITEM_STATES = ["pending", "processing"] as const;
 
 /**
+ * A job with work left, in the words of the partial indexes on it: SQLite reads a partial index only for a
+ * query whose WHERE says the index's condition, so the cron's queries say it with this.
+ */
+export const jobIsOpen = (status: AnyColumn) => sql`${status} IN ('pending', 'processing')`;
+
+/**
  * A queued publish, update, unpublish or feature job for one ad on one portal. Jobs outlive their ad
  * and user (no foreign key): what was charged, refunded and listed stays on the books.
  */
@@ -126,13 +132,16 @@ export const publishJobs = sqliteTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index("queue_items_ad").on(t.adId, t.portal, t.status),
+    // Without the status: a job's state changes (claimed, done) then move no index entry here.
+    index("queue_items_ad").on(t.adId, t.portal),
     index("queue_items_user").on(t.userId, t.id),
-    index("queue_items_waiting").on(t.status, t.retryAt),
+    // Only the jobs with work left (the cron's): a job enters once, moves when it is claimed and leaves for
+    // free when it is done (D1 counts no row written for a removed index entry).
+    index("queue_items_open").on(t.status, t.retryAt, t.updatedAt).where(jobIsOpen(t.status)),
     // One open job per ad, portal and kind (and feature), whatever the timing of the calls that ask for it.
     uniqueIndex("queue_items_open_intent")
       .on(t.adId, t.portal, t.action, sql`coalesce(${t.feature}, '')`)
-      .where(sql`${t.status} IN ('pending', 'processing')`),
+      .where(jobIsOpen(t.status)),
   ],
 );
 

@@ -16,7 +16,7 @@ import {
   UsersQuery,
   updateUser,
 } from "../../services/accounts";
-import { USERS_REVISION, userRevision } from "../../services/shared";
+import { USER_LIST_REVISIONS, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
@@ -80,7 +80,7 @@ export const usersRouter = createRouter()
   .openapi(listRoute, async (c) => {
     const query = c.req.valid("query");
     const startedAt = Date.now();
-    const body = await withCache(c, query.useCache, [USERS_REVISION], async () =>
+    const body = await withCache(c, query.useCache, USER_LIST_REVISIONS, async () =>
       list(await listUsers(serviceContext(c), query), startedAt),
     );
     return c.json(body, 200);

@@ -1,6 +1,6 @@
-import { and, asc, count, eq, gte, lt } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
-import { adCountFacet, adCounts, folders } from "../../db/schema";
+import { adTallies, folders } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { requireUser } from "../shared/access";
@@ -46,25 +46,19 @@ export async function listFolders(
   } = await namedBatch(db, {
     totalRow: db.select({ n: count() }).from(folders).where(where),
     rows: query.total ? pageRows : pageRows.limit(query.itemsPerPage).offset((query.page - 1) * query.itemsPerPage),
-    // The ads of each of the user's folders, from the maintained counters, in the same round trip: the
-    // user's `folder:` facets are one range of the counters' key.
+    // The ads of each of the user's folders, summed from the user's tallies, in the same round trip.
     counts: db
-      .select({ facet: adCounts.facet, n: adCounts.n })
-      .from(adCounts)
-      .where(
-        and(
-          eq(adCounts.userId, query.userId),
-          gte(adCounts.facet, adCountFacet.folderRange.from),
-          lt(adCounts.facet, adCountFacet.folderRange.to),
-        ),
-      ),
+      .select({ folderId: adTallies.folderId, n: sql<number>`sum(${adTallies.n})` })
+      .from(adTallies)
+      .where(eq(adTallies.userId, query.userId))
+      .groupBy(adTallies.folderId),
   });
   if (query.folderId && rows.length === 0)
     throw DomainError.of("folder_not_found", `folderId: folder ${query.folderId} not found`);
-  const byFacet = new Map(counts.map((c) => [c.facet, c.n]));
+  const byFolder = new Map(counts.map((c) => [c.folderId, c.n]));
   const totalItems = totalRow?.n ?? 0;
   return {
-    items: rows.map((row) => ({ ...toView(row), total: byFacet.get(adCountFacet.folder(row.id)) ?? 0 })),
+    items: rows.map((row) => ({ ...toView(row), total: byFolder.get(row.id) ?? 0 })),
     totalItems,
     page: query.total ? 1 : query.page,
     itemsPerPage: query.total ? Math.max(totalItems, 1) : query.itemsPerPage,

@@ -17,7 +17,17 @@ import {
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
-import { adAttributes, adCountFacet, adCounts, ads, categories, clientAdCounts, groups, users } from "../../db/schema";
+import {
+  adAttributes,
+  ads,
+  adTallies,
+  categories,
+  clientAdTallies,
+  folders,
+  groups,
+  NO_TALLY_KEY,
+  users,
+} from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
@@ -160,20 +170,13 @@ const inCreationOrder = (q: AdsQueryInput) => (q.order ?? []).every(({ field }) 
 const filtersOnly = (q: AdsQueryInput, fields: string[]) => filtersWithin(q, fields) && inCreationOrder(q);
 
 /**
- * The facet of `ad_counts` (one user's) or `client_ad_counts` (across users) that holds the number of
- * matches, for a list filtered by at most one of its common filters (and `userId`); undefined when the list
- * must count its matches.
+ * Whether the list's count is a sum of tallies (`ad_tallies`, `client_ad_tallies`): it filters by nothing
+ * but the tallied columns, and not by the tallies' stand-in for "none".
  */
-function countedFacet(q: AdsQueryInput): string | undefined {
-  if (!filtersWithin(q, ["userId", "status", "type", "folderId", "categoryId"])) return undefined;
-  const facets = [
-    q.status && adCountFacet.status(q.status),
-    q.type && adCountFacet.type(q.type),
-    q.folderId !== undefined && adCountFacet.folder(q.folderId),
-    q.categoryId !== undefined && adCountFacet.category(q.categoryId),
-  ].filter((facet) => typeof facet === "string");
-  return facets.length <= 1 ? (facets[0] ?? adCountFacet.all) : undefined;
-}
+const isTallied = (q: AdsQueryInput) =>
+  filtersWithin(q, ["userId", "status", "type", "folderId", "categoryId"]) &&
+  q.folderId !== NO_TALLY_KEY &&
+  q.categoryId !== NO_TALLY_KEY;
 
 /**
  * How a list is read, chosen by what it filters and how it is ordered:
@@ -183,8 +186,8 @@ function countedFacet(q: AdsQueryInput): string | undefined {
  *   index answers it alone: its rows carry the category and the user.
  * - `matchList`: any other search. Its matches are listed once with their order keys, and the count and
  *   the page both come from that list.
- * - `filteredPage`: no search. A page of the filtered ads, and their count (from the maintained counters
- *   when one facet holds it).
+ * - `filteredPage`: no search. A page of the filtered ads, and their count (a sum of tallies when it
+ *   filters by tallied columns only).
  */
 export type SearchPlan = "keywordIndex" | "attributeIndex" | "matchList" | "filteredPage";
 
@@ -241,31 +244,51 @@ function indexedIds(
 }
 
 /**
- * A facet's number of ads from the maintained counters: across users one row per client (an internal
- * client's list sums every client's); with `userId` that user's row, if the caller may see the user (the
- * check reads that user only).
+ * The number of ads a tallied list matches, summed from the few tally rows its filters select. Across
+ * users: the client's rows (an internal client's: every client's). With `userId`, or a folder (which
+ * belongs to one user): that user's rows, if the caller may see the user (the check reads that user only).
  */
-function facetCount({ db, caller }: ServiceContext, facet: string, userId: number | undefined, visible?: SQL) {
-  const n = (column: AnyColumn) => sql<number>`coalesce(sum(${column}), 0)`;
-  if (userId === undefined) {
+function tallyCount({ db, caller }: ServiceContext, q: AdsQueryInput, visible?: SQL) {
+  const sum = (column: AnyColumn) => sql<number>`coalesce(sum(${column}), 0)`;
+  const optional = <T>(value: T | undefined, condition: (v: T) => SQL) =>
+    value === undefined ? undefined : condition(value);
+  if (q.userId === undefined && q.folderId === undefined) {
     return db
-      .select({ n: n(clientAdCounts.n) })
-      .from(clientAdCounts)
+      .select({ n: sum(clientAdTallies.n) })
+      .from(clientAdTallies)
       .where(
         and(
-          eq(clientAdCounts.facet, facet),
-          isInternal(caller) ? undefined : eq(clientAdCounts.clientId, clientIdOf(caller)),
+          isInternal(caller) ? undefined : eq(clientAdTallies.clientId, clientIdOf(caller)),
+          optional(q.status, (v) => eq(clientAdTallies.status, v)),
+          optional(q.type, (v) => eq(clientAdTallies.type, v)),
+          optional(q.categoryId, (v) => eq(clientAdTallies.categoryId, v)),
         ),
       );
   }
-  const visibleUser = db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.id, userId), visible));
+  const owner =
+    q.userId !== undefined
+      ? eq(users.id, q.userId)
+      : inArray(
+          users.id,
+          db
+            .select({ id: folders.userId })
+            .from(folders)
+            .where(eq(folders.id, q.folderId ?? 0)),
+        );
+  const visibleOwner = db.select({ id: users.id }).from(users).where(and(owner, visible));
   return db
-    .select({ n: n(adCounts.n) })
-    .from(adCounts)
-    .where(and(eq(adCounts.facet, facet), eq(adCounts.userId, userId), inArray(adCounts.userId, visibleUser)));
+    .select({ n: sum(adTallies.n) })
+    .from(adTallies)
+    .where(
+      and(
+        inArray(adTallies.userId, visibleOwner),
+        optional(q.userId, (v) => eq(adTallies.userId, v)),
+        optional(q.status, (v) => eq(adTallies.status, v)),
+        optional(q.type, (v) => eq(adTallies.type, v)),
+        optional(q.folderId, (v) => eq(adTallies.folderId, v)),
+        optional(q.categoryId, (v) => eq(adTallies.categoryId, v)),
+      ),
+    );
 }
 
 /** The rows a page reads: how many, and from where (past the `after` id, or after skipping `offset`). */
@@ -347,8 +370,8 @@ function matchListPage(
 
 /**
  * GET /ads/ in one D1 round trip, by the plan `choosePlan` names: the count and the page, whose rows carry
- * their details as nested rows, go in one batch, and the page query runs once. The count is read from the maintained counters when the
- * list filters by at most one common filter (`facetCount`); otherwise it reaches the users table through an
+ * their details as nested rows, go in one batch, and the page query runs once. The count is a sum of tallies when the
+ * list filters by tallied columns only (`tallyCount`); otherwise it reaches the users table through an
  * `IN` on its primary key, so it stays on the ads indexes. The page keeps the join, which lets SQLite walk
  * the order index and stop at the page (written as the count is, it sorts every match). A keyword or
  * attribute search is one statement that lists its matches once for both. In the order by creation a page
@@ -376,13 +399,11 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     }
     return query;
   };
-  const facet = countedFacet(q);
-  const countQuery =
-    facet === undefined
-      ? withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
-          and(inArray(ads.userId, db.select({ id: users.id }).from(users).where(visible)), ...filters),
-        )
-      : facetCount(ctx, facet, q.userId, visible);
+  const countQuery = isTallied(q)
+    ? tallyCount(ctx, q, visible)
+    : withCatalogue(db.select({ n: count() }).from(ads).$dynamic()).where(
+        and(inArray(ads.userId, db.select({ id: users.id }).from(users).where(visible)), ...filters),
+      );
   const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
     const last = rows.at(-1);
     const more = rows.length === itemsPerPage && position.page * itemsPerPage < totalItems;

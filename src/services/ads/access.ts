@@ -4,13 +4,12 @@ import { inList } from "../../db/inList";
 import { adImages, ads, users } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { type Caller, visibleUsers } from "../shared/access";
-import { USERS_REVISION, userRevision } from "../shared/revisions";
+import { ADS_REVISION, userRevision } from "../shared/revisions";
 
 export type AdRow = typeof ads.$inferSelect;
 
-export const ADS_REVISION = "ads";
-/** Revision keys an ad write touches: the ad list, and the owner's (contact `active`, folder totals). */
-export const adWriteRevisions = (userId: number) => [ADS_REVISION, userRevision(userId), USERS_REVISION];
+/** Revision keys an ad write touches: the ad list (which the user list reads too), and the owner's (contact `active`, folder totals). */
+export const adWriteRevisions = (userId: number) => [ADS_REVISION, userRevision(userId)];
 
 export const adNotFound = (adId: number) => DomainError.of("ad_not_found", `adId: ad ${adId} not found`);
 

@@ -2,8 +2,9 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
+import { rowsAsJson } from "../../db/nestedRows";
 import { rowChunks } from "../../db/rowChunks";
-import { adAttributes, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
+import { adAttributes, adDetails, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml } from "../../lib/html";
 import { deleteObjects } from "../../lib/media";
@@ -179,6 +180,7 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
       attributes.rows,
     ),
     settings: settings.length ? [db.insert(adSettings).values(settingRows(newAdId, settings))] : [],
+    details: detailsCopy(db, newAdId),
     revisions: bumpRevisions(db, adWriteRevisions(input.userId)),
   });
   const [ad] = created;
@@ -191,6 +193,23 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
  * (searches page by id for `created`), and the dates a client sees in that order never run backwards.
  */
 const creationTime = sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce((SELECT created_at FROM ads ORDER BY id DESC LIMIT 1), ''))`;
+
+/**
+ * Rewrites the ad's details copy (`ad_details`) from its attribute and setting rows, once per command and
+ * after the command's writes to them in the same batch: one row written, where triggers rewrote it once
+ * per attribute row written.
+ */
+function detailsCopy(db: Db, adId: SQLValue): BatchItem<"sqlite"> {
+  const attributeRows = rowsAsJson(adAttributes, eq(adAttributes.adId, adId), [adAttributes.portal, adAttributes.seq]);
+  const settingRows = rowsAsJson(adSettings, eq(adSettings.adId, adId), [adSettings.portal]);
+  return db
+    .insert(adDetails)
+    .values({ adId: typeof adId === "number" ? adId : sql`${adId}`, attributeRows, settingRows })
+    .onConflictDoUpdate({
+      target: adDetails.adId,
+      set: { attributeRows: sql`excluded.attribute_rows`, settingRows: sql`excluded.setting_rows` },
+    });
+}
 
 /** The ad's attribute rows, in statements that stay under D1's limit of bound parameters. */
 function insertAttributes(
@@ -243,6 +262,7 @@ export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promi
       : []),
     ...insertAttributes(db, ad, attributes.rows),
     ...upsertSettings(db, ad.id, input.settings ?? []),
+    ...(input.attributes || input.settings ? [detailsCopy(db, ad.id)] : []),
     bumpRevisions(db, adWriteRevisions(ad.userId)),
   ]);
   return ad.id;
@@ -379,6 +399,7 @@ export async function replaceAdSettings(
     bumpRevisions(db, adWriteRevisions(ad.userId)),
     db.update(ads).set({ updatedAt: nowIso() }).where(eq(ads.id, ad.id)),
     ...upsertSettings(db, ad.id, input.settings),
+    detailsCopy(db, ad.id),
   ]);
   return getAdSettings(ctx, ad.id);
 }

@@ -1,4 +1,4 @@
-export { ADS_REVISION } from "./access";
+export { ADS_REVISION } from "../shared/revisions";
 export { checkAttributeValue } from "./attributes";
 export {
   createAd,

@@ -1,4 +1,4 @@
-import { and, eq, gt, lt, notLike, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lt, notLike, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
@@ -138,17 +138,32 @@ export async function readEvents(
   return { events: rows.map(eventView), cursor: rows.at(-1)?.id ?? input.after };
 }
 
+/**
+ * The ids of a log's rows past the retention among its first `limit`: ids grow with time, so those are the
+ * oldest. A purge then reads at most `limit` rows and needs no index on the time.
+ */
+function pastRetention(
+  db: Db,
+  log: { table: SQLiteTable; id: SQLiteColumn; at: SQLiteColumn },
+  before: string,
+  limit: number,
+) {
+  const first = db.select({ id: log.id, at: log.at }).from(log.table).orderBy(asc(log.id)).limit(limit).as("first");
+  return db.select({ id: first.id }).from(first).where(lt(first.at, before));
+}
+
 /** Cron: events and webhook delivery logs older than the retention go, at most `limit` of each a run. */
 export async function purgeOldEvents(ctx: Pick<JobContext, "db" | "now">, input: { limit: number }): Promise<number> {
   const { db, now } = ctx;
   const { limit } = input;
   const before = new Date(now.getTime() - EVENT_RETENTION_MS).toISOString();
-  const oldEvents = db.select({ id: events.id }).from(events).where(lt(events.occurredAt, before)).limit(limit);
-  const oldDeliveries = db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(lt(webhookDeliveries.createdAt, before))
-    .limit(limit);
+  const oldEvents = pastRetention(db, { table: events, id: events.id, at: events.occurredAt }, before, limit);
+  const oldDeliveries = pastRetention(
+    db,
+    { table: webhookDeliveries, id: webhookDeliveries.id, at: webhookDeliveries.createdAt },
+    before,
+    limit,
+  );
   const { purged, purgedDeliveries } = await namedBatch(db, {
     purged: db.delete(events).where(sql`${events.id} IN ${oldEvents}`),
     purgedDeliveries: db.delete(webhookDeliveries).where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),

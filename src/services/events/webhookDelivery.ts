@@ -194,11 +194,14 @@ const leaseFor = (db: Db, endpointId: number, now: string) =>
     )
     .returning({ id: webhookLeases.id });
 
+/** The endpoint's queued count, less one delivery. */
+const lessOneQueued = sql`max(0, ${webhookEndpoints.inQueue} - 1)`;
+
 /** The endpoint's queued count, less a counted delivery that ended (delivered, gone, given up, or moot). */
 const endedStatement = (db: Db, message: WebhookMessage) =>
   db
     .update(webhookEndpoints)
-    .set({ inQueue: sql`max(0, ${webhookEndpoints.inQueue} - 1)` })
+    .set({ inQueue: lessOneQueued })
     .where(and(eq(webhookEndpoints.id, message.endpointId), sql`${message.counted ? 1 : 0} = 1`));
 
 /** A delivery the dead-letter queue gave up on: it no longer counts against its endpoint. */
@@ -353,6 +356,8 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
   // The breaker: the n-th failure in a row pauses the endpoint (and every failure after it, once resumed).
   const pausedUntil = new Date(Date.now() + pauseSeconds(env) * 1000).toISOString();
   const trips = sql`${webhookEndpoints.consecutiveFailures} + 1 >= ${DELIVERY_LIMITS.breakerFailures}`;
+  // A delivery that ended leaves its endpoint's queued count in the same write as the endpoint's state.
+  const ended = !(retrying && !disable) && message.counted;
   await db.batch([
     db.insert(webhookDeliveries).values({
       endpointId: endpoint.id,
@@ -382,10 +387,10 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
               pausedReason: sql`CASE WHEN ${trips} THEN ${`${DELIVERY_LIMITS.breakerFailures} or more deliveries in a row failed (last: ${failure})`} ELSE ${webhookEndpoints.pausedReason} END`,
             }),
         ...(disable ? { enabled: false, disabledReason: disable, updatedAt: finishedAt } : {}),
+        ...(ended ? { inQueue: lessOneQueued } : {}),
       })
       .where(eq(webhookEndpoints.id, endpoint.id)),
     db.delete(webhookLeases).where(eq(webhookLeases.id, lease.id)),
-    ...(retrying && !disable ? [] : [endedStatement(db, message)]),
     ...(disable
       ? [
           db.insert(events).values({

@@ -1,14 +1,13 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatches } from "../../db/client";
 import { adFeatures, adPublications, publishJobs, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
 import { JOB_KINDS, type JobAction } from "../../lib/vocabulary";
-import { ADS_REVISION } from "../ads/access";
 import { type EventType, eventOf } from "../events/events";
 import type { PublishJobRef } from "../shared/jobMessages";
-import { bumpRevisions } from "../shared/revisions";
+import { ADS_REVISION, bumpRevisions } from "../shared/revisions";
 
 /**
  * The publication state machine, in one place: what each event of a job does to the job, to
@@ -204,6 +203,20 @@ const noStartedFeatureOpen = (job: JobRef) =>
     AND started.portal = ${job.portal} AND started.action = 'feature' AND started.attempts > 0
     AND started.status IN ('pending', 'processing'))`;
 
+/** Each column of `change` set only where `current` holds (else kept as it is), in one SET. */
+function whenCurrent(
+  current: SQL | undefined,
+  change: PublicationChange,
+): SQLiteUpdateSetSource<typeof adPublications> {
+  const columns = getTableColumns(adPublications);
+  return Object.fromEntries(
+    Object.entries(change).map(([key, value]) => {
+      const column = columns[key as keyof typeof columns];
+      return [key, sql`CASE WHEN ${current} THEN ${sql.param(value, column)} ELSE ${column} END`];
+    }),
+  );
+}
+
 /**
  * The statements of one event, for one D1 batch, by name: `job` moves the job (guarded by the states
  * it may move from, and for a claim by the order of its listing's jobs; it returns the row when it
@@ -230,15 +243,17 @@ export function transition(db: Db, job: JobRef, event: JobEvent, detail: EventDe
     .returning();
   const thisPublication = and(eq(adPublications.adId, job.adId), eq(adPublications.portal, job.portal));
   const effects: BatchItem<"sqlite">[] = [];
-  if (publication?.listing)
-    effects.push(db.update(adPublications).set(publication.listing).where(and(thisPublication, moved)));
-  if (publication)
+  if (publication) {
+    // One statement writes both parts, so the row is written once: the job flags only while the job is
+    // the publication's current one, the listing's facts either way.
+    const currentJob = eq(adPublications.queueItemId, job.id);
     effects.push(
       db
         .update(adPublications)
-        .set(publication.job)
-        .where(and(thisPublication, eq(adPublications.queueItemId, job.id), moved)),
+        .set({ ...whenCurrent(currentJob, publication.job), ...publication.listing })
+        .where(and(thisPublication, publication.listing ? undefined : currentJob, moved)),
     );
+  }
   if (feature)
     effects.push(
       db

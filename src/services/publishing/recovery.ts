@@ -1,7 +1,7 @@
-import { and, eq, inArray, lte } from "drizzle-orm";
+import { and, eq, lte } from "drizzle-orm";
 import { namedBatch, statementsOf } from "../../db/client";
 import { inList } from "../../db/inList";
-import { publishJobs } from "../../db/schema";
+import { jobIsOpen, publishJobs } from "../../db/schema";
 import type { JobContext } from "../shared/context";
 import { transition } from "./lifecycle";
 import { runPublishJobs } from "./publishJobs";
@@ -26,12 +26,20 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
     stalled: db
       .select()
       .from(publishJobs)
-      .where(and(eq(publishJobs.status, "pending"), lte(publishJobs.retryAt, resendBefore)))
+      .where(
+        and(jobIsOpen(publishJobs.status), eq(publishJobs.status, "pending"), lte(publishJobs.retryAt, resendBefore)),
+      )
       .limit(limit),
     stuck: db
       .select()
       .from(publishJobs)
-      .where(and(eq(publishJobs.status, "processing"), lte(publishJobs.updatedAt, stuckBefore)))
+      .where(
+        and(
+          jobIsOpen(publishJobs.status),
+          eq(publishJobs.status, "processing"),
+          lte(publishJobs.updatedAt, stuckBefore),
+        ),
+      )
       .limit(limit),
   });
   if (stalled.length + stuck.length === 0) return 0;
@@ -75,7 +83,7 @@ export async function expireStaleJobs(ctx: JobContext, input: { limit: number })
     .from(publishJobs)
     .where(
       and(
-        inArray(publishJobs.status, ["pending", "processing"]),
+        jobIsOpen(publishJobs.status),
         lte(publishJobs.updatedAt, new Date(now.getTime() - 86_400_000).toISOString()),
       ),
     )

@@ -1,4 +1,4 @@
 export { callerOf } from "./access";
 export { type JobContext, jobContext, type ServiceContext } from "./context";
 export type { ImageMessage, JobMessage } from "./jobMessages";
-export { CATALOGUE_REVISION, readRevisions, USERS_REVISION, userRevision } from "./revisions";
+export { CATALOGUE_REVISION, readRevisions, USER_LIST_REVISIONS, userRevision } from "./revisions";

@@ -9,6 +9,12 @@ import { cacheRevisions } from "../../db/schema";
  * same batch as the write, so the next read misses.
  */
 export const USERS_REVISION = "users";
+export const ADS_REVISION = "ads";
+/**
+ * What the user list depends on: the users, and the ads (its contacts say whether they have active ads).
+ * So an ad write bumps the ads' key and its owner's, not the user list's as well: one row less per write.
+ */
+export const USER_LIST_REVISIONS = [USERS_REVISION, ADS_REVISION];
 /** The catalogue changes only with migrations; its revision is never bumped (answers live 30 s at most). */
 export const CATALOGUE_REVISION = "catalogue";
 export const userRevision = (userId: number) => `user:${userId}`;

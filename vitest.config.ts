@@ -75,6 +75,8 @@ export default defineConfig(async () => {
             // The dry run's differential test likewise (npm run test:preflight).
             PREFLIGHT_RUNS: process.env.PREFLIGHT_RUNS ?? "",
             PREFLIGHT_SEED: process.env.PREFLIGHT_SEED ?? "",
+            // The rows-written table for npm run bench (test/api/write-cost.test.ts prints it when set).
+            WRITE_COST_REPORT: process.env.WRITE_COST_REPORT ?? "",
           },
         },
       }),

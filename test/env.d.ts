@@ -12,6 +12,7 @@ declare namespace Cloudflare {
     /** The dry run's differential test: its number of runs and seed (empty: its defaults). */
     PREFLIGHT_RUNS: string;
     PREFLIGHT_SEED: string;
+    WRITE_COST_REPORT: string;
   }
 }
 

@@ -1,6 +1,8 @@
-// What the hot writes cost in D1's expensive unit, rows written (an index entry counts as one), each held
-// to a bound so that a change that adds writes fails here (as test/adViews/list-cost.test.ts holds
-// reads). The bounds are today's measurements; docs/capacity.md has the table and what it costs.
+// What the hot writes cost in D1's expensive unit, rows written, each held to its floor and to a bound, so
+// that a change that adds writes fails here (as test/adViews/list-cost.test.ts holds reads). D1 counts a
+// row inserted or changed, each index entry inserted or moved, and an AUTOINCREMENT table's id counter; a
+// deleted row counts once and a removed index entry not at all. `npm run bench` prints this table
+// (WRITE_COST_REPORT=1 prints it from here); docs/capacity.md prices it.
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -22,23 +24,65 @@ import { placements, runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller, settledPublication } from "../harness/marketplace";
 
 /**
- * Rows written per hot write today, by a partner client sending an Idempotency-Key (the key's record is
- * part of a write's cost). Issue "Half the rows written" brings these down toward their floor.
+ * Per hot write, the rows it must change, worked out from the schema: the rows whose content changes, the
+ * entries of the indexes their changed columns feed (every index here is read by a query plan, or backs a
+ * foreign key or a uniqueness), the id counter, and the tallies a list counts from (one row down, one up).
+ * Not in it: the response cache's revision rows, a full ad's details copy, leases, and a job's claim beyond
+ * its state. Each write
+ * may cost at most twice its floor (issue "Half the rows written").
  */
-const ROWS_WRITTEN = {
-  "POST /ads/ (one attribute)": 26,
-  "PUT /ads/ (title, price, attributes)": 13,
-  "PATCH /ads/ (status)": 24,
-  "DELETE /ads/{adId}": 15,
-  "POST /publish/ (one placement)": 21,
-  "its publish job": 17,
-  "POST /features/": 15,
-  "its feature job": 14,
-  "an image job": 18,
-  "a due task (one ad)": 25,
-  "a webhook delivery": 10,
+const FLOOR = {
+  // The ad (1), its 6 index entries and id (7), its keyword index entry (1), its tallies (2); the
+  // attribute (1), its key and 2 search index entries (3).
+  "POST /ads/ (one attribute)": 1 + 7 + 1 + 2 + 1 + 3,
+  // The ad (1), its keyword entry out and in (2, the title changes); the attribute's value (1) and its 2
+  // search index entries (2).
+  "PUT /ads/ (title, price, attributes)": 1 + 2 + 1 + 2,
+  // The ad (1), its entries in the two status indexes (2); a tally down and one up, the user's and the
+  // client's (4).
+  "PATCH /ads/ (status)": 1 + 2 + 4,
+  // The ad, its attribute and its keyword entry (3); its tallies (2).
+  "DELETE /ads/{adId}": 3 + 2,
+  // The job (1), its 4 index entries and id (5); the charge (1), its 2 index entries and id (3); the
+  // publication (1) and its 2 index entries (2); the event (1), its 2 index entries and id (3).
+  "POST /publish/ (one placement)": 6 + 4 + 3 + 4,
+  // Claimed: the job's state (1) and open-jobs entry (1), the publication's flag (1). Done: the job (1), the
+  // publication (1) and its active entry (1), the event with its entries and id (4).
+  "its publish job": 3 + 3 + 4,
+  // The job with its entries and id (6), the charge (4), the feature (1) and its key (1).
+  "POST /features/": 6 + 4 + 2,
+  // Claimed (2); done: the job (1), the feature (1), the event (4).
+  "its feature job": 2 + 1 + 1 + 4,
+  // The job's flag (1); the image (1), its 2 index entries and id (3); the job done (1) and its entry (1);
+  // the event (4); the listing's update request (1), its entry and id (2).
+  "an image job": 1 + 4 + 2 + 4 + 3,
+  // The run (1), its 2 index entries and id (3), its result (1); the bump's job (6), charge (4) and feature
+  // (2); the event (4).
+  "a due task (one ad)": 4 + 1 + 6 + 4 + 2 + 4,
+  // The delivery's log row (1), its entry and id (2); the endpoint's state (1).
+  "a webhook delivery": 3 + 1,
 };
-type HotWrite = keyof typeof ROWS_WRITTEN;
+type HotWrite = keyof typeof FLOOR;
+
+/**
+ * Rows written per hot write today, by a partner client without an Idempotency-Key (a key's record adds
+ * its row, its expiry entry and its key: 3). Before issue "Half the rows written" they were: create 26,
+ * update 13, status 24, delete 15, placement 21 and its job 17, feature 15 and its job 14, image job 18,
+ * due task 25, webhook delivery 10.
+ */
+const ROWS_WRITTEN: Record<HotWrite, number> = {
+  "POST /ads/ (one attribute)": 18,
+  "PUT /ads/ (title, price, attributes)": 11,
+  "PATCH /ads/ (status)": 9,
+  "DELETE /ads/{adId}": 8,
+  "POST /publish/ (one placement)": 19,
+  "its publish job": 12,
+  "POST /features/": 14,
+  "its feature job": 10,
+  "an image job": 16,
+  "a due task (one ad)": 23,
+  "a webhook delivery": 8,
+};
 
 let key: string;
 let internalKey: string;
@@ -178,11 +222,17 @@ describe("rows written per hot write", () => {
     );
   });
 
-  it("stay within today's rows written", () => {
-    const over = Object.entries(ROWS_WRITTEN).flatMap(([write, bound]) => {
-      const rows = measured.get(write as HotWrite);
-      return rows !== undefined && rows <= bound ? [] : [`${write}: ${rows} rows written, bound ${bound}`];
+  it("stay within today's rows written and twice their floor", () => {
+    const table = (Object.keys(FLOOR) as HotWrite[]).map((write) => {
+      const rows = measured.get(write);
+      return { write, rows, floor: FLOOR[write], ratio: rows === undefined ? undefined : rows / FLOOR[write] };
     });
+    if (env.WRITE_COST_REPORT) console.log(`WRITE_COST ${JSON.stringify(table)}`);
+    const over = table.flatMap(({ write, rows, floor }) =>
+      rows !== undefined && rows <= ROWS_WRITTEN[write] && rows <= 2 * floor
+        ? []
+        : [`${write}: ${rows} rows written, bound ${ROWS_WRITTEN[write]}, floor ${floor}`],
+    );
     expect(over).toEqual([]);
   });
 });

@@ -138,11 +138,37 @@ describe("bounds", () => {
     const client = await newClient({ partner: true });
     const [latest] = await eventsOf(client.client.id, 1);
     expectEnvelope(await call("GET", `/events/?after=${latest}`, { key: client.key }), 200);
+    // Another client's event is the platform's latest: a refusal names no id but the one sent.
+    const [othersLatest] = await eventsOf((await newClient({ partner: true })).client.id, 1);
     for (const after of [`${(latest as number) + 1_000_000}`, "99999999999999999999"]) {
       const answer = await call("GET", `/events/?after=${after}`, { key: client.key });
       expectError(answer, "validation_failed");
       expect(answer.body.errors[0]).toMatch(/^after: /);
+      const message = String(answer.body.errors[0]);
+      expect(message).not.toContain(String(othersLatest));
     }
+    // Beyond the latest event: the only number besides the one sent is 0, where to start again.
+    const beyond = `${(othersLatest as number) + 1}`;
+    const refused = await call("GET", `/events/?after=${beyond}`, { key: client.key });
+    expectError(refused, "validation_failed");
+    expect(String(refused.body.errors[0]).replace(beyond, "").match(/\d+/g)).toEqual(["0"]);
+  });
+
+  it("after=latest answers no events and the caller's own cursor, from which the next event arrives once", async () => {
+    const client = await newClient({ partner: true });
+    const fresh = await call("GET", "/events/?after=latest", { key: client.key });
+    expectEnvelope(fresh, 200);
+    expect(fresh.body).toMatchObject({ data: [], cursor: 0 });
+    const [own] = await eventsOf(client.client.id, 1);
+    // Other clients' events after it move nothing: the cursor is the caller's latest.
+    await eventsOf((await newClient({ partner: true })).client.id, 2);
+    const now = await call("GET", "/events/?after=latest", { key: client.key });
+    expect(now.body).toMatchObject({ data: [], cursor: own });
+    const [next] = await eventsOf(client.client.id, 1);
+    const polled = await call("GET", `/events/?after=${now.body.cursor}`, { key: client.key });
+    expectEnvelope(polled, 200);
+    expect(polled.body.data.map((e: { eventId: number }) => e.eventId)).toEqual([next]);
+    expectError(await call("GET", "/events/?after=earliest", { key: client.key }), "validation_failed");
   });
 });
 

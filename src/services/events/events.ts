@@ -8,6 +8,9 @@ import { formatDateTime } from "../../lib/time";
 import { clientIdOf, isInternal, requireUser, visibleRows } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 
+/** `GET /events/?after=latest`: start the feed from now. */
+export const LATEST = "latest";
+
 /** Every event type the log holds (the README's event catalogue). */
 export const EVENT_TYPES = [
   "publish.pending",
@@ -103,7 +106,7 @@ export type EventView = ReturnType<typeof eventView>;
  */
 export async function readEvents(
   ctx: ServiceContext,
-  input: { after: number; types?: EventType[]; userId?: number; limit: number },
+  input: { after: number | typeof LATEST; types?: EventType[]; userId?: number; limit: number },
 ): Promise<{ events: EventView[]; cursor: number }> {
   if (input.userId !== undefined) await requireUser(ctx.db, ctx.caller, input.userId);
   const visible = and(
@@ -113,6 +116,16 @@ export async function readEvents(
       ? or(notLike(events.type, "webhook.%"), eq(events.clientId, clientIdOf(ctx.caller)))
       : undefined,
   );
+  if (input.after === LATEST) {
+    // The caller's own latest event (none: 0): polling from it sees every event that happens next, and
+    // it says nothing of other clients' events.
+    const [own] = await ctx.db
+      .select({ id: sql<number>`coalesce(max(${events.id}), 0)` })
+      .from(events)
+      .where(and(visible, input.userId !== undefined ? eq(events.userId, input.userId) : undefined));
+    return { events: [], cursor: own?.id ?? 0 };
+  }
+  const { after } = input;
   const {
     rows,
     latest: [latest],
@@ -122,7 +135,7 @@ export async function readEvents(
       .from(events)
       .where(
         and(
-          gt(events.id, input.after),
+          gt(events.id, after),
           visible,
           input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
           input.types?.length ? inList(events.type, input.types) : undefined,
@@ -132,10 +145,14 @@ export async function readEvents(
       .limit(input.limit),
     latest: ctx.db.select({ id: sql<number>`coalesce(max(${events.id}), 0)` }).from(events),
   });
-  // A cursor no answer handed out would silently skip every event up to it.
-  if (input.after > (latest?.id ?? 0))
-    throw DomainError.of("validation_failed", `after: ${input.after} is beyond the latest event (${latest?.id ?? 0})`);
-  return { events: rows.map(eventView), cursor: rows.at(-1)?.id ?? input.after };
+  // A cursor no answer handed out would silently skip every event up to it. The message names no id
+  // beyond the caller's: the latest event may be another client's.
+  if (after > (latest?.id ?? 0))
+    throw DomainError.of(
+      "validation_failed",
+      `after: ${after} is beyond the latest event; start from 0, or from latest (after=latest)`,
+    );
+  return { events: rows.map(eventView), cursor: rows.at(-1)?.id ?? after };
 }
 
 /**

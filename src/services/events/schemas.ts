@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { fixed, queryInt, takingResponse, upTo } from "../../lib/fields";
-import { EVENT_TYPES } from "./events";
+import { EVENT_TYPES, LATEST } from "./events";
 
 /** The shapes of events, webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
 
@@ -23,9 +23,13 @@ const eventTypes = z
   .openapi({ type: "string", description: "One type or several, comma-separated" });
 
 export const EventsQuery = z.object({
-  after: queryInt(0)
+  after: z
+    .union([z.literal(LATEST), queryInt(0)])
     .optional()
-    .openapi({ description: "The cursor: events with a larger id (default 0, from the start); not beyond the latest" }),
+    .openapi({
+      description:
+        "The cursor: events with a larger id (default 0, from the start; not beyond the latest), or `latest`: no events, and the cursor to poll from for what happens next",
+    }),
   type: eventTypes.optional(),
   userId: queryInt().optional(),
   limit: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),

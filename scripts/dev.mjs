@@ -3,8 +3,8 @@
 // It never waits for input (in a terminal wrangler would ask before applying migrations: CI=true
 // answers for it) and prints a short banner instead of wrangler's migration tables and update notice.
 // Image URLs must be absolute in work done outside a request too (the publish job sends them to a
-// marketplace), so the public media base is set to this server's own address: the port given with
-// `--port` (default 8787), unless MEDIA_BASE_URL is passed already.
+// marketplace), so that work's media base (LOCAL_MEDIA_BASE) is this server's own address: the port given
+// with `--port` (default 8787). A request's URLs follow its own origin, unless MEDIA_BASE_URL is passed.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { readDevVars } from "./d1.mjs";
@@ -45,9 +45,7 @@ console.log(`
   Cron   curl "${origin}/__scheduled?cron=*+*+*+*+*"
 `);
 
-const mediaBase = args.some((arg) => arg.includes("MEDIA_BASE_URL"))
-  ? []
-  : ["--var", `MEDIA_BASE_URL:${origin}/media/`];
+const mediaBase = ["--var", `LOCAL_MEDIA_BASE:${origin}/media/`];
 // The API first (the primary Worker, on the port), then the marketplace simulator beside it in the same
 // session (wrangler's multi-config dev), which the API reaches through its MARKETPLACE binding.
 const workers = ["--config", "wrangler.toml", "--config", "simulator/wrangler.toml"];

@@ -1,11 +1,17 @@
 /**
  * The public base of image URLs: the deployment's MEDIA_BASE_URL; where none is configured (local
- * development), the origin of the request being served, so `npm run dev -- --port 9000` hands out :9000
- * URLs. Work outside a request (queue, cron) without a configured base gets root-relative URLs.
+ * development), the origin of the request being served, so a call on 127.0.0.1 or on another `--port`
+ * gets URLs it can open. Work outside a request (queue, cron) then uses LOCAL_MEDIA_BASE, which
+ * `npm run dev` sets to the server's own address, or root-relative URLs.
  */
-export function mediaBaseOf(env: { MEDIA_BASE_URL?: string }, requestOrigin?: string): string {
-  if (env.MEDIA_BASE_URL) return env.MEDIA_BASE_URL.endsWith("/") ? env.MEDIA_BASE_URL : `${env.MEDIA_BASE_URL}/`;
-  return requestOrigin ? `${requestOrigin}/media/` : "/media/";
+export function mediaBaseOf(
+  env: { MEDIA_BASE_URL?: string; LOCAL_MEDIA_BASE?: string },
+  requestOrigin?: string,
+): string {
+  const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`);
+  if (env.MEDIA_BASE_URL) return withSlash(env.MEDIA_BASE_URL);
+  if (requestOrigin) return `${requestOrigin}/media/`;
+  return env.LOCAL_MEDIA_BASE ? withSlash(env.LOCAL_MEDIA_BASE) : "/media/";
 }
 
 export const mediaUrl = (mediaBase: string, key: string) => `${mediaBase}${key}`;

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
+import { mediaBaseOf } from "../../src/lib/media";
 import { runImageJob } from "../../src/services/images";
 import { jobContext } from "../../src/services/shared";
 import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
@@ -111,18 +112,32 @@ describe("ingestion", () => {
 
   it("hands out URLs on the request's origin when no public base is configured", async () => {
     const adId = await adWithImages("red.png");
-    const local = { ...env, MEDIA_BASE_URL: "", WEBSITE_URL: "" } as Env;
-    const onPort = (path: string, init: RequestInit = {}) =>
-      worker.fetch(
-        new Request(`http://localhost:9000/rest/v1${path}`, {
-          ...init,
-          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-        }) as Parameters<typeof worker.fetch>[0],
-        local,
-        createExecutionContext(),
-      );
-    const images = await (await onPort(`/images/${adId}`)).json<{ data: { images: { image: { url: string } }[] } }>();
+    // As npm run dev configures it: no public base, the server's own address for work outside a request.
+    const local = {
+      ...env,
+      MEDIA_BASE_URL: "",
+      LOCAL_MEDIA_BASE: "http://localhost:8787/media/",
+      WEBSITE_URL: "",
+    } as Env;
+    const on =
+      (origin: string) =>
+      (path: string, init: RequestInit = {}) =>
+        worker.fetch(
+          new Request(`${origin}/rest/v1${path}`, {
+            ...init,
+            headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+          }) as Parameters<typeof worker.fetch>[0],
+          local,
+          createExecutionContext(),
+        );
+    const onPort = on("http://localhost:9000");
+    type Images = { data: { images: { image: { url: string } }[] } };
+    const images = await (await onPort(`/images/${adId}`)).json<Images>();
     expect(images.data.images[0]?.image.url).toMatch(/^http:\/\/localhost:9000\/media\/images\//);
+    // Called on 127.0.0.1, the URLs say 127.0.0.1 too; work outside a request uses the server's address.
+    const onLoopback = await (await on("http://127.0.0.1:9000")(`/images/${adId}`)).json<Images>();
+    expect(onLoopback.data.images[0]?.image.url).toMatch(/^http:\/\/127\.0\.0\.1:9000\/media\/images\//);
+    expect(mediaBaseOf(local)).toBe("http://localhost:8787/media/");
     const link = await (
       await onPort("/auth/link/generate/", { method: "POST", body: JSON.stringify({ userId }) })
     ).json<{ data: { url: string; accesstoken: string } }>();

@@ -24994,6 +24994,8 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
                     Location?: string;
+                    /** @description The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes */
+                    "Job-Ids"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25303,6 +25305,8 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
                     Location?: string;
+                    /** @description The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes */
+                    "Job-Ids"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25612,6 +25616,8 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
                     Location?: string;
+                    /** @description The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes */
+                    "Job-Ids"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -29277,6 +29283,8 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
                     Location?: string;
+                    /** @description The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes */
+                    "Job-Ids"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -29565,8 +29573,8 @@ export interface operations {
     "events.get": {
         parameters: {
             query?: {
-                /** @description The cursor: events with a larger id (default 0, from the start); not beyond the latest */
-                after?: number;
+                /** @description The cursor: events with a larger id (default 0, from the start; not beyond the latest), or `latest`: no events, and the cursor to poll from for what happens next */
+                after?: "latest" | number;
                 /** @description One type or several, comma-separated */
                 type?: string;
                 userId?: number;
@@ -33466,6 +33474,8 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     /** @description The queued job: GET it to follow the work */
                     Location?: string;
+                    /** @description The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes */
+                    "Job-Ids"?: string;
                     [name: string]: unknown;
                 };
                 content: {

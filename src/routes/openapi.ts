@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
 import { strictInput, validationHook } from "./validation";
@@ -218,10 +219,23 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   headers?: Record<string, { description: string; schema: { type: "string" } }>;
 }
 
-/** The Location header of calls that queue work: the job to follow. */
-export const LOCATION_OF_JOB = {
+/** The headers of calls that queue work: the job to follow, and every job the call queued or found open. */
+export const JOB_HEADERS = {
   Location: { description: "The queued job: GET it to follow the work", schema: { type: "string" as const } },
+  "Job-Ids": {
+    description:
+      "The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes",
+    schema: { type: "string" as const },
+  },
 };
+
+/** Names the jobs a call queued in its response's headers (`JOB_HEADERS`); none: no header. */
+export function nameJobs(c: Context<AppEnv>, jobIds: number[]) {
+  const [first] = jobIds;
+  if (first === undefined) return;
+  c.header("Location", jobPath(first));
+  c.header("Job-Ids", jobIds.join(","));
+}
 
 /**
  * An operation of the API: the 200 envelope plus the shared error responses and bearer security,

@@ -53,6 +53,35 @@ describe("jobs", () => {
     expect(await walletBalance(key, userId)).toBe(10_000);
   });
 
+  it("publish, update, unpublish and feature name their jobs in Job-Ids (and the first in Location), body data: []", async () => {
+    const userId = await connectedSeller(key, internalKey, 100_000);
+    const { adId } = await createAd(key, userId);
+    const jobIdsOf = (answer: { headers: Headers; body: unknown }) =>
+      defined(answer.headers.get("Job-Ids"), `Job-Ids of ${JSON.stringify(answer.body)}`)
+        .split(",")
+        .map(Number);
+    const placed = await call("POST", "/publish/", { key, body: { userId, adId, portal: "portal_a" } });
+    expectEnvelope(placed, 200);
+    expect(placed.body.data).toEqual([]);
+    const [placement] = jobIdsOf(placed);
+    expect(placed.headers.get("Location")).toBe(`/rest/v1/jobs/${placement}`);
+    // A repeat while the job is open names the same job.
+    expect(jobIdsOf(await call("POST", "/publish/", { key, body: { userId, adId, portal: "portal_a" } }))).toEqual([
+      placement,
+    ]);
+    await finished(defined(placement));
+    const feature = await call("POST", "/features/", {
+      key,
+      body: { adId, portal: "portal_a", feature: "omhoogplaatsen" },
+    });
+    const [featureJob] = jobIdsOf(feature);
+    expect((await call("GET", `/jobs/${featureJob}`, { key })).body.data).toMatchObject({ kind: "feature" });
+    const updated = jobIdsOf(await call("PUT", "/publish/", { key, body: { userId, adId, portal: "portal_a" } }));
+    expect((await call("GET", `/jobs/${updated[0]}`, { key })).body.data).toMatchObject({ kind: "update" });
+    const down = await call("DELETE", "/publish/", { key, body: { userId, adId, portal: "portal_a" } });
+    expect((await call("GET", `/jobs/${jobIdsOf(down)[0]}`, { key })).body.data).toMatchObject({ kind: "unpublish" });
+  });
+
   it("lists with filters and paging, per client; internal clients see every user's", async () => {
     const userId = await connectedSeller(key, internalKey, 10_000);
     const ads = [];

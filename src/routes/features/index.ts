@@ -6,7 +6,7 @@ import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
 import { BuyFeature, Feature, FeaturesQuery, featureOffers, requestFeature } from "../../services/publishing";
 import { serviceContext } from "../context";
-import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
+import { apiRoute, createRouter, EmptyData, envelope, JOB_HEADERS, jsonBody, nameJobs } from "../openapi";
 
 const tags = ["Features"];
 
@@ -54,12 +54,12 @@ export const featuresRouter = createRouter()
         body: jsonBody(BuyFeature),
       },
       response: envelope(EmptyData),
-      headers: LOCATION_OF_JOB,
+      headers: JOB_HEADERS,
     }),
     async (c) => {
       const outcome = await requestFeature(serviceContext(c), c.req.valid("json"));
       if (!outcome.result) throw new DomainError(outcome.errorDetails);
-      if (outcome.queueItemId) c.header("Location", jobPath(outcome.queueItemId));
+      nameJobs(c, outcome.queueItemId ? [outcome.queueItemId] : []);
       return c.json(ok([]), 200);
     },
   );

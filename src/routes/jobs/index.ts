@@ -3,7 +3,7 @@ import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { getJob, Job, JobsQuery, listJobs, retryJob } from "../../services/publishing";
 import { serviceContext } from "../context";
-import { apiRoute, createRouter, envelope, jobPath, LOCATION_OF_JOB, listEnvelope } from "../openapi";
+import { apiRoute, createRouter, envelope, JOB_HEADERS, listEnvelope, nameJobs } from "../openapi";
 
 const tags = ["Jobs"];
 const jobParams = z.object({ queueItemId: pathId("queueItemId") });
@@ -46,11 +46,11 @@ export const jobsRouter = createRouter()
       description: "Answers the new job (`retryOf`, `cost`); only a `retryable` job.",
       request: { params: jobParams },
       response: envelope(Job),
-      headers: LOCATION_OF_JOB,
+      headers: JOB_HEADERS,
     }),
     async (c) => {
       const job = await retryJob(serviceContext(c), c.req.valid("param").queueItemId);
-      c.header("Location", jobPath(job.queueItemId));
+      nameJobs(c, [job.queueItemId]);
       return c.json(ok(job), 200);
     },
   );

@@ -6,16 +6,20 @@ import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { PublishAd, type PublishMode, requestPublishing } from "../../services/publishing";
 import { serviceContext } from "../context";
-import { apiRoute, createRouter, EmptyData, envelope, jobPath, jsonBody, LOCATION_OF_JOB } from "../openapi";
+import { apiRoute, createRouter, EmptyData, envelope, JOB_HEADERS, jsonBody, nameJobs } from "../openapi";
 import { repeats, tags } from "./responses";
 
 const refusals = "Refusals answer `portal: <portal> - adId: <adId> - <reason>`.";
 
-/** One ad: a refusal is the response's error, with the spec's text form; the job is named in Location. */
+/** One ad: a refusal is the response's error, with the spec's text form; the jobs are named in headers. */
 async function single(c: Context<AppEnv>, mode: PublishMode, body: z.infer<typeof PublishAd>) {
-  const [outcome] = await requestPublishing(serviceContext(c), { ...body, adIds: [body.adId], mode });
+  const outcomes = await requestPublishing(serviceContext(c), { ...body, adIds: [body.adId], mode });
+  const [outcome] = outcomes;
   if (outcome && !outcome.result) throw new DomainError(outcome.errorDetails);
-  if (outcome?.queueItemId) c.header("Location", jobPath(outcome.queueItemId));
+  nameJobs(
+    c,
+    outcomes.flatMap((o) => (o.queueItemId ? [o.queueItemId] : [])),
+  );
   return c.json(ok([]), 200);
 }
 
@@ -29,7 +33,7 @@ export const publishOneRouter = createRouter()
       description: `${refusals} ${repeats}`,
       request: { body: jsonBody(PublishAd) },
       response: envelope(EmptyData),
-      headers: LOCATION_OF_JOB,
+      headers: JOB_HEADERS,
     }),
     (c) => single(c, "publish", c.req.valid("json")),
   )
@@ -42,7 +46,7 @@ export const publishOneRouter = createRouter()
       description: `${refusals} ${repeats}`,
       request: { body: jsonBody(PublishAd) },
       response: envelope(EmptyData),
-      headers: LOCATION_OF_JOB,
+      headers: JOB_HEADERS,
     }),
     (c) => single(c, "update", c.req.valid("json")),
   )
@@ -55,7 +59,7 @@ export const publishOneRouter = createRouter()
       description: `${refusals} ${repeats}`,
       request: { body: jsonBody(PublishAd) },
       response: envelope(EmptyData),
-      headers: LOCATION_OF_JOB,
+      headers: JOB_HEADERS,
     }),
     (c) => single(c, "unpublish", c.req.valid("json")),
   );

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   delivery_not_found: { status: 404 },
   image_not_found: { status: 404 },
   portal_not_found: { status: 404 },
+  category_not_found: { status: 404 },
   method_not_allowed: { status: 405 },
   insufficient_means: { status: 409 },
   ad_not_published: { status: 409 },

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, defined, eventually, expectEnvelope, newClient } from "../harness/api";
+import { call, defined, eventually, expectEnvelope, expectError, newClient } from "../harness/api";
 import { createAd, createUser, SOFA_CATEGORY } from "../harness/data";
 
 let key: string;
@@ -64,6 +64,75 @@ describe("POST /groups/", () => {
     expect(second.body.data).toEqual(first.body.data);
     const other = await call("POST", "/groups/", { key, body: { useCache: true, groupId: [93] } });
     expect(other.body.fromCache).toBe(false);
+  });
+});
+
+describe("GET /categories/[<categoryId>]", () => {
+  it("names each category: its group, descriptions per locale, targets and mandatory keys per attribute set", async () => {
+    const all = await call("GET", "/categories/?itemsPerPage=500", { key });
+    expectEnvelope(all, 200);
+    expect(all.body.totalItems).toBeGreaterThanOrEqual(40);
+    const sofa = defined(all.body.data.find((c: { categoryId: number }) => c.categoryId === SOFA_CATEGORY));
+    const one = await call("GET", `/categories/${SOFA_CATEGORY}`, { key });
+    expectEnvelope(one, 200);
+    expect(one.body.data).toEqual([sofa]);
+    expect(sofa).toMatchObject({
+      groupId: 93,
+      descriptions: [
+        { locale: "nl_NL", description: "Banken" },
+        { locale: "en_GB", description: "Sofas" },
+      ],
+    });
+    expect(sofa.portals).toContain("website");
+    // The mandatory keys are the ones /attributes/ marks mandatory, per attribute set.
+    const definitions = await call("POST", "/attributes/", { key, body: { categoryId: [SOFA_CATEGORY] } });
+    const entry = defined(definitions.body.data[0]);
+    for (const set of entry.attributes as { portal: string; attributes: { key: string; mandatory: boolean }[] }[]) {
+      expect(sofa.mandatoryAttributes.find((m: { portal: string }) => m.portal === set.portal)?.keys).toEqual(
+        set.attributes.filter((a) => a.mandatory).map((a) => a.key),
+      );
+    }
+    // A marketplace is a target where the category has its definitions and prices (as the tables hold them).
+    const { results: offered } = await env.DB.prepare(
+      `SELECT c.id, group_concat(p.portal) AS portals FROM categories c LEFT JOIN (
+         SELECT DISTINCT d.category_id, d.portal FROM attribute_definitions d
+         JOIN category_prices cp ON cp.category_id = d.category_id AND cp.portal = d.portal
+         WHERE d.portal IN ('portal_a', 'portal_b') ORDER BY d.portal) p ON p.category_id = c.id GROUP BY c.id`,
+    ).all<{ id: number; portals: string | null }>();
+    const expected = Object.fromEntries(
+      offered.map((row) => [row.id, [...(row.portals?.split(",").sort() ?? []), "website"]]),
+    );
+    expect(
+      Object.fromEntries(
+        all.body.data.map((c: { categoryId: number; portals: string[] }) => [c.categoryId, c.portals]),
+      ),
+    ).toEqual(expected);
+  });
+
+  it("filters by group and locale, and answers 404 category_not_found for an unknown id", async () => {
+    const mopeds = await call("GET", "/categories/?groupId=92&locale=en_GB", { key });
+    expectEnvelope(mopeds, 200);
+    expect(mopeds.body.data.length).toBeGreaterThan(0);
+    expect(mopeds.body.data.every((c: { groupId: number }) => c.groupId === 92)).toBe(true);
+    expect(mopeds.body.data.map((c: { descriptions: unknown[] }) => c.descriptions.length)).not.toContain(2);
+    expect(mopeds.body.data.find((c: { categoryId: number }) => c.categoryId === 9204)?.descriptions).toEqual([
+      { locale: "en_GB", description: "Mopeds" },
+    ]);
+    const missing = await call("GET", "/categories/999999", { key });
+    expectError(missing, "category_not_found");
+    expect(missing.body.errors[0]).toBe("categoryId: category 999999 not found");
+    expectError(await call("GET", "/categories/?locale=fr_FR", { key }), "validation_failed");
+  });
+
+  it("appear inside /groups/ when asked, and /attributes/ entries carry their group and name", async () => {
+    const groups = await call("POST", "/groups/", { key, body: { groupId: [92], categories: true } });
+    expectEnvelope(groups, 200);
+    const inGroup = (await call("GET", "/categories/?groupId=92", { key })).body.data;
+    expect(defined(groups.body.data[0]).categories).toEqual(inGroup);
+    const plain = await call("POST", "/groups/", { key, body: { groupId: [92] } });
+    expect(defined(plain.body.data[0]).categories).toBeUndefined();
+    const attributes = await call("POST", "/attributes/", { key, body: { categoryId: [9204], locale: ["en_GB"] } });
+    expect(attributes.body.data[0]).toMatchObject({ categoryId: 9204, groupId: 92, categoryDescription: "Mopeds" });
   });
 });
 

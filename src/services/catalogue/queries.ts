@@ -1,7 +1,8 @@
 import { and, count, eq } from "drizzle-orm";
 import { ads, categories, portalConnections } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import type { AdStatus, CataloguePortal, Marketplace } from "../../lib/vocabulary";
+import { DomainError } from "../../lib/errors";
+import { type AdStatus, type CataloguePortal, MARKETPLACES, type PublishTarget } from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type Catalogue, describe, LOCALES, type Locale, labelOf, loadCatalogue } from "./catalogue";
@@ -13,6 +14,62 @@ const paged = <T>(items: T[], page: number, itemsPerPage: number): Page<T> => ({
   itemsPerPage,
 });
 
+/**
+ * The publish targets a category is offered on: a marketplace where the category carries that portal's
+ * attribute definitions and prices; the website (whose definitions the catalogue calls `portal_own`) always.
+ */
+function offeredOn(catalogue: Catalogue, categoryId: number): PublishTarget[] {
+  const marketplaces = MARKETPLACES.filter(
+    (portal) =>
+      catalogue.definitions.get(categoryId)?.has(portal) &&
+      catalogue.prices.get(categoryId)?.some((price) => price.portal === portal),
+  );
+  return [...marketplaces, "website"];
+}
+
+/** A category as `/categories/` and `/groups/` show it: its group, names, targets and mandatory keys. */
+function categoryView(catalogue: Catalogue, categoryId: number, locales: readonly Locale[]) {
+  const category = catalogue.categories.get(categoryId);
+  if (!category) throw DomainError.of("category_not_found", `categoryId: category ${categoryId} not found`);
+  return {
+    categoryId,
+    groupId: category.groupId,
+    descriptions: locales.map((locale) => ({ locale, description: describe(category, locale) })),
+    portals: offeredOn(catalogue, categoryId),
+    mandatoryAttributes: [...(catalogue.definitions.get(categoryId)?.entries() ?? [])].map(([portal, definitions]) => ({
+      portal,
+      keys: definitions.filter((d) => d.mandatory).map((d) => d.key),
+    })),
+  };
+}
+
+export interface CategoriesQuery {
+  categoryId?: number | undefined;
+  groupId?: number | undefined;
+  locale?: Locale[] | undefined;
+  page: number;
+  itemsPerPage: number;
+}
+
+/** The categories of a group, or all of them, in id order. */
+const categoryIdsOf = (catalogue: Catalogue, groupId?: number) =>
+  [...catalogue.categories.values()]
+    .filter((category) => groupId === undefined || category.groupId === groupId)
+    .map((category) => category.id)
+    .sort((a, b) => a - b);
+
+/** GET /categories/[<categoryId>]: categories with their group, names per locale, targets and mandatory keys. */
+export async function listCategories(ctx: ServiceContext, query: CategoriesQuery) {
+  const catalogue = await loadCatalogue(ctx.db);
+  const locales = query.locale?.length ? query.locale : [...LOCALES];
+  const ids = query.categoryId !== undefined ? [query.categoryId] : categoryIdsOf(catalogue, query.groupId);
+  return paged(
+    ids.map((categoryId) => categoryView(catalogue, categoryId, locales)),
+    query.page,
+    query.itemsPerPage,
+  );
+}
+
 export interface GroupsQuery {
   groupId?: number[] | undefined;
   userId?: number | undefined;
@@ -20,6 +77,7 @@ export interface GroupsQuery {
   availability?: boolean | undefined;
   locale?: Locale[] | undefined;
   total?: boolean | undefined;
+  categories?: boolean | undefined;
   page: number;
   itemsPerPage: number;
 }
@@ -49,18 +107,17 @@ export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
       descriptions: locales.map((locale) => ({ locale, description: describe(group, locale) })),
       ...(query.availability ? { availability: availability(catalogue, group.id) } : {}),
       ...(query.total ? { total: adCounts?.get(group.id) ?? 0 } : {}),
+      ...(query.categories
+        ? { categories: categoryIdsOf(catalogue, group.id).map((id) => categoryView(catalogue, id, locales)) }
+        : {}),
     }));
   return paged(groups, query.page, query.itemsPerPage);
 }
 
-/** A group is offered on a marketplace when its categories carry that portal's definitions and prices. */
+/** A group is offered on a target when one of its categories is. */
 function availability(catalogue: Catalogue, groupId: number) {
-  const categoryIds = [...catalogue.categories.values()].filter((c) => c.groupId === groupId).map((c) => c.id);
-  const offered = (portal: Marketplace) =>
-    categoryIds.some(
-      (id) => catalogue.definitions.get(id)?.has(portal) && catalogue.prices.get(id)?.some((p) => p.portal === portal),
-    );
-  return { portal_a: offered("portal_a"), portal_b: offered("portal_b"), website: categoryIds.length > 0 };
+  const offered = new Set(categoryIdsOf(catalogue, groupId).flatMap((id) => offeredOn(catalogue, id)));
+  return { portal_a: offered.has("portal_a"), portal_b: offered.has("portal_b"), website: offered.has("website") };
 }
 
 export interface AttributesQuery {
@@ -89,11 +146,14 @@ export async function listAttributes(ctx: ServiceContext, query: AttributesQuery
   }
   const catalogue = await loadCatalogue(db);
   const locales = query.locale?.length ? query.locale : (["nl_NL"] as Locale[]);
-  const categoryIds = [...catalogue.categories.keys()]
-    .filter((id) => !query.categoryId || query.categoryId.includes(id))
-    .sort((a, b) => a - b);
-  const entries = categoryIds.map((categoryId) => ({
+  const shownCategories = [...catalogue.categories.values()]
+    .filter((category) => !query.categoryId || query.categoryId.includes(category.id))
+    .sort((a, b) => a.id - b.id);
+  const entries = shownCategories.map(({ id: categoryId, groupId, ...names }) => ({
     categoryId,
+    groupId,
+    // In the first locale asked for: what the category is called, without a second call.
+    categoryDescription: describe(names, locales[0] ?? "nl_NL"),
     attributes: [...(catalogue.definitions.get(categoryId)?.entries() ?? [])]
       .filter(([portal]) => shown === null || shown.has(portal))
       .flatMap(([portal, definitions]) =>

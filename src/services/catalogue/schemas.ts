@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { id } from "../../lib/fields";
-import { AdStatusEnum, CataloguePortalEnum } from "../../lib/vocabulary";
+import { id, queryBool, queryInt } from "../../lib/fields";
+import { AdStatusEnum, CataloguePortalEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { LOCALES } from "./catalogue";
 
 /** The shapes of the catalogue's answers (groups, attribute definitions) and the requests for them. */
@@ -15,6 +15,53 @@ const paging = (max: number) => ({
   itemsPerPage: z.number().int().min(1).max(max).default(25),
 });
 
+const descriptions = z.array(z.object({ locale: z.enum(LOCALES), description: z.string() }));
+
+export const Category = z
+  .object({
+    categoryId: z.number().int(),
+    groupId: z.number().int(),
+    descriptions,
+    portals: z.array(PublishTargetEnum).openapi({
+      description:
+        "The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always",
+    }),
+    mandatoryAttributes: z.array(z.object({ portal: CataloguePortalEnum, keys: z.array(z.string()) })).openapi({
+      description:
+        "Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`)",
+    }),
+  })
+  .openapi("Category", {
+    // From the seeded catalogue: mopeds, on both marketplaces and the website.
+    example: {
+      categoryId: 9204,
+      groupId: 92,
+      descriptions: [
+        { locale: "nl_NL", description: "Brommers" },
+        { locale: "en_GB", description: "Mopeds" },
+      ],
+      portals: ["portal_a", "portal_b", "website"],
+      mandatoryAttributes: [
+        { portal: "portal_a", keys: ["condition"] },
+        { portal: "portal_b", keys: ["condition"] },
+        { portal: "portal_own", keys: [] },
+      ],
+    },
+  });
+
+export const CategoriesQuery = z.object({
+  useCache: queryBool().optional(),
+  groupId: queryInt().optional().openapi({ description: "Only this group's categories" }),
+  locale: z
+    .string()
+    .transform((value) => value.split(",").map((l) => l.trim()))
+    .pipe(z.array(z.enum(LOCALES)))
+    .optional()
+    .openapi({ type: "string", description: "nl_NL, en_GB or both, comma-separated; default both" }),
+  page: queryInt(1).optional(),
+  itemsPerPage: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),
+});
+
 export const GroupsRequest = z
   .object({
     useCache: z.boolean().optional(),
@@ -24,6 +71,7 @@ export const GroupsRequest = z
     availability: z.boolean().optional().openapi({ description: "Adds per-portal availability" }),
     locale: locales,
     total: z.boolean().optional().openapi({ description: "Adds `total`: the number of the user's ads in the group" }),
+    categories: z.boolean().optional().openapi({ description: "Adds `categories`: the group's categories" }),
     ...paging(100),
   })
   .openapi("GroupsRequest");
@@ -34,6 +82,7 @@ export const Group = z
     descriptions: z.array(z.object({ locale: z.string(), description: z.string() })),
     availability: z.object({ portal_a: z.boolean(), portal_b: z.boolean(), website: z.boolean() }).optional(),
     total: z.number().int().optional(),
+    categories: z.array(Category).optional(),
   })
   .openapi("Group");
 
@@ -70,6 +119,8 @@ export const AttributeDefinition = z
 export const CatalogueEntry = z
   .object({
     categoryId: z.number().int(),
+    groupId: z.number().int(),
+    categoryDescription: z.string().openapi({ description: "The category's name, in the first locale asked for" }),
     attributes: z.array(
       z.object({
         portal: CataloguePortalEnum,

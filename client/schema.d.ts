@@ -475,6 +475,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/v1/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Categories with their group, names, targets and mandatory attributes
+         * @description Each category's group, names, the targets it can be published to and the attribute keys each target needs. The contract's change history names a categories endpoint without a path; this is it (docs/decisions.md).
+         */
+        get: operations["categories.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/categories/{categoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One category, as a list of one
+         * @description Each category's group, names, the targets it can be published to and the attribute keys each target needs. The contract's change history names a categories endpoint without a path; this is it (docs/decisions.md).
+         */
+        get: operations["categories.byCategoryId.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/v1/groups": {
         parameters: {
             query?: never;
@@ -1603,20 +1643,343 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        Event: {
+        PublishPendingEvent: {
             /** @description Increases; resume after the last one you saw */
             eventId: number;
-            /** @enum {string} */
-            type: "publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled";
             occurredAt: string;
             /** @description null for events about the client itself */
             userId: number | null;
             adId: number | null;
             portal: string | null;
-            /** @description What happened; per type, see the README */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "publish.pending";
             data: {
-                [key: string]: unknown;
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish";
             };
+        };
+        PublishActiveEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "publish.active";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish";
+                /** @description The listing at the marketplace (the website: the ad's id) */
+                remoteAdId: number | null;
+                /** @description YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                startDate: string | null;
+                /** @description YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                closeDate: string | null;
+            };
+        };
+        PublishUpdatedEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "publish.updated";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish";
+                /** @description The listing at the marketplace (the website: the ad's id) */
+                remoteAdId: number | null;
+            };
+        };
+        PublishOfflineEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "publish.offline";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish";
+                /** @description The listing at the marketplace (the website: the ad's id) */
+                remoteAdId: number | null;
+            };
+        };
+        PublishErrorEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "publish.error";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish";
+                /** @description The listing at the marketplace (the website: the ad's id) */
+                remoteAdId: number | null;
+                reason: string | null;
+            };
+        };
+        PublishCancelledEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "publish.cancelled";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish";
+                /** @description The listing at the marketplace (the website: the ad's id) */
+                remoteAdId: number | null;
+                reason: string | null;
+            };
+        };
+        FeatureActiveEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "feature.active";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                feature: string;
+            };
+        };
+        FeatureErrorEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "feature.error";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                feature: string;
+                reason: string | null;
+            };
+        };
+        ImageStoredEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image.stored";
+            data: {
+                jobId: number;
+                /** @description The stored original */
+                url: string;
+            };
+        };
+        ImageFailedEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image.failed";
+            data: {
+                jobId: number;
+                reason: string;
+            };
+        };
+        BidReceivedEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bid.received";
+            data: {
+                bidId: number;
+                /** @description Cents */
+                amount: number;
+                name: string;
+                message: string | null;
+                /** @description YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                placedAt: string;
+            };
+        };
+        StatisticsUpdatedEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "statistics.updated";
+            data: {
+                date: string;
+                views: number;
+                asqs: number;
+                bids: number;
+                url: number;
+                phone: number;
+                favorites: number;
+            };
+        };
+        TaskRunEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "task.run";
+            data: {
+                taskId: number;
+                feature: string;
+                ads: number;
+                queued: number;
+                skipped: number;
+                /** @description Cents */
+                cost: number;
+            };
+        };
+        WalletBelowLimitEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "wallet.below_limit";
+            data: {
+                balance: number;
+                limit: number;
+            };
+        };
+        ConnectionExpiredEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "connection.expired";
+            data: {
+                reason: string;
+            };
+        };
+        WebhookDisabledEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.disabled";
+            data: {
+                webhookId: number;
+                url: string;
+                reason: string;
+            };
+        };
+        WebhookTestData: {
+            webhookId: number;
         };
         Health: {
             /** @enum {string} */
@@ -1676,7 +2039,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -2410,6 +2773,62 @@ export interface components {
             adId: number;
             settings: components["schemas"]["AdSettingInput"][];
         };
+        /**
+         * @example {
+         *       "categoryId": 9204,
+         *       "groupId": 92,
+         *       "descriptions": [
+         *         {
+         *           "locale": "nl_NL",
+         *           "description": "Brommers"
+         *         },
+         *         {
+         *           "locale": "en_GB",
+         *           "description": "Mopeds"
+         *         }
+         *       ],
+         *       "portals": [
+         *         "portal_a",
+         *         "portal_b",
+         *         "website"
+         *       ],
+         *       "mandatoryAttributes": [
+         *         {
+         *           "portal": "portal_a",
+         *           "keys": [
+         *             "condition"
+         *           ]
+         *         },
+         *         {
+         *           "portal": "portal_b",
+         *           "keys": [
+         *             "condition"
+         *           ]
+         *         },
+         *         {
+         *           "portal": "portal_own",
+         *           "keys": []
+         *         }
+         *       ]
+         *     }
+         */
+        Category: {
+            categoryId: number;
+            groupId: number;
+            descriptions: {
+                /** @enum {string} */
+                locale: "nl_NL" | "en_GB";
+                description: string;
+            }[];
+            /** @description The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always */
+            portals: ("portal_a" | "portal_b" | "website")[];
+            /** @description Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`) */
+            mandatoryAttributes: {
+                /** @enum {string} */
+                portal: "portal_a" | "portal_b" | "portal_own";
+                keys: string[];
+            }[];
+        };
         Group: {
             groupId: number;
             descriptions: {
@@ -2422,6 +2841,7 @@ export interface components {
                 website: boolean;
             };
             total?: number;
+            categories?: components["schemas"]["Category"][];
         };
         GroupsRequest: {
             useCache?: boolean;
@@ -2440,6 +2860,8 @@ export interface components {
             locale?: ("nl_NL" | "en_GB")[];
             /** @description Adds `total`: the number of the user's ads in the group */
             total?: boolean;
+            /** @description Adds `categories`: the group's categories */
+            categories?: boolean;
             /** @default 1 */
             page?: number;
             /** @default 25 */
@@ -2447,6 +2869,9 @@ export interface components {
         };
         CatalogueEntry: {
             categoryId: number;
+            groupId: number;
+            /** @description The category's name, in the first locale asked for */
+            categoryDescription: string;
             attributes: {
                 /** @enum {string} */
                 portal: "portal_a" | "portal_b" | "portal_own";
@@ -2856,6 +3281,7 @@ export interface components {
             created: string;
             updated: string;
         };
+        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"];
         Webhook: {
             webhookId: number;
             url: string;
@@ -3130,6 +3556,130 @@ export interface components {
     headers: never;
     pathItems: never;
 }
+export type PublishPendingEvent = components['schemas']['PublishPendingEvent'];
+export type PublishActiveEvent = components['schemas']['PublishActiveEvent'];
+export type PublishUpdatedEvent = components['schemas']['PublishUpdatedEvent'];
+export type PublishOfflineEvent = components['schemas']['PublishOfflineEvent'];
+export type PublishErrorEvent = components['schemas']['PublishErrorEvent'];
+export type PublishCancelledEvent = components['schemas']['PublishCancelledEvent'];
+export type FeatureActiveEvent = components['schemas']['FeatureActiveEvent'];
+export type FeatureErrorEvent = components['schemas']['FeatureErrorEvent'];
+export type ImageStoredEvent = components['schemas']['ImageStoredEvent'];
+export type ImageFailedEvent = components['schemas']['ImageFailedEvent'];
+export type BidReceivedEvent = components['schemas']['BidReceivedEvent'];
+export type StatisticsUpdatedEvent = components['schemas']['StatisticsUpdatedEvent'];
+export type TaskRunEvent = components['schemas']['TaskRunEvent'];
+export type WalletBelowLimitEvent = components['schemas']['WalletBelowLimitEvent'];
+export type ConnectionExpiredEvent = components['schemas']['ConnectionExpiredEvent'];
+export type WebhookDisabledEvent = components['schemas']['WebhookDisabledEvent'];
+export type WebhookTestData = components['schemas']['WebhookTestData'];
+export type Health = components['schemas']['Health'];
+export type DependencyCheck = components['schemas']['DependencyCheck'];
+export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type ErrorDetail = components['schemas']['ErrorDetail'];
+export type Client = components['schemas']['Client'];
+export type User = components['schemas']['User'];
+export type Contact = components['schemas']['Contact'];
+export type CreatedUser = components['schemas']['CreatedUser'];
+export type Activation = components['schemas']['Activation'];
+export type CreateUser = components['schemas']['CreateUser'];
+export type UpdateUser = components['schemas']['UpdateUser'];
+export type DeleteUser = components['schemas']['DeleteUser'];
+export type CreateContact = components['schemas']['CreateContact'];
+export type UpdateContact = components['schemas']['UpdateContact'];
+export type DeleteContact = components['schemas']['DeleteContact'];
+export type Folder = components['schemas']['Folder'];
+export type CreateFolder = components['schemas']['CreateFolder'];
+export type UpdateFolder = components['schemas']['UpdateFolder'];
+export type DeleteFolder = components['schemas']['DeleteFolder'];
+export type UserSettings = components['schemas']['UserSettings'];
+export type UserSettingsInput = components['schemas']['UserSettingsInput'];
+export type UserSettingsPatch = components['schemas']['UserSettingsPatch'];
+export type UserAdSettings = components['schemas']['UserAdSettings'];
+export type UserAdSettingsInput = components['schemas']['UserAdSettingsInput'];
+export type UserAdSetting = components['schemas']['UserAdSetting'];
+export type Activate = components['schemas']['Activate'];
+export type ActivationToken = components['schemas']['ActivationToken'];
+export type GenerateActivation = components['schemas']['GenerateActivation'];
+export type LoginLink = components['schemas']['LoginLink'];
+export type GenerateLoginLink = components['schemas']['GenerateLoginLink'];
+export type ValidatedLogin = components['schemas']['ValidatedLogin'];
+export type ValidateLoginLink = components['schemas']['ValidateLoginLink'];
+export type Ad = components['schemas']['Ad'];
+export type PortalStatus = components['schemas']['PortalStatus'];
+export type PublishStatus = components['schemas']['PublishStatus'];
+export type AdSetting = components['schemas']['AdSetting'];
+export type SimpleAd = components['schemas']['SimpleAd'];
+export type CreateAd = components['schemas']['CreateAd'];
+export type AdAttributesInput = components['schemas']['AdAttributesInput'];
+export type AttributeValue = components['schemas']['AttributeValue'];
+export type PriceInput = components['schemas']['PriceInput'];
+export type AdSettingInput = components['schemas']['AdSettingInput'];
+export type Misc = components['schemas']['Misc'];
+export type Provider = components['schemas']['Provider'];
+export type UpdateAd = components['schemas']['UpdateAd'];
+export type PatchAd = components['schemas']['PatchAd'];
+export type AdBatchItemResult = components['schemas']['AdBatchItemResult'];
+export type PatchAdsBatch = components['schemas']['PatchAdsBatch'];
+export type DeleteAdsBatch = components['schemas']['DeleteAdsBatch'];
+export type AdSettings = components['schemas']['AdSettings'];
+export type AdSettingsInput = components['schemas']['AdSettingsInput'];
+export type Category = components['schemas']['Category'];
+export type Group = components['schemas']['Group'];
+export type GroupsRequest = components['schemas']['GroupsRequest'];
+export type CatalogueEntry = components['schemas']['CatalogueEntry'];
+export type AttributeDefinition = components['schemas']['AttributeDefinition'];
+export type AttributesRequest = components['schemas']['AttributesRequest'];
+export type Manufacturer = components['schemas']['Manufacturer'];
+export type CreateManufacturer = components['schemas']['CreateManufacturer'];
+export type UpdateManufacturer = components['schemas']['UpdateManufacturer'];
+export type DeleteManufacturer = components['schemas']['DeleteManufacturer'];
+export type AttachManufacturer = components['schemas']['AttachManufacturer'];
+export type AdImages = components['schemas']['AdImages'];
+export type Image = components['schemas']['Image'];
+export type ImagesRequest = components['schemas']['ImagesRequest'];
+export type DeleteImagesBatch = components['schemas']['DeleteImagesBatch'];
+export type DeleteImages = components['schemas']['DeleteImages'];
+export type SwitchImages = components['schemas']['SwitchImages'];
+export type ShiftImage = components['schemas']['ShiftImage'];
+export type RotateImages = components['schemas']['RotateImages'];
+export type ImageStatus = components['schemas']['ImageStatus'];
+export type ImageStatusRequest = components['schemas']['ImageStatusRequest'];
+export type ImageStatusOfPathRequest = components['schemas']['ImageStatusOfPathRequest'];
+export type PortalConnection = components['schemas']['PortalConnection'];
+export type CompleteConnection = components['schemas']['CompleteConnection'];
+export type Preflight = components['schemas']['Preflight'];
+export type PreflightVerdict = components['schemas']['PreflightVerdict'];
+export type PreflightConnection = components['schemas']['PreflightConnection'];
+export type PreflightRequest = components['schemas']['PreflightRequest'];
+export type PublishAd = components['schemas']['PublishAd'];
+export type PublishResults = components['schemas']['PublishResults'];
+export type PublishResult = components['schemas']['PublishResult'];
+export type PublishAds = components['schemas']['PublishAds'];
+export type PublishEverywhere = components['schemas']['PublishEverywhere'];
+export type UpdatePublishedAds = components['schemas']['UpdatePublishedAds'];
+export type AdPublishStatus = components['schemas']['AdPublishStatus'];
+export type StatusRequest = components['schemas']['StatusRequest'];
+export type Job = components['schemas']['Job'];
+export type Event = components['schemas']['Event'];
+export type Webhook = components['schemas']['Webhook'];
+export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
+export type CreateWebhook = components['schemas']['CreateWebhook'];
+export type UpdateWebhook = components['schemas']['UpdateWebhook'];
+export type ReplayWebhook = components['schemas']['ReplayWebhook'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type Feature = components['schemas']['Feature'];
+export type BuyFeature = components['schemas']['BuyFeature'];
+export type Wallet = components['schemas']['Wallet'];
+export type WalletAdjustment = components['schemas']['WalletAdjustment'];
+export type Bid = components['schemas']['Bid'];
+export type BidReference = components['schemas']['BidReference'];
+export type Statistics = components['schemas']['Statistics'];
+export type StatisticsRequest = components['schemas']['StatisticsRequest'];
+export type Task = components['schemas']['Task'];
+export type CreateTask = components['schemas']['CreateTask'];
+export type UpdateTask = components['schemas']['UpdateTask'];
+export type DeleteTask = components['schemas']['DeleteTask'];
 export type $defs = Record<string, never>;
 export interface operations {
     "health.get": {
@@ -16974,6 +17524,660 @@ export interface operations {
             };
         };
     };
+    "categories.get": {
+        parameters: {
+            query?: {
+                useCache?: boolean;
+                /** @description Only this group's categories */
+                groupId?: number;
+                /** @description nl_NL, en_GB or both, comma-separated; default both */
+                locale?: string;
+                page?: number;
+                /** @description At most 500; default 100 */
+                itemsPerPage?: number;
+            };
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": [
+                     *         {
+                     *           "categoryId": 9204,
+                     *           "groupId": 92,
+                     *           "descriptions": [
+                     *             {
+                     *               "locale": "nl_NL",
+                     *               "description": "Brommers"
+                     *             },
+                     *             {
+                     *               "locale": "en_GB",
+                     *               "description": "Mopeds"
+                     *             }
+                     *           ],
+                     *           "portals": [
+                     *             "portal_a",
+                     *             "portal_b",
+                     *             "website"
+                     *           ],
+                     *           "mandatoryAttributes": [
+                     *             {
+                     *               "portal": "portal_a",
+                     *               "keys": [
+                     *                 "condition"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "portal": "portal_b",
+                     *               "keys": [
+                     *                 "condition"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "portal": "portal_own",
+                     *               "keys": []
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Category"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "categories.byCategoryId.get": {
+        parameters: {
+            query?: {
+                useCache?: boolean;
+                /** @description Only this group's categories */
+                groupId?: number;
+                /** @description nl_NL, en_GB or both, comma-separated; default both */
+                locale?: string;
+                page?: number;
+                /** @description At most 500; default 100 */
+                itemsPerPage?: number;
+            };
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                categoryId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": [
+                     *         {
+                     *           "categoryId": 9204,
+                     *           "groupId": 92,
+                     *           "descriptions": [
+                     *             {
+                     *               "locale": "nl_NL",
+                     *               "description": "Brommers"
+                     *             },
+                     *             {
+                     *               "locale": "en_GB",
+                     *               "description": "Mopeds"
+                     *             }
+                     *           ],
+                     *           "portals": [
+                     *             "portal_a",
+                     *             "portal_b",
+                     *             "website"
+                     *           ],
+                     *           "mandatoryAttributes": [
+                     *             {
+                     *               "portal": "portal_a",
+                     *               "keys": [
+                     *                 "condition"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "portal": "portal_b",
+                     *               "keys": [
+                     *                 "condition"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "portal": "portal_own",
+                     *               "keys": []
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Category"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     "groups.create": {
         parameters: {
             query?: never;
@@ -16999,6 +18203,7 @@ export interface operations {
                  *         "nl_NL"
                  *       ],
                  *       "total": true,
+                 *       "categories": true,
                  *       "page": 1,
                  *       "itemsPerPage": 25
                  *     }
@@ -17039,7 +18244,46 @@ export interface operations {
                      *             "portal_b": true,
                      *             "website": true
                      *           },
-                     *           "total": 1
+                     *           "total": 1,
+                     *           "categories": [
+                     *             {
+                     *               "categoryId": 9204,
+                     *               "groupId": 92,
+                     *               "descriptions": [
+                     *                 {
+                     *                   "locale": "nl_NL",
+                     *                   "description": "Brommers"
+                     *                 },
+                     *                 {
+                     *                   "locale": "en_GB",
+                     *                   "description": "Mopeds"
+                     *                 }
+                     *               ],
+                     *               "portals": [
+                     *                 "portal_a",
+                     *                 "portal_b",
+                     *                 "website"
+                     *               ],
+                     *               "mandatoryAttributes": [
+                     *                 {
+                     *                   "portal": "portal_a",
+                     *                   "keys": [
+                     *                     "condition"
+                     *                   ]
+                     *                 },
+                     *                 {
+                     *                   "portal": "portal_b",
+                     *                   "keys": [
+                     *                     "condition"
+                     *                   ]
+                     *                 },
+                     *                 {
+                     *                   "portal": "portal_own",
+                     *                   "keys": []
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -17342,6 +18586,8 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "categoryId": 9204,
+                     *           "groupId": 92,
+                     *           "categoryDescription": "Brommers",
                      *           "attributes": [
                      *             {
                      *               "portal": "portal_a",
@@ -29611,12 +30857,15 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "eventId": 4101,
-                     *           "type": "publish.pending",
                      *           "occurredAt": "2026-11-22 14:03:10",
                      *           "userId": 1042,
                      *           "adId": 20317,
                      *           "portal": "portal_a",
-                     *           "data": {}
+                     *           "type": "publish.pending",
+                     *           "data": {
+                     *             "queueItemId": 88412,
+                     *             "kind": "placement"
+                     *           }
                      *         }
                      *       ],
                      *       "cursor": 1
@@ -38115,7 +39364,7 @@ export interface operations {
                     type: "publish.pending";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["PublishPendingEvent"];
                 };
             };
         };
@@ -38153,7 +39402,7 @@ export interface operations {
                     type: "publish.active";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["PublishActiveEvent"];
                 };
             };
         };
@@ -38191,7 +39440,7 @@ export interface operations {
                     type: "publish.updated";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["PublishUpdatedEvent"];
                 };
             };
         };
@@ -38229,7 +39478,7 @@ export interface operations {
                     type: "publish.offline";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["PublishOfflineEvent"];
                 };
             };
         };
@@ -38267,7 +39516,7 @@ export interface operations {
                     type: "publish.error";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["PublishErrorEvent"];
                 };
             };
         };
@@ -38305,7 +39554,7 @@ export interface operations {
                     type: "publish.cancelled";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["PublishCancelledEvent"];
                 };
             };
         };
@@ -38343,7 +39592,7 @@ export interface operations {
                     type: "feature.active";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["FeatureActiveEvent"];
                 };
             };
         };
@@ -38381,7 +39630,7 @@ export interface operations {
                     type: "feature.error";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["FeatureErrorEvent"];
                 };
             };
         };
@@ -38419,7 +39668,7 @@ export interface operations {
                     type: "image.stored";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["ImageStoredEvent"];
                 };
             };
         };
@@ -38457,7 +39706,7 @@ export interface operations {
                     type: "image.failed";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["ImageFailedEvent"];
                 };
             };
         };
@@ -38495,7 +39744,7 @@ export interface operations {
                     type: "bid.received";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["BidReceivedEvent"];
                 };
             };
         };
@@ -38533,7 +39782,7 @@ export interface operations {
                     type: "statistics.updated";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["StatisticsUpdatedEvent"];
                 };
             };
         };
@@ -38571,7 +39820,7 @@ export interface operations {
                     type: "task.run";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["TaskRunEvent"];
                 };
             };
         };
@@ -38609,7 +39858,7 @@ export interface operations {
                     type: "wallet.below_limit";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["WalletBelowLimitEvent"];
                 };
             };
         };
@@ -38647,7 +39896,7 @@ export interface operations {
                     type: "connection.expired";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["ConnectionExpiredEvent"];
                 };
             };
         };
@@ -38685,7 +39934,7 @@ export interface operations {
                     type: "webhook.disabled";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: components["schemas"]["Event"];
+                    data: components["schemas"]["WebhookDisabledEvent"];
                 };
             };
         };
@@ -38723,9 +39972,7 @@ export interface operations {
                     type: "webhook.test";
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
-                    data: {
-                        webhookId: number;
-                    };
+                    data: components["schemas"]["WebhookTestData"];
                 };
             };
         };

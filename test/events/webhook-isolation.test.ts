@@ -244,10 +244,12 @@ describe("cost and the small ones", () => {
     expectEnvelope(await call("POST", `/webhooks/${webhookId}/test`, { key: partner.key }), 200);
     await eventually(async () => {
       const feed = await call("GET", "/events/?type=webhook.disabled", { key: partner.key });
-      return feed.body.data.some((e) => e.data.webhookId === webhookId) ? true : undefined;
+      return feed.body.data.some((e) => e.type === "webhook.disabled" && e.data.webhookId === webhookId)
+        ? true
+        : undefined;
     }, "webhook.disabled in the partner's feed");
     const internalFeed = await call("GET", "/events/?type=webhook.disabled&limit=500", { key: internal.key });
-    expect(internalFeed.body.data.filter((e: { data: { url?: string } }) => e.data.url === gone.url)).toEqual([]);
+    expect(internalFeed.body.data.filter((e) => e.type === "webhook.disabled" && e.data.url === gone.url)).toEqual([]);
   });
 
   it("a client has one endpoint per URL: registering or moving to a URL it has answers 409 webhook_exists", async () => {
@@ -272,7 +274,7 @@ describe("cost and the small ones", () => {
     const hook = receiver("ok");
     const { webhookId } = await registerWebhook(client.key, hook.url);
     await env.DB.prepare(
-      `INSERT INTO events (client_id, type, data) VALUES (?, 'bid.received', json_object('bidId', 1, 'placedAt', '2026-11-22T13:03:10.000Z'))`,
+      `INSERT INTO events (client_id, type, data) VALUES (?, 'bid.received', json_object('bidId', 1, 'amount', 27000, 'name', 'Bieder 1', 'message', NULL, 'placedAt', '2026-11-22T13:03:10.000Z'))`,
     )
       .bind(client.client.id)
       .run();

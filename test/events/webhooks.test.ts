@@ -182,7 +182,7 @@ describe("webhook endpoints", () => {
     }, "the endpoint to be disabled");
     expect(disabled.disabledReason).toBe("the endpoint answered 410 Gone");
     const feed = await call("GET", "/events/?type=webhook.disabled&limit=500", { key });
-    expect(feed.body.data.some((e) => e.data.webhookId === webhookId)).toBe(true);
+    expect(feed.body.data.some((e) => e.type === "webhook.disabled" && e.data.webhookId === webhookId)).toBe(true);
     expectEnvelope(await call("PUT", `/webhooks/${webhookId}`, { key, body: { enabled: true } }), 200);
     expect((await call("GET", `/webhooks/${webhookId}`, { key })).body.data).toMatchObject({
       enabled: true,

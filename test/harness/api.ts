@@ -1,12 +1,14 @@
 // Calling the API as a client does: clients and keys, typed calls, and the envelope checks.
 import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import { z } from "@hono/zod-openapi";
 import { expect } from "vitest";
 import type { ApiSchema } from "../../src/app";
 import { getDb } from "../../src/db/client";
 import type { Env } from "../../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";
 import { createApiClient, type NewClient } from "../../src/services/accounts";
+import { Event } from "../../src/services/events";
 import worker from "../../src/worker";
 
 export const BASE = "http://api.test/rest/v1";
@@ -111,7 +113,18 @@ export async function call<M extends string, P extends string>(
   } catch {
     throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
   }
+  if (request.method === "GET" && new URL(url).pathname.startsWith("/rest/v1/events") && response.status === 200)
+    expectTypedEvents(parsed.data);
   return { status: response.status, headers: response.headers, body: parsed as never };
+}
+
+/**
+ * Every event a test reads from the feed has the `data` its type's schema gives (the OpenAPI document's
+ * union): so each writer of events is held to the published shape wherever the suite makes one.
+ */
+export function expectTypedEvents(events: unknown) {
+  const checked = z.array(Event).safeParse(events);
+  expect(checked.success, checked.error ? z.prettifyError(checked.error) : "").toBe(true);
 }
 
 /** A value the test needs to exist: asserted, then typed as present. */

@@ -1,10 +1,11 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { EVENT_TYPES, Event } from "../../services/events";
+import { EVENT_SCHEMAS, EVENT_TYPES, WebhookTestData } from "../../services/events";
 import { tags } from "./params";
 
 /**
  * The payloads we POST, as OpenAPI 3.1 `webhooks`: one per event type (and the test message), each the
- * Standard Webhooks body `{type, timestamp, data}` where `data` is the event as the feed shows it.
+ * Standard Webhooks body `{type, timestamp, data}` where `data` is the event as the feed shows it, typed
+ * by its type (its `data` too).
  */
 export function registerWebhookPayloads(registry: OpenAPIHono["openAPIRegistry"]) {
   const signed = {
@@ -41,7 +42,7 @@ export function registerWebhookPayloads(registry: OpenAPIHono["openAPIRegistry"]
                 timestamp: z.string().openapi({
                   description: "When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam",
                 }),
-                data: type === "webhook.test" ? z.object({ webhookId: z.number().int() }) : Event,
+                data: type === "webhook.test" ? WebhookTestData : EVENT_SCHEMAS[type],
               }),
             },
           },

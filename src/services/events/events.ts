@@ -7,30 +7,8 @@ import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { clientIdOf, isInternal, requireUser, visibleRows } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
-
-/** `GET /events/?after=latest`: start the feed from now. */
-export const LATEST = "latest";
-
-/** Every event type the log holds (the README's event catalogue). */
-export const EVENT_TYPES = [
-  "publish.pending",
-  "publish.active",
-  "publish.updated",
-  "publish.offline",
-  "publish.error",
-  "publish.cancelled",
-  "feature.active",
-  "feature.error",
-  "image.stored",
-  "image.failed",
-  "bid.received",
-  "statistics.updated",
-  "task.run",
-  "wallet.below_limit",
-  "connection.expired",
-  "webhook.disabled",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType, LATEST } from "./eventTypes";
+import type { EventOut } from "./schemas";
 
 /** Events are kept this long; the cron purges older ones. */
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
@@ -84,20 +62,23 @@ const STORED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
  * (`startDate`, `closeDate`, `placedAt`, …), reads as the API's other answers do: `YYYY-MM-DD hh:mm:ss`,
  * Europe/Amsterdam.
  */
-export const eventView = (row: EventRow) => ({
-  eventId: row.id,
-  type: row.type as EventType,
-  occurredAt: formatDateTime(row.occurredAt),
-  userId: row.userId,
-  adId: row.adId,
-  portal: row.portal,
-  data: Object.fromEntries(
-    Object.entries(JSON.parse(row.data) as Record<string, unknown>).map(([key, value]) => [
-      key,
-      typeof value === "string" && STORED_INSTANT.test(value) ? formatDateTime(value) : value,
-    ]),
-  ),
-});
+export const eventView = (row: EventRow): EventOut =>
+  // Each type's data is what its writer stored (test/events/event-data.test.ts holds the writers to
+  // EVENT_DATA); the row's JSON is not parsed again on every read.
+  ({
+    eventId: row.id,
+    type: row.type as EventType,
+    occurredAt: formatDateTime(row.occurredAt),
+    userId: row.userId,
+    adId: row.adId,
+    portal: row.portal,
+    data: Object.fromEntries(
+      Object.entries(JSON.parse(row.data) as Record<string, unknown>).map(([key, value]) => [
+        key,
+        typeof value === "string" && STORED_INSTANT.test(value) ? formatDateTime(value) : value,
+      ]),
+    ),
+  }) as EventOut;
 export type EventView = ReturnType<typeof eventView>;
 
 /**

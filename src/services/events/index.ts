@@ -1,6 +1,8 @@
-export { EVENT_TYPES, type EventType, purgeOldEvents, readEvents } from "./events";
+export { purgeOldEvents, readEvents } from "./events";
+export { EVENT_TYPES, type EventType } from "./eventTypes";
 export {
   CreateWebhook,
+  EVENT_SCHEMAS,
   Event,
   EventsQuery,
   ReplayQueued,
@@ -8,6 +10,7 @@ export {
   UpdateWebhook,
   Webhook,
   WebhookDelivery,
+  WebhookTestData,
   WebhookWithSecret,
 } from "./schemas";
 export {

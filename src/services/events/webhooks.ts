@@ -12,7 +12,7 @@ import { formatDateTime, nowIso } from "../../lib/time";
 import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
-import type { EventType } from "./events";
+import type { EventType } from "./eventTypes";
 import { dispatchEvents, sendDelivery } from "./webhookDelivery";
 
 /** How long the previous secret keeps signing after a rotation. */

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { id } from "../../lib/fields";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
+import { DailyStatistics } from "../events/schemas";
 
 export const Bid = z
   .object({
@@ -40,15 +41,6 @@ export const StatisticsRequest = z
   .refine((r) => r.dateStart <= r.dateEnd, { error: "dateEnd: must not be before dateStart", path: ["dateEnd"] })
   .openapi("StatisticsRequest");
 
-const Daily = z.object({
-  date: z.string(),
-  views: z.number().int(),
-  asqs: z.number().int(),
-  bids: z.number().int(),
-  url: z.number().int(),
-  phone: z.number().int(),
-  favorites: z.number().int(),
-});
 const Totals = z.record(
   z.string(),
   z.object({
@@ -69,9 +61,9 @@ export const Statistics = z
     dateEnd: z.string(),
     showDaily: z.boolean(),
     showTotals: z.boolean(),
-    statistics_portal_a: perPortal(z.array(Daily)),
+    statistics_portal_a: perPortal(z.array(DailyStatistics)),
     totals_portal_a: perPortal(Totals),
-    statistics_portal_b: perPortal(z.array(Daily)),
+    statistics_portal_b: perPortal(z.array(DailyStatistics)),
     totals_portal_b: perPortal(Totals),
   })
   .openapi("Statistics");

@@ -2,14 +2,18 @@
  * A typed client of the Classified Advertisement Management API: paths, parameters, bodies and answers
  * come from the committed OpenAPI document (`npm run client:generate` refreshes schema.d.ts), calls go
  * through openapi-fetch. Every write carries an Idempotency-Key unless one is given (the POSTs that only
- * read carry none), so a retried write is applied once; 429 and 503 answers are retried with backoff,
- * honouring Retry-After; every request carries the newest `x-d1-bookmark` answered, so the client reads
- * its own writes.
+ * read carry none), so a retried write is applied once; 429 and 503 answers are retried after their
+ * Retry-After plus a full-jitter backoff, so clients told the same Retry-After do not all come back at
+ * once; at most `maxConcurrent` requests are in flight; every request carries the newest `x-d1-bookmark`
+ * answered, so the client reads its own writes. Every component schema is a named type (`Ad`, `Event`,
+ * `ErrorDetail`, `PublishActiveEvent`, …), and the helpers below do the chores: `listAll`, `waitForJob`,
+ * `publish`, `verifyWebhook`, `preflight`.
  */
 import createClient, { type Middleware } from "openapi-fetch";
-import type { components, paths } from "./schema.js";
+import { Webhook } from "standardwebhooks";
+import type { components, Event, Job, paths, WebhookTestData } from "./schema.js";
 
-export type { paths } from "./schema.js";
+export type * from "./schema.js";
 
 export interface ApiClientOptions {
   /** The API's origin, e.g. `http://localhost:8787` (paths include `/rest/v1`). */
@@ -20,6 +24,8 @@ export interface ApiClientOptions {
   retries?: number;
   /** The longest wait between attempts, in milliseconds (default 30 s). */
   maxDelayMs?: number;
+  /** Requests in flight at once; the others wait their turn (default 6). */
+  maxConcurrent?: number;
   /** Another fetch (tests, proxies); the global one by default. */
   fetch?: (request: Request) => Promise<Response>;
   /**
@@ -48,12 +54,17 @@ function isWrite(request: Request): boolean {
 
 const RETRIED = new Set([429, 503]);
 
-/** Seconds of Retry-After, or exponential backoff from 0.5 s when the answer names none. */
-export function retryDelayMs(response: Response, attempt: number, maxDelayMs: number): number {
+/**
+ * How long to wait before attempt `attempt + 1`: the answer's Retry-After (seconds), plus a full-jitter
+ * backoff, a random wait between 0 and 0.5 s × 2^attempt; at most `maxDelayMs`. `random` is Math.random
+ * unless a test gives its own.
+ */
+export function retryDelayMs(response: Response, attempt: number, maxDelayMs: number, random = Math.random): number {
   const header = response.headers.get("Retry-After");
   const seconds = header === null || header.trim() === "" ? Number.NaN : Number(header);
-  const delay = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 500 * 2 ** attempt;
-  return Math.min(delay, maxDelayMs);
+  const told = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 0;
+  const jitter = random() * Math.min(500 * 2 ** attempt, maxDelayMs);
+  return Math.min(told + jitter, maxDelayMs);
 }
 
 /** A fetch that sends a request again (the same Idempotency-Key with it) while it answers 429 or 503. */
@@ -68,11 +79,27 @@ function retrying(fetch: (request: Request) => Promise<Response>, retries: numbe
   };
 }
 
+/** A fetch that lets at most `limit` requests be in flight; the rest wait in the order they came. */
+function limited(fetch: (request: Request) => Promise<Response>, limit: number) {
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  return async (request: Request): Promise<Response> => {
+    if (inFlight >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    inFlight += 1;
+    try {
+      return await fetch(request);
+    } finally {
+      inFlight -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
+
 export function createApiClient(options: ApiClientOptions) {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const client = createClient<paths>({
     baseUrl: options.baseUrl,
-    fetch: retrying(send, options.retries ?? 3, options.maxDelayMs ?? 30_000),
+    fetch: retrying(limited(send, options.maxConcurrent ?? 6), options.retries ?? 3, options.maxDelayMs ?? 30_000),
   });
   // The newest bookmark this client instance was answered (per instance: never shared between clients).
   let bookmark: string | undefined;
@@ -98,6 +125,7 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 
 /** An error response of the API: its status, the messages and the same problems with their codes and fields. */
 export class ApiError extends Error {
+  override readonly name = "ApiError";
   constructor(
     readonly status: number,
     readonly errorDetails: components["schemas"]["ErrorDetail"][],
@@ -107,9 +135,11 @@ export class ApiError extends Error {
   }
 }
 
-export type PreflightRequest = components["schemas"]["PreflightRequest"];
-export type Preflight = components["schemas"]["Preflight"];
-export type PreflightVerdict = components["schemas"]["PreflightVerdict"];
+/** The error of a failed call, as an `ApiError`. */
+function apiErrorOf(response: Response, error: unknown): ApiError {
+  const failure = error as { errors?: string[]; errorDetails?: ApiError["errorDetails"] } | undefined;
+  return new ApiError(response.status, failure?.errorDetails ?? [], failure?.errors ?? []);
+}
 
 /**
  * A dry run of publishing (POST /rest/v1/publish/preflight): per ad and target, what a publish call would
@@ -117,9 +147,123 @@ export type PreflightVerdict = components["schemas"]["PreflightVerdict"];
  * connection's state, and the paying wallet before and after. Nothing is queued, charged or listed.
  * Throws an `ApiError` when the call itself is refused (an unknown user, more than 100 ads).
  */
-export async function preflight(client: ApiClient, body: PreflightRequest): Promise<Preflight> {
+export async function preflight(
+  client: ApiClient,
+  body: components["schemas"]["PreflightRequest"],
+): Promise<components["schemas"]["Preflight"]> {
   const { data, error, response } = await client.POST("/rest/v1/publish/preflight", { body });
   if (data) return data.data;
-  const failure = error as { errors?: string[]; errorDetails?: ApiError["errorDetails"] } | undefined;
-  throw new ApiError(response.status, failure?.errorDetails ?? [], failure?.errors ?? []);
+  throw apiErrorOf(response, error);
+}
+
+/**
+ * Publishes one ad to one target (POST /rest/v1/publish): the ids of the jobs it queued (or found open,
+ * for a repeat), from the `Job-Ids` header. Throws an `ApiError` with the refusal's codes.
+ */
+export async function publish(client: ApiClient, body: components["schemas"]["PublishAd"]): Promise<number[]> {
+  const { data, error, response } = await client.POST("/rest/v1/publish", { body });
+  if (!data) throw apiErrorOf(response, error);
+  return (response.headers.get("Job-Ids") ?? "").split(",").filter(Boolean).map(Number);
+}
+
+/** The states in which a job still has work to do. */
+const OPEN_JOB_STATES: readonly string[] = ["pending", "processing"];
+
+/**
+ * Waits for a job to end (done, error or cancelled), asking GET /rest/v1/jobs/<id> every `intervalMs`
+ * (default 1 s); answers the ended job. Throws an `ApiError` if the job cannot be read, and an `Error` when
+ * it has not ended within `timeoutMs` (default 60 s).
+ */
+export async function waitForJob(
+  client: ApiClient,
+  queueItemId: number,
+  { timeoutMs = 60_000, intervalMs = 1_000 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Job> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { data, error, response } = await client.GET("/rest/v1/jobs/{queueItemId}", {
+      params: { path: { queueItemId } },
+    });
+    if (!data) throw apiErrorOf(response, error);
+    if (!OPEN_JOB_STATES.includes(data.data.state)) return data.data;
+    if (Date.now() + intervalMs > until)
+      throw new Error(`job ${queueItemId} still ${data.data.state} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** The GET operations that answer a list (`data` an array), by path. */
+export type ListPath = {
+  [P in keyof paths]: paths[P] extends {
+    get: { responses: { 200: { content: { "application/json": { data: unknown[] } } } } };
+  }
+    ? P
+    : never;
+}[keyof paths];
+/** One item of a list operation's `data`. */
+export type ListItem<P extends ListPath> = paths[P] extends {
+  get: { responses: { 200: { content: { "application/json": { data: (infer T)[] } } } } };
+}
+  ? T
+  : never;
+/** What a list call takes: its path parameters and its query (paging included). */
+export interface ListParams {
+  path?: Record<string, string | number>;
+  query?: Record<string, string | number | boolean | undefined>;
+}
+
+/**
+ * Every item of a GET list, page after page, in each list's own paging convention: `/ads/` follows
+ * `nextCursor` (sent back as `cursor`, which seeks however deep the list is), `/events/` follows `cursor`
+ * (sent back as `after`) until a page is empty, and the others ask `page=2, 3, …` until `totalItems` is
+ * reached. `for await (const ad of listAll(api, "/rest/v1/ads", { query: { userId } }))`.
+ */
+export async function* listAll<P extends ListPath>(
+  client: ApiClient,
+  path: P,
+  params: ListParams = {},
+): AsyncGenerator<ListItem<P>> {
+  let query = { ...params.query };
+  const get = client.GET as unknown as (
+    path: string,
+    init: { params: ListParams },
+  ) => Promise<{ data?: Record<string, unknown> & { data: ListItem<P>[] }; error?: unknown; response: Response }>;
+  for (;;) {
+    const { data, error, response } = await get(path, { params: { ...params, query } });
+    if (!data) throw apiErrorOf(response, error);
+    yield* data.data;
+    if ("nextCursor" in data || path === "/rest/v1/ads") {
+      if (typeof data.nextCursor !== "string") return;
+      const { page: _page, ...rest } = query;
+      query = { ...rest, cursor: data.nextCursor };
+    } else if (typeof data.cursor === "number") {
+      if (data.data.length === 0) return;
+      query = { ...query, after: data.cursor };
+    } else {
+      const page = Number(data.page ?? 1);
+      if (data.data.length === 0 || page * Number(data.itemsPerPage) >= Number(data.totalItems)) return;
+      query = { ...query, page: page + 1 };
+    }
+  }
+}
+
+/** A webhook delivery's body, typed by its `type`: the event (as the feed shows it), or a test message. */
+export type WebhookPayload =
+  | { [T in Event["type"]]: { type: T; timestamp: string; data: Extract<Event, { type: T }> } }[Event["type"]]
+  | { type: "webhook.test"; timestamp: string; data: WebhookTestData };
+
+/**
+ * Checks a webhook delivery's Standard Webhooks signature (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`, within five minutes) with the endpoint's secret (`whsec_…`, either of the two
+ * during a rotation), and answers its payload, typed by event: narrow on `payload.type`. Throws when the
+ * signature or the timestamp does not hold; give it the body exactly as received.
+ */
+export function verifyWebhook(secret: string, headers: Record<string, string> | Headers, body: string): WebhookPayload {
+  const plain: Record<string, string> = {};
+  if (headers instanceof Headers)
+    headers.forEach((value, name) => {
+      plain[name] = value;
+    });
+  else Object.assign(plain, headers);
+  return new Webhook(secret).verify(body, plain) as WebhookPayload;
 }

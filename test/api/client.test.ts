@@ -1,17 +1,27 @@
 import { exports } from "cloudflare:workers";
+import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  type Ad,
   type ApiClientOptions,
   ApiError,
   createApiClient,
+  type ErrorDetail,
+  type Event,
+  listAll,
   type paths,
   preflight,
+  publish,
   retryDelayMs,
+  verifyWebhook,
+  waitForJob,
 } from "../../client/index.ts";
 import type { components } from "../../client/schema.js";
 import committed from "../../openapi/openapi.json";
-import { newClient } from "../harness/api";
-import { PAID_CATEGORY, userBody } from "../harness/data";
+import { receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
+import { eventually, newClient, twoClients } from "../harness/api";
+import { createAd, PAID_CATEGORY, userBody } from "../harness/data";
+import { connectedSeller } from "../harness/marketplace";
 
 let key: string;
 
@@ -123,13 +133,115 @@ describe("the typed client", () => {
     expect(sent).toHaveLength(3);
   });
 
-  it("waits what Retry-After says, or backs off exponentially, within the limit", () => {
+  it("waits Retry-After plus a full-jitter backoff, within the limit", () => {
     const refusal = (value?: string) =>
       new Response(null, { status: 429, headers: value ? { "Retry-After": value } : {} });
-    expect(retryDelayMs(refusal("2"), 0, 30_000)).toBe(2000);
-    expect(retryDelayMs(refusal(), 0, 30_000)).toBe(500);
-    expect(retryDelayMs(refusal(), 3, 30_000)).toBe(4000);
+    expect(retryDelayMs(refusal("2"), 0, 30_000, () => 0)).toBe(2000);
+    expect(retryDelayMs(refusal("2"), 0, 30_000, () => 1)).toBe(2500);
+    expect(retryDelayMs(refusal(), 0, 30_000, () => 1)).toBe(500);
+    expect(retryDelayMs(refusal(), 3, 30_000, () => 0.5)).toBe(2000);
     expect(retryDelayMs(refusal("120"), 0, 30_000)).toBe(30_000);
+    // Clients told the same Retry-After come back spread over the backoff, not all at once.
+    const waits = Array.from({ length: 50 }, () => retryDelayMs(refusal("1"), 1, 30_000));
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(1000);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(2000);
+    expect(new Set(waits).size).toBeGreaterThan(40);
+  });
+
+  it("keeps at most maxConcurrent requests in flight", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const client = createApiClient({
+      baseUrl: "http://api.test",
+      apiKey: key,
+      maxConcurrent: 2,
+      fetch: async (request) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight -= 1;
+        return exports.default.fetch(request);
+      },
+    });
+    const answers = await Promise.all(Array.from({ length: 7 }, () => client.GET("/rest/v1/client")));
+    expect(answers.map((a) => a.response.status)).toEqual(Array(7).fill(200));
+    expect(most).toBe(2);
+  });
+});
+
+describe("the client's helpers", () => {
+  it("listAll walks a list in its own paging convention: ads by cursor, events by after, users by page", async () => {
+    const { client } = clientOf(key);
+    const { userId } = (await client.POST("/rest/v1/users", { body: userBody() })).data?.data ?? {};
+    const created: number[] = [];
+    for (let i = 0; i < 5; i += 1) created.push((await createAd(key, userId as number)).adId);
+    const ads: Ad[] = [];
+    for await (const ad of listAll(client, "/rest/v1/ads", { query: { userId, itemsPerPage: 2, simple: true } }))
+      ads.push(ad as Ad);
+    expect(ads.map((ad) => ad.adId)).toEqual(created);
+    const users: number[] = [];
+    for await (const user of listAll(client, "/rest/v1/users", { query: { itemsPerPage: 1 } })) users.push(user.userId);
+    expect(users).toContain(userId);
+    expect(new Set(users).size).toBe(users.length);
+    const events: Event[] = [];
+    for await (const event of listAll(client, "/rest/v1/events", { query: { after: 0, limit: 1 } })) events.push(event);
+    expect(events.map((e) => e.eventId)).toEqual([...events.map((e) => e.eventId)].sort((a, b) => a - b));
+  });
+
+  it("publish answers the job ids, and waitForJob waits for the job's end", async () => {
+    const clients = await twoClients();
+    const userId = await connectedSeller(clients.key, clients.internalKey, 100_000);
+    const { adId } = await createAd(clients.key, userId);
+    const { client } = clientOf(clients.key);
+    const [jobId] = await publish(client, { userId, adId, portal: "portal_a" });
+    const job = await waitForJob(client, jobId as number, { timeoutMs: 120_000, intervalMs: 100 });
+    expect(job).toMatchObject({ queueItemId: jobId, state: "done", kind: "placement" });
+    const refused = await publish(client, { userId, adId: 987_654_321, portal: "portal_a" }).catch((e) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).errorDetails.map((d: ErrorDetail) => d.code)).toEqual(["ad_not_found"]);
+    await expect(waitForJob(client, 987_654_321, { timeoutMs: 10 })).rejects.toBeInstanceOf(ApiError);
+  });
+
+  it("verifyWebhook checks the Standard Webhooks signature and answers the payload typed by event", () => {
+    const secret = `whsec_${btoa("a secret of the endpoint, 32 bytes")}`;
+    const body = JSON.stringify({
+      type: "wallet.below_limit",
+      timestamp: "2026-11-22 14:03:10",
+      data: {
+        eventId: 7,
+        type: "wallet.below_limit",
+        occurredAt: "2026-11-22 14:03:10",
+        userId: 1,
+        adId: null,
+        portal: null,
+        data: { balance: 800, limit: 1000 },
+      },
+    });
+    const at = new Date();
+    const headers = {
+      "webhook-id": "evt_7",
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign("evt_7", at, body),
+    };
+    const payload = verifyWebhook(secret, new Headers(headers), body);
+    // Narrowed on its type, the payload's data is that event's.
+    if (payload.type !== "wallet.below_limit") throw new Error(`typed as ${payload.type}`);
+    expect(payload.data.data.limit - payload.data.data.balance).toBe(200);
+    expect(() => verifyWebhook(`whsec_${btoa("another secret, not the endpoint")}`, headers, body)).toThrow();
+    expect(() => verifyWebhook(secret, headers, body.replace("800", "900"))).toThrow();
+  });
+
+  it("verifyWebhook accepts what the API really delivers", async () => {
+    const { url, name } = receiver("ok");
+    const { webhookId, secret } = await registerWebhook(key, url);
+    const { client } = clientOf(key);
+    await client.POST("/rest/v1/webhooks/{webhookId}/test", { params: { path: { webhookId } } });
+    const [delivered] = await eventually(async () => {
+      const received = await receivedBy(name);
+      return received.length > 0 ? received : undefined;
+    }, "the test message");
+    const payload = verifyWebhook(secret, delivered?.headers ?? {}, delivered?.body ?? "");
+    expect(payload.type === "webhook.test" && payload.data.webhookId).toBe(webhookId);
   });
 });
 

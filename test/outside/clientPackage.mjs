@@ -25,7 +25,16 @@ const check = (ok, what) => {
 const run = (command, args, options = {}) =>
   execFileSync(command, args, { cwd: project, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...options });
 
-const PROGRAM = `import { createApiClient } from "@classified-ads/client";
+const PROGRAM = `import {
+  type Ad,
+  type ErrorDetail,
+  type Job,
+  type WebhookPayload,
+  createApiClient,
+  listAll,
+  verifyWebhook,
+  waitForJob,
+} from "@classified-ads/client";
 
 declare const process: { argv: string[] };
 const [baseUrl = "", apiKey = ""] = process.argv.slice(2);
@@ -40,11 +49,32 @@ const userId = created.data?.data.userId ?? 0;
 const read = await api.GET("/rest/v1/users/{userId}", { params: { path: { userId } } });
 // A publish without "images" (it has a default) type-checks; the refusal is typed too.
 const publish = await api.POST("/rest/v1/publish", { body: { userId, adId: 999999999, portal: "website" } });
+const problems: ErrorDetail[] = publish.error?.errorDetails ?? [];
+// Two ads, walked by the iterator a page of one at a time (the ads list follows nextCursor).
+for (const title of ["Eiken eettafel", "Grenen kast"])
+  await api.POST("/rest/v1/ads", {
+    body: { userId, categoryId: 9301, title, description: "Zo goed als nieuw", price: { model: "fixed", price: 45000 } },
+  });
+const listed: Ad[] = [];
+for await (const ad of listAll(api, "/rest/v1/ads", { query: { userId, itemsPerPage: 1 } })) listed.push(ad as Ad);
+// A job to wait for: the retry of a job that does not exist is refused, so wait for an unknown one.
+const waited: Job | string = await waitForJob(api, 999999999, { timeoutMs: 1000 }).catch((e: Error) => e.name);
+// A payload of a known type narrows to that event's data.
+const describe = (payload: WebhookPayload) =>
+  payload.type === "publish.active" ? payload.data.data.remoteAdId : payload.type;
+let verified = "refused";
+try {
+  describe(verifyWebhook("whsec_c2VjcmV0", { "webhook-id": "evt_1", "webhook-timestamp": "0", "webhook-signature": "v1,x" }, "{}"));
+  verified = "accepted";
+} catch {}
 console.log(JSON.stringify({
   client: client.data?.data.name,
   created: created.response.status,
   readBack: read.data?.data[0]?.userId === userId,
-  refusal: publish.error?.errorDetails[0]?.code,
+  refusal: problems[0]?.code,
+  listed: listed.map((ad) => ad.title),
+  waited,
+  verified,
 }));
 `;
 
@@ -92,7 +122,10 @@ try {
   const installed = JSON.parse(
     await readFile(join(project, "node_modules", "@classified-ads", "client", "package.json")),
   );
-  check(installed.dependencies?.["openapi-fetch"] !== undefined, "installs with openapi-fetch as its dependency");
+  check(
+    installed.dependencies?.["openapi-fetch"] !== undefined && installed.dependencies?.standardwebhooks !== undefined,
+    "installs with openapi-fetch and standardwebhooks as its dependencies",
+  );
 
   for (const [compiler, tsc] of Object.entries(COMPILERS)) {
     let compiled = true;
@@ -102,7 +135,10 @@ try {
       compiled = false;
       console.error(error.stdout);
     }
-    check(compiled, `${compiler}: a program using it type-checks and compiles (a publish without images)`);
+    check(
+      compiled,
+      `${compiler}: a program using its named types, listAll, waitForJob and verifyWebhook type-checks and compiles`,
+    );
     let refused = false;
     try {
       run(process.execPath, [tsc, "-p", "tsconfig.missing.json", "--noEmit"]);
@@ -118,6 +154,12 @@ try {
   check(result.client === "dev-partner", `plain node runs it against npm run dev (${output.trim()})`);
   check(result.created === 200 && result.readBack, "it creates a user and reads it back right away");
   check(result.refusal === "ad_not_found", "a refusal comes back typed, with its code");
+  check(
+    JSON.stringify(result.listed) === JSON.stringify(["Eiken eettafel", "Grenen kast"]),
+    `listAll walks the user's ads page by page (${JSON.stringify(result.listed)})`,
+  );
+  check(result.waited === "ApiError", `waitForJob throws the API's error for an unknown job (${result.waited})`);
+  check(result.verified === "refused", "verifyWebhook refuses a forged signature");
 } catch (error) {
   failures.push(String(error));
   console.error(error.stderr ?? error);

@@ -5,7 +5,8 @@ import { type Db, namedBatches } from "../../db/client";
 import { adFeatures, adPublications, publishJobs, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
 import { JOB_KINDS, type JobAction } from "../../lib/vocabulary";
-import { type EventType, eventOf } from "../events/events";
+import { eventOf } from "../events/events";
+import type { EventType } from "../events/eventTypes";
 import type { PublishJobRef } from "../shared/jobMessages";
 import { ADS_REVISION, bumpRevisions } from "../shared/revisions";
 

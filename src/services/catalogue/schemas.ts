@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { id, queryBool, queryInt } from "../../lib/fields";
-import { AdStatusEnum, CataloguePortalEnum, PublishTargetEnum } from "../../lib/vocabulary";
+import { AdStatusEnum, CataloguePortalEnum, PUBLISH_TARGETS, PublishTargetEnum } from "../../lib/vocabulary";
 import { LOCALES } from "./catalogue";
 
 /** The shapes of the catalogue's answers (groups, attribute definitions) and the requests for them. */
@@ -40,7 +40,7 @@ export const Category = z
         { locale: "nl_NL", description: "Brommers" },
         { locale: "en_GB", description: "Mopeds" },
       ],
-      portals: ["portal_a", "portal_b", "website"],
+      portals: [...PUBLISH_TARGETS],
       mandatoryAttributes: [
         { portal: "portal_a", keys: ["condition"] },
         { portal: "portal_b", keys: ["condition"] },

@@ -7,7 +7,7 @@ import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { clientIdOf, isInternal, requireUser, visibleRows } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
-import { EVENT_TYPES, type EventType, LATEST } from "./eventTypes";
+import { type EventType, LATEST } from "./eventTypes";
 import type { EventOut } from "./schemas";
 
 /** Events are kept this long; the cron purges older ones. */

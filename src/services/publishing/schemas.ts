@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { documentedSchemas } from "../../lib/documented";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
 import { PublishTargetEnum } from "../../lib/vocabulary";
@@ -117,65 +118,73 @@ export const PreflightRequest = z
   })
   .openapi("PreflightRequest");
 
-/** The state of a user's connection to a target, as a dry run finds it. */
-const ConnectionState = z
-  .object({
-    state: z.enum(PREFLIGHT_CONNECTION_STATES),
-    consentUrl: z.string().optional().openapi({ description: "POST it for the consent page (expired, missing)" }),
-  })
-  .openapi("PreflightConnection");
+/** The dry run's response shapes (for the document only: see `documentedSchemas`). */
+function preflightResponses() {
+  /** The state of a user's connection to a target, as a dry run finds it. */
+  const ConnectionState = z
+    .object({
+      state: z.enum(PREFLIGHT_CONNECTION_STATES),
+      consentUrl: z.string().optional().openapi({ description: "POST it for the consent page (expired, missing)" }),
+    })
+    .openapi("PreflightConnection");
 
-export const PreflightVerdict = z
-  .object({
-    adId: z.number().int(),
-    portal: PublishTargetEnum,
-    outcome: z.enum(PREFLIGHT_OUTCOMES),
-    price: z.number().int().openapi({ description: "Cents the call would charge" }),
-    connection: ConnectionState,
-    verifiedByMarketplace: z.boolean(),
-    reason: z.string().optional().openapi({ description: "Why unverified" }),
-    errors: z.array(z.string()),
-    errorDetails: z.array(ErrorDetail),
-  })
-  .openapi("PreflightVerdict");
+  const PreflightVerdict = z
+    .object({
+      adId: z.number().int(),
+      portal: PublishTargetEnum,
+      outcome: z.enum(PREFLIGHT_OUTCOMES),
+      price: z.number().int().openapi({ description: "Cents the call would charge" }),
+      connection: ConnectionState,
+      verifiedByMarketplace: z.boolean(),
+      reason: z.string().optional().openapi({ description: "Why unverified" }),
+      errors: z.array(z.string()),
+      errorDetails: z.array(ErrorDetail),
+    })
+    .openapi("PreflightVerdict");
 
-const VERDICT_EXAMPLE = {
-  portal: "portal_a",
-  connection: { state: "connected" },
-  verifiedByMarketplace: true,
-} as const;
+  const VERDICT_EXAMPLE = {
+    portal: "portal_a",
+    connection: { state: "connected" },
+    verifiedByMarketplace: true,
+  } as const;
 
-export const Preflight = z
-  .object({
-    wallet: z
-      .object({
-        payerId: z.number().int(),
-        balance: z.number().int(),
-        charged: z.number().int(),
-        balanceAfter: z.number().int(),
-      })
-      .openapi({ description: "The payer's wallet, in cents" }),
-    verdicts: z.array(PreflightVerdict),
-  })
-  .openapi("Preflight", {
-    example: {
-      wallet: { payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
-      verdicts: [
-        { ...VERDICT_EXAMPLE, adId: 20317, outcome: "placement", price: 295, errors: [], errorDetails: [] },
-        {
-          ...VERDICT_EXAMPLE,
-          adId: 20318,
-          outcome: "refused",
-          price: 0,
-          errors: ["portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"],
-          errorDetails: [
-            {
-              code: "listing_refused",
-              field: "price.minimumBid",
-              message: "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price",
-            },
-          ],
-        },
-      ],
-    },
-  });
+  const Preflight = z
+    .object({
+      wallet: z
+        .object({
+          payerId: z.number().int(),
+          balance: z.number().int(),
+          charged: z.number().int(),
+          balanceAfter: z.number().int(),
+        })
+        .openapi({ description: "The payer's wallet, in cents" }),
+      verdicts: z.array(PreflightVerdict),
+    })
+    .openapi("Preflight", {
+      example: {
+        wallet: { payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
+        verdicts: [
+          { ...VERDICT_EXAMPLE, adId: 20317, outcome: "placement", price: 295, errors: [], errorDetails: [] },
+          {
+            ...VERDICT_EXAMPLE,
+            adId: 20318,
+            outcome: "refused",
+            price: 0,
+            errors: ["portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"],
+            errorDetails: [
+              {
+                code: "listing_refused",
+                field: "price.minimumBid",
+                message: "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price",
+              },
+            ],
+          },
+        ],
+      },
+    });
+  return { PreflightVerdict, Preflight };
+}
+
+export const { PreflightVerdict, Preflight } = documentedSchemas(
+  globalThis.OPENAPI_DOCUMENTED === false ? undefined : preflightResponses(),
+);

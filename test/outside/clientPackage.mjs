@@ -51,9 +51,9 @@ const read = await api.GET("/rest/v1/users/{userId}", { params: { path: { userId
 const publish = await api.POST("/rest/v1/publish", { body: { userId, adId: 999999999, portal: "website" } });
 const problems: ErrorDetail[] = publish.error?.errorDetails ?? [];
 // Two ads, walked by the iterator a page of one at a time (the ads list follows nextCursor).
-for (const title of ["Eiken eettafel", "Grenen kast"])
+for (const [externalAdId, title] of ["Eiken eettafel", "Grenen kast"].entries())
   await api.POST("/rest/v1/ads", {
-    body: { userId, categoryId: 9301, title, description: "Zo goed als nieuw", price: { model: "fixed", price: 45000 } },
+    body: { userId, externalAdId: externalAdId + 1, categoryId: 9301, title, description: "Zo goed als nieuw", price: { model: "fixed", price: 45000 } },
   });
 const listed: Ad[] = [];
 for await (const ad of listAll(api, "/rest/v1/ads", { query: { userId, itemsPerPage: 1 } })) listed.push(ad as Ad);

@@ -1,6 +1,7 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { amsterdamDay, amsterdamToUtc } from "../../src/lib/time";
 import { call, expectError, newClient } from "../harness/api";
 import { createAd, createUser } from "../harness/data";
 
@@ -16,8 +17,10 @@ beforeAll(async () => {
   [a, b] = await Promise.all([newClient().then((c) => c.key), newClient().then((c) => c.key)]);
 });
 
-const cronAt = (iso: string) =>
-  worker.scheduled(createScheduledController({ scheduledTime: new Date(iso), cron: "* * * * *" }), env);
+const cronAt = (at: Date) => worker.scheduled(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env);
+/** Tomorrow at hh:mm in Amsterdam (then + seconds): a time after the tasks are made, whenever the test runs. */
+const tomorrowAt = (hh: number, mm: number, seconds = 30) =>
+  new Date(amsterdamToUtc(amsterdamDay(new Date(Date.now() + 86_400_000)).date, hh, mm).getTime() + seconds * 1000);
 
 const count = async (sql: string, ...values: unknown[]) =>
   (
@@ -37,7 +40,7 @@ describe("fair shares of the cron's lanes", () => {
     }
     await call("POST", "/tasks/", { key: b, body: { ...task, userId: light } });
 
-    await cronAt("2026-11-26T03:17:30Z"); // 04:17 in Amsterdam
+    await cronAt(tomorrowAt(4, 17));
     const runsOf = (userId: number) =>
       count(
         "SELECT count(*) AS n FROM task_runs JOIN tasks ON tasks.id = task_runs.task_id WHERE tasks.user_id = ?",
@@ -46,7 +49,7 @@ describe("fair shares of the cron's lanes", () => {
     expect(await runsOf(light)).toBe(1);
     // The lane was full: some of the heavy client's tasks wait for the next run.
     expect(await runsOf(heavy)).toBeLessThan(60);
-    await cronAt("2026-11-26T03:18:30Z");
+    await cronAt(tomorrowAt(4, 18));
     expect(await runsOf(heavy)).toBe(60);
   });
 
@@ -60,7 +63,7 @@ describe("fair shares of the cron's lanes", () => {
     await env.DB.batch(Array.from({ length: 250 }, () => ask.bind(heavyAd)));
     await ask.bind(lightAd).run();
 
-    await cronAt("2026-11-26T05:00:30Z");
+    await cronAt(tomorrowAt(6, 0));
     const waiting = (adId: number) => count("SELECT count(*) AS n FROM ad_update_requests WHERE ad_id = ?", adId);
     expect(await waiting(lightAd)).toBe(0);
     expect(await waiting(heavyAd)).toBeGreaterThan(0);

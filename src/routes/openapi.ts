@@ -26,18 +26,6 @@ export const jobPath = (queueItemId: number) => `${BASE_PATH}/jobs/${queueItemId
 /** Every router of the API is made here, so all share the validation hook and optional trailing slash. */
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook, strict: false });
 
-export const ErrorEnvelope = z
-  .object({
-    result: z.literal(false),
-    errors: z.array(z.string()).openapi({ example: ["title: must be 5-60 characters"] }),
-    data: z.unknown(),
-    errorDetails: z.array(ErrorDetail).openapi({
-      description: "The `errors` with their codes, one per message in the same order",
-      example: [{ code: "validation_failed", field: "title", message: "title: must be 5-60 characters" }],
-    }),
-  })
-  .openapi("ErrorEnvelope");
-
 /** `data` of answers that carry nothing: always `[]`. */
 export const EmptyData = z.array(z.unknown()).max(0).openapi({ description: "always an empty array" });
 
@@ -78,6 +66,18 @@ const SHARED_DOCS =
     : documentedOperations();
 
 function documentedOperations() {
+  /** An error response as the document shows it. */
+  const ErrorEnvelope = z
+    .object({
+      result: z.literal(false),
+      errors: z.array(z.string()).openapi({ example: ["title: must be 5-60 characters"] }),
+      data: z.unknown(),
+      errorDetails: z.array(ErrorDetail).openapi({
+        description: "The `errors` with their codes, one per message in the same order",
+        example: [{ code: "validation_failed", field: "title", message: "title: must be 5-60 characters" }],
+      }),
+    })
+    .openapi("ErrorEnvelope");
   const header = (description: string) => ({ description, schema: { type: "string" as const } });
 
   /** Headers of every response. */
@@ -219,15 +219,19 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   headers?: Record<string, { description: string; schema: { type: "string" } }>;
 }
 
-/** The headers of calls that queue work: the job to follow, and every job the call queued or found open. */
-export const JOB_HEADERS = {
-  Location: { description: "The queued job: GET it to follow the work", schema: { type: "string" as const } },
-  "Job-Ids": {
-    description:
-      "The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes",
-    schema: { type: "string" as const },
-  },
-};
+/** The headers of calls that queue work: the job to follow, and every job the call queued or found open (for the
+ * document only: the production build drops them). */
+export const JOB_HEADERS: Record<string, { description: string; schema: { type: "string" } }> =
+  globalThis.OPENAPI_DOCUMENTED === false
+    ? {}
+    : {
+        Location: { description: "The queued job: GET it to follow the work", schema: { type: "string" as const } },
+        "Job-Ids": {
+          description:
+            "The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes",
+          schema: { type: "string" as const },
+        },
+      };
 
 /** Names the jobs a call queued in its response's headers (`JOB_HEADERS`); none: no header. */
 export function nameJobs(c: Context<AppEnv>, jobIds: number[]) {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { documentedSchemas } from "../../lib/documented";
 import { id, takingResponse } from "../../lib/fields";
 import { mediaPathUrl } from "../../lib/outbound";
 
@@ -11,7 +12,6 @@ export const Image = z
     thumbnail: z.object({ url: z.string() }),
   })
   .openapi("Image");
-export const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
 
 export const ImageSource = z
   .strictObject({
@@ -45,21 +45,6 @@ export const ImagesRequest = z
 
 const counters = (min: number, max: number) => z.array(z.number().int().min(1)).min(min).max(max);
 
-export const ImageStatus = z
-  .object({
-    jobId: z.number().int(),
-    adId: z.number().int(),
-    images: z
-      .array(z.object({ URL: z.string(), path: z.string() }))
-      .openapi({ description: "The image source; one is empty" }),
-    created: z.string(),
-    processing: z.boolean(),
-    done: z.boolean(),
-    result: z.boolean(),
-    reason: z.string().openapi({ description: "Why a done job failed; empty otherwise" }),
-  })
-  .openapi("ImageStatus");
-
 /** One ad or several; always a list once read. */
 const adIds = z
   .union([id(), z.array(id()).max(1000)])
@@ -84,3 +69,27 @@ export const ShiftImage = counterPair.openapi("ShiftImage");
 export const RotateImages = z
   .object({ adId: id(), images: counters(1, 100), rotate: z.union([z.literal(90), z.literal(180), z.literal(270)]) })
   .openapi("RotateImages");
+
+/** The images' and image jobs' response shapes (for the document only: see `documentedSchemas`). */
+function imageJobResponses() {
+  const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
+  const ImageStatus = z
+    .object({
+      jobId: z.number().int(),
+      adId: z.number().int(),
+      images: z
+        .array(z.object({ URL: z.string(), path: z.string() }))
+        .openapi({ description: "The image source; one is empty" }),
+      created: z.string(),
+      processing: z.boolean(),
+      done: z.boolean(),
+      result: z.boolean(),
+      reason: z.string().openapi({ description: "Why a done job failed; empty otherwise" }),
+    })
+    .openapi("ImageStatus");
+  return { AdImages, ImageStatus };
+}
+
+export const { AdImages, ImageStatus } = documentedSchemas(
+  globalThis.OPENAPI_DOCUMENTED === false ? undefined : imageJobResponses(),
+);

@@ -1,32 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { documentedSchemas } from "../../lib/documented";
 import { pagingQuery, queryInt } from "../../lib/fields";
 import { JobKindEnum, PublishTargetEnum } from "../../lib/vocabulary";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
-
-export const Job = z
-  .object({
-    queueItemId: z.number().int(),
-    userId: z.number().int(),
-    adId: z.number().int(),
-    portal: PublishTargetEnum,
-    kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
-    feature: z.string().nullable(),
-    state: z.enum(JOB_STATES),
-    attempts: z.number().int().openapi({ description: "Times the job was started" }),
-    lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
-    cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
-    refunded: z.boolean(),
-    retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),
-    remoteAdId: z.number().int().nullable().openapi({
-      description: "The listing the job made or acted on, once it succeeded; kept after the ad is deleted",
-    }),
-    retryable: z.boolean().openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
-    notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),
-    created: z.string(),
-    updated: z.string(),
-  })
-  .openapi("Job");
 
 export const JobsQuery = pagingQuery(500).extend({
   userId: queryInt().optional(),
@@ -35,3 +12,35 @@ export const JobsQuery = pagingQuery(500).extend({
   state: z.enum(JOB_STATES).optional(),
   kind: JobKindEnum.optional(),
 });
+
+/** A job's response shape (for the document only: see `documentedSchemas`). */
+function jobResponses() {
+  const Job = z
+    .object({
+      queueItemId: z.number().int(),
+      userId: z.number().int(),
+      adId: z.number().int(),
+      portal: PublishTargetEnum,
+      kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
+      feature: z.string().nullable(),
+      state: z.enum(JOB_STATES),
+      attempts: z.number().int().openapi({ description: "Times the job was started" }),
+      lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
+      cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
+      refunded: z.boolean(),
+      retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),
+      remoteAdId: z.number().int().nullable().openapi({
+        description: "The listing the job made or acted on, once it succeeded; kept after the ad is deleted",
+      }),
+      retryable: z
+        .boolean()
+        .openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
+      notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),
+      created: z.string(),
+      updated: z.string(),
+    })
+    .openapi("Job");
+  return { Job };
+}
+
+export const { Job } = documentedSchemas(globalThis.OPENAPI_DOCUMENTED === false ? undefined : jobResponses());

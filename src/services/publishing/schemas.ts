@@ -6,40 +6,6 @@ import { PublishTargetEnum } from "../../lib/vocabulary";
 import { BatchItemResult } from "../ads/schemas";
 import { PREFLIGHT_CONNECTION_STATES, PREFLIGHT_MAX_ADS, PREFLIGHT_OUTCOMES } from "./decide";
 
-const PublishStatus = z
-  .object({
-    pending: z.boolean(),
-    pendingDate: z.string(),
-    processing: z.boolean(),
-    processingDate: z.string(),
-    error: z.boolean(),
-    active: z.boolean(),
-    online: z.boolean(),
-    startDate: z.string(),
-    closeDate: z.string(),
-    remoteAdId: z.number().int(),
-    errorReason: z
-      .string()
-      .nullable()
-      .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
-    queueItemId: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
-    clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
-    queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
-  })
-  .openapi("PublishStatus");
-
-export const PortalStatus = z
-  .object({
-    portal: PublishTargetEnum,
-    publish: PublishStatus,
-    features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
-  })
-  .openapi("PortalStatus");
-
 const images = z.boolean().default(true).openapi({ description: "Submit the images too (default true)" });
 
 export const PublishAd = z.object({ userId: id(), adId: id(), portal: PublishTargetEnum, images }).openapi("PublishAd");
@@ -63,27 +29,7 @@ export const UpdatePublishedAds = z
   })
   .openapi("UpdatePublishedAds");
 
-export const PublishResult = BatchItemResult.extend({
-  queueItemId: z
-    .number()
-    .int()
-    .optional()
-    .openapi({ description: "The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused" }),
-}).openapi("PublishResult");
-
-export const PublishResults = z
-  .object({
-    result: z.boolean(),
-    errors: z.array(z.string()),
-    data: z.array(PublishResult),
-    errorDetails: z.array(ErrorDetail).openapi({ description: "Every refusal of the batch with its code" }),
-  })
-  .openapi("PublishResults");
-
 /** An ad's publication on every portal (GET /status/…, POST /status/). */
-export const AdPublishStatus = z
-  .object({ adId: z.number().int(), portals: z.array(PortalStatus) })
-  .openapi("AdPublishStatus");
 
 export const StatusRequest = z
   .object({
@@ -187,4 +133,67 @@ function preflightResponses() {
 
 export const { PreflightVerdict, Preflight } = documentedSchemas(
   globalThis.OPENAPI_DOCUMENTED === false ? undefined : preflightResponses(),
+);
+
+/** Publications' and batch results' response shapes (for the document only: see `documentedSchemas`). */
+function publicationResponses() {
+  const PublishStatus = z
+    .object({
+      pending: z.boolean(),
+      pendingDate: z.string(),
+      processing: z.boolean(),
+      processingDate: z.string(),
+      error: z.boolean(),
+      active: z.boolean(),
+      online: z.boolean(),
+      startDate: z.string(),
+      closeDate: z.string(),
+      remoteAdId: z.number().int(),
+      errorReason: z
+        .string()
+        .nullable()
+        .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
+      queueItemId: z
+        .number()
+        .int()
+        .nullable()
+        .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
+      clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+      queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+    })
+    .openapi("PublishStatus");
+
+  const PortalStatus = z
+    .object({
+      portal: PublishTargetEnum,
+      publish: PublishStatus,
+      features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
+    })
+    .openapi("PortalStatus");
+
+  const PublishResult = BatchItemResult.extend({
+    queueItemId: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused" }),
+  }).openapi("PublishResult");
+
+  const PublishResults = z
+    .object({
+      result: z.boolean(),
+      errors: z.array(z.string()),
+      data: z.array(PublishResult),
+      errorDetails: z.array(ErrorDetail).openapi({ description: "Every refusal of the batch with its code" }),
+    })
+    .openapi("PublishResults");
+
+  const AdPublishStatus = z
+    .object({ adId: z.number().int(), portals: z.array(PortalStatus) })
+    .openapi("AdPublishStatus");
+  return { PublishStatus, PortalStatus, PublishResult, PublishResults, AdPublishStatus };
+}
+
+export const { PortalStatus, PublishResult, PublishResults, AdPublishStatus } = documentedSchemas(
+  globalThis.OPENAPI_DOCUMENTED === false ? undefined : publicationResponses(),
 );

@@ -1,23 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { documentedSchemas } from "../../lib/documented";
 import { id } from "../../lib/fields";
-
-export const Wallet = z
-  .object({
-    userId: z.number().int(),
-    balance: z.number().int().openapi({ description: "Cents" }),
-    entries: z.array(
-      z.object({
-        entryId: z.number().int(),
-        amount: z.number().int(),
-        kind: z.enum(["credit", "debit", "charge", "refund"]),
-        description: z.string(),
-        adId: z.number().int().nullable(),
-        portal: z.string().nullable(),
-        created: z.string(),
-      }),
-    ),
-  })
-  .openapi("Wallet");
 
 export const WalletAdjustment = z
   .object({
@@ -31,3 +14,27 @@ export const WalletAdjustment = z
     description: z.string().min(1).max(255),
   })
   .openapi("WalletAdjustment");
+
+/** A wallet's response shape (for the document only: see `documentedSchemas`). */
+function walletResponses() {
+  const Wallet = z
+    .object({
+      userId: z.number().int(),
+      balance: z.number().int().openapi({ description: "Cents" }),
+      entries: z.array(
+        z.object({
+          entryId: z.number().int(),
+          amount: z.number().int(),
+          kind: z.enum(["credit", "debit", "charge", "refund"]),
+          description: z.string(),
+          adId: z.number().int().nullable(),
+          portal: z.string().nullable(),
+          created: z.string(),
+        }),
+      ),
+    })
+    .openapi("Wallet");
+  return { Wallet };
+}
+
+export const { Wallet } = documentedSchemas(globalThis.OPENAPI_DOCUMENTED === false ? undefined : walletResponses());

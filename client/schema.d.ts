@@ -31,14 +31,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The calling API client and its rate limit */
+        /** The calling API client, its rate limit and its return origins */
         get: operations["client.get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Register the origins a consent may send your users back to
+         * @description `returnOrigins` replaces the list (at most 10): `https://host[:port]`, or `http://localhost[:port]` for development. `POST /oauth/<userId>/<portal>/` accepts a `returnUrl` only on one of them.
+         */
+        patch: operations["client.patch"];
         trace?: never;
     };
     "/rest/v1/users": {
@@ -761,7 +765,10 @@ export interface paths {
         get: operations["oauth.byUserId.byPortal.get"];
         /** Finish connecting with the code (and state) the portal returned */
         put: operations["oauth.byUserId.byPortal.update"];
-        /** Start connecting: answers the URL to send the user to; earlier tokens are revoked */
+        /**
+         * Start connecting: answers the URL to send the user to; earlier tokens are revoked
+         * @description With `returnUrl` (on an origin the client registered) the user comes back there after consent, connected or with the error; without a body the user lands on the API's page, which shows the code for PUT.
+         */
         post: operations["oauth.byUserId.byPortal.create"];
         /** Disconnect: the tokens are revoked */
         delete: operations["oauth.byUserId.byPortal.delete"];
@@ -2058,6 +2065,28 @@ export interface components {
             /** @description requests per second */
             rate: number;
             burst: number;
+            /**
+             * @description Where a consent may send the user back (`returnUrl` of POST /oauth/<userId>/<portal>/)
+             * @example [
+             *       "https://erp.garagedevries.nl"
+             *     ]
+             */
+            returnOrigins: string[];
+        };
+        UpdateClient: {
+            returnOrigins: string[];
+            /** @description Read-only: ignored */
+            readonly clientId?: unknown;
+            /** @description Read-only: ignored */
+            readonly name?: unknown;
+            /** @description Read-only: ignored */
+            readonly internal?: unknown;
+            /** @description Read-only: ignored */
+            readonly partner?: unknown;
+            /** @description Read-only: ignored */
+            readonly rate?: unknown;
+            /** @description Read-only: ignored */
+            readonly burst?: unknown;
         };
         User: {
             userId: number;
@@ -3081,6 +3110,13 @@ export interface components {
             /** @description OAuth scopes the marketplace granted */
             scope: string[];
         };
+        StartConnection: {
+            /**
+             * Format: uri
+             * @description After consent the user's browser is sent here, with `status=connected` or `status=error&error=<code>`, `portal` and `userId` added to its query; the API exchanges the code itself. Its origin must be one the client registered (PATCH /client/ `returnOrigins`). Without it, the user lands on the API's page that shows the code for PUT.
+             */
+            returnUrl?: string;
+        };
         CompleteConnection: {
             code: string;
             /** @description The state the portal returned with the code */
@@ -3578,6 +3614,7 @@ export type DependencyCheck = components['schemas']['DependencyCheck'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type Client = components['schemas']['Client'];
+export type UpdateClient = components['schemas']['UpdateClient'];
 export type User = components['schemas']['User'];
 export type Contact = components['schemas']['Contact'];
 export type CreatedUser = components['schemas']['CreatedUser'];
@@ -3647,6 +3684,7 @@ export type ImageStatus = components['schemas']['ImageStatus'];
 export type ImageStatusRequest = components['schemas']['ImageStatusRequest'];
 export type ImageStatusOfPathRequest = components['schemas']['ImageStatusOfPathRequest'];
 export type PortalConnection = components['schemas']['PortalConnection'];
+export type StartConnection = components['schemas']['StartConnection'];
 export type CompleteConnection = components['schemas']['CompleteConnection'];
 export type Preflight = components['schemas']['Preflight'];
 export type PreflightVerdict = components['schemas']['PreflightVerdict'];
@@ -4003,7 +4041,10 @@ export interface operations {
                      *         "internal": true,
                      *         "partner": true,
                      *         "rate": 1,
-                     *         "burst": 1
+                     *         "burst": 1,
+                     *         "returnOrigins": [
+                     *           "https://erp.garagedevries.nl"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -4170,6 +4211,321 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "client.patch": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "returnOrigins": [
+                 *         "https://erp.garagedevries.nl"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateClient"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "clientId": 3,
+                     *         "name": "Garage De Vries",
+                     *         "internal": true,
+                     *         "partner": true,
+                     *         "rate": 1,
+                     *         "burst": 1,
+                     *         "returnOrigins": [
+                     *           "https://erp.garagedevries.nl"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Client"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -25288,7 +25644,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "returnUrl": "https://www.example.com/"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartConnection"];
+            };
+        };
         responses: {
             /** @description Success */
             200: {

@@ -86,9 +86,9 @@ describe("error codes", () => {
       "portal_not_found",
     );
     expectError(await call("GET", "/nothing-here", { key }), "route_not_found");
-    const wrongMethod = await call("PATCH", "/client/", { key });
+    const wrongMethod = await call("DELETE", "/client/", { key });
     expectError(wrongMethod, "method_not_allowed");
-    expect(wrongMethod.headers.get("Allow")).toBe("GET");
+    expect(wrongMethod.headers.get("Allow")).toBe("GET, PATCH");
   });
 
   it("name conflicts of state: an OAuth flow never started, a request still running", async () => {

@@ -42,6 +42,7 @@ describe("envelope and status codes", () => {
         partner: false,
         rate: 5,
         burst: 20,
+        returnOrigins: [],
       });
     }
   });

@@ -15,24 +15,16 @@ export interface MarketplaceCredentials {
 }
 
 /**
- * Connects a user to a marketplace through the simulator's OAuth flow, as a browser and a client would:
- * the consent page, signed in as `credentials` or, without them, through its "create a new account"
- * link (a fresh marketplace account per user, so tests count listings per account), the form posted,
- * the code and state from the redirect sent back. Answers the API's answer to the code and the
- * credentials of the account.
+ * Plays the user at the simulator's consent page `redirect` (what POST /oauth/… answered), as a browser
+ * would: signed in as `credentials` or, without them, through its "create a new account" link (a fresh
+ * marketplace account per user, so tests count listings per account), the form posted. Answers where the
+ * marketplace sends the browser back (the API's callback, with the code and state) and the account.
  */
-export async function authorizeAccount(
-  key: string,
-  userId: number,
-  portal: "portal_a" | "portal_b",
-  credentials?: MarketplaceCredentials,
-) {
-  const started = await call("POST", `/oauth/${userId}/${portal}/`, { key });
-  expect(started.status, JSON.stringify(started.body)).toBe(200);
-  const consent = await exports.default.fetch(new Request(started.body.data.redirect));
+export async function giveConsent(redirect: string, userId: number, credentials?: MarketplaceCredentials) {
+  const consent = await exports.default.fetch(new Request(redirect));
   expect(consent.status).toBe(200);
   const consentPage = await consent.text();
-  const origin = new URL(started.body.data.redirect).origin;
+  const origin = new URL(redirect).origin;
   accountSeq += 1;
   const account = credentials ?? {
     username: `seller-${userId}-${accountSeq}-${Math.random().toString(36).slice(2, 8)}`,
@@ -46,7 +38,23 @@ export async function authorizeAccount(
   const approval = await submitForm(origin, form, { ...account });
   // Read to its end: an unread body holds one of the six connections a Worker may have open.
   expect(approval.status, await approval.text()).toBe(302);
-  const callback = new URL(approval.headers.get("Location") as string);
+  return { callback: new URL(approval.headers.get("Location") as string), credentials: account };
+}
+
+/**
+ * Connects a user to a marketplace through the simulator's OAuth flow, as a browser and a client would
+ * (`giveConsent`), the code and state from the redirect sent back with PUT. Answers the API's answer to
+ * the code and the credentials of the account.
+ */
+export async function authorizeAccount(
+  key: string,
+  userId: number,
+  portal: "portal_a" | "portal_b",
+  credentials?: MarketplaceCredentials,
+) {
+  const started = await call("POST", `/oauth/${userId}/${portal}/`, { key });
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  const { callback, credentials: account } = await giveConsent(started.body.data.redirect, userId, credentials);
   const answer = await call("PUT", `/oauth/${userId}/${portal}/`, {
     key,
     body: { code: callback.searchParams.get("code"), state: callback.searchParams.get("state") },

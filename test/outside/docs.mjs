@@ -3,7 +3,8 @@
 // renders every tag group, that "Test Request" against GET /rest/v1/client with the development key
 // answers 200, and that no request leaves localhost; then connects a user to portal_a the way a seller
 // does: the marketplace's consent page, signing in as `demo`, and our landing page with the code and
-// state. Screenshots go to test/screenshots/ (git-ignored).
+// state, and once more with a returnUrl, which brings the browser back to the client connected.
+// Screenshots go to test/screenshots/ (git-ignored).
 import { mkdir, readFile } from "node:fs/promises";
 import puppeteer from "puppeteer-core";
 import { startDev } from "./devServer.mjs";
@@ -93,6 +94,7 @@ try {
 
   check(await tryClient(page), `"Test Request" of GET /rest/v1/client with ${DEV_KEY} shows 200`);
   await connectThroughConsent(page);
+  await connectAndReturn(page);
 
   check(
     outside.length === 0,
@@ -178,6 +180,43 @@ async function connectThroughConsent(page) {
   await page.screenshot({ path: `${SHOTS}/oauth-landing.png` });
   const done = await api("PUT", `/oauth/${userId}/portal_a/`, { code, state: landing.searchParams.get("state") });
   check(done.data?.status === true, `PUT /oauth/<userId>/portal_a/ with them connects the user (${done.data?.status})`);
+}
+
+/**
+ * The consent hand-off: the client registers its origin (here the dev server's own), starts consent with
+ * a returnUrl there, and the user, signing up at the marketplace in the browser, lands back on it
+ * connected; the API exchanged the code itself.
+ */
+async function connectAndReturn(page) {
+  const registered = await api("PATCH", "/client/", { returnOrigins: [origin] });
+  check(registered.data?.returnOrigins?.includes(origin), `PATCH /client/ registers ${origin} as a return origin`);
+  const user = await api("POST", "/users/", {
+    externalUserId: (Date.now() + 1) % 1_000_000_000,
+    lastName: "Terug",
+    email: "terug@example.nl",
+    phone: "0201234567",
+  });
+  const { userId, activation } = user.data;
+  await api("POST", "/user/activate/", { userId, activationtoken: activation.activationtoken });
+  const returnUrl = `${origin}/docs?from=consent`;
+  const { redirect } = (await api("POST", `/oauth/${userId}/portal_a/`, { returnUrl })).data;
+  await page.goto(redirect, { waitUntil: "load" });
+  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("#signup")]);
+  await page.type("#username", `browser-${Date.now()}`);
+  await page.type("#password", "browser-password");
+  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[type=submit]")]);
+  const back = new URL(page.url());
+  check(
+    back.origin === origin &&
+      back.pathname === "/docs" &&
+      back.searchParams.get("status") === "connected" &&
+      back.searchParams.get("userId") === String(userId),
+    `after consent the browser lands on the returnUrl, connected (${back.pathname}${back.search})`,
+  );
+  const connection = await api("GET", `/oauth/${userId}/portal_a/`);
+  check(connection.data?.status === true, "the user is connected, the code exchanged inside the API");
+  const refused = await api("POST", `/oauth/${userId}/portal_a/`, { returnUrl: "https://evil.example/" });
+  check(refused.errorDetails?.[0]?.code === "validation_failed", "a returnUrl on another origin is refused");
 }
 
 /** Clicks the first visible element of `selector` whose text contains `text`, waiting for it to appear. */

@@ -15,6 +15,8 @@ export const apiClients = sqliteTable("api_clients", {
   rate: integer("rate"),
   burst: integer("burst"),
   revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
+  /** Origins a consent may return the user to (`returnUrl` of POST /oauth/…), as the client registered them. */
+  returnOrigins: text("return_origins", { mode: "json" }).$type<string[]>().notNull().default([]),
   createdAt: createdAt(),
 });
 

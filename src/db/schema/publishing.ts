@@ -72,6 +72,8 @@ export const portalConnections = sqliteTable(
     oauthStateExpire: text("oauth_state_expire"),
     /** The PKCE code verifier of that authorization (sealed), sent with the code. */
     oauthCodeVerifier: text("oauth_code_verifier"),
+    /** Where the user goes after consent (one of the client's return origins); none: the API's own page. */
+    oauthReturnUrl: text("oauth_return_url"),
     /** When bids and statistics were last pulled; the cron takes the longest-waiting first. */
     marketDataPulledAt: text("market_data_pulled_at"),
     updatedAt: updatedAt(),

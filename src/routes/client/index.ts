@@ -1,26 +1,39 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { Client } from "../../services/accounts";
-import { apiRoute, createRouter, envelope } from "../openapi";
+import { Client, describeClient, UpdateClient, updateClient } from "../../services/accounts";
+import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
-const getClient = apiRoute({
-  method: "get",
-  path: "/client",
-  tags: ["Client"],
-  summary: "The calling API client and its rate limit",
-  response: envelope(Client),
+const tags = ["Client"];
+
+/** The deployment's rate limit, for clients that have none of their own. */
+const defaults = (c: Context<AppEnv>) => ({
+  defaultRate: Number(c.env.RATE_LIMIT_RPS),
+  defaultBurst: Number(c.env.RATE_LIMIT_BURST),
 });
 
-export const clientRouter = createRouter().openapi(getClient, (c) => {
-  const client = c.get("client");
-  return c.json(
-    ok({
-      clientId: client.id,
-      name: client.name,
-      internal: client.internal,
-      partner: client.partner,
-      rate: client.rate ?? Number(c.env.RATE_LIMIT_RPS),
-      burst: client.burst ?? Number(c.env.RATE_LIMIT_BURST),
+export const clientRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/client",
+      tags,
+      summary: "The calling API client, its rate limit and its return origins",
+      response: envelope(Client),
     }),
-    200,
+    async (c) => c.json(ok(await describeClient(serviceContext(c), defaults(c))), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "patch",
+      path: "/client",
+      tags,
+      summary: "Register the origins a consent may send your users back to",
+      description:
+        "`returnOrigins` replaces the list (at most 10): `https://host[:port]`, or `http://localhost[:port]` for development. `POST /oauth/<userId>/<portal>/` accepts a `returnUrl` only on one of them.",
+      request: { body: jsonBody(UpdateClient) },
+      response: envelope(Client),
+    }),
+    async (c) => c.json(ok(await updateClient(serviceContext(c), { ...c.req.valid("json"), ...defaults(c) })), 200),
   );
-});

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
@@ -14,11 +14,13 @@ import {
   ConnectionStart,
   completeConnection,
   disconnect,
+  finishConsentAtCallback,
   getConnection,
   PortalConnection,
+  StartConnection,
   startConnection,
 } from "../../services/publishing";
-import { userRevision } from "../../services/shared";
+import { jobContext, userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 import { landingPage } from "./landing";
@@ -31,7 +33,24 @@ const params = z.object({
 
 const publicOrigin = (url: string) => new URL(url).origin;
 
-export const oauthRouter = createRouter()
+/**
+ * Starting consent takes an optional body: the contract's call sends none, and a client that sends
+ * `Content-Type: application/json` with an empty body is making that same call. The body then reaches
+ * validation as absent.
+ */
+const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.method === "POST" && !(await c.req.raw.clone().text()).trim()) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete("Content-Type");
+    c.req.raw = new Request(c.req.raw.url, { method: "POST", headers });
+  }
+  await next();
+};
+
+const connections = createRouter();
+connections.use("/oauth/:userId/:portal", emptyBodyIsNone);
+
+export const oauthRouter = connections
   .openapi(
     apiRoute({
       method: "get",
@@ -57,13 +76,21 @@ export const oauthRouter = createRouter()
       path: "/oauth/{userId}/{portal}",
       tags,
       summary: "Start connecting: answers the URL to send the user to; earlier tokens are revoked",
-      request: { params },
+      description:
+        "With `returnUrl` (on an origin the client registered) the user comes back there after consent, connected or with the error; without a body the user lands on the API's page, which shows the code for PUT.",
+      // Optional: the contract's call sends no body.
+      request: { params, body: { ...jsonBody(StartConnection), required: false } },
       response: envelope(ConnectionStart),
     }),
     async (c) => {
+      const body = (c.req.valid("json") ?? {}) as z.infer<typeof StartConnection>;
       return c.json(
         ok(
-          await startConnection(serviceContext(c), { ...c.req.valid("param"), publicOrigin: publicOrigin(c.req.url) }),
+          await startConnection(serviceContext(c), {
+            ...c.req.valid("param"),
+            returnUrl: body.returnUrl,
+            publicOrigin: publicOrigin(c.req.url),
+          }),
         ),
         200,
       );
@@ -109,13 +136,22 @@ const isPortal = (value: string): value is Marketplace => PortalConnection.shape
  * (forwarded to its Worker, so a browser sees them on this origin).
  */
 export const oauthPublicRouter = new Hono<AppEnv>()
-  .get("/oauth/callback/:portal", (c) => {
+  .get("/oauth/callback/:portal", async (c) => {
     const landing = {
       portal: c.req.param("portal"),
       code: c.req.query("code") ?? "",
       state: c.req.query("state") ?? "",
       error: c.req.query("error_description") ?? c.req.query("error") ?? "",
     };
+    // A consent started with a returnUrl is finished here and the user sent back to the client.
+    if (isPortal(landing.portal)) {
+      const back = await finishConsentAtCallback(jobContext(c.env, c.get("requestId")), {
+        ...landing,
+        portal: landing.portal,
+        publicOrigin: publicOrigin(c.req.url),
+      });
+      if (back) return c.redirect(back.toString(), 302);
+    }
     // A browser gets a page; scripts keep the JSON envelope.
     if (c.req.header("Accept")?.includes("text/html")) return c.html(landingPage(landing), 200, PAGE_HEADERS);
     return c.json(ok(landing));

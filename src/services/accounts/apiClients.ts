@@ -3,6 +3,8 @@ import type { Db } from "../../db/client";
 import { apiClients } from "../../db/schema";
 import type { ApiClient } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
+import { clientIdOf } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 
 /** How long an isolate trusts a key it has looked up; a revocation takes effect within this time. */
 export const CLIENT_CACHE_MS = 10_000;
@@ -71,4 +73,35 @@ export async function createApiClient(db: Db, input: NewClient): Promise<{ clien
     .get();
   const { id, name, internal, partner, rate, burst } = row;
   return { client: { id, name, internal, partner, rate, burst }, key };
+}
+
+/** The calling client as GET /client/ shows it; `defaults` are the deployment's rate limit. */
+export async function describeClient(ctx: ServiceContext, input: { defaultRate: number; defaultBurst: number }) {
+  const row = await ctx.db
+    .select({
+      clientId: apiClients.id,
+      name: apiClients.name,
+      internal: apiClients.internal,
+      partner: apiClients.partner,
+      rate: apiClients.rate,
+      burst: apiClients.burst,
+      returnOrigins: apiClients.returnOrigins,
+    })
+    .from(apiClients)
+    .where(eq(apiClients.id, clientIdOf(ctx.caller)))
+    .get();
+  if (!row) throw new Error("the calling client has no row");
+  return { ...row, rate: row.rate ?? input.defaultRate, burst: row.burst ?? input.defaultBurst };
+}
+
+/** PATCH /client/: the calling client's return origins; answers the client as GET /client/ does. */
+export async function updateClient(
+  ctx: ServiceContext,
+  input: { returnOrigins: string[]; defaultRate: number; defaultBurst: number },
+) {
+  await ctx.db
+    .update(apiClients)
+    .set({ returnOrigins: [...new Set(input.returnOrigins)] })
+    .where(eq(apiClients.id, clientIdOf(ctx.caller)));
+  return describeClient(ctx, input);
 }

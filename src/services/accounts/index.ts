@@ -1,9 +1,16 @@
 export { getUserAdSettings, replaceUserAdSettings } from "./adSettings";
-export { cachedClient, createApiClient, findClientByKey, type NewClient } from "./apiClients";
+export {
+  cachedClient,
+  createApiClient,
+  describeClient,
+  findClientByKey,
+  type NewClient,
+  updateClient,
+} from "./apiClients";
 export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
 export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";
 export { UserAdSetting, UserAdSettings, UserAdSettingsInput } from "./schemas/adSettings";
-export { Client } from "./schemas/clients";
+export { Client, ReturnOrigin, UpdateClient } from "./schemas/clients";
 export { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas/contacts";
 export { CreateFolder, DeleteFolder, Folder, FoldersQuery, UpdateFolder } from "./schemas/folders";
 export { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas/settings";

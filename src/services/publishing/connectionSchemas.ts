@@ -18,6 +18,20 @@ export const PortalConnection = z
 /** Where to send the user to grant access (the marketplace's consent page). */
 export const ConnectionStart = z.object({ redirect: z.string() });
 
+/** POST /oauth/<userId>/<portal>/'s optional body: where the user goes once the consent is done. */
+export const StartConnection = z
+  .object({
+    returnUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .optional()
+      .openapi({
+        description:
+          "After consent the user's browser is sent here, with `status=connected` or `status=error&error=<code>`, `portal` and `userId` added to its query; the API exchanges the code itself. Its origin must be one the client registered (PATCH /client/ `returnOrigins`). Without it, the user lands on the API's page that shows the code for PUT.",
+      }),
+  })
+  .openapi("StartConnection");
+
 export const CompleteConnection = z
   .object({
     code: z.string().min(1).max(512),

@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, ne, notLike, or, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { batchAll, type Db, namedBatch } from "../../db/client";
-import { adPublications, ads, portalConnections, publishJobs, users } from "../../db/schema";
+import { adPublications, ads, apiClients, portalConnections, publishJobs, users } from "../../db/schema";
 import { userTokens } from "../../durable/UserTokens";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
@@ -12,7 +12,7 @@ import type { Marketplace } from "../../lib/vocabulary";
 import { callbackUrl } from "../../portals/config";
 import { PortalError, PortalGateway, portalErrorOf, type TokenSet } from "../../portals/gateway";
 import { eventOf } from "../events/events";
-import { requireUser } from "../shared/access";
+import { clientIdOf, requireUser } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 import { bumpRevisions, userRevision } from "../shared/revisions";
 
@@ -71,10 +71,11 @@ const cleared = {
 /** POST: starts the authorization; every earlier token of the user on the portal is revoked. */
 export async function startConnection(
   ctx: ServiceContext,
-  input: { userId: number; portal: Marketplace; publicOrigin: string },
+  input: { userId: number; portal: Marketplace; publicOrigin: string; returnUrl?: string | undefined },
 ) {
   const { db, env, caller } = ctx;
   await requireUser(db, caller, input.userId);
+  if (input.returnUrl !== undefined) await requireReturnOrigin(ctx, input.returnUrl);
   // The contract revokes the previous access token; the refresh token stays until another connection
   // is made, so an abandoned or refused consent leaves the user connected (its jobs renew the access).
   await revokeAtPortal(env, input.portal, (await loadConnection(db, input.userId, input.portal))?.accessToken);
@@ -86,6 +87,7 @@ export async function startConnection(
     oauthState: state,
     oauthStateExpire: new Date(Date.now() + STATE_TTL_MS).toISOString(),
     oauthCodeVerifier: await seal(codeVerifier, env),
+    oauthReturnUrl: input.returnUrl ?? null,
     updatedAt: nowIso(),
   };
   await db
@@ -102,6 +104,20 @@ export async function startConnection(
   };
 }
 
+/** Refuses a `returnUrl` whose origin the calling client has not registered: no open redirect. */
+async function requireReturnOrigin(ctx: ServiceContext, returnUrl: string) {
+  const client = await ctx.db
+    .select({ returnOrigins: apiClients.returnOrigins })
+    .from(apiClients)
+    .where(eq(apiClients.id, clientIdOf(ctx.caller)))
+    .get();
+  if (!client?.returnOrigins.includes(new URL(returnUrl).origin))
+    throw DomainError.of(
+      "validation_failed",
+      "returnUrl: its origin is not one the client registered (PATCH /client/ returnOrigins)",
+    );
+}
+
 /** Stores a token set: a renewal's, or (`completing`) a new connection's, which ends its authorization. */
 async function storeTokens(
   db: Db,
@@ -110,7 +126,9 @@ async function storeTokens(
   tokens: TokenSet,
 ) {
   const { userId, portal } = target;
-  const authorization = target.completing ? { oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null } : {};
+  const authorization = target.completing
+    ? { oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, oauthReturnUrl: null }
+    : {};
   const values = {
     status: true,
     externalUserId: tokens.account.id,
@@ -141,8 +159,19 @@ export async function completeConnection(
   ctx: ServiceContext,
   input: { userId: number; portal: Marketplace; code: string; state: string; publicOrigin: string },
 ) {
-  const { db, env, caller } = ctx;
-  await requireUser(db, caller, input.userId);
+  await requireUser(ctx.db, ctx.caller, input.userId);
+  return exchangeCode(ctx, input);
+}
+
+/**
+ * The authorization's code exchanged for tokens and stored (after PUT /oauth/…, or at the callback of a
+ * consent that returns the user): refused when no authorization is in progress or its state differs.
+ */
+async function exchangeCode(
+  ctx: Pick<JobContext, "db" | "env">,
+  input: { userId: number; portal: Marketplace; code: string; state: string; publicOrigin: string },
+) {
+  const { db, env } = ctx;
   const current = await loadConnection(db, input.userId, input.portal);
   if (
     !current?.oauthState ||
@@ -180,6 +209,46 @@ export async function completeConnection(
       throw DomainError.of("oauth_code_refused", "code: refused by the portal");
     throw error;
   }
+}
+
+/**
+ * The callback of a consent that returns the user (`returnUrl`): the authorization its `state` names is
+ * finished here, its code exchanged inside the API, and the user is sent to the return URL with the
+ * outcome. Undefined when no such authorization is in progress (the callback then shows its page).
+ */
+export async function finishConsentAtCallback(
+  ctx: JobContext,
+  input: { portal: Marketplace; state: string; code: string; error: string; publicOrigin: string },
+): Promise<URL | undefined> {
+  if (!input.state) return undefined;
+  const waiting = await ctx.db
+    .select({ userId: portalConnections.userId, returnUrl: portalConnections.oauthReturnUrl })
+    .from(portalConnections)
+    .where(and(eq(portalConnections.portal, input.portal), eq(portalConnections.oauthState, input.state)))
+    .get();
+  if (!waiting?.returnUrl) return undefined;
+  const back = new URL(waiting.returnUrl);
+  back.searchParams.set("portal", input.portal);
+  back.searchParams.set("userId", String(waiting.userId));
+  const outcome = input.error
+    ? "access_denied"
+    : await exchangeCode(ctx, { ...input, userId: waiting.userId }).then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof DomainError) return error.details[0]?.code ?? "oauth_code_refused";
+          throw error;
+        },
+      );
+  if (outcome) {
+    // The authorization ends with its outcome: a refused consent can be started again.
+    await ctx.db
+      .update(portalConnections)
+      .set({ oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, oauthReturnUrl: null })
+      .where(and(eq(portalConnections.userId, waiting.userId), eq(portalConnections.portal, input.portal)));
+    back.searchParams.set("status", "error");
+    back.searchParams.set("error", outcome);
+  } else back.searchParams.set("status", "connected");
+  return back;
 }
 
 /**

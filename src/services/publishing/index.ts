@@ -1,11 +1,12 @@
 /** Publishing: jobs with exactly-once effects, their state machine, crash recovery and the jobs view. */
 
 export { replaceExpiredListings } from "./autoreplace";
-export { CompleteConnection, ConnectionStart, PortalConnection } from "./connectionSchemas";
+export { CompleteConnection, ConnectionStart, PortalConnection, StartConnection } from "./connectionSchemas";
 export {
   closeDeletedUsersConnections,
   completeConnection,
   disconnect,
+  finishConsentAtCallback,
   getConnection,
   reencryptTokens,
   startConnection,

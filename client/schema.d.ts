@@ -2858,6 +2858,26 @@ export interface components {
                 keys: string[];
             }[];
         };
+        /**
+         * @example {
+         *       "groupId": 92,
+         *       "descriptions": [
+         *         {
+         *           "locale": "nl_NL",
+         *           "description": "Fietsen en Brommers"
+         *         },
+         *         {
+         *           "locale": "en_GB",
+         *           "description": "Bicycles and mopeds"
+         *         }
+         *       ],
+         *       "availability": {
+         *         "portal_a": true,
+         *         "portal_b": true,
+         *         "website": true
+         *       }
+         *     }
+         */
         Group: {
             groupId: number;
             descriptions: {
@@ -2896,6 +2916,53 @@ export interface components {
             /** @default 25 */
             itemsPerPage?: number;
         };
+        /**
+         * @example {
+         *       "categoryId": 9204,
+         *       "groupId": 92,
+         *       "categoryDescription": "Brommers",
+         *       "attributes": [
+         *         {
+         *           "portal": "portal_a",
+         *           "locale": "nl_NL",
+         *           "attributes": [
+         *             {
+         *               "key": "condition",
+         *               "label": "Conditie",
+         *               "values": [
+         *                 "gebruikt",
+         *                 "nieuw",
+         *                 "zo goed als nieuw"
+         *               ],
+         *               "type": "STRING",
+         *               "sort": 10,
+         *               "minimum": 0,
+         *               "maximum": 0,
+         *               "unit": "",
+         *               "mandatory": true,
+         *               "writable": true,
+         *               "updatable": true,
+         *               "searchable": true
+         *             },
+         *             {
+         *               "key": "frameSize",
+         *               "label": "Framemaat",
+         *               "values": "",
+         *               "type": "NUMBER",
+         *               "sort": 40,
+         *               "minimum": 30,
+         *               "maximum": 70,
+         *               "unit": "cm",
+         *               "mandatory": false,
+         *               "writable": true,
+         *               "updatable": true,
+         *               "searchable": true
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         CatalogueEntry: {
             categoryId: number;
             groupId: number;
@@ -3889,62 +3956,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -4155,62 +4166,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -4802,62 +4757,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -6195,62 +6094,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -6487,33 +6330,6 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -6793,62 +6609,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -7088,62 +6848,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -8366,62 +8070,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -8654,62 +8302,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -9882,62 +9474,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -10161,62 +9697,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -11127,62 +10607,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -11406,62 +10830,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -12362,62 +11730,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -12633,62 +11945,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -14675,62 +13931,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -16895,33 +16095,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -17168,62 +16341,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -17436,62 +16553,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -18090,62 +17151,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -18418,62 +17423,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -18592,54 +17541,18 @@ export interface operations {
                      *           "descriptions": [
                      *             {
                      *               "locale": "nl_NL",
-                     *               "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig."
+                     *               "description": "Fietsen en Brommers"
+                     *             },
+                     *             {
+                     *               "locale": "en_GB",
+                     *               "description": "Bicycles and mopeds"
                      *             }
                      *           ],
                      *           "availability": {
                      *             "portal_a": true,
                      *             "portal_b": true,
                      *             "website": true
-                     *           },
-                     *           "total": 1,
-                     *           "categories": [
-                     *             {
-                     *               "categoryId": 9204,
-                     *               "groupId": 92,
-                     *               "descriptions": [
-                     *                 {
-                     *                   "locale": "nl_NL",
-                     *                   "description": "Brommers"
-                     *                 },
-                     *                 {
-                     *                   "locale": "en_GB",
-                     *                   "description": "Mopeds"
-                     *                 }
-                     *               ],
-                     *               "portals": [
-                     *                 "portal_a",
-                     *                 "portal_b",
-                     *                 "website"
-                     *               ],
-                     *               "mandatoryAttributes": [
-                     *                 {
-                     *                   "portal": "portal_a",
-                     *                   "keys": [
-                     *                     "condition"
-                     *                   ]
-                     *                 },
-                     *                 {
-                     *                   "portal": "portal_b",
-                     *                   "keys": [
-                     *                     "condition"
-                     *                   ]
-                     *                 },
-                     *                 {
-                     *                   "portal": "portal_own",
-                     *                   "keys": []
-                     *                 }
-                     *               ]
-                     *             }
-                     *           ]
+                     *           }
                      *         }
                      *       ],
                      *       "fromCache": true,
@@ -18767,35 +17680,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }
@@ -18951,16 +17835,32 @@ export interface operations {
                      *               "attributes": [
                      *                 {
                      *                   "key": "condition",
-                     *                   "label": "Gebruikt",
+                     *                   "label": "Conditie",
                      *                   "values": [
-                     *                     "gebruikt"
+                     *                     "gebruikt",
+                     *                     "nieuw",
+                     *                     "zo goed als nieuw"
                      *                   ],
-                     *                   "type": "DOUBLE",
-                     *                   "sort": 1,
-                     *                   "minimum": 1,
-                     *                   "maximum": 1,
-                     *                   "unit": "views",
+                     *                   "type": "STRING",
+                     *                   "sort": 10,
+                     *                   "minimum": 0,
+                     *                   "maximum": 0,
+                     *                   "unit": "",
                      *                   "mandatory": true,
+                     *                   "writable": true,
+                     *                   "updatable": true,
+                     *                   "searchable": true
+                     *                 },
+                     *                 {
+                     *                   "key": "frameSize",
+                     *                   "label": "Framemaat",
+                     *                   "values": "",
+                     *                   "type": "NUMBER",
+                     *                   "sort": 40,
+                     *                   "minimum": 30,
+                     *                   "maximum": 70,
+                     *                   "unit": "cm",
+                     *                   "mandatory": false,
                      *                   "writable": true,
                      *                   "updatable": true,
                      *                   "searchable": true
@@ -19095,35 +17995,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }
@@ -19404,62 +18275,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -20953,62 +19768,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -21897,33 +20656,6 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -23760,62 +22492,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -24044,35 +22720,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }
@@ -24333,62 +22980,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -24618,35 +23209,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }
@@ -24914,35 +23476,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -25187,62 +23720,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -26134,33 +24611,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -26441,35 +24891,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }
@@ -29530,62 +27951,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -29831,62 +28196,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -30149,35 +28458,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }
@@ -30464,62 +28744,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -30740,62 +28964,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -31067,33 +29235,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -31352,62 +29493,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -31624,62 +29709,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -32226,62 +30255,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -32870,33 +30843,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -33181,33 +31127,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -33471,33 +31390,6 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -34084,62 +31976,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -34377,33 +32213,6 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -34657,62 +32466,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -34925,62 +32678,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -35514,62 +33211,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -36116,62 +33757,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -36386,62 +33971,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -37318,35 +34847,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -37632,62 +35132,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -37940,62 +35384,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }
@@ -38263,62 +35651,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -38569,62 +35901,6 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
-            409: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "portal: portal_a - adId: 7 - insufficient means"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "insufficient_means",
-                     *           "field": "portal",
-                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Request body over 1 MiB */
-            413: {
-                headers: {
-                    /** @description The request's id: yours echoed, or a new one; logs carry it */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "result": false,
-                     *       "errors": [
-                     *         "body: must not exceed 1 MiB"
-                     *       ],
-                     *       "data": [],
-                     *       "errorDetails": [
-                     *         {
-                     *           "code": "body_too_large",
-                     *           "field": "body",
-                     *           "message": "body: must not exceed 1 MiB"
                      *         }
                      *       ]
                      *     }

@@ -179,10 +179,17 @@ function documentedOperations() {
     }),
     parameters: (options: { method: Method; path: string }) =>
       onlyReads(options.method, options.path) ? [BOOKMARK_PARAMETER] : [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER],
-    errors: (options: { method: Method; path: string }) => ({
-      ...commonErrors,
-      ...(onlyReads(options.method, options.path) ? {} : writeErrors),
-    }),
+    // Only the statuses an operation can answer: a conflict and an idempotency conflict only from a
+    // write, a body too large only with a body.
+    errors: (options: { method: Method; path: string; request?: { body?: unknown } | undefined }) => {
+      const { 409: conflict, 413: tooLarge, ...always } = commonErrors;
+      const writes = !onlyReads(options.method, options.path);
+      return {
+        ...always,
+        ...(writes ? { 409: conflict, ...writeErrors } : {}),
+        ...(options.request?.body ? { 413: tooLarge } : {}),
+      };
+    },
   };
 }
 

@@ -4,7 +4,9 @@ import packageJson from "../../package.json";
 import docsInit from "../../public/docs/init.js?raw";
 import docsPage from "../../public/docs.html?raw";
 import { app } from "../../src/app";
-import { call } from "../harness/api";
+import { ERROR_CODES } from "../../src/lib/errors";
+import { onlyReads } from "../../src/routes/openapi";
+import { call, newClient } from "../harness/api";
 
 interface Operation {
   operationId?: string;
@@ -102,6 +104,49 @@ describe("OpenAPI document", () => {
     expect(doc.tags.map((t) => t.name).sort()).toEqual([...used].sort());
     for (const tag of doc.tags) expect(tag.description, tag.name).not.toBe("");
     expect(doc.info.license?.name).toBeTruthy();
+  });
+
+  it("lists per operation only the statuses it can answer, each one the error catalogue gives", () => {
+    type Documented = { requestBody?: unknown; responses: Record<string, unknown> };
+    const catalogued = new Set(Object.values(ERROR_CODES).map(({ status }) => String(status)));
+    const paths = committed.paths as unknown as Record<string, Record<string, Documented>>;
+    const wrong = Object.entries(paths).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).flatMap(([method, operation]) => {
+        const statuses = Object.keys(operation.responses).filter((status) => status !== "200");
+        const writes = !onlyReads(method, path);
+        const problems = [
+          ...statuses.filter((status) => !catalogued.has(status)).map((status) => `${status} is no code's`),
+          ...(writes ? [] : statuses.filter((s) => s === "409" || s === "422").map((s) => `${s} from a read`)),
+          ...(operation.requestBody ? [] : statuses.filter((s) => s === "413").map(() => "413 without a body")),
+          ...(writes && !statuses.includes("409") ? ["a write without 409"] : []),
+        ];
+        return problems.map((problem) => `${method.toUpperCase()} ${path}: ${problem}`);
+      }),
+    );
+    expect(wrong).toEqual([]);
+    // What the integrators saw: every GET listed 409 and 413.
+    expect(Object.keys(paths["/rest/v1/ads"]?.get?.responses ?? {})).not.toContain("409");
+    expect(Object.keys(paths["/rest/v1/ads"]?.post?.responses ?? {})).toEqual(expect.arrayContaining(["409", "413"]));
+  });
+
+  it("shows the catalogue by examples taken from it, with the real types and units", async () => {
+    const schemas = committed.components.schemas as unknown as Record<string, { example?: unknown }>;
+    const category = schemas.Category?.example as { categoryId: number; groupId: number; descriptions: unknown[] };
+    const entry = schemas.CatalogueEntry?.example as {
+      categoryId: number;
+      attributes: { portal: string; attributes: Record<string, unknown>[] }[];
+    };
+    const key = (await newClient()).key;
+    expect((await call("GET", `/categories/${category.categoryId}`, { key })).body.data[0]).toMatchObject(category);
+    const real = await call("POST", "/attributes/", { key, body: { categoryId: [entry.categoryId] } });
+    const realSet = real.body.data[0]?.attributes.find((set) => set.portal === entry.attributes[0]?.portal);
+    for (const definition of entry.attributes[0]?.attributes ?? []) {
+      const { values: _values, ...rest } = definition;
+      expect(realSet?.attributes.find((d) => d.key === definition.key)).toMatchObject(rest);
+    }
+    const group = schemas.Group?.example as { groupId: number; descriptions: unknown[] };
+    const groups = await call("POST", "/groups/", { key, body: { groupId: [group.groupId] } });
+    expect(groups.body.data[0]?.descriptions).toEqual(group.descriptions);
   });
 
   it("is the committed openapi/openapi.json (refresh it with npm run openapi)", async () => {

@@ -98,7 +98,17 @@ function catalogueResponses() {
       total: z.number().int().optional(),
       categories: z.array(Category).optional(),
     })
-    .openapi("Group");
+    .openapi("Group", {
+      // From the seeded catalogue.
+      example: {
+        groupId: 92,
+        descriptions: [
+          { locale: "nl_NL", description: "Fietsen en Brommers" },
+          { locale: "en_GB", description: "Bicycles and mopeds" },
+        ],
+        availability: { portal_a: true, portal_b: true, website: true },
+      },
+    });
 
   const AttributeDefinition = z
     .object({
@@ -132,7 +142,50 @@ function catalogueResponses() {
         }),
       ),
     })
-    .openapi("CatalogueEntry");
+    .openapi("CatalogueEntry", {
+      // From the seeded catalogue: two of the mopeds' definitions on portal_a.
+      example: {
+        categoryId: 9204,
+        groupId: 92,
+        categoryDescription: "Brommers",
+        attributes: [
+          {
+            portal: "portal_a",
+            locale: "nl_NL",
+            attributes: [
+              {
+                key: "condition",
+                label: "Conditie",
+                values: ["gebruikt", "nieuw", "zo goed als nieuw"],
+                type: "STRING",
+                sort: 10,
+                minimum: 0,
+                maximum: 0,
+                unit: "",
+                mandatory: true,
+                writable: true,
+                updatable: true,
+                searchable: true,
+              },
+              {
+                key: "frameSize",
+                label: "Framemaat",
+                values: "",
+                type: "NUMBER",
+                sort: 40,
+                minimum: 30,
+                maximum: 70,
+                unit: "cm",
+                mandatory: false,
+                writable: true,
+                updatable: true,
+                searchable: true,
+              },
+            ],
+          },
+        ],
+      },
+    });
   return { Category, Group, AttributeDefinition, CatalogueEntry };
 }
 

@@ -1,8 +1,11 @@
 // A way home after consent: a client registers its return origins (PATCH /client/), starts consent with a
 // returnUrl on one of them, and the user comes back there connected (or with the error), the code
 // exchanged inside the API. No other URL is accepted: no open redirect.
+import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
+import worker from "../../src/worker";
 import { call, defined, expectEnvelope, expectError, newClient } from "../harness/api";
 import { activate, createUser } from "../harness/data";
 import { giveConsent } from "../harness/marketplace";
@@ -92,6 +95,29 @@ describe("consent with a returnUrl", () => {
     const stale = await followCallback(new URL(`http://api.test/oauth/callback/portal_a?code=x&state=${state}`));
     expect(stale.status).toBe(200);
     expectEnvelope(await call("POST", `/oauth/${userId}/portal_a/`, { key, body: { returnUrl: `${ERP}/back` } }), 200);
+  });
+
+  it("sends the user back with temporarily_unavailable when the marketplace cannot take the code", async () => {
+    const userId = await activeUser();
+    const started = await call("POST", `/oauth/${userId}/portal_a/`, { key, body: { returnUrl: `${ERP}/back` } });
+    const { callback } = await giveConsent(started.body.data.redirect, userId);
+    // The marketplace's token endpoint is down; everything else of it answers.
+    const marketplace = defined(env.MARKETPLACE);
+    const tokenDown = {
+      fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+        new Request(input, init).url.endsWith("/oauth/token")
+          ? Promise.resolve(new Response("unavailable", { status: 503 }))
+          : marketplace.fetch(input, init),
+    } as Fetcher;
+    const landed = await worker.fetch(
+      new Request(callback, { redirect: "manual" }) as Parameters<typeof worker.fetch>[0],
+      { ...env, MARKETPLACE: tokenDown } as Env,
+      createExecutionContext(),
+    );
+    expect(landed.status).toBe(302);
+    const back = new URL(defined(landed.headers.get("Location")));
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({ status: "error", error: "temporarily_unavailable" });
+    expect((await call("GET", `/oauth/${userId}/portal_a/`, { key })).body.data).toMatchObject({ status: false });
   });
 
   it("refuses a returnUrl on an origin the client did not register, and another client's", async () => {

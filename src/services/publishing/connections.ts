@@ -236,6 +236,8 @@ export async function finishConsentAtCallback(
         () => undefined,
         (error: unknown) => {
           if (error instanceof DomainError) return error.details[0]?.code ?? "oauth_code_refused";
+          // The marketplace could not be reached: the user comes back told so (RFC 6749's word for it).
+          if (error instanceof PortalError) return "temporarily_unavailable";
           throw error;
         },
       );

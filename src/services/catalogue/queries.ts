@@ -1,5 +1,5 @@
-import { and, count, eq } from "drizzle-orm";
-import { ads, categories, portalConnections } from "../../db/schema";
+import { and, eq, sql } from "drizzle-orm";
+import { adTallies, categories, portalConnections } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { type AdStatus, type CataloguePortal, MARKETPLACES, type PublishTarget } from "../../lib/vocabulary";
@@ -90,12 +90,14 @@ export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
   let adCounts: Map<number, number> | undefined;
   if (query.userId !== undefined) {
     await requireUser(db, caller, query.userId);
+    // Summed from the user's tallies: a few rows, however many ads the user has.
     const rows = await db
-      .select({ groupId: categories.groupId, n: count() })
-      .from(ads)
-      .innerJoin(categories, eq(categories.id, ads.categoryId))
-      .where(and(eq(ads.userId, query.userId), eq(ads.status, query.status ?? "active")))
-      .groupBy(categories.groupId);
+      .select({ groupId: categories.groupId, n: sql<number>`sum(${adTallies.n})` })
+      .from(adTallies)
+      .innerJoin(categories, eq(categories.id, adTallies.categoryId))
+      .where(and(eq(adTallies.userId, query.userId), eq(adTallies.status, query.status ?? "active")))
+      .groupBy(categories.groupId)
+      .having(sql`sum(${adTallies.n}) > 0`);
     adCounts = new Map(rows.map((r) => [r.groupId, r.n]));
   }
   const groups = [...catalogue.groups.values()]

@@ -63,8 +63,9 @@ const STORED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
  * Europe/Amsterdam.
  */
 export const eventView = (row: EventRow): EventOut =>
-  // Each type's data is what its writer stored (test/events/event-data.test.ts holds the writers to
-  // EVENT_DATA); the row's JSON is not parsed again on every read.
+  // Each type's data is what its writer stored, not parsed again on every read: the tests hold every
+  // writer to the typed schemas (each feed read in test/harness/api.ts, each webhook payload in
+  // test/fixtures/hooks.ts).
   ({
     eventId: row.id,
     type: row.type as EventType,

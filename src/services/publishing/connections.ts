@@ -68,6 +68,9 @@ const cleared = {
   scope: [],
 };
 
+/** No authorization in progress: what ends one (completed, refused, or the connection taken down). */
+const noAuthorization = { oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, oauthReturnUrl: null };
+
 /** POST: starts the authorization; every earlier token of the user on the portal is revoked. */
 export async function startConnection(
   ctx: ServiceContext,
@@ -79,7 +82,8 @@ export async function startConnection(
   // The contract revokes the previous access token; the refresh token stays until another connection
   // is made, so an abandoned or refused consent leaves the user connected (its jobs renew the access).
   await revokeAtPortal(env, input.portal, (await loadConnection(db, input.userId, input.portal))?.accessToken);
-  const state = randomToken(16);
+  // The state leads with the user, so the callback finds the authorization by its connection's key.
+  const state = `${input.userId}.${randomToken(16)}`;
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const values = {
     accessToken: null,
@@ -126,9 +130,7 @@ async function storeTokens(
   tokens: TokenSet,
 ) {
   const { userId, portal } = target;
-  const authorization = target.completing
-    ? { oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, oauthReturnUrl: null }
-    : {};
+  const authorization = target.completing ? noAuthorization : {};
   const values = {
     status: true,
     externalUserId: tokens.account.id,
@@ -220,11 +222,18 @@ export async function finishConsentAtCallback(
   ctx: JobContext,
   input: { portal: Marketplace; state: string; code: string; error: string; publicOrigin: string },
 ): Promise<URL | undefined> {
-  if (!input.state) return undefined;
+  const userId = Number(input.state.split(".")[0]);
+  if (!Number.isSafeInteger(userId)) return undefined;
   const waiting = await ctx.db
     .select({ userId: portalConnections.userId, returnUrl: portalConnections.oauthReturnUrl })
     .from(portalConnections)
-    .where(and(eq(portalConnections.portal, input.portal), eq(portalConnections.oauthState, input.state)))
+    .where(
+      and(
+        eq(portalConnections.userId, userId),
+        eq(portalConnections.portal, input.portal),
+        eq(portalConnections.oauthState, input.state),
+      ),
+    )
     .get();
   if (!waiting?.returnUrl) return undefined;
   const back = new URL(waiting.returnUrl);
@@ -245,7 +254,7 @@ export async function finishConsentAtCallback(
     // The authorization ends with its outcome: a refused consent can be started again.
     await ctx.db
       .update(portalConnections)
-      .set({ oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, oauthReturnUrl: null })
+      .set(noAuthorization)
       .where(and(eq(portalConnections.userId, waiting.userId), eq(portalConnections.portal, input.portal)));
     back.searchParams.set("status", "error");
     back.searchParams.set("error", outcome);
@@ -316,7 +325,7 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
   const { db, env, caller } = ctx;
   await requireUser(db, caller, userId);
   await revokeAtPortal(env, portal, (await loadConnection(db, userId, portal))?.refreshToken);
-  const values = { ...cleared, oauthState: null, oauthStateExpire: null, oauthCodeVerifier: null, updatedAt: nowIso() };
+  const values = { ...cleared, ...noAuthorization, updatedAt: nowIso() };
   await db.batch([
     db
       .update(portalConnections)

@@ -1,10 +1,12 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../src/db/client";
 import worker from "../../src/index";
 import { seal } from "../../src/lib/secretBox";
-import { call, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { purgeOldEvents } from "../../src/services/events";
+import { call, defined, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
 import { createAd } from "../harness/data";
-import { connectedSeller, publishMixedAds } from "../harness/marketplace";
+import { connectedSeller, publishMixedAds, settledPublication } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;
@@ -134,10 +136,44 @@ describe("the event feed", () => {
       .bind(userId)
       .run();
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM events WHERE occurred_at < '2001-01-01'").first<{
-      n: number;
-    }>();
+    // All go but the newest event of all (see the next test).
+    const left = await env.DB.prepare(
+      "SELECT count(*) AS n FROM events WHERE occurred_at < '2001-01-01' AND id < (SELECT max(id) FROM events)",
+    ).first<{ n: number }>();
     expect(left?.n).toBe(0);
+  });
+
+  it("keeps the newest event and webhook delivery through any purge, so their ids never come back", async () => {
+    const userId = await connectedSeller(key, internalKey);
+    const ad = await createAd(key, userId);
+    await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "website" } });
+    await settledPublication(key, userId, ad.adId, "website");
+    const { clientId } = (await call("GET", "/client", { key })).body.data;
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO webhook_endpoints (client_id, url, secret) VALUES (?, 'https://hooks.test/', 'x')",
+      ).bind(clientId),
+      env.DB.prepare(
+        "INSERT INTO webhook_deliveries (endpoint_id, message_id, attempt) VALUES ((SELECT max(id) FROM webhook_endpoints), 'msg_1', 1)",
+      ),
+    ]);
+    const newest = () =>
+      env.DB.prepare(
+        "SELECT (SELECT max(id) FROM events) AS event, (SELECT max(id) FROM webhook_deliveries) AS delivery",
+      ).first<{ event: number; delivery: number }>();
+    const before = defined(await newest());
+    // A thousand years on, every row is past the retention.
+    await purgeOldEvents({ db: getDb(env.DB), now: new Date("3000-01-01T00:00:00Z") }, { limit: 100_000 });
+    const after = defined(await newest());
+    expect(after.event).toBeGreaterThanOrEqual(before.event);
+    expect(after.delivery).toBeGreaterThanOrEqual(before.delivery);
+    // The reader holding the newest id as its cursor sees the next event.
+    await call("PUT", "/publish/", { key, body: { userId, adId: ad.adId, portal: "website" } });
+    const next = await eventually(async () => {
+      const page = await call("GET", `/events/?userId=${userId}&after=${before.event}`, { key });
+      return page.body.data.length > 0 ? page.body.data : undefined;
+    }, "the event after the purge");
+    expect(next[0]).toMatchObject({ type: "publish.pending", adId: ad.adId, data: { kind: "update" } });
   });
 
   it("reports images, bids, statistics and an expired connection", async () => {

@@ -164,7 +164,7 @@ describe("money and listings around the core", () => {
     const message = world.queue.shift();
     if (!message) throw new Error("no message");
     // DELETE reads the placement as pending, and is held before it cancels.
-    const atCancel = holdAt(world, (sql) => sql.some((q) => q.includes('"charge"')));
+    const atCancel = holdAt(world, (sql) => sql.some((q) => q.startsWith('insert into "wallet_entries"')));
     const unpublish = call("DELETE", "/publish/", {
       key,
       env: world.env,

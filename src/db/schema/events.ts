@@ -1,6 +1,6 @@
 /** The event log and webhooks. */
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "./shared";
 
 /**
@@ -11,7 +11,9 @@ import { createdAt, updatedAt } from "./shared";
 export const events = sqliteTable(
   "events",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    // The rowid, not AUTOINCREMENT (no id counter written per event): an id could only come back if the
+    // newest event were deleted, and the purge keeps it.
+    id: integer("id").primaryKey(),
     clientId: integer("client_id"),
     /** null for events about the client itself (webhook.disabled). */
     userId: integer("user_id"),
@@ -64,24 +66,27 @@ export const webhookEndpoints = sqliteTable(
 /**
  * Deliveries to an endpoint in flight now: a row per delivery holding its lease until it ends or
  * expires (a consumer that died leaves one that runs out), so an endpoint has a bounded number at once.
+ * Without rowid, keyed by what counts them: taking a lease writes one row and no index or id counter.
  */
 export const webhookLeases = sqliteTable(
   "webhook_leases",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
     endpointId: integer("endpoint_id")
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
     expiresAt: text("expires_at").notNull(),
+    /** The delivery holding it (random): it ends its lease by the whole key. */
+    holder: integer("holder").notNull(),
   },
-  (t) => [index("webhook_leases_endpoint").on(t.endpointId, t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.endpointId, t.expiresAt, t.holder] })],
 );
 
 /** One delivery attempt of an event (or a test message) to an endpoint. */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    // The rowid, as the events' (the purge keeps the newest delivery).
+    id: integer("id").primaryKey(),
     endpointId: integer("endpoint_id")
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: "cascade" }),

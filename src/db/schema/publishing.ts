@@ -100,7 +100,8 @@ export const jobIsOpen = (status: AnyColumn) => sql`${status} IN ('pending', 'pr
 export const publishJobs = sqliteTable(
   "queue_items",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    // The rowid, not AUTOINCREMENT: no id counter written per job; jobs are never deleted, so no id returns.
+    id: integer("id").primaryKey(),
     adId: integer("ad_id").notNull(),
     userId: integer("user_id").notNull(),
     portal: text("portal", { enum: PUBLISH_TARGETS }).notNull(),
@@ -137,10 +138,9 @@ export const publishJobs = sqliteTable(
     // Without the status: a job's state changes (claimed, done) then move no index entry here.
     index("queue_items_ad").on(t.adId, t.portal),
     index("queue_items_user").on(t.userId, t.id),
-    // Only the jobs with work left (the cron's): a job enters once, moves when it is claimed and leaves for
-    // free when it is done (D1 counts no row written for a removed index entry).
-    index("queue_items_open").on(t.status, t.retryAt, t.updatedAt).where(jobIsOpen(t.status)),
     // One open job per ad, portal and kind (and feature), whatever the timing of the calls that ask for it.
+    // It also lists the open jobs for the cron (few: a job is open for seconds): an entry is written once,
+    // never moves (the status is not in it) and leaves for free when the job ends.
     uniqueIndex("queue_items_open_intent")
       .on(t.adId, t.portal, t.action, sql`coalesce(${t.feature}, '')`)
       .where(jobIsOpen(t.status)),

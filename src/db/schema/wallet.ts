@@ -1,4 +1,5 @@
 /** Wallet entries. */
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { users } from "./accounts";
 import { createdAt } from "./shared";
@@ -7,7 +8,8 @@ import { createdAt } from "./shared";
 export const walletEntries = sqliteTable(
   "wallet_entries",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    // The rowid, not AUTOINCREMENT (no id counter written per entry): entries are never deleted.
+    id: integer("id").primaryKey(),
     userId: integer("user_id")
       .notNull()
       .references(() => users.id),
@@ -21,6 +23,7 @@ export const walletEntries = sqliteTable(
   },
   (t) => [
     index("wallet_entries_user").on(t.userId),
-    uniqueIndex("wallet_entries_refund_once").on(t.queueItemId, t.kind),
+    // A job's refund, at most one; a charge needs no entry here (it is made with its job, once).
+    uniqueIndex("wallet_entries_refund_once").on(t.queueItemId).where(sql`${t.kind} = 'refund'`),
   ],
 );

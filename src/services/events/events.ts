@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lt, notLike, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lt, max, notLike, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
@@ -139,7 +139,9 @@ export async function readEvents(
 
 /**
  * The ids of a log's rows past the retention among its first `limit`: ids grow with time, so those are the
- * oldest. A purge then reads at most `limit` rows and needs no index on the time.
+ * oldest. A purge then reads at most `limit` rows and needs no index on the time. The newest row stays
+ * whatever its age: the logs' ids are rowids, which would start again below a cursor a reader holds if the
+ * newest were gone.
  */
 function pastRetention(
   db: Db,
@@ -148,7 +150,10 @@ function pastRetention(
   limit: number,
 ) {
   const first = db.select({ id: log.id, at: log.at }).from(log.table).orderBy(asc(log.id)).limit(limit).as("first");
-  return db.select({ id: first.id }).from(first).where(lt(first.at, before));
+  return db
+    .select({ id: first.id })
+    .from(first)
+    .where(and(lt(first.at, before), lt(first.id, db.select({ newest: max(log.id) }).from(log.table))));
 }
 
 /** Cron: events and webhook delivery logs older than the retention go, at most `limit` of each a run. */

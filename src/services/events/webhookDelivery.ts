@@ -171,16 +171,20 @@ async function signatures(env: Env, endpoint: EndpointRow, messageId: string, at
   return signed.join(" ");
 }
 
-/** A lease on one of the endpoint's delivery slots, taken only while it is enabled, not paused and not full. */
-const leaseFor = (db: Db, endpointId: number, now: string) =>
-  db
+/**
+ * A lease on one of the endpoint's delivery slots, taken only while it is enabled, not paused and not full.
+ * Its holder is random (53 bits): a clash with a lease of the same endpoint and instant is taken as busy.
+ */
+const leaseFor = (db: Db, endpointId: number, now: string) => {
+  const [high = 0, low = 0] = crypto.getRandomValues(new Uint32Array(2));
+  return db
     .insert(webhookLeases)
     .select(
       db
         .select({
-          id: sql<number>`NULL`.as("id"),
           endpointId: webhookEndpoints.id,
           expiresAt: sql<string>`${new Date(Date.parse(now) + LEASE_MS).toISOString()}`.as("expires_at"),
+          holder: sql<number>`${(high >>> 11) * 2 ** 32 + low}`.as("holder"),
         })
         .from(webhookEndpoints)
         .where(
@@ -192,7 +196,25 @@ const leaseFor = (db: Db, endpointId: number, now: string) =>
           ),
         ),
     )
-    .returning({ id: webhookLeases.id });
+    .onConflictDoNothing()
+    .returning();
+};
+
+type Lease = typeof webhookLeases.$inferSelect;
+
+/** Ends a lease by its key; no lease taken, nothing ends. */
+const endLease = (db: Db, lease: Lease | undefined) =>
+  db
+    .delete(webhookLeases)
+    .where(
+      lease
+        ? and(
+            eq(webhookLeases.endpointId, lease.endpointId),
+            eq(webhookLeases.expiresAt, lease.expiresAt),
+            eq(webhookLeases.holder, lease.holder),
+          )
+        : sql`0`,
+    );
 
 /** The endpoint's queued count, less one delivery. */
 const lessOneQueued = sql`max(0, ${webhookEndpoints.inQueue} - 1)`;
@@ -281,16 +303,13 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
   });
   const moot = !endpoint?.enabled || (message.eventId !== undefined && !event);
   if (moot) {
-    await db.batch([db.delete(webhookLeases).where(eq(webhookLeases.id, lease?.id ?? 0)), endedStatement(db, message)]);
+    await db.batch([endLease(db, lease), endedStatement(db, message)]);
     return "moot";
   }
   const endpointLane = laneOf(endpoint, now);
   if (lane === "fast" && endpointLane === "slow") {
     // Moved to the slow lane since this message was sent.
-    await Promise.all([
-      db.delete(webhookLeases).where(eq(webhookLeases.id, lease?.id ?? 0)),
-      queueOf(env, "slow").send(message),
-    ]);
+    await Promise.all([endLease(db, lease), queueOf(env, "slow").send(message)]);
     return "moved";
   }
   if (!lease) {
@@ -337,7 +356,7 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
     tooSlow = lane === "fast" && timedOut(failure);
   }
   const latencyMs = Date.now() - startedAt;
-  if (tooSlow) return moveToSlowLane(db, env, endpoint.id, lease.id, message, messageId, latencyMs);
+  if (tooSlow) return moveToSlowLane(db, env, endpoint.id, lease, message, messageId, latencyMs);
   const succeeded = statusCode !== null && statusCode >= 200 && statusCode < 300;
   const gone = statusCode === 410;
   const delays = retryDelays(env);
@@ -390,7 +409,7 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
         ...(ended ? { inQueue: lessOneQueued } : {}),
       })
       .where(eq(webhookEndpoints.id, endpoint.id)),
-    db.delete(webhookLeases).where(eq(webhookLeases.id, lease.id)),
+    endLease(db, lease),
     ...(disable
       ? [
           db.insert(events).values({
@@ -430,7 +449,7 @@ async function moveToSlowLane(
   db: Db,
   env: Env,
   endpointId: number,
-  leaseId: number,
+  lease: Lease,
   message: WebhookMessage,
   messageId: string,
   latencyMs: number,
@@ -440,7 +459,7 @@ async function moveToSlowLane(
       .update(webhookEndpoints)
       .set({ slowUntil: new Date(Date.now() + SLOW_LANE_HOLD_MS).toISOString() })
       .where(eq(webhookEndpoints.id, endpointId)),
-    db.delete(webhookLeases).where(eq(webhookLeases.id, leaseId)),
+    endLease(db, lease),
   ]);
   await queueOf(env, "slow").send({ ...message, messageId });
   metricsOf(env).record({ event: "webhook_delivery", status: 0, result: "slow_lane", durationMs: latencyMs });

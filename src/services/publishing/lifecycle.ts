@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { alias, type SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatches } from "../../db/client";
 import { adFeatures, adPublications, publishJobs, walletEntries } from "../../db/schema";
 import type { Metrics } from "../../lib/metrics";
@@ -326,35 +326,36 @@ function eventOfTransition(db: Db, job: JobRef, event: JobEvent, detail: EventDe
   );
 }
 
-/** Gives back a job's charge, at most once (the ledger is unique per job and kind), when the job ended unpaid. */
-const refundOf = (db: Db, itemId: number, reason: string) => {
-  const charge = alias(walletEntries, "charge");
-  return db
+/**
+ * Gives back a job's charge, at most once (one refund per job, by the ledger's unique index), when the job
+ * ended unpaid. The job holds what it was charged and whom, so the charge's entry is not looked up.
+ */
+const refundOf = (db: Db, itemId: number, reason: string) =>
+  db
     .insert(walletEntries)
     .select(
       db
         .select({
           id: sql<number>`NULL`.as("id"),
-          userId: charge.userId,
-          amount: sql<number>`-${charge.amount}`.as("amount"),
+          userId: sql<number>`${publishJobs.payerId}`.as("user_id"),
+          amount: publishJobs.cost,
           kind: sql<"refund">`'refund'`.as("kind"),
           description: sql<string>`${`refund: ${reason}`}`.as("description"),
-          adId: charge.adId,
-          portal: charge.portal,
-          queueItemId: charge.queueItemId,
+          adId: publishJobs.adId,
+          portal: publishJobs.portal,
+          queueItemId: publishJobs.id,
           createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
         })
-        .from(charge)
+        .from(publishJobs)
         .where(
           and(
-            eq(charge.queueItemId, itemId),
-            eq(charge.kind, "charge"),
-            sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${itemId} AND ${publishJobs.status} IN ('error', 'cancelled'))`,
+            eq(publishJobs.id, itemId),
+            sql`${publishJobs.cost} > 0`,
+            inArray(publishJobs.status, ["error", "cancelled"]),
           ),
         ),
     )
     .onConflictDoNothing();
-};
 
 /** Runs one event on its own; answers the job as it is after the event, or null when it could not move. */
 export async function applyEvent(

@@ -7,11 +7,10 @@ import { log } from "../../lib/log";
 import { type Metrics, metricsOf } from "../../lib/metrics";
 import { nowIso } from "../../lib/time";
 import { type JobAction, jobKindSql, type PublishTarget } from "../../lib/vocabulary";
-import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
 import type { JobContext } from "../shared/context";
 import type { PublishMessage } from "../shared/jobMessages";
-import { bumpRevisions } from "../shared/revisions";
+import { ADS_REVISION, bumpRevisions } from "../shared/revisions";
 import { noteBudgetCrossing } from "../wallet/wallet";
 import { type JobRef, sameListingOrFeature } from "./lifecycle";
 
@@ -163,7 +162,6 @@ async function writeChunk(db: Db, d1: D1Database, chunk: NewJob[], requestId?: s
   const nonce = randomToken(12);
   const now = nowIso();
   const decided = decidedJobs(rows);
-  const userIds = [...new Set(chunk.map((job) => job.userId))];
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
     // Jobs for applicable jobs with no open job, taken in the order given while their payer's funds
@@ -232,7 +230,8 @@ async function writeChunk(db: Db, d1: D1Database, chunk: NewJob[], requestId?: s
  LEFT JOIN queue_items q ON q.id = r.job_id
  ORDER BY r.idx`),
     ),
-    revisions: d1Statement(d1, bumpRevisions(db, userIds.flatMap(adWriteRevisions))),
+    // Jobs, charges and listings show in the ads' answers only (no user's cached answer holds them).
+    revisions: d1Statement(d1, bumpRevisions(db, [ADS_REVISION])),
   });
   return outcome.results.map((row) =>
     row.id !== null && row.action !== null

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { notifications, userSettings, walletEntries } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
@@ -63,28 +63,6 @@ export async function adjustWallet(
     description: input.description,
   });
   return getWallet(ctx, input.userId);
-}
-
-/** Gives back the charge of a job the portal refused; the ledger's unique key makes it happen once. */
-export async function refundJob(db: Db, queueItemId: number, reason: string): Promise<void> {
-  const charge = await db
-    .select()
-    .from(walletEntries)
-    .where(and(eq(walletEntries.queueItemId, queueItemId), eq(walletEntries.kind, "charge")))
-    .get();
-  if (!charge) return;
-  await db
-    .insert(walletEntries)
-    .values({
-      userId: charge.userId,
-      amount: -charge.amount,
-      kind: "refund",
-      description: `refund: ${reason}`,
-      adId: charge.adId,
-      portal: charge.portal,
-      queueItemId,
-    })
-    .onConflictDoNothing();
 }
 
 /**

@@ -413,8 +413,8 @@ describe("a full ad's details copy, written once per command", () => {
         mileage: number;
         options: string[];
         onPortalB: boolean;
-        /** Whether the update replaces portal_a's set too, or portal_b's alone. */
-        withPortalA: boolean;
+        /** Which sets the update sends: both, portal_b's alone, or none (the rows stay as they are). */
+        sets: "both" | "portal_b" | "none";
         settings: { portal: string }[] | null;
       }
     | { kind: "settings"; ad: number; settings: { portal: string }[] }
@@ -429,38 +429,65 @@ describe("a full ad's details copy, written once per command", () => {
       mileage,
       options: carOptions,
       onPortalB: fc.boolean(),
-      withPortalA: fc.boolean(),
+      sets: fc.constantFrom("both" as const, "portal_b" as const, "none" as const),
       settings: fc.option(settings),
     }),
     fc.record({ kind: fc.constant("settings" as const), ad: fc.nat(), settings }),
     fc.record({ kind: fc.constant("delete" as const), ad: fc.nat() }),
   );
 
-  it("equal the ad's attribute and setting rows after random creates, updates, settings and deletes", async () => {
+  /** The attribute rows an ad must hold: per portal, the last set sent for it, as `portal key=value` in order. */
+  type SentSets = Map<string, string[]>;
+  const asRows = (sets: ReturnType<typeof carAttributes>, into: SentSets = new Map()) => {
+    for (const set of sets)
+      into.set(
+        set.portal,
+        set.values.map((v) => `${set.portal} ${v.key}=${v.value}`),
+      );
+    return into;
+  };
+  /** What the ad's attribute rows hold, in the same words; PUT writes only the rows that differ, so nothing stale may stay. */
+  async function expectAttributesSent(sent: Map<number, SentSets>) {
+    for (const [adId, sets] of sent) {
+      const { results } = await env.DB.prepare(
+        "SELECT portal || ' ' || key || '=' || value AS row FROM ad_attributes WHERE ad_id = ? ORDER BY portal, seq",
+      )
+        .bind(adId)
+        .all<{ row: string }>();
+      expect(
+        results.map((r) => r.row),
+        `ad ${adId}`,
+      ).toEqual([...(sets.get("portal_a") ?? []), ...(sets.get("portal_b") ?? [])]);
+    }
+  }
+
+  it("equal the ad's attribute and setting rows, and those the last set sent per portal, after random creates, updates, settings and deletes", async () => {
     const userId = (await createUser(key)).userId;
     const touched: number[] = [];
     await fc.assert(
       fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 10 }), async (writes) => {
         const live: number[] = [];
+        const sent = new Map<number, SentSets>();
         for (const w of writes) {
           if (w.kind === "create") {
-            const ad = await createAd(key, userId, {
-              categoryId: CAR_CATEGORY,
-              attributes: carAttributes(w.mileage, w.options, w.onPortalB),
-            });
+            const attributes = carAttributes(w.mileage, w.options, w.onPortalB);
+            const ad = await createAd(key, userId, { categoryId: CAR_CATEGORY, attributes });
             live.push(ad.adId);
             touched.push(ad.adId);
+            sent.set(ad.adId, asRows(attributes));
             continue;
           }
           const target = live[w.ad % Math.max(live.length, 1)];
           if (target === undefined) continue;
           if (w.kind === "update") {
+            const attributes = carAttributes(w.mileage, w.options, w.onPortalB).slice(w.sets === "both" ? 0 : 1);
             const body = {
               adId: target,
-              attributes: carAttributes(w.mileage, w.options, w.onPortalB).slice(w.withPortalA ? 0 : 1),
+              attributes: w.sets === "none" ? undefined : attributes,
               settings: w.settings ?? undefined,
             };
             expectEnvelope(await call("PUT", "/ads/", { key, body }), 200);
+            if (body.attributes) asRows(body.attributes, sent.get(target));
           } else if (w.kind === "settings") {
             expectEnvelope(
               await call("POST", "/adsettings/", { key, body: { adId: target, settings: w.settings } }),
@@ -469,9 +496,11 @@ describe("a full ad's details copy, written once per command", () => {
           } else {
             expectEnvelope(await call("DELETE", `/ads/${target}`, { key }), 200);
             live.splice(live.indexOf(target), 1);
+            sent.delete(target);
           }
         }
         await expectDetailsKept(touched);
+        await expectAttributesSent(sent);
       }),
       { numRuns: 25, endOnFailure: true },
     );

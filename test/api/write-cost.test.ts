@@ -19,7 +19,7 @@ import type { WebhookMessage } from "../../src/services/shared/jobMessages";
 import { eventsOf, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, d1RowsOf, defined, expectEnvelope, twoClients } from "../harness/api";
 import { meteredBindings } from "../harness/d1";
-import { createAd, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
+import { CAR_ATTRIBUTES, CAR_CATEGORY, createAd, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 import { placements, runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller, settledPublication } from "../harness/marketplace";
 
@@ -38,6 +38,9 @@ const FLOOR = {
   // The ad (1), its keyword entry out and in (2, the title changes); the attribute's value (1) and its 2
   // search index entries (2).
   "PUT /ads/ (title, price, attributes)": 1 + 2 + 1 + 2,
+  // A dealer's sync re-sends a car with its five attributes, the mileage changed: the ad (1); that
+  // attribute's value (1) and its 2 search index entries (2). The four sent unchanged write nothing.
+  "PUT /ads/ (five attributes, one changed)": 1 + 1 + 2,
   // The ad (1), its entries in the two status indexes (2); a tally down and one up, the user's and the
   // client's (4).
   "PATCH /ads/ (status)": 1 + 2 + 4,
@@ -77,7 +80,8 @@ type HotWrite = keyof typeof FLOOR;
  */
 const ROWS_WRITTEN: Record<HotWrite, number> = {
   "POST /ads/ (one attribute)": 18,
-  "PUT /ads/ (title, price, attributes)": 11,
+  "PUT /ads/ (title, price, attributes)": 9,
+  "PUT /ads/ (five attributes, one changed)": 7,
   "PATCH /ads/ (status)": 9,
   "DELETE /ads/{adId}": 8,
   "POST /publish/ (one placement)": 13,
@@ -137,6 +141,21 @@ describe("rows written per hot write", () => {
     });
     expectEnvelope(updated, 200);
     measured.set("PUT /ads/ (title, price, attributes)", d1RowsOf(updated).written);
+    const car = await createAd(key, userId, { categoryId: CAR_CATEGORY, externalAdId: 3, title: "Volkswagen Golf" });
+    const [carSet] = CAR_ATTRIBUTES;
+    const driven = defined(carSet).values.map((v) => (v.key === "mileage" ? { ...v, value: 86_500 } : v));
+    const synced = await call("PUT", "/ads/", {
+      key,
+      body: { adId: car.adId, title: "Volkswagen Golf", attributes: [{ ...carSet, values: driven }] },
+    });
+    expectEnvelope(synced, 200);
+    measured.set("PUT /ads/ (five attributes, one changed)", d1RowsOf(synced).written);
+    const { results: stored } = await env.DB.prepare(
+      "SELECT key, value FROM ad_attributes WHERE ad_id = ? ORDER BY seq",
+    )
+      .bind(car.adId)
+      .all<{ key: string; value: string }>();
+    expect(stored).toEqual(driven.map((v) => ({ key: v.key, value: String(v.value) })));
     const patched = await call("PATCH", "/ads/", { key, body: { adId, status: "archive" } });
     expectEnvelope(patched, 200);
     measured.set("PATCH /ads/ (status)", d1RowsOf(patched).written);

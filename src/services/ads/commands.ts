@@ -1,5 +1,6 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, gte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { rowsAsJson } from "../../db/nestedRows";
@@ -9,7 +10,7 @@ import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { AD_DESCRIPTION_TAGS, sanitizeHtml } from "../../lib/html";
 import { deleteObjects } from "../../lib/media";
 import { nowIso } from "../../lib/time";
-import { MARKETPLACES } from "../../lib/vocabulary";
+import { MARKETPLACES, type Marketplace } from "../../lib/vocabulary";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -208,20 +209,66 @@ function detailsCopy(db: Db, adId: SQLValue): BatchItem<"sqlite"> {
     .onConflictDoUpdate({
       target: adDetails.adId,
       set: { attributeRows: sql`excluded.attribute_rows`, settingRows: sql`excluded.setting_rows` },
+      setWhere: changedFrom(adDetails.attributeRows, adDetails.settingRows),
     });
 }
+
+/**
+ * An upsert's condition to update: some of `columns` differs from the row offered (`excluded`). A row sent
+ * again unchanged (a dealer's sync re-sends its whole stock) is then left alone, and D1 counts no row
+ * written for it, where an update to the same values still rewrites the row and its index entries.
+ */
+const changedFrom = (...columns: SQLiteColumn[]) =>
+  sql.join(
+    columns.map((column) => sql`${column} IS NOT excluded.${sql.identifier(column.name)}`),
+    sql` OR `,
+  );
 
 /** The ad's attribute rows, in statements that stay under D1's limit of bound parameters. */
 function insertAttributes(
   db: Db,
   ad: { id: SQLValue; userId: number; categoryId: number | null },
   rows: AttributeRowInput[],
-): BatchItem<"sqlite">[] {
+) {
   const owner = { adId: ad.id, userId: ad.userId, categoryId: ad.categoryId };
   return rowChunks(
     adAttributes,
     rows.map((row) => ({ ...row, ...owner })),
   ).map((chunk) => db.insert(adAttributes).values(chunk));
+}
+
+/**
+ * PUT's attribute sets: each portal sent gets exactly the rows sent. A row is keyed by its position
+ * (`seq`), so the rows past the new count go, and each row sent is written only where it differs from
+ * the row at its position: an attribute sent again unchanged writes nothing, a changed value updates its
+ * row in place.
+ */
+function replaceAttributes(
+  db: Db,
+  ad: { id: number; userId: number; categoryId: number | null },
+  portals: Marketplace[],
+  rows: AttributeRowInput[],
+): BatchItem<"sqlite">[] {
+  if (portals.length === 0) return [];
+  const count = (portal: Marketplace) => rows.filter((row) => row.portal === portal).length;
+  const pastTheRowsSent = or(
+    ...portals.map((portal) => and(sql`${adAttributes.portal} = ${portal}`, gte(adAttributes.seq, count(portal)))),
+  );
+  return [
+    db.delete(adAttributes).where(and(eq(adAttributes.adId, ad.id), pastTheRowsSent)),
+    ...insertAttributes(db, ad, rows).map((insert) =>
+      insert.onConflictDoUpdate({
+        target: [adAttributes.adId, adAttributes.portal, adAttributes.seq],
+        set: {
+          locale: sql`excluded.locale`,
+          key: sql`excluded.key`,
+          value: sql`excluded.value`,
+          valueNumber: sql`excluded.value_number`,
+        },
+        setWhere: changedFrom(adAttributes.locale, adAttributes.key, adAttributes.value, adAttributes.valueNumber),
+      }),
+    ),
+  ];
 }
 
 /** PUT /ads/: the ad's id. */
@@ -254,13 +301,14 @@ export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promi
   if (input.price) Object.assign(changes, priceColumns(input.price));
   if (input.misc?.licensePlate !== undefined) changes.licensePlate = input.misc.licensePlate;
 
-  const replacedPortals = (input.attributes ?? []).map((a) => a.portal);
   await db.batch([
     db.update(ads).set(changes).where(eq(ads.id, ad.id)),
-    ...(replacedPortals.length
-      ? [db.delete(adAttributes).where(and(eq(adAttributes.adId, ad.id), inList(adAttributes.portal, replacedPortals)))]
-      : []),
-    ...insertAttributes(db, ad, attributes.rows),
+    ...replaceAttributes(
+      db,
+      ad,
+      (input.attributes ?? []).map((set) => set.portal),
+      attributes.rows,
+    ),
     ...upsertSettings(db, ad.id, input.settings ?? []),
     ...(input.attributes || input.settings ? [detailsCopy(db, ad.id)] : []),
     bumpRevisions(db, adWriteRevisions(ad.userId)),
@@ -276,6 +324,7 @@ function upsertSettings(db: Db, adId: number, settings: NonNullable<CreateAdInpu
       .onConflictDoUpdate({
         target: [adSettings.adId, adSettings.portal],
         set: { showcontact: row.showcontact, autoreplace: row.autoreplace, video: row.video },
+        setWhere: changedFrom(adSettings.showcontact, adSettings.autoreplace, adSettings.video),
       }),
   );
 }

@@ -5,7 +5,7 @@ import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
-import type { Marketplace } from "../../lib/vocabulary";
+import { type Marketplace, MarketplaceEnum } from "../../lib/vocabulary";
 import { withCache } from "../../middleware/responseCache";
 import { SIMULATOR_ORIGIN_HEADER } from "../../portals/config";
 import { marketplaceSimulator, PortalGateway, SIMULATOR_ORIGIN } from "../../portals/gateway";
@@ -28,7 +28,7 @@ import { landingPage } from "./landing";
 const tags = ["Portal connection"];
 const params = z.object({
   userId: pathId("userId"),
-  portal: PortalConnection.shape.portal.openapi({ param: { name: "portal", in: "path" } }),
+  portal: MarketplaceEnum.openapi({ param: { name: "portal", in: "path" } }),
 });
 
 const publicOrigin = (url: string) => new URL(url).origin;
@@ -128,7 +128,7 @@ export const oauthRouter = connections
     },
   );
 
-const isPortal = (value: string): value is Marketplace => PortalConnection.shape.portal.safeParse(value).success;
+const isPortal = (value: string): value is Marketplace => MarketplaceEnum.safeParse(value).success;
 
 /**
  * Public (keyless) routes of the OAuth flow: the page the portal sends the user back to, which shows

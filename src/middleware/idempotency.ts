@@ -14,8 +14,8 @@ import {
 } from "../services/operations";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-/** Headers of the first response that a replay repeats. */
-const REPLAYED_HEADERS = ["content-type", "location"];
+/** Headers of the first response that a replay repeats (Job-Ids: a retried publish still names its jobs). */
+const REPLAYED_HEADERS = ["content-type", "location", "job-ids"];
 
 /**
  * `Idempotency-Key` (IETF httpapi draft, as Stripe has it) on every write: per client, the first response

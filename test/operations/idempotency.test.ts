@@ -123,6 +123,11 @@ describe("Idempotency-Key", () => {
         expect(answer.headers.get("Location")).toBe(firsts[0]?.headers.get("Location"));
       }
     }
+    // A retry after the first answered is a replay that still names the job (the client's publish() reads it).
+    const retry = await send("POST", "/publish/", body, { "Idempotency-Key": `publish-${ad.adId}` });
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("Job-Ids")).toMatch(/^\d+$/);
+    expect(retry.headers.get("Job-Ids")).toBe(firsts[0]?.headers.get("Job-Ids"));
     const charges = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE ad_id = ? AND kind = 'charge'")
       .bind(ad.adId)
       .first<{ n: number }>();

@@ -36,10 +36,11 @@ const publicOrigin = (url: string) => new URL(url).origin;
 /**
  * Starting consent takes an optional body: the contract's call sends none, and a client that sends
  * `Content-Type: application/json` with an empty body is making that same call. The body then reaches
- * validation as absent.
+ * validation as absent. It is read through Hono's body cache, never from the raw request: an earlier
+ * middleware (the Idempotency-Key's fingerprint) may already have read the stream.
  */
 const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.method === "POST" && !(await c.req.raw.clone().text()).trim()) {
+  if (c.req.method === "POST" && !(await c.req.text()).trim()) {
     const headers = new Headers(c.req.raw.headers);
     headers.delete("Content-Type");
     c.req.raw = new Request(c.req.raw.url, { method: "POST", headers });

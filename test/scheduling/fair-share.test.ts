@@ -85,4 +85,16 @@ describe("fair shares of the cron's lanes", () => {
     ]);
     expect((await call("POST", "/tasks/", { key: a, body: task("portal_b") })).status).toBe(200);
   });
+
+  it("holds the limit under parallel creates: with 95 tasks, 10 at once store 5 and refuse 5", async () => {
+    const userId = (await createUser(a)).userId;
+    const task = { userId, portal: "portal_a", time: "07:00", enabled: false };
+    for (let i = 0; i < 95; i += 1) expect((await call("POST", "/tasks/", { key: a, body: task })).status).toBe(200);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => call("POST", "/tasks/", { key: a, body: task })),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(5).fill(200), ...Array(5).fill(409)]);
+    for (const refused of answers.filter((answer) => answer.status !== 200)) expectError(refused, "task_limit_reached");
+    expect(await count("SELECT count(*) AS n FROM tasks WHERE user_id = ? AND portal = 'portal_a'", userId)).toBe(100);
+  });
 });

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, taskRuns, tasks, type WEEKDAYS } from "../../db/schema";
@@ -119,29 +119,42 @@ export const MAX_TASKS_PER_PORTAL = 100;
 export async function createTask(ctx: ServiceContext, input: TaskInput): Promise<TaskView[]> {
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);
-  const held = await db
+  await checkAds(db, input.userId, input.adId);
+  // One conditional insert: parallel creates cannot all read 99 and each add one.
+  const held = db
     .select({ n: count() })
     .from(tasks)
-    .where(and(eq(tasks.userId, input.userId), eq(tasks.portal, input.portal)))
-    .get();
-  if ((held?.n ?? 0) >= MAX_TASKS_PER_PORTAL)
+    .where(and(eq(tasks.userId, input.userId), eq(tasks.portal, input.portal)));
+  const { created } = await namedBatch(db, {
+    created: db
+      .insert(tasks)
+      .select(
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            userId: sql<number>`${input.userId}`.as("user_id"),
+            portal: sql<Marketplace>`${input.portal}`.as("portal"),
+            feature: sql<string>`${input.feature ?? "upcall"}`.as("feature"),
+            time: sql<string>`${input.time}`.as("time"),
+            dayOfWeek: sql<string | null>`${input.dayOfWeek?.length ? JSON.stringify(input.dayOfWeek) : null}`.as(
+              "day_of_week",
+            ),
+            adIds: sql<string>`${JSON.stringify(input.adId ?? [])}`.as("ad_ids"),
+            enabled: sql<number>`${input.enabled ? 1 : 0}`.as("enabled"),
+            createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
+            updatedAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("updated_at"),
+          })
+          .from(sql`(SELECT 1)`)
+          .where(sql`(${held}) < ${MAX_TASKS_PER_PORTAL}`),
+      )
+      .returning({ id: tasks.id }),
+    revisions: bumpRevisions(db, userWriteRevisions(input.userId)),
+  });
+  if (created.length === 0)
     throw DomainError.of(
       "task_limit_reached",
       `portal: user ${input.userId} has ${MAX_TASKS_PER_PORTAL} tasks on ${input.portal}, the most a user may have; remove one first`,
     );
-  await checkAds(db, input.userId, input.adId);
-  await db.batch([
-    db.insert(tasks).values({
-      userId: input.userId,
-      portal: input.portal,
-      time: input.time,
-      dayOfWeek: input.dayOfWeek?.length ? input.dayOfWeek : null,
-      adIds: input.adId ?? [],
-      feature: input.feature ?? "upcall",
-      enabled: input.enabled,
-    }),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
-  ]);
   return allTasks(db, input.userId);
 }
 

@@ -80,7 +80,13 @@ function finish(node: Branch | string | string[], arrayLimit: number, topLevel =
   const object: Record<string, QueryValue> = {};
   for (const [key, value] of entries) {
     const name = key.startsWith(APPENDED) ? String(position++) : key;
-    object[name] = finish(value, arrayLimit);
+    // Defined, not assigned: `__proto__` stays a name the caller sent (and strict input refuses it).
+    Object.defineProperty(object, name, {
+      value: finish(value, arrayLimit),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return object;
 }

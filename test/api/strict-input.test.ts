@@ -66,6 +66,19 @@ describe("strict input", () => {
     },
   );
 
+  it("refuses __proto__ and constructor as query names, at the top and nested, as unknown fields", async () => {
+    for (const query of ["__proto__[x]=1", "__proto__=1", "constructor[prototype][x]=1", "order[__proto__][x]=1"]) {
+      const answer = await call("GET", `/jobs/?${query}`, { key: internalKey });
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.errorDetails?.[0]?.code, query).toMatch(/^(unknown_field|validation_failed)$/);
+      expect(({} as Record<string, unknown>).x, "no prototype was touched").toBeUndefined();
+    }
+    const jobs = await call("GET", "/jobs/?__proto__[x]=1", { key: internalKey });
+    expect(jobs.body.errorDetails).toEqual([
+      { code: "unknown_field", field: "__proto__", message: "__proto__: unknown field" },
+    ]);
+  });
+
   it("names a misspelt field of POST /ads/ and of GET /jobs/, and accepts the fields the spec lists", async () => {
     const { key } = await newClient({ partner: true });
     const unknown = (answer: { body: { errorDetails?: { code: string; message: string }[] } }) =>

@@ -40,6 +40,19 @@ describe("return origins", () => {
       expectError(refused, "validation_failed");
       expect(refused.body.errors[0]).toMatch(/^returnOrigins\[0\]: must be an origin/);
     }
+    // An origin is at most a 253-character host name with a port: a longer entry is refused by its length.
+    const longest = `https://${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}:65535`;
+    expectEnvelope(await call("PATCH", "/client/", { key: own, body: { returnOrigins: [longest] } }), 200);
+    const over = await call("PATCH", "/client/", {
+      key: own,
+      body: { returnOrigins: [`https://${"e".repeat(10_000)}.nl`] },
+    });
+    expectError(over, "validation_failed");
+    expect(over.body.errorDetails?.[0]?.field).toBe("returnOrigins[0]");
+    expectEnvelope(
+      await call("PATCH", "/client/", { key: own, body: { returnOrigins: [ERP, "http://localhost:9000"] } }),
+      200,
+    );
     expect((await call("GET", "/client/", { key: own })).body.data.returnOrigins).toEqual([
       ERP,
       "http://localhost:9000",

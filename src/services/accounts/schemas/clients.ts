@@ -4,9 +4,13 @@ import { takingResponse } from "../../../lib/fields";
 /** Hosts a consent may return to over plain http: a developer's own machine. */
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+/** The longest origin there is: `https://`, a host name of 253 characters (DNS's most), `:65535`. */
+const MAX_ORIGIN_LENGTH = "https://".length + 253 + ":65535".length;
+
 /** An origin the client registers: `https://host[:port]`, or `http://localhost[:port]` for development. */
 export const ReturnOrigin = z
   .string()
+  .max(MAX_ORIGIN_LENGTH)
   .refine(
     (value) => {
       if (!URL.canParse(value)) return false;

@@ -2,7 +2,7 @@
  * A typed client of the Classified Advertisement Management API: paths, parameters, bodies and answers
  * come from the committed OpenAPI document (`npm run client:generate` refreshes schema.d.ts), calls go
  * through openapi-fetch. Every write carries an Idempotency-Key unless one is given (the POSTs that only
- * read carry none), so a retried write is applied once; 429 and 503 answers are retried after their
+ * read carry none; a call given `""` is sent without one), so a retried write is applied once; 429 and 503 answers are retried after their
  * Retry-After plus a full-jitter backoff, so clients told the same Retry-After do not all come back at
  * once; at most `maxConcurrent` requests are in flight; every request carries the newest `x-d1-bookmark`
  * answered, so the client reads its own writes. Every component schema is a named type (`Ad`, `Event`,
@@ -106,7 +106,9 @@ export function createApiClient(options: ApiClientOptions) {
   const authentication: Middleware = {
     onRequest({ request }) {
       request.headers.set("Authorization", `Bearer ${options.apiKey}`);
-      if (isWrite(request) && !request.headers.has("Idempotency-Key"))
+      // A call that sends `Idempotency-Key: ""` asks for none: the write is then sent without a key.
+      if (request.headers.get("Idempotency-Key") === "") request.headers.delete("Idempotency-Key");
+      else if (isWrite(request) && !request.headers.has("Idempotency-Key"))
         request.headers.set("Idempotency-Key", crypto.randomUUID());
       if (bookmark && options.readYourWrites !== false && !request.headers.has(BOOKMARK))
         request.headers.set(BOOKMARK, bookmark);

@@ -74,6 +74,11 @@ describe("the typed client", () => {
     expect(again.data?.data.userId).toBe(created.data?.data.userId);
     await client.GET("/rest/v1/client");
     expect(sent.at(-1)?.headers.get("Idempotency-Key")).toBeNull();
+    // One call may leave the key out: then the same write is a new request (here refused as a duplicate).
+    const unkeyed = await client.POST("/rest/v1/users", { body, headers: { "Idempotency-Key": "" } });
+    expect(sent.at(-1)?.headers.has("Idempotency-Key")).toBe(false);
+    expect(unkeyed.response.status).toBe(409);
+    expect(unkeyed.error?.errorDetails[0]?.code).toBe("external_user_id_taken");
   });
 
   it("sends a key with exactly the writes whose operations take one: none with the POSTs that only read", async () => {

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { readDevVars } from "../scripts/d1.mjs";
+import { simulatorOperator } from "../scripts/d1.mjs";
 
 const { values: options } = parseArgs({
   options: { ads: { type: "string" }, growth: { type: "boolean", default: false } },
@@ -327,11 +327,9 @@ async function publishScenario(
   const charges = (credit - wallet.balance) / price;
   const connection = await api("GET", `/oauth/${user.userId}/portal_a/`);
   // The simulator's control route is the operator's: the portal's OAuth client credentials (.dev.vars).
-  const vars = readDevVars();
-  const operator = btoa(`${vars.PORTAL_A_CLIENT_ID ?? "classified-ads-dev"}:${vars.PORTAL_A_CLIENT_SECRET}`);
   const marketplace = await (
     await fetch(`${origin}/simulator/portal_a/control/accounts/${connection.externalUserId}`, {
-      headers: { Authorization: `Basic ${operator}` },
+      headers: { Authorization: simulatorOperator("portal_a") },
     })
   ).json();
   return {

@@ -31,3 +31,10 @@ export function readDevVars(path = ".dev.vars") {
   }
   return vars;
 }
+
+/** The marketplace simulator's operator credentials for `portal` (HTTP Basic: its OAuth client, .dev.vars). */
+export function simulatorOperator(portal) {
+  const vars = readDevVars();
+  const upper = portal.toUpperCase();
+  return `Basic ${btoa(`${vars[`${upper}_CLIENT_ID`] ?? "classified-ads-dev"}:${vars[`${upper}_CLIENT_SECRET`]}`)}`;
+}

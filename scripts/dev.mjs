@@ -43,6 +43,10 @@ console.log(`
   API    ${origin}/rest/v1/   (Authorization: Bearer ${vars.DEV_INTERNAL_KEY}, or ${vars.DEV_PARTNER_KEY} as a partner)
   Docs   ${origin}/docs
   Cron   curl "${origin}/__scheduled?cron=*+*+*+*+*"
+  Marketplaces  the simulator runs in this session behind ${origin}/simulator/<portal>/ (wrangler's first
+         binding table says MARKETPLACE [not connected] before it has started; the second, [connected]);
+         what it holds for a user: npm run marketplace -- <userId> [--portal portal_b]
+  Ports  ${port} (--port), and wrangler's inspector on 9229 or the next free port (--inspector-port)
 `);
 
 const mediaBase = ["--var", `LOCAL_MEDIA_BASE:${origin}/media/`];

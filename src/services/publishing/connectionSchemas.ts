@@ -9,7 +9,10 @@ function connectionResponses() {
       userId: z.number().int(),
       portal: MarketplaceEnum,
       status: z.boolean().openapi({ description: "connected" }),
-      externalUserId: z.number().int(),
+      externalUserId: z.number().int().openapi({
+        description:
+          "The user's account at the marketplace (0 when not connected): what the marketplace's own records name; `npm run marketplace -- <userId>` shows its listings under npm run dev",
+      }),
       accessToken: z.string().openapi({ description: "Masked: the token itself is never shown" }),
       accessTokenExpire: z.string().openapi({ description: "Empty when none" }),
       refreshToken: z.string().openapi({ description: "Masked" }),

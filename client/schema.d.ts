@@ -2851,7 +2851,7 @@ export interface components {
             }[];
             /** @description The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always */
             portals: ("portal_a" | "portal_b" | "website")[];
-            /** @description Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`) */
+            /** @description Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached */
             mandatoryAttributes: {
                 /** @enum {string} */
                 portal: "portal_a" | "portal_b" | "portal_own";
@@ -2999,7 +2999,7 @@ export interface components {
             categoryId?: number[];
             /** @description Default: every locale (groups), nl_NL (attributes) */
             locale?: ("nl_NL" | "en_GB")[];
-            /** @description Only the portals the user is connected to, and portal_own */
+            /** @description Only the portals the user is connected to, and portal_own; `mandatory` then says what a create or publish requires of that seller (portal_a's product-safety keys for a business seller) */
             userId?: number;
             /** @description Listed by the contract; changes nothing here */
             conversiontree?: boolean;
@@ -3166,6 +3166,7 @@ export interface components {
             portal: "portal_a" | "portal_b";
             /** @description connected */
             status: boolean;
+            /** @description The user's account at the marketplace (0 when not connected): what the marketplace's own records name; `npm run marketplace -- <userId>` shows its listings under npm run dev */
             externalUserId: number;
             /** @description Masked: the token itself is never shown */
             accessToken: string;
@@ -3370,6 +3371,8 @@ export interface components {
             attempts: number;
             /** @description The reason of a failure, or the error before a retry */
             lastError: string | null;
+            /** @description The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise */
+            lastErrorField: string | null;
             /** @description Cents charged when it was queued */
             cost: number;
             refunded: boolean;
@@ -16947,6 +16950,8 @@ export interface operations {
                 useCache?: boolean;
                 /** @description Only this group's categories */
                 groupId?: number;
+                /** @description The seller the ads are for: `mandatoryAttributes` then names every key a create or publish requires of that seller, portal_a's product-safety keys included for a business seller (a user with `companyName`) */
+                userId?: number;
                 /** @description nl_NL, en_GB or both, comma-separated; default both */
                 locale?: string;
                 page?: number;
@@ -17217,6 +17222,8 @@ export interface operations {
                 useCache?: boolean;
                 /** @description Only this group's categories */
                 groupId?: number;
+                /** @description The seller the ads are for: `mandatoryAttributes` then names every key a create or publish requires of that seller, portal_a's product-safety keys included for a business seller (a user with `companyName`) */
+                userId?: number;
                 /** @description nl_NL, en_GB or both, comma-separated; default both */
                 locale?: string;
                 page?: number;
@@ -28602,6 +28609,7 @@ export interface operations {
                      *           "state": "pending",
                      *           "attempts": 1,
                      *           "lastError": "the portal answered 503",
+                     *           "lastErrorField": "text",
                      *           "cost": 295,
                      *           "refunded": true,
                      *           "retryOf": 88410,
@@ -28846,6 +28854,7 @@ export interface operations {
                      *         "state": "pending",
                      *         "attempts": 1,
                      *         "lastError": "the portal answered 503",
+                     *         "lastErrorField": "text",
                      *         "cost": 295,
                      *         "refunded": true,
                      *         "retryOf": 88410,
@@ -29081,6 +29090,7 @@ export interface operations {
                      *         "state": "pending",
                      *         "attempts": 1,
                      *         "lastError": "the portal answered 503",
+                     *         "lastErrorField": "text",
                      *         "cost": 295,
                      *         "refunded": true,
                      *         "retryOf": 88410,

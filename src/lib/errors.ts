@@ -84,9 +84,12 @@ export type ErrorDetail = z.infer<typeof ErrorDetail>;
 /** Every message of the API starts with the field it concerns (`title: must be 5-60 characters`). */
 const FIELD_PREFIX = /^([A-Za-z_][\w.[\]-]*): /;
 
+/** The field a message in the API's words concerns: its leading `field:`, if it has one. */
+export const fieldOf = (message: string): string | undefined => FIELD_PREFIX.exec(message)?.[1];
+
 /** A problem from a message in the API's words; its field is the message's leading `field:`. */
 export function detail(code: ErrorCode, message: string): ErrorDetail {
-  const field = FIELD_PREFIX.exec(message)?.[1];
+  const field = fieldOf(message);
   return field ? { code, field, message } : { code, message };
 }
 

@@ -74,6 +74,14 @@ export function marketplaceSimulator(env: Env): Fetcher {
   return simulator;
 }
 
+/**
+ * A marketplace's refusal in the API's words: the field it names becomes the path a client writes
+ * (`attributes.fuel: is required` → `attributes.portal_a.fuel: is required`); the listing's other
+ * fields (`price.model`, `title`, …) already are.
+ */
+export const inWritePaths = (portal: Marketplace, reason: string) =>
+  reason.replace(/^attributes\./, `attributes.${portal}.`);
+
 /** An OAuth or network failure as the kind of PortalError it means for the caller. */
 export function portalErrorOf(error: unknown): PortalError {
   if (error instanceof PortalError) return error;
@@ -259,7 +267,7 @@ export class PortalGateway {
     const reason = payload.error ?? `HTTP ${response.status}`;
     if (response.status === 401) throw new PortalError("unauthorized", reason);
     if (response.status === 429 || response.status >= 500) throw new PortalError("transient", reason);
-    throw new PortalError("refused", reason);
+    throw new PortalError("refused", inWritePaths(this.portal, reason));
   }
 
   private listingState(raw: RawListing): ListingState {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { marketplaceSimulator, SIMULATOR_ORIGIN } from "../../src/portals/gateway";
+import { inWritePaths, marketplaceSimulator, SIMULATOR_ORIGIN } from "../../src/portals/gateway";
 import { call, defined, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
 import {
   activate,
@@ -164,7 +164,7 @@ describe("the listing a marketplace gets", () => {
         adId: partial.adId,
         result: false,
         errors: [`portal: portal_a - adId: ${partial.adId} - attributes.portal_a.condition: is required`],
-        errorDetails: [expect.objectContaining({ code: "listing_incomplete" })],
+        errorDetails: [expect.objectContaining({ code: "listing_incomplete", field: "attributes.portal_a.condition" })],
       },
     ]);
     expect(await walletBalance(key, userId)).toBe(before);
@@ -190,6 +190,13 @@ describe("the listing a marketplace gets", () => {
       error: true,
       errorReason: `price.model: bidding is not offered in category ${CAR_CATEGORY}`,
     });
+    // The job names the field a client writes, as the dry run does.
+    const [job] = (await call("GET", `/jobs/?userId=${userId}&adId=${ad.adId}`, { key })).body.data;
+    expect(job).toMatchObject({
+      state: "error",
+      lastError: `price.model: bidding is not offered in category ${CAR_CATEGORY}`,
+      lastErrorField: "price.model",
+    });
     expect(await walletBalance(key, userId)).toBe(before);
     expect(await listingsAtMarketplace(key, userId)).toEqual([]);
   });
@@ -205,6 +212,17 @@ async function startConnecting() {
   const consent = await exports.default.fetch(new Request(redirect));
   return { userId: user.userId as number, redirect, consent, page: await consent.text() };
 }
+
+describe("a marketplace's refusal in the API's words", () => {
+  it("names the attribute as a client writes it, under its portal; other fields are already the client's paths", () => {
+    expect(inWritePaths("portal_a", "attributes.fuel: is required")).toBe("attributes.portal_a.fuel: is required");
+    expect(inWritePaths("portal_b", "attributes.condition: is not one of the offered values")).toBe(
+      "attributes.portal_b.condition: is not one of the offered values",
+    );
+    expect(inWritePaths("portal_a", "price.model: bidding is not offered")).toBe("price.model: bidding is not offered");
+    expect(inWritePaths("portal_a", "rejected by portal")).toBe("rejected by portal");
+  });
+});
 
 describe("the simulator's authorization server", () => {
   it("answers a consent page with one form carrying the request, and no code without the password", async () => {

@@ -186,9 +186,16 @@ describe("publishing", () => {
       body: { userId: business, adId: sofa.adId, portal: "portal_a" },
     });
     expectError(gpsr, "listing_incomplete");
-    expect(gpsr.body.errors).toEqual([
-      `portal: portal_a - adId: ${sofa.adId} - manufacturer data is missing (manufacturerTradename, manufacturerAddress, manufacturerEmail)`,
-    ]);
+    // Each refusal names the field a dealer's form writes: the set's key under its portal.
+    const productSafety =
+      "is required on portal_a for business sellers (product safety), unless a manufacturer is attached";
+    expect(gpsr.body.errorDetails).toEqual(
+      ["condition", "manufacturerTradename", "manufacturerAddress", "manufacturerEmail"].map((key) => ({
+        code: "listing_incomplete",
+        field: `attributes.portal_a.${key}`,
+        message: `portal: portal_a - adId: ${sofa.adId} - attributes.portal_a.${key}: ${key === "condition" ? "is required" : productSafety}`,
+      })),
+    );
     const withGpsr = await createAd(key, business, {
       attributes: [{ portal: "portal_a", values: [{ key: "condition", value: "nieuw" }, ...GPSR_VALUES] }],
     });

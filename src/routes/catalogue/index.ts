@@ -32,7 +32,8 @@ const respondWithCategories = (
   { useCache, page, itemsPerPage, ...query }: z.infer<typeof CategoriesQuery>,
 ) => {
   const startedAt = Date.now();
-  return withCache(c, useCache, [CATALOGUE_REVISION], async () =>
+  // With a seller, its answer follows the user (a companyName set or cleared changes the keys).
+  return withCache(c, useCache, [CATALOGUE_REVISION, ...(query.userId ? [userRevision(query.userId)] : [])], async () =>
     list(
       await listCategories(serviceContext(c), {
         ...query,
@@ -86,7 +87,7 @@ export const catalogueRouter = createRouter()
         await withCache(
           c,
           useCache,
-          [CATALOGUE_REVISION, ...(query.userId ? [ADS_REVISION] : [])],
+          [CATALOGUE_REVISION, ...(query.userId ? [ADS_REVISION, userRevision(query.userId)] : [])],
           async () => list(await listGroups(serviceContext(c), query), startedAt),
           query,
         ),

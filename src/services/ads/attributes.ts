@@ -1,6 +1,6 @@
 import type { adAttributes } from "../../db/schema";
 import type { Marketplace } from "../../lib/vocabulary";
-import { type AttributeDefinition, type Catalogue, GPSR_KEYS } from "../catalogue/catalogue";
+import { type AttributeDefinition, type Catalogue, isRequired } from "../catalogue/catalogue";
 
 export interface AttributeSet {
   portal: Marketplace;
@@ -85,12 +85,7 @@ export function checkAttributes(
       });
     });
     for (const definition of definitions) {
-      const required =
-        definition.mandatory ||
-        (context.gpsrRequired &&
-          set.portal === "portal_a" &&
-          (GPSR_KEYS as readonly string[]).includes(definition.key));
-      if (required && !seen.has(definition.key)) {
+      if (isRequired(definition, set.portal, context.gpsrRequired) && !seen.has(definition.key)) {
         problems.push(
           definition.mandatory
             ? `${field(definition.key)}: is required`

@@ -69,6 +69,18 @@ export const labelOf = (definition: AttributeDefinition, locale: Locale) =>
 /** Definitions of the product-safety (GPSR) keys, present on portal_a for non-automotive categories. */
 export const GPSR_KEYS = ["manufacturerTradename", "manufacturerAddress", "manufacturerEmail"] as const;
 
+/**
+ * Whether an ad must give `definition` on `portal`: the catalogue marks it mandatory, or it is a
+ * product-safety key, which portal_a asks of a business seller who attached no manufacturer
+ * (`productSafety`). The create, the publish and discovery all ask this one question.
+ */
+export function isRequired(definition: AttributeDefinition, portal: CataloguePortal, productSafety: boolean): boolean {
+  return (
+    definition.mandatory ||
+    (productSafety && portal === "portal_a" && (GPSR_KEYS as readonly string[]).includes(definition.key))
+  );
+}
+
 export function hasGpsrAttributes(catalogue: Catalogue, categoryId: number): boolean {
   return (catalogue.definitions.get(categoryId)?.get("portal_a") ?? []).some((d) => d.key === GPSR_KEYS[0]);
 }

@@ -5,7 +5,7 @@ import { DomainError } from "../../lib/errors";
 import { type AdStatus, type CataloguePortal, MARKETPLACES, type PublishTarget } from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { type Catalogue, describe, LOCALES, type Locale, labelOf, loadCatalogue } from "./catalogue";
+import { type Catalogue, describe, isRequired, LOCALES, type Locale, labelOf, loadCatalogue } from "./catalogue";
 
 const paged = <T>(items: T[], page: number, itemsPerPage: number): Page<T> => ({
   items: items.slice((page - 1) * itemsPerPage, page * itemsPerPage),
@@ -27,8 +27,11 @@ function offeredOn(catalogue: Catalogue, categoryId: number): PublishTarget[] {
   return [...marketplaces, "website"];
 }
 
-/** A category as `/categories/` and `/groups/` show it: its group, names, targets and mandatory keys. */
-function categoryView(catalogue: Catalogue, categoryId: number, locales: readonly Locale[]) {
+/**
+ * A category as `/categories/` and `/groups/` show it: its group, names, targets and mandatory keys, for
+ * a business seller (`productSafety`) with portal_a's product-safety keys.
+ */
+function categoryView(catalogue: Catalogue, categoryId: number, locales: readonly Locale[], productSafety = false) {
   const category = catalogue.categories.get(categoryId);
   if (!category) throw DomainError.of("category_not_found", `categoryId: category ${categoryId} not found`);
   return {
@@ -38,13 +41,15 @@ function categoryView(catalogue: Catalogue, categoryId: number, locales: readonl
     portals: offeredOn(catalogue, categoryId),
     mandatoryAttributes: [...(catalogue.definitions.get(categoryId)?.entries() ?? [])].map(([portal, definitions]) => ({
       portal,
-      keys: definitions.filter((d) => d.mandatory).map((d) => d.key),
+      keys: definitions.filter((d) => isRequired(d, portal, productSafety)).map((d) => d.key),
     })),
   };
 }
 
 export interface CategoriesQuery {
   categoryId?: number | undefined;
+  /** The seller whose ads the keys are for: a business seller (with a companyName) gives product-safety data. */
+  userId?: number | undefined;
   groupId?: number | undefined;
   locale?: Locale[] | undefined;
   page: number;
@@ -60,15 +65,20 @@ const categoryIdsOf = (catalogue: Catalogue, groupId?: number) =>
 
 /** GET /categories/[<categoryId>]: categories with their group, names per locale, targets and mandatory keys. */
 export async function listCategories(ctx: ServiceContext, query: CategoriesQuery) {
+  const productSafety = query.userId !== undefined && (await isBusinessSeller(ctx, query.userId));
   const catalogue = await loadCatalogue(ctx.db);
   const locales = query.locale?.length ? query.locale : [...LOCALES];
   const ids = query.categoryId !== undefined ? [query.categoryId] : categoryIdsOf(catalogue, query.groupId);
   return paged(
-    ids.map((categoryId) => categoryView(catalogue, categoryId, locales)),
+    ids.map((categoryId) => categoryView(catalogue, categoryId, locales, productSafety)),
     query.page,
     query.itemsPerPage,
   );
 }
+
+/** Whether the user sells as a business (has a companyName), whom portal_a asks for product-safety data. */
+const isBusinessSeller = async (ctx: ServiceContext, userId: number) =>
+  Boolean((await requireUser(ctx.db, ctx.caller, userId)).companyName);
 
 export interface GroupsQuery {
   groupId?: number[] | undefined;
@@ -82,14 +92,18 @@ export interface GroupsQuery {
   itemsPerPage: number;
 }
 
-/** POST /groups/: groups with descriptions per locale; with userId only the groups of the user's ads. */
+/**
+ * POST /groups/: groups with descriptions per locale; with userId only the groups of the user's ads (and
+ * their categories' mandatory keys for that seller).
+ */
 export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
-  const { db, caller } = ctx;
+  const { db } = ctx;
   const catalogue = await loadCatalogue(db);
   const locales = query.locale?.length ? query.locale : [...LOCALES];
   let adCounts: Map<number, number> | undefined;
+  let productSafety = false;
   if (query.userId !== undefined) {
-    await requireUser(db, caller, query.userId);
+    productSafety = await isBusinessSeller(ctx, query.userId);
     // Summed from the user's tallies: a few rows, however many ads the user has.
     const rows = await db
       .select({ groupId: categories.groupId, n: sql<number>`sum(${adTallies.n})` })
@@ -110,7 +124,11 @@ export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
       ...(query.availability ? { availability: availability(catalogue, group.id) } : {}),
       ...(query.total ? { total: adCounts?.get(group.id) ?? 0 } : {}),
       ...(query.categories
-        ? { categories: categoryIdsOf(catalogue, group.id).map((id) => categoryView(catalogue, id, locales)) }
+        ? {
+            categories: categoryIdsOf(catalogue, group.id).map((id) =>
+              categoryView(catalogue, id, locales, productSafety),
+            ),
+          }
         : {}),
     }));
   return paged(groups, query.page, query.itemsPerPage);
@@ -136,10 +154,11 @@ export interface AttributesQuery {
  * `minimum`/`maximum` are ints as the spec types them: 0 where a definition has no bound.
  */
 export async function listAttributes(ctx: ServiceContext, query: AttributesQuery) {
-  const { db, caller } = ctx;
+  const { db } = ctx;
   let shown: Set<CataloguePortal> | null = null;
+  let productSafety = false;
   if (query.userId !== undefined) {
-    await requireUser(db, caller, query.userId);
+    productSafety = await isBusinessSeller(ctx, query.userId);
     const connected = await db
       .select({ portal: portalConnections.portal })
       .from(portalConnections)
@@ -171,7 +190,7 @@ export async function listAttributes(ctx: ServiceContext, query: AttributesQuery
             minimum: d.minimum ?? 0,
             maximum: d.maximum ?? 0,
             unit: d.unit,
-            mandatory: d.mandatory,
+            mandatory: isRequired(d, portal, productSafety),
             writable: d.writable,
             updatable: d.updatable,
             searchable: d.searchable,

@@ -19,6 +19,10 @@ const paging = (max: number) => ({
 export const CategoriesQuery = z.object({
   useCache: queryBool().optional(),
   groupId: queryInt().optional().openapi({ description: "Only this group's categories" }),
+  userId: queryInt().optional().openapi({
+    description:
+      "The seller the ads are for: `mandatoryAttributes` then names every key a create or publish requires of that seller, portal_a's product-safety keys included for a business seller (a user with `companyName`)",
+  }),
   locale: z
     .string()
     .transform((value) => value.split(",").map((l) => l.trim()))
@@ -48,7 +52,10 @@ export const AttributesRequest = z
     useCache: z.boolean().optional(),
     categoryId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all categories" }),
     locale: locales,
-    userId: id().optional().openapi({ description: "Only the portals the user is connected to, and portal_own" }),
+    userId: id().optional().openapi({
+      description:
+        "Only the portals the user is connected to, and portal_own; `mandatory` then says what a create or publish requires of that seller (portal_a's product-safety keys for a business seller)",
+    }),
     conversiontree: z.boolean().optional().openapi({ description: "Listed by the contract; changes nothing here" }),
     ...paging(500),
   })
@@ -69,7 +76,7 @@ function catalogueResponses() {
       }),
       mandatoryAttributes: z.array(z.object({ portal: CataloguePortalEnum, keys: z.array(z.string()) })).openapi({
         description:
-          "Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`)",
+          "Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached",
       }),
     })
     .openapi("Category", {

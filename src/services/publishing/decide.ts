@@ -2,7 +2,7 @@ import type { adAttributes } from "../../db/schema";
 import type { Marketplace, PublishTarget } from "../../lib/vocabulary";
 import type { AdRow } from "../ads/access";
 import { checkAttributes } from "../ads/attributes";
-import { type Catalogue, GPSR_KEYS, hasGpsrAttributes } from "../catalogue/catalogue";
+import { type Catalogue, hasGpsrAttributes } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
 import type { PublishJobRow } from "./lifecycle";
@@ -148,9 +148,10 @@ export function decidePublishing(state: PublishState, request: PublishRequest): 
 }
 
 /**
- * What keeps an ad from being listed on a marketplace, as the marketplace would say it: the product-safety
- * data portal_a asks of a business seller without a manufacturer, then each attribute of the portal's set
- * that is missing or no longer valid.
+ * What keeps an ad from being listed on a marketplace, as the marketplace would say it, each problem
+ * naming its write path (`attributes.portal_a.condition: is required`): each attribute of the portal's
+ * set that is missing or no longer valid, with the product-safety keys portal_a asks of a business seller
+ * without a manufacturer.
  */
 export function listingProblems(
   catalogue: Catalogue,
@@ -160,17 +161,13 @@ export function listingProblems(
   rows: AttributeRow[] = [],
 ): string[] {
   if (ad.categoryId === null) return [];
-  if (
+  const gpsrRequired =
     portal === "portal_a" &&
-    user.companyName &&
+    Boolean(user.companyName) &&
     ad.manufacturerId === null &&
-    hasGpsrAttributes(catalogue, ad.categoryId) &&
-    !GPSR_KEYS.every((key) => rows.some((row) => row.key === key))
-  ) {
-    return [`manufacturer data is missing (${GPSR_KEYS.join(", ")})`];
-  }
+    hasGpsrAttributes(catalogue, ad.categoryId);
   const set = { portal, locale: "nl_NL", values: rows.map(({ key, value }) => ({ key, value })) };
-  return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired: false }).problems;
+  return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired }).problems;
 }
 
 /** What a feature purchase read. `price` is the feature's total in cents, null where it is not sold. */

@@ -26,6 +26,10 @@ function jobResponses() {
       state: z.enum(JOB_STATES),
       attempts: z.number().int().openapi({ description: "Times the job was started" }),
       lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
+      lastErrorField: z.string().nullable().openapi({
+        description:
+          "The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise",
+      }),
       cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
       refunded: z.boolean(),
       retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),

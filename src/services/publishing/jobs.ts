@@ -2,7 +2,7 @@ import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { namedBatch } from "../../db/client";
 import { publishJobs, users } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { DomainError } from "../../lib/errors";
+import { DomainError, fieldOf } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { actionOfKind, JOB_KINDS, type JobKind, type PublishTarget } from "../../lib/vocabulary";
 import { isFeatureName } from "../catalogue/features";
@@ -41,6 +41,7 @@ export const jobView = (row: JobRow) => ({
   state: row.status,
   attempts: row.attempts,
   lastError: row.reason,
+  lastErrorField: (row.reason && fieldOf(row.reason)) ?? null,
   cost: row.cost,
   refunded: Boolean(row.refunded),
   retryOf: row.retryOf,

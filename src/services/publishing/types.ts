@@ -1,4 +1,4 @@
-import type { ErrorCode, ErrorDetail } from "../../lib/errors";
+import { type ErrorCode, type ErrorDetail, fieldOf } from "../../lib/errors";
 import type { JobAction } from "../../lib/vocabulary";
 import type { QueuedJob } from "./queueJobs";
 
@@ -41,7 +41,8 @@ export const accepted = (adId: number, queueItemId?: number): Outcome => ({
 
 /**
  * The field at fault per refusal: the spec's text always starts `portal: …`, but only some refusals are
- * about the portal; those about no one field (the wallet, the job) name none.
+ * about the portal; those about no one field (the wallet, the job) name none. A reason that names its
+ * own field (`attributes.portal_a.condition: is required`) gives that one instead.
  */
 const FIELD_AT_FAULT: Partial<Record<ErrorCode, string>> = {
   ad_not_found: "adId",
@@ -62,14 +63,12 @@ export function refused(
   reason: string | string[],
   amounts?: ErrorDetail["amounts"],
 ): Outcome {
-  const messages = (Array.isArray(reason) ? reason : [reason]).map((r) => refusal(portal, adId, r));
-  const field = FIELD_AT_FAULT[code];
-  const errorDetails = messages.map((message) => ({
-    code,
-    message,
-    ...(field ? { field } : {}),
-    ...(amounts ? { amounts } : {}),
-  }));
+  const reasons = Array.isArray(reason) ? reason : [reason];
+  const messages = reasons.map((r) => refusal(portal, adId, r));
+  const errorDetails = reasons.map((r, i) => {
+    const field = fieldOf(r) ?? FIELD_AT_FAULT[code];
+    return { code, message: messages[i] as string, ...(field ? { field } : {}), ...(amounts ? { amounts } : {}) };
+  });
   return { adId, result: false, errors: messages, errorDetails };
 }
 

@@ -11,7 +11,7 @@
  */
 import createClient, { type Middleware } from "openapi-fetch";
 import { Webhook } from "standardwebhooks";
-import type { components, Event, Job, paths, WebhookTestData } from "./schema.js";
+import type { Ad, components, Event, Job, paths, SimpleAd, WebhookTestData } from "./schema.js";
 
 export type * from "./schema.js";
 
@@ -211,8 +211,17 @@ export type ListItem<P extends ListPath> = paths[P] extends {
 /** What a list call takes: its path parameters and its query (paging included). */
 export interface ListParams {
   path?: Record<string, string | number>;
-  query?: Record<string, string | number | boolean | undefined>;
+  query?: Record<string, string | number | boolean | readonly number[] | undefined>;
 }
+/**
+ * One item of a list, as the call asks for it: GET /ads/ answers `SimpleAd` items with `simple: true` and
+ * whole `Ad` items without; every other list its one item type.
+ */
+export type ListItemOf<P extends ListPath, Params> = P extends "/rest/v1/ads"
+  ? Params extends { query: { simple: true } }
+    ? SimpleAd
+    : Ad
+  : ListItem<P>;
 
 /**
  * Every item of a GET list, page after page, in each list's own paging convention: `/ads/` follows
@@ -220,16 +229,20 @@ export interface ListParams {
  * (sent back as `after`) until a page is empty, and the others ask `page=2, 3, …` until `totalItems` is
  * reached. `for await (const ad of listAll(api, "/rest/v1/ads", { query: { userId } }))`.
  */
-export async function* listAll<P extends ListPath>(
+export async function* listAll<P extends ListPath, const Params extends ListParams = Record<never, never>>(
   client: ApiClient,
   path: P,
-  params: ListParams = {},
-): AsyncGenerator<ListItem<P>> {
-  let query = { ...params.query };
+  params?: Params,
+): AsyncGenerator<ListItemOf<P, Params>> {
+  let query = { ...params?.query };
   const get = client.GET as unknown as (
     path: string,
     init: { params: ListParams },
-  ) => Promise<{ data?: Record<string, unknown> & { data: ListItem<P>[] }; error?: unknown; response: Response }>;
+  ) => Promise<{
+    data?: Record<string, unknown> & { data: ListItemOf<P, Params>[] };
+    error?: unknown;
+    response: Response;
+  }>;
   for (;;) {
     const { data, error, response } = await get(path, { params: { ...params, query } });
     if (!data) throw apiErrorOf(response, error);

@@ -2474,7 +2474,8 @@ export interface components {
             categoryDescription: string | null;
             url: string | null;
             price: {
-                model: string;
+                /** @enum {string} */
+                model: "fixed" | "bidding" | "see description" | "reserved";
                 price: number | null;
                 minimumBid: number | null;
                 shippingCosts: number | null;
@@ -2506,8 +2507,10 @@ export interface components {
             manufacturerId: number | null;
             description: string;
             attributes: {
-                portal: string;
-                locale: string;
+                /** @enum {string} */
+                portal: "portal_a" | "portal_b";
+                /** @enum {string} */
+                locale: "nl_NL";
                 attributes: {
                     key: string;
                     value: string | number;
@@ -2577,7 +2580,8 @@ export interface components {
             categoryDescription: string | null;
             url: string | null;
             price: {
-                model: string;
+                /** @enum {string} */
+                model: "fixed" | "bidding" | "see description" | "reserved";
                 price: number | null;
                 minimumBid: number | null;
                 shippingCosts: number | null;
@@ -2732,7 +2736,7 @@ export interface components {
             /** @description Fixed: must equal the stored value */
             externalAdId?: number | null;
             /** @description Fixed: must equal the stored value */
-            categoryId?: number;
+            categoryId?: number | null;
             contactId?: number | null;
             folderId?: number | null;
             /** @enum {string} */
@@ -3371,7 +3375,10 @@ export interface components {
             attempts: number;
             /** @description The reason of a failure, or the error before a retry */
             lastError: string | null;
-            /** @description The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise */
+            /**
+             * @description The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise
+             * @example null
+             */
             lastErrorField: string | null;
             /** @description Cents charged when it was queued */
             cost: number;
@@ -13648,7 +13655,7 @@ export interface operations {
                     descending?: boolean;
                 }[];
                 /** @description One id, an array (adId[]=1&adId[]=2) or comma-separated ids */
-                adId?: string | string[];
+                adId?: number | number[];
                 userId?: number;
                 folderId?: number;
                 status?: "concept" | "active" | "archive";
@@ -28609,7 +28616,7 @@ export interface operations {
                      *           "state": "pending",
                      *           "attempts": 1,
                      *           "lastError": "the portal answered 503",
-                     *           "lastErrorField": "text",
+                     *           "lastErrorField": null,
                      *           "cost": 295,
                      *           "refunded": true,
                      *           "retryOf": 88410,
@@ -28854,7 +28861,7 @@ export interface operations {
                      *         "state": "pending",
                      *         "attempts": 1,
                      *         "lastError": "the portal answered 503",
-                     *         "lastErrorField": "text",
+                     *         "lastErrorField": null,
                      *         "cost": 295,
                      *         "refunded": true,
                      *         "retryOf": 88410,
@@ -29090,7 +29097,7 @@ export interface operations {
                      *         "state": "pending",
                      *         "attempts": 1,
                      *         "lastError": "the portal answered 503",
-                     *         "lastErrorField": "text",
+                     *         "lastErrorField": null,
                      *         "cost": 295,
                      *         "refunded": true,
                      *         "retryOf": 88410,

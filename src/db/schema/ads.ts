@@ -7,6 +7,7 @@ import { createdAt, updatedAt } from "./shared";
 
 export const PRICE_MODELS = ["fixed", "bidding", "see description", "reserved"] as const;
 
+export type PriceModel = (typeof PRICE_MODELS)[number];
 export const REMOVED_PRICE_MODELS = ["to be discussed", "by request", "trade", "buy it now"] as const;
 
 export const manufacturers = sqliteTable(
@@ -45,7 +46,8 @@ export const ads = sqliteTable(
     description: text("description").notNull().default(""),
     categoryId: integer("category_id").references(() => categories.id),
     url: text("url"),
-    priceModel: text("price_model").notNull().default("see description"),
+    // Written only from PriceInput, which takes these models alone.
+    priceModel: text("price_model").$type<PriceModel>().notNull().default("see description"),
     price: integer("price"),
     minimumBid: integer("minimum_bid"),
     shippingCosts: integer("shipping_costs"),
@@ -117,7 +119,8 @@ export const adAttributes = sqliteTable(
       .notNull()
       .references(() => ads.id, { onDelete: "cascade" }),
     portal: text("portal", { enum: MARKETPLACES }).notNull(),
-    locale: text("locale").notNull().default("nl_NL"),
+    /** Ads are written in Dutch only (AdAttributesInput takes nl_NL alone). */
+    locale: text("locale").$type<"nl_NL">().notNull().default("nl_NL"),
     key: text("key").notNull(),
     value: text("value").notNull(),
     /** The value as a number when it is one, for range search. */

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PRICE_MODELS } from "../../db/schema";
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
 import { queryBool, queryInt, searchText, takingResponse } from "../../lib/fields";
 import { AdStatusEnum, AdTypeEnum, MarketplaceEnum } from "../../lib/vocabulary";
@@ -53,10 +54,14 @@ export const SearchAttribute = z
     { error: "one of value_equals, value_equals_list, value_lessequal or value_greaterequal is required" },
   );
 
+// Typed as ids (what a client holds); the query string carries them as text, comma-separated ones too.
 const idList = z
   .union([
-    z.string().regex(/^\d+(,\d+)*$/, { error: "must be an id, an array of ids or comma-separated ids" }),
-    z.array(z.string().regex(/^\d+$/, { error: "must be an id" })).max(500),
+    z
+      .string()
+      .regex(/^\d+(,\d+)*$/, { error: "must be an id, an array of ids or comma-separated ids" })
+      .openapi({ type: "integer" }),
+    z.array(z.string().regex(/^\d+$/, { error: "must be an id" }).openapi({ type: "integer" })).max(500),
   ])
   .transform((v) => (Array.isArray(v) ? v : v.split(",")).map(Number))
   .openapi({ description: "One id, an array (adId[]=1&adId[]=2) or comma-separated ids" });
@@ -180,7 +185,7 @@ const simpleAdShape = {
   categoryDescription: z.string().nullable(),
   url: z.string().nullable(),
   price: z.object({
-    model: z.string(),
+    model: z.enum(PRICE_MODELS),
     price: z.number().int().nullable(),
     minimumBid: z.number().int().nullable(),
     shippingCosts: z.number().int().nullable(),
@@ -201,8 +206,8 @@ export const Ad = z
     description: z.string(),
     attributes: z.array(
       z.object({
-        portal: z.string(),
-        locale: z.string(),
+        portal: MarketplaceEnum,
+        locale: z.literal("nl_NL"),
         attributes: z.array(z.object({ key: z.string(), value: z.union([z.string(), z.number()]), label: z.string() })),
       }),
     ),

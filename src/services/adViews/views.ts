@@ -27,12 +27,12 @@ type FeatureRow = typeof adFeatures.$inferSelect;
 type ImageRow = typeof adImages.$inferSelect;
 
 function attributesView(catalogue: Catalogue, ad: AdRow, rows: AttributeRow[]) {
-  const byPortal = new Map<string, AttributeRow[]>();
+  const byPortal = new Map<Marketplace, AttributeRow[]>();
   for (const row of rows) byPortal.set(row.portal, [...(byPortal.get(row.portal) ?? []), row]);
   const definitions = ad.categoryId === null ? undefined : catalogue.definitions.get(ad.categoryId);
   return [...byPortal.entries()].map(([portal, list]) => ({
     portal,
-    locale: list[0]?.locale ?? "nl_NL",
+    locale: list[0]?.locale ?? ("nl_NL" as const),
     attributes: list
       .sort((a, b) => a.seq - b.seq)
       .map((row) => {

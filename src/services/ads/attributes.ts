@@ -4,7 +4,7 @@ import { type AttributeDefinition, type Catalogue, isRequired } from "../catalog
 
 export interface AttributeSet {
   portal: Marketplace;
-  locale: string;
+  locale: "nl_NL";
   values: { key: string; value: string | number }[];
 }
 export type AttributeRowInput = Omit<typeof adAttributes.$inferInsert, "adId" | "categoryId" | "userId">;

@@ -105,7 +105,7 @@ function withAttributeDefaults(
       result[result.indexOf(given)] = { ...given, values: [...given.values, ...missing] };
       continue;
     }
-    const added = { portal, locale: "nl_NL", values: missing };
+    const added: AttributeSet = { portal, locale: "nl_NL", values: missing };
     if (checkAttributes(catalogue, [added], context).problems.length === 0) result.push(added);
   }
   return result;

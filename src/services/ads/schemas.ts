@@ -45,7 +45,14 @@ export const AdAttributesInput = z
  */
 export const PriceInput = z
   .strictObject({
-    model: z.string().openapi({ enum: [...PRICE_MODELS], description: "fixed, bidding, see description, reserved" }),
+    model: z
+      .enum(PRICE_MODELS, {
+        error: (issue) =>
+          (REMOVED_PRICE_MODELS as readonly unknown[]).includes(issue.input)
+            ? `the price model "${issue.input}" has been removed; use one of: ${PRICE_MODELS.join(", ")}`
+            : `must be one of: ${PRICE_MODELS.join(", ")}`,
+      })
+      .openapi({ description: "fixed, bidding, see description, reserved" }),
     price: cents().nullable().optional().openapi({ description: "Cents; required for fixed and bidding" }),
     minimumBid: cents().nullable().optional().openapi({ description: "Cents; required for bidding" }),
     shippingCosts: cents().nullable().optional(),
@@ -53,15 +60,6 @@ export const PriceInput = z
     retailPrice: cents().nullable().optional().openapi({ description: "The answers' name for `retail`" }),
   })
   .superRefine((price, ctx) => {
-    if ((REMOVED_PRICE_MODELS as readonly string[]).includes(price.model)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["model"],
-        message: `the price model "${price.model}" has been removed; use one of: ${PRICE_MODELS.join(", ")}`,
-      });
-    } else if (!(PRICE_MODELS as readonly string[]).includes(price.model)) {
-      ctx.addIssue({ code: "custom", path: ["model"], message: `must be one of: ${PRICE_MODELS.join(", ")}` });
-    }
     if ((price.model === "fixed" || price.model === "bidding") && price.price == null) {
       ctx.addIssue({ code: "custom", path: ["price"], message: `is required for model ${price.model}` });
     }
@@ -191,7 +189,8 @@ export const UpdateAdFields = z.object({
   adId: id(),
   userId: fixed(id().optional()),
   externalAdId: fixed(z.number().int().nullable().optional()),
-  categoryId: fixed(id().optional()),
+  // Nullable as reads show it, so a read ad is sent back as it is; a change is refused all the same.
+  categoryId: fixed(id().nullable().optional()),
   ...adFields,
   title: adFields.title.optional(),
   description: adFields.description.optional(),

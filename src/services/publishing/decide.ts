@@ -1,7 +1,7 @@
 import type { adAttributes } from "../../db/schema";
 import type { Marketplace, PublishTarget } from "../../lib/vocabulary";
 import type { AdRow } from "../ads/access";
-import { checkAttributes } from "../ads/attributes";
+import { type AttributeSet, checkAttributes } from "../ads/attributes";
 import { type Catalogue, hasGpsrAttributes } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
@@ -166,7 +166,7 @@ export function listingProblems(
     Boolean(user.companyName) &&
     ad.manufacturerId === null &&
     hasGpsrAttributes(catalogue, ad.categoryId);
-  const set = { portal, locale: "nl_NL", values: rows.map(({ key, value }) => ({ key, value })) };
+  const set: AttributeSet = { portal, locale: "nl_NL", values: rows.map(({ key, value }) => ({ key, value })) };
   return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired }).problems;
 }
 

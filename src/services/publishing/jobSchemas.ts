@@ -27,6 +27,8 @@ function jobResponses() {
       attempts: z.number().int().openapi({ description: "Times the job was started" }),
       lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
       lastErrorField: z.string().nullable().openapi({
+        // The example job failed on a 503: no one field.
+        example: null,
         description:
           "The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise",
       }),

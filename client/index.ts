@@ -144,6 +144,15 @@ function apiErrorOf(response: Response, error: unknown): ApiError {
 }
 
 /**
+ * The `data` of a call's answer, or its error thrown as an `ApiError`: what a careful caller does with
+ * every answer, in one step. `const [user] = dataOf(await api.GET("/rest/v1/users/{userId}", …))`.
+ */
+export function dataOf<T>(answer: { data?: { data: T }; error?: unknown; response: Response }): T {
+  if (answer.data) return answer.data.data;
+  throw apiErrorOf(answer.response, answer.error);
+}
+
+/**
  * A dry run of publishing (POST /rest/v1/publish/preflight): per ad and target, what a publish call would
  * come to (placement, update, queued, refused with codes and fields, or unverified), the price, the
  * connection's state, and the paying wallet before and after. Nothing is queued, charged or listed.

@@ -2093,7 +2093,8 @@ export interface components {
             clientId: number | null;
             externalUserId: number | null;
             companyName: string | null;
-            gender: string | null;
+            /** @enum {string|null} */
+            gender: "M" | "F" | null;
             firstName: string | null;
             lastName: string | null;
             dateOfBirth: string | null;
@@ -2101,7 +2102,11 @@ export interface components {
             houseNumber: string | null;
             postalCode: string | null;
             city: string | null;
-            county: string;
+            /**
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @enum {string}
+             */
+            county: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
             country: string;
             email: string;
             website: string | null;
@@ -2131,7 +2136,11 @@ export interface components {
             houseNumber: string;
             postalCode: string | null;
             city: string;
-            county: string;
+            /**
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @enum {string}
+             */
+            county: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
             country: string;
             phone: string;
             website: string | null;
@@ -2196,7 +2205,7 @@ export interface components {
             /** @description Client that created the user; internal clients only */
             clientId?: number | null;
             /** @description Id in the client's backend; changes by internal clients only */
-            externalUserId?: number;
+            externalUserId?: number | null;
             /** @description Either companyName or lastName is mandatory */
             companyName?: string | null;
             /** @enum {string|null} */
@@ -2332,11 +2341,22 @@ export interface components {
             maxImages: number;
             groupId: number | null;
             categoryId: number | null;
-            attributes: {
-                key: string;
-                value: string;
-            }[];
-            budgetNotifyLimit: number;
+            attributes: ({
+                /** @enum {string} */
+                key: "condition";
+                /** @enum {string} */
+                value: "beschreven" | "gebruikt" | "gedragen" | "gelezen" | "gereviseerd" | "gestempeld" | "nieuw" | "nieuw in verpakking" | "onbeschreven" | "postfris" | "zo goed als nieuw";
+            } | {
+                /** @enum {string} */
+                key: "delivery";
+                /** @enum {string} */
+                value: "ophalen" | "ophalen of verzenden" | "verzenden";
+            })[];
+            /**
+             * @description Cents; 0 means no notification
+             * @enum {integer}
+             */
+            budgetNotifyLimit: 0 | 500 | 1000 | 2500 | 5000 | 10000 | 15000 | 20000;
         };
         UserSettingsInput: {
             userId: number;
@@ -3399,7 +3419,7 @@ export interface components {
             webhookId: number;
             url: string;
             /** @description Subscribed event types; empty: every type */
-            types: string[];
+            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
             enabled: boolean;
             description: string;
             /** @description Why delivery was switched off, when it was */
@@ -3599,8 +3619,12 @@ export interface components {
             portal: "portal_a" | "portal_b";
             adId: number[];
             time: string;
-            dayOfWeek: string[];
-            feature: string;
+            dayOfWeek: ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[];
+            /**
+             * @description Default upcall (= omhoogplaatsen)
+             * @enum {string}
+             */
+            feature: "upcall" | "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
             enabled: boolean;
             /** @description With a taskId: the 20 latest runs */
             runs?: {
@@ -4606,7 +4630,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "email": "jan@garagedevries.nl",
                      *           "website": "https://www.garagedevries.nl/",
@@ -4630,7 +4654,7 @@ export interface operations {
                      *                 "houseNumber": "12a",
                      *                 "postalCode": "1234 AB",
                      *                 "city": "Utrecht",
-                     *                 "county": "UT",
+                     *                 "county": "DR",
                      *                 "country": "NL",
                      *                 "phone": "030-1234567",
                      *                 "website": "https://www.garagedevries.nl/",
@@ -4912,7 +4936,7 @@ export interface operations {
                      *         "houseNumber": "12a",
                      *         "postalCode": "1234 AB",
                      *         "city": "Utrecht",
-                     *         "county": "UT",
+                     *         "county": "DR",
                      *         "country": "NL",
                      *         "email": "jan@garagedevries.nl",
                      *         "website": "https://www.garagedevries.nl/",
@@ -4936,7 +4960,7 @@ export interface operations {
                      *               "houseNumber": "12a",
                      *               "postalCode": "1234 AB",
                      *               "city": "Utrecht",
-                     *               "county": "UT",
+                     *               "county": "DR",
                      *               "country": "NL",
                      *               "phone": "030-1234567",
                      *               "website": "https://www.garagedevries.nl/",
@@ -5283,7 +5307,7 @@ export interface operations {
                      *         "houseNumber": "12a",
                      *         "postalCode": "1234 AB",
                      *         "city": "Utrecht",
-                     *         "county": "UT",
+                     *         "county": "DR",
                      *         "country": "NL",
                      *         "email": "jan@garagedevries.nl",
                      *         "website": "https://www.garagedevries.nl/",
@@ -5307,7 +5331,7 @@ export interface operations {
                      *               "houseNumber": "12a",
                      *               "postalCode": "1234 AB",
                      *               "city": "Utrecht",
-                     *               "county": "UT",
+                     *               "county": "DR",
                      *               "country": "NL",
                      *               "phone": "030-1234567",
                      *               "website": "https://www.garagedevries.nl/",
@@ -5936,7 +5960,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "email": "jan@garagedevries.nl",
                      *           "website": "https://www.garagedevries.nl/",
@@ -5960,7 +5984,7 @@ export interface operations {
                      *                 "houseNumber": "12a",
                      *                 "postalCode": "1234 AB",
                      *                 "city": "Utrecht",
-                     *                 "county": "UT",
+                     *                 "county": "DR",
                      *                 "country": "NL",
                      *                 "phone": "030-1234567",
                      *                 "website": "https://www.garagedevries.nl/",
@@ -6480,7 +6504,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "phone": "030-1234567",
                      *           "website": "https://www.garagedevries.nl/",
@@ -6726,7 +6750,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "phone": "030-1234567",
                      *           "website": "https://www.garagedevries.nl/",
@@ -6988,7 +7012,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "phone": "030-1234567",
                      *           "website": "https://www.garagedevries.nl/",
@@ -7316,7 +7340,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "phone": "030-1234567",
                      *           "website": "https://www.garagedevries.nl/",
@@ -7636,7 +7660,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "phone": "030-1234567",
                      *           "website": "https://www.garagedevries.nl/",
@@ -9363,10 +9387,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -9593,10 +9617,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -9851,10 +9875,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -10182,10 +10206,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -10496,10 +10520,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -10726,10 +10750,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -10984,10 +11008,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -11315,10 +11339,10 @@ export interface operations {
                      *         "attributes": [
                      *           {
                      *             "key": "condition",
-                     *             "value": "gebruikt"
+                     *             "value": "beschreven"
                      *           }
                      *         ],
-                     *         "budgetNotifyLimit": 1
+                     *         "budgetNotifyLimit": 0
                      *       }
                      *     }
                      */
@@ -13322,7 +13346,7 @@ export interface operations {
                      *           "houseNumber": "12a",
                      *           "postalCode": "1234 AB",
                      *           "city": "Utrecht",
-                     *           "county": "UT",
+                     *           "county": "DR",
                      *           "country": "NL",
                      *           "email": "jan@garagedevries.nl",
                      *           "website": "https://www.garagedevries.nl/",
@@ -13346,7 +13370,7 @@ export interface operations {
                      *                 "houseNumber": "12a",
                      *                 "postalCode": "1234 AB",
                      *                 "city": "Utrecht",
-                     *                 "county": "UT",
+                     *                 "county": "DR",
                      *                 "country": "NL",
                      *                 "phone": "030-1234567",
                      *                 "website": "https://www.garagedevries.nl/",
@@ -13373,10 +13397,10 @@ export interface operations {
                      *           "attributes": [
                      *             {
                      *               "key": "condition",
-                     *               "value": "gebruikt"
+                     *               "value": "beschreven"
                      *             }
                      *           ],
-                     *           "budgetNotifyLimit": 1
+                     *           "budgetNotifyLimit": 0
                      *         }
                      *       }
                      *     }
@@ -29605,7 +29629,7 @@ export interface operations {
                      *           "webhookId": 3,
                      *           "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *           "types": [
-                     *             "publish.active"
+                     *             "publish.pending"
                      *           ],
                      *           "enabled": true,
                      *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
@@ -29845,7 +29869,7 @@ export interface operations {
                      *         "webhookId": 3,
                      *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "publish.active"
+                     *           "publish.pending"
                      *         ],
                      *         "enabled": true,
                      *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
@@ -30152,7 +30176,7 @@ export interface operations {
                      *         "webhookId": 3,
                      *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "publish.active"
+                     *           "publish.pending"
                      *         ],
                      *         "enabled": true,
                      *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
@@ -30394,7 +30418,7 @@ export interface operations {
                      *         "webhookId": 3,
                      *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "publish.active"
+                     *           "publish.pending"
                      *         ],
                      *         "enabled": true,
                      *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
@@ -30704,7 +30728,7 @@ export interface operations {
                      *         "webhookId": 3,
                      *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "publish.active"
+                     *           "publish.pending"
                      *         ],
                      *         "enabled": true,
                      *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
@@ -30987,7 +31011,7 @@ export interface operations {
                      *         "webhookId": 3,
                      *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
                      *         "types": [
-                     *           "publish.active"
+                     *           "publish.pending"
                      *         ],
                      *         "enabled": true,
                      *         "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
@@ -34999,7 +35023,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -35258,7 +35282,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -35518,7 +35542,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -35775,7 +35799,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -36051,7 +36075,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -36393,7 +36417,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {
@@ -36727,7 +36751,7 @@ export interface operations {
                      *           "dayOfWeek": [
                      *             "monday"
                      *           ],
-                     *           "feature": "omhoogplaatsen",
+                     *           "feature": "upcall",
                      *           "enabled": true,
                      *           "runs": [
                      *             {

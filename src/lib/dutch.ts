@@ -3,6 +3,9 @@ import { z } from "@hono/zod-openapi";
 /** Dutch address rules shared by users and contacts. */
 export const COUNTIES = ["DR", "FL", "FR", "GE", "GR", "LI", "NB", "NH", "OV", "UT", "ZE", "ZH"] as const;
 
+/** A county as stored: one of the Dutch ones, or empty outside the Netherlands. */
+export type County = (typeof COUNTIES)[number] | "";
+
 const DUTCH_POSTAL_CODE = /^([1-9]\d{3})\s?([A-Za-z]{2})$/;
 
 /** `1234 AB` for a valid Dutch postal code, otherwise null. */

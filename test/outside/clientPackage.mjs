@@ -1,12 +1,15 @@
 // npm run test:client-package: the typed client as an integrator gets it. Packs client/ with `npm pack`,
-// installs the tarball into a new project in a temporary folder (its one dependency, openapi-fetch, from
-// the registry), type-checks a small program against the package's types (and a call missing a required
-// field, which must not compile), then runs the program with plain `node` against `npm run dev`.
+// installs the tarball into a new project in a temporary folder (its dependencies, tsx and @types/node
+// from the registry), type-checks a small program and the round trip (test/outside/programs/) against the
+// package's types (and a call missing a required field, which must not compile), then runs them against
+// `npm run dev` on http://localhost:8787, and after them every program and request the docs print
+// (docsAsPrograms.mjs).
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startDev } from "./devServer.mjs";
+import { runDocs } from "./docsAsPrograms.mjs";
 
 const REPO = resolve(import.meta.dirname, "../..");
 /** The integrator's compiler: the current TypeScript (7, native) and the last with a JavaScript API (5.9). */
@@ -36,7 +39,6 @@ const PROGRAM = `import {
   waitForJob,
 } from "@classified-ads/client";
 
-declare const process: { argv: string[] };
 const [baseUrl = "", apiKey = ""] = process.argv.slice(2);
 const api = createApiClient({ baseUrl, apiKey });
 const client = await api.GET("/rest/v1/client");
@@ -110,15 +112,20 @@ try {
       lib: ["ES2023", "DOM"],
       strict: true,
       skipLibCheck: false,
-      types: [],
+      types: ["node"],
       outDir: "out",
     },
   };
-  await writeFile(join(project, "tsconfig.json"), JSON.stringify({ ...tsconfig, files: ["program.ts"] }));
+  await writeFile(
+    join(project, "tsconfig.json"),
+    JSON.stringify({ ...tsconfig, files: ["program.ts", "roundTrip.ts"] }),
+  );
+  await writeFile(join(project, "roundTrip.ts"), await readFile(join(REPO, "test/outside/programs/roundTrip.ts")));
   await writeFile(join(project, "tsconfig.missing.json"), JSON.stringify({ ...tsconfig, files: ["missing.ts"] }));
   await writeFile(join(project, "program.ts"), PROGRAM);
   await writeFile(join(project, "missing.ts"), MISSING_FIELD);
-  run("npm", ["install", "--no-audit", "--no-fund", "--silent", tarball]);
+  // As the quickstart installs it: the client, tsx to run TypeScript, Node's types for process.env.
+  run("npm", ["install", "--no-audit", "--no-fund", "--silent", tarball, "tsx", "@types/node@24"]);
   const installed = JSON.parse(
     await readFile(join(project, "node_modules", "@classified-ads", "client", "package.json")),
   );
@@ -137,7 +144,7 @@ try {
     }
     check(
       compiled,
-      `${compiler}: a program using its named types, listAll, waitForJob and verifyWebhook type-checks and compiles`,
+      `${compiler}: a program using its named types, listAll, waitForJob and verifyWebhook, and the round trip, type-check and compile`,
     );
     let refused = false;
     try {
@@ -148,7 +155,8 @@ try {
     check(refused, `${compiler}: a publish call without portal does not compile`);
   }
 
-  dev = await startDev(DEV_LOG);
+  // The docs' programs and requests name http://localhost:8787, so the server runs there.
+  dev = await startDev(DEV_LOG, 8787);
   const output = run("node", ["out/program.js", dev.origin, "dev-partner-key"]);
   const result = JSON.parse(output.trim().split("\n").at(-1));
   check(result.client === "dev-partner", `plain node runs it against npm run dev (${output.trim()})`);
@@ -160,6 +168,22 @@ try {
   );
   check(result.waited === "ApiError", `waitForJob throws the API's error for an unknown job (${result.waited})`);
   check(result.verified === "refused", "verifyWebhook refuses a forged signature");
+
+  const roundTrip = run("node", ["out/roundTrip.js", dev.origin, "dev-partner-key"]);
+  const { written } = JSON.parse(roundTrip.trim().split("\n").at(-1));
+  check(written.length === 12, `each resource read is written back as read, without casts: ${written.join(", ")}`);
+
+  await runDocs({
+    repo: REPO,
+    project,
+    tsc: COMPILERS["TypeScript 7"],
+    check,
+    env: {
+      ...process.env,
+      API_KEY: "dev-partner-key",
+      WEBHOOK_SECRET: "whsec_ZG9jcy1leGFtcGxlLXNlY3JldC0zMmJ5dGVzISE=",
+    },
+  });
 } catch (error) {
   failures.push(String(error));
   console.error(error.stderr ?? error);

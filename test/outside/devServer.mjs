@@ -14,9 +14,19 @@ const sparePort = () =>
     });
   });
 
-/** Starts `npm run dev` and waits until it serves the OpenAPI document; answers its origin, the document and `stop`. */
-export async function startDev(log) {
-  const port = await sparePort();
+/**
+ * Starts `npm run dev` (on `port`, or a spare one) and waits until it serves the OpenAPI document; answers
+ * its origin, the document and `stop`.
+ */
+export async function startDev(log, port) {
+  port ??= await sparePort();
+  if (
+    await fetch(`http://localhost:${port}/`).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new Error(`port ${port} is taken: stop what listens there (another npm run dev?) and run again`);
   const origin = `http://localhost:${port}`;
   const output = await open(log, "w");
   const command = `npm run dev -- --port ${port} --var RATE_LIMIT_RPS:1000 --var RATE_LIMIT_BURST:1000`;

@@ -1,6 +1,7 @@
 /** API clients, the platform's users and what hangs below a user. */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { County } from "../../lib/dutch";
 import { AD_TYPES, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { createdAt, updatedAt } from "./shared";
 
@@ -28,7 +29,7 @@ export const users = sqliteTable(
     clientId: integer("client_id").references(() => apiClients.id),
     externalUserId: integer("external_user_id"),
     companyName: text("company_name"),
-    gender: text("gender"),
+    gender: text("gender", { enum: ["M", "F"] }),
     firstName: text("first_name"),
     lastName: text("last_name"),
     dateOfBirth: text("date_of_birth"),
@@ -36,7 +37,7 @@ export const users = sqliteTable(
     houseNumber: text("house_number"),
     postalCode: text("postal_code"),
     city: text("city"),
-    county: text("county").notNull().default(""),
+    county: text("county").$type<County>().notNull().default(""),
     country: text("country").notNull().default("NL"),
     email: text("email").notNull(),
     website: text("website"),
@@ -71,7 +72,7 @@ export const contacts = sqliteTable(
     houseNumber: text("house_number").notNull(),
     postalCode: text("postal_code"),
     city: text("city").notNull(),
-    county: text("county").notNull().default(""),
+    county: text("county").$type<County>().notNull().default(""),
     phone: text("phone").notNull(),
     website: text("website"),
     chathandle: text("chathandle"),
@@ -111,7 +112,11 @@ export const userSettings = sqliteTable("user_settings", {
   groupId: integer("group_id"),
   categoryId: integer("category_id"),
   /** JSON list of {key, value} defaults. */
-  attributes: text("attributes", { mode: "json" }).$type<{ key: string; value: string }[]>().notNull().default([]),
+  /** Defaults for new ads (UserSettingsInput validates each key's value). */
+  attributes: text("attributes", { mode: "json" })
+    .$type<{ key: "condition" | "delivery"; value: string }[]>()
+    .notNull()
+    .default([]),
   budgetNotifyLimit: integer("budget_notify_limit").notNull().default(0),
   updatedAt: updatedAt(),
 });

@@ -3,6 +3,7 @@ import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
 import { ads, contacts, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
+import type { County } from "../../lib/dutch";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
@@ -22,7 +23,7 @@ export interface ContactView {
   houseNumber: string;
   postalCode: string | null;
   city: string;
-  county: string;
+  county: County;
   country: string;
   phone: string;
   website: string | null;

@@ -24,7 +24,7 @@ export interface SettingsView {
   maxImages: number;
   groupId: number | null;
   categoryId: number | null;
-  attributes: { key: string; value: string }[];
+  attributes: (typeof userSettings.$inferSelect)["attributes"];
   budgetNotifyLimit: number;
 }
 

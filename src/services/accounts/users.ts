@@ -35,7 +35,7 @@ export interface UserView {
   clientId: number | null;
   externalUserId: number | null;
   companyName: string | null;
-  gender: string | null;
+  gender: UserRow["gender"];
   firstName: string | null;
   lastName: string | null;
   dateOfBirth: string | null;
@@ -43,7 +43,7 @@ export interface UserView {
   houseNumber: string | null;
   postalCode: string | null;
   city: string | null;
-  county: string;
+  county: UserRow["county"];
   country: string;
   email: string;
   website: string | null;
@@ -103,7 +103,7 @@ function checkUserRules(user: UserColumns): UserColumns {
 }
 
 /** Input fields → columns; `subscriptions` is split in two columns. */
-function toColumns(input: Partial<UserInput>): Partial<UserColumns> {
+function toColumns(input: Partial<UserInput> | Omit<UserPatch, "userId">): Partial<UserColumns> {
   const { subscriptions, ...fields } = input;
   const columns: Partial<UserColumns> = { ...fields };
   if (subscriptions?.stock !== undefined) columns.subscriptionStock = subscriptions.stock;

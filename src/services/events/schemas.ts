@@ -127,11 +127,14 @@ export const EventsQuery = z.object({
   limit: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),
 });
 
+/** Event types as a webhook endpoint subscribes to them (written and read alike). */
+export const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length);
+
 export const Webhook = z
   .object({
     webhookId: z.number().int(),
     url: z.string(),
-    types: z.array(z.string()).openapi({ description: "Subscribed event types; empty: every type" }),
+    types: EventTypes.openapi({ description: "Subscribed event types; empty: every type" }),
     enabled: z.boolean(),
     description: z.string(),
     disabledReason: z.string().nullable().openapi({ description: "Why delivery was switched off, when it was" }),
@@ -156,10 +159,9 @@ const url = z
   .url({ protocol: /^https?$/, error: "must be an https URL" })
   .max(2048)
   .openapi({ description: "https (http only in local development); private and loopback hosts are refused" });
-const types = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length);
 const webhookFields = {
   url,
-  types: types.optional(),
+  types: EventTypes.optional(),
   enabled: z.boolean().optional(),
   description: upTo(255).optional(),
 };

@@ -13,6 +13,7 @@ import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
 import type { EventType } from "./eventTypes";
+import { EventTypes } from "./schemas";
 import { dispatchEvents, sendDelivery } from "./webhookDelivery";
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -29,7 +30,8 @@ const newSecret = () => `whsec_${btoa(String.fromCharCode(...crypto.getRandomVal
 const endpointView = (row: EndpointRow) => ({
   webhookId: row.id,
   url: row.url,
-  types: row.types ?? [],
+  // Only a validated write stores them: read back in the write's own terms.
+  types: EventTypes.parse(row.types ?? []),
   enabled: row.enabled,
   description: row.description,
   disabledReason: row.disabledReason,

@@ -13,7 +13,9 @@ const dayOfWeek = z
   .refine((days) => new Set(days).size === days.length, { error: "each day may appear once" })
   .nullable()
   .openapi({ description: "monday..sunday; omitted or empty: every day" });
-const feature = z.enum(["upcall", ...FEATURE_NAMES]).openapi({ description: "Default upcall (= omhoogplaatsen)" });
+export const TaskFeature = z
+  .enum(["upcall", ...FEATURE_NAMES])
+  .openapi({ description: "Default upcall (= omhoogplaatsen)" });
 const adIds = z
   .array(id())
   .max(1000)
@@ -26,8 +28,8 @@ export const Task = z
     portal: MarketplaceEnum,
     adId: z.array(z.number().int()),
     time: z.string(),
-    dayOfWeek: z.array(z.string()),
-    feature: z.string(),
+    dayOfWeek: z.array(z.enum(WEEKDAYS)),
+    feature: TaskFeature,
     enabled: z.boolean(),
     runs: z
       .array(
@@ -52,7 +54,7 @@ export const CreateTask = takingResponse(
     time,
     dayOfWeek: dayOfWeek.optional(),
     adId: adIds.optional(),
-    feature: feature.optional(),
+    feature: TaskFeature.optional(),
     enabled: z.boolean(),
   }),
   Task,
@@ -65,7 +67,7 @@ export const UpdateTask = takingResponse(
     time: time.optional(),
     dayOfWeek: dayOfWeek.optional(),
     adId: adIds.optional(),
-    feature: feature.optional(),
+    feature: TaskFeature.optional(),
     enabled: z.boolean().optional(),
   }),
   Task,

@@ -10,6 +10,7 @@ import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { requireUnchanged } from "../shared/fixedFields";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
+import { TaskFeature } from "./schemas";
 
 type TaskRow = typeof tasks.$inferSelect;
 type Weekday = (typeof WEEKDAYS)[number];
@@ -39,7 +40,8 @@ const taskView = (row: TaskRow, runs?: (typeof taskRuns.$inferSelect)[]) => ({
   adId: row.adIds,
   time: row.time,
   dayOfWeek: row.dayOfWeek ?? [],
-  feature: row.feature,
+  // Only a validated write stores it: read back in the write's own terms.
+  feature: TaskFeature.parse(row.feature),
   enabled: row.enabled,
   ...(runs ? { runs: runs.map(runView) } : {}),
 });

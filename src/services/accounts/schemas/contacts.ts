@@ -26,7 +26,7 @@ export const Contact = z
     houseNumber: z.string(),
     postalCode: z.string().nullable(),
     city: z.string(),
-    county: z.string(),
+    county: countyField(),
     country: z.string(),
     phone: z.string(),
     website: z.string().nullable(),

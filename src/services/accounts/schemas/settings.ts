@@ -82,8 +82,8 @@ function settingsResponses() {
       maxImages: z.number().int(),
       groupId: z.number().int().nullable(),
       categoryId: z.number().int().nullable(),
-      attributes: z.array(z.object({ key: z.string(), value: z.string() })),
-      budgetNotifyLimit: z.number().int(),
+      attributes: z.array(AttributeDefault),
+      budgetNotifyLimit,
     })
     .openapi("UserSettings");
   return { UserSettings };

@@ -57,7 +57,7 @@ export const User = z
     clientId: z.number().int().nullable(),
     externalUserId: z.number().int().nullable(),
     companyName: z.string().nullable(),
-    gender: z.string().nullable(),
+    gender: userFields.gender,
     firstName: z.string().nullable(),
     lastName: z.string().nullable(),
     dateOfBirth: z.string().nullable(),
@@ -65,7 +65,7 @@ export const User = z
     houseNumber: z.string().nullable(),
     postalCode: z.string().nullable(),
     city: z.string().nullable(),
-    county: z.string(),
+    county: countyField(),
     country: z.string(),
     email: z.string(),
     website: z.string().nullable(),
@@ -90,7 +90,11 @@ export const CreateUser = takingResponse(
 ).openapi("CreateUser");
 
 export const UpdateUser = takingResponse(
-  z.object({ userId: id() }).extend(z.object(userFields).partial().shape),
+  z
+    .object({ userId: id() })
+    .extend(z.object(userFields).partial().shape)
+    // Null as reads show a user without one (internal clients may clear it; a change is theirs alone).
+    .extend({ externalUserId: userFields.externalUserId.nullable().optional() }),
   User,
 ).openapi("UpdateUser");
 

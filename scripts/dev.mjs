@@ -10,7 +10,20 @@ import { parseArgs } from "node:util";
 import { readDevVars } from "./d1.mjs";
 
 const args = process.argv.slice(2);
-const quiet = { ...process.env, CI: "true", WRANGLER_HIDE_BANNER: "true", WRANGLER_SEND_METRICS: "false" };
+const options = parseArgs({
+  args,
+  options: { port: { type: "string" }, "persist-to": { type: "string" } },
+  strict: false,
+}).values;
+// `-- --persist-to <dir>` keeps the local state elsewhere than .wrangler/state: set-up and seed there too.
+const persistTo = typeof options["persist-to"] === "string" ? options["persist-to"] : undefined;
+const quiet = {
+  ...process.env,
+  CI: "true",
+  WRANGLER_HIDE_BANNER: "true",
+  WRANGLER_SEND_METRICS: "false",
+  ...(persistTo ? { D1_PERSIST_TO: persistTo } : {}),
+};
 
 /** Runs a set-up step with its output held back; shown only when the step fails. */
 function setUp(what, command, commandArgs) {
@@ -29,12 +42,13 @@ const migrations = setUp("applying the D1 migrations", "npx", [
   "apply",
   "DB",
   "--local",
+  ...(persistTo ? ["--persist-to", persistTo] : []),
 ]);
 // Wrangler reports each migration it applied as a table row marked ✅ (the table is printed as it goes).
 const applied = new Set(migrations.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
 setUp("seeding the development clients", "node", ["scripts/seed.mjs"]);
 
-const port = parseArgs({ args, options: { port: { type: "string" } }, strict: false }).values.port ?? "8787";
+const port = typeof options.port === "string" ? options.port : "8787";
 const origin = `http://localhost:${port}`;
 const vars = readDevVars();
 console.log(`

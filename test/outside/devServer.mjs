@@ -18,7 +18,7 @@ const sparePort = () =>
  * Starts `npm run dev` (on `port`, or a spare one) and waits until it serves the OpenAPI document; answers
  * its origin, the document and `stop`.
  */
-export async function startDev(log, port) {
+export async function startDev(log, port, extraArgs = []) {
   port ??= await sparePort();
   if (
     await fetch(`http://localhost:${port}/`).then(
@@ -29,7 +29,7 @@ export async function startDev(log, port) {
     throw new Error(`port ${port} is taken: stop what listens there (another npm run dev?) and run again`);
   const origin = `http://localhost:${port}`;
   const output = await open(log, "w");
-  const command = `npm run dev -- --port ${port} --var RATE_LIMIT_RPS:1000 --var RATE_LIMIT_BURST:1000`;
+  const command = `npm run dev -- --port ${port} --var RATE_LIMIT_RPS:1000 --var RATE_LIMIT_BURST:1000 ${extraArgs.join(" ")}`;
   const dev = spawn("script", ["-qfec", command, "/dev/null"], {
     stdio: ["pipe", output.fd, output.fd],
     detached: true,

@@ -7,7 +7,8 @@
 //   type-checked strictly against the packed client, then run with `npx tsx`. A program that exports
 //   `receive(request)` is a webhook receiver: it is handed a signed delivery and a tampered one.
 // - ```sh blocks run in one bash session for all pages, README.md first, then docs/calling.md (whose walk
-//   makes $K, $J, $B, $U and $AD), then the other pages by name.
+//   makes $K, $J, $B, $U and $AD), publishing.md ($JOB), events-and-webhooks.md and operating.md, then the
+//   other pages by name.
 // - A JSON comment under a command, or after it on its line, is its printed response: every key printed
 //   is in the answer with the same type, booleans and `code`s equal; `…` stands for what is left out.
 // - A block that cannot run here says why in its info string: ```sh {not run: deploys to Cloudflare}.
@@ -99,6 +100,8 @@ export function instrumentShell(blocks, outputs) {
       const expected = response === undefined ? undefined : printedJson(response);
       if (expected !== undefined) {
         const file = join(outputs, `${printed.length}.out`);
+        // The command without its prose comment, its output kept for the comparison.
+        command = command.replace(/\s+#\s.*$/, "");
         printed.push({ command: command.trim(), expected, file, where: `${block.page}:${block.line}` });
         command = `${command} > ${file}; cat ${file}; echo`;
       }
@@ -108,10 +111,13 @@ export function instrumentShell(blocks, outputs) {
   return { script: lines.join("\n"), printed };
 }
 
+/** The pages that go on from the walk in calling.md, in the order they use what it made. */
+const WALK = ["calling.md", "publishing.md", "events-and-webhooks.md", "operating.md"];
+
 /** The Markdown pages whose blocks run, in the order their shell blocks do. */
 export async function pagesOf(repo) {
   const docs = (await readdir(join(repo, "docs"))).filter((name) => name.endsWith(".md")).sort();
-  const ordered = ["calling.md", ...docs.filter((name) => name !== "calling.md")];
+  const ordered = [...WALK, ...docs.filter((name) => !WALK.includes(name))];
   return [
     join(repo, "README.md"),
     ...ordered.map((name) => join(repo, "docs", name)),
@@ -124,6 +130,15 @@ export async function pagesOf(repo) {
  * and the shell blocks from the repository's root, reporting each through `check`.
  */
 export async function runDocs({ repo, project, tsc, check, env }) {
+  // The comparison itself first: a changed boolean, a missing key, a list answered empty all fail it.
+  const printed = printedJson('{"result":true,"data":[{"adId":1,…}],…}');
+  check(
+    shapeProblems(printed, { result: false, data: [{ adId: 1 }] }).length === 1 &&
+      shapeProblems(printed, { result: true, data: [{ id: 1 }] }).length === 1 &&
+      shapeProblems(printed, { result: true, data: [] }).length === 1 &&
+      shapeProblems(printed, { result: true, data: [{ adId: 7, title: "x" }], page: 1 }).length === 0,
+    "a printed response is held to the answer's keys, types and booleans, with … for what is left out",
+  );
   const pages = await pagesOf(repo);
   const shell = [];
   for (const page of pages) {

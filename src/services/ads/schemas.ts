@@ -173,7 +173,8 @@ export const AdSetting = z
   .openapi("AdSetting");
 
 export const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");
-export const AdSettingsInput = z.object({ adId: id(), settings: adSettingsList.min(1) }).openapi("AdSettingsInput");
+/** POST /adsettings/: each portal given is replaced; none given (as an ad without settings reads) changes nothing. */
+export const AdSettingsInput = z.object({ adId: id(), settings: adSettingsList }).openapi("AdSettingsInput");
 
 /** POST /ads/: the fields an ad is created from (adViews' `CreateAd` also takes the read-only ones of the response). */
 export const CreateAdFields = z.object({

@@ -103,7 +103,9 @@ const [readTask] = dataOf(
 );
 dataOf(await api.PUT("/rest/v1/tasks", { body: { ...readTask, userId } }));
 const hook = dataOf(
-  await api.POST("/rest/v1/webhooks", { body: { url: "http://localhost:9/hooks", types: ["publish.active"] } }),
+  await api.POST("/rest/v1/webhooks", {
+    body: { url: `http://localhost:9/hooks/${userId}`, types: ["publish.active"] },
+  }),
 );
 const readHook = dataOf(
   await api.GET("/rest/v1/webhooks/{webhookId}", { params: { path: { webhookId: hook.webhookId } } }),

@@ -20,9 +20,9 @@ export const UserAdSetting = z
 export const UserAdSettingsInput = z
   .object({
     userId: id(),
+    // Each portal given is replaced; none given (as a user without settings reads) changes nothing.
     settings: z
       .array(UserAdSetting)
-      .min(1)
       .max(PUBLISH_TARGETS.length)
       .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
         error: "each portal may appear once",

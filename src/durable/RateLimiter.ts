@@ -16,7 +16,9 @@ export interface RateDecision {
  * and `take` never awaits, so concurrent requests are counted exactly. Buckets live in memory: an
  * evicted object comes back full, which is what an idle bucket would be anyway. An address's object
  * also remembers the fingerprints of keys that authenticated from it (in its storage), and gives each
- * such key a bucket of its own.
+ * such key a bucket of its own: for `GOOD_KEY_TTL_MS` after its last authentication there, at most
+ * `GOOD_KEYS_PER_ADDRESS` keys (the least recently seen goes first), and a key that fails to
+ * authenticate (revoked) is forgotten at once.
  */
 export class RateLimiter extends DurableObject<Env> {
   /** By name: "" is the object's own bucket, a known key's is named by its fingerprint. */
@@ -51,15 +53,38 @@ export class RateLimiter extends DurableObject<Env> {
    * random key, or none, takes from the address's.
    */
   takeForKey(fingerprint: string | null, rate: number, burst: number): RateDecision {
-    const known = fingerprint !== null && this.ctx.storage.kv.get(goodKey(fingerprint)) !== undefined;
-    return this.take(rate, burst, known ? `key:${fingerprint}` : "");
+    return this.take(rate, burst, fingerprint !== null && this.knows(fingerprint) ? `key:${fingerprint}` : "");
   }
 
-  /** A key authenticated from this address: from now on it has a bucket of its own here. */
+  /** A key authenticated from this address: for the next hour it has a bucket of its own here. */
   rememberGoodKey(fingerprint: string): void {
-    if (this.ctx.storage.kv.get(goodKey(fingerprint)) === undefined)
-      this.ctx.storage.kv.put(goodKey(fingerprint), true);
+    this.ctx.storage.kv.put(goodKey(fingerprint), Date.now());
+    const remembered = [...this.ctx.storage.kv.list<number>({ prefix: GOOD_KEY_PREFIX })];
+    if (remembered.length <= GOOD_KEYS_PER_ADDRESS) return;
+    remembered.sort(([, a], [, b]) => a - b);
+    for (const [name] of remembered.slice(0, remembered.length - GOOD_KEYS_PER_ADDRESS))
+      this.ctx.storage.kv.delete(name);
+  }
+
+  /** A key that no longer authenticates (revoked): it takes from the address's bucket again, at once. */
+  forgetKey(fingerprint: string): void {
+    this.ctx.storage.kv.delete(goodKey(fingerprint));
+    this.buckets.delete(`key:${fingerprint}`);
+  }
+
+  /** Whether the key authenticated here within the last hour; an older memory is dropped. */
+  private knows(fingerprint: string): boolean {
+    const seen = this.ctx.storage.kv.get<number>(goodKey(fingerprint));
+    if (seen === undefined) return false;
+    if (typeof seen === "number" && Date.now() - seen < GOOD_KEY_TTL_MS) return true;
+    this.forgetKey(fingerprint);
+    return false;
   }
 }
 
-const goodKey = (fingerprint: string) => `good-key:${fingerprint}`;
+/** How long an address remembers a key that authenticated from it without seeing it again. */
+export const GOOD_KEY_TTL_MS = 60 * 60 * 1000;
+/** Keys an address remembers at most (a shared NAT of many dealer systems stays bounded). */
+export const GOOD_KEYS_PER_ADDRESS = 100;
+export const GOOD_KEY_PREFIX = "good-key:";
+const goodKey = (fingerprint: string) => `${GOOD_KEY_PREFIX}${fingerprint}`;

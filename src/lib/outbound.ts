@@ -5,6 +5,7 @@
  * HTTPS when a resolver is configured, and refused when any answer is special (a name that points at
  * 127.0.0.1 is as internal as 127.0.0.1). Outside development only: local work fetches local hosts.
  */
+import { z } from "@hono/zod-openapi";
 
 export class OutboundRefused extends Error {}
 /** The DNS resolver did not answer (down, timed out): the target could not be checked, so nothing is sent. */
@@ -148,6 +149,12 @@ export function isInternalHost(hostname: string): boolean {
 const isAddress = (text: string) => v4Number(text) !== null || parseV6(text) !== null;
 
 /** The A and AAAA answers for a name, from a DNS-over-HTTPS JSON resolver. */
+/** A DNS-over-HTTPS JSON answer as far as it is read: its status and each record's type and data. */
+const DnsJsonAnswer = z.object({
+  Status: z.union([z.literal(0), z.literal(3)]),
+  Answer: z.array(z.object({ type: z.number(), data: z.string() })).optional(),
+});
+
 async function resolve(resolver: string, name: string): Promise<string[]> {
   const answers = await Promise.all(
     ["A", "AAAA"].map(async (type) => {
@@ -163,15 +170,11 @@ async function resolve(resolver: string, name: string): Promise<string[]> {
         );
       });
       if (!response.ok) throw new ResolverUnavailable(`the DNS resolver answered HTTP ${response.status}`);
-      const body = (await response.json().catch(() => null)) as {
-        Status?: unknown;
-        Answer?: { type: number; data: string }[];
-      } | null;
-      // NOERROR or NXDOMAIN, with a list of answers if any; anything else is a resolver at fault.
-      const answered = body !== null && typeof body === "object" && (body.Status === 0 || body.Status === 3);
-      if (!answered || (body.Answer !== undefined && !Array.isArray(body.Answer)))
-        throw new ResolverUnavailable("the DNS resolver's answer is not a DNS answer");
-      return (body.Answer ?? []).filter((a) => a?.type === 1 || a?.type === 28).map((a) => a.data);
+      // NOERROR or NXDOMAIN, with a list of answers if any, each with its data; anything else is a
+      // resolver at fault.
+      const answer = DnsJsonAnswer.safeParse(await response.json().catch(() => null));
+      if (!answer.success) throw new ResolverUnavailable("the DNS resolver's answer is not a DNS answer");
+      return (answer.data.Answer ?? []).filter((a) => a.type === 1 || a.type === 28).map((a) => a.data);
     }),
   );
   return answers.flat();

@@ -4,7 +4,7 @@ import type { ApiClient, AppEnv } from "../env";
 import { keyFingerprint } from "../lib/crypto";
 import { DomainError, detail } from "../lib/errors";
 import { cachedClient, findClientByKey } from "../services/accounts";
-import { rememberGoodKey, takeIpToken } from "./rateLimit";
+import { forgetKey, rememberGoodKey, takeIpToken } from "./rateLimit";
 
 /** RFC 6750's challenge of a 401: how to authenticate. */
 const CHALLENGE = 'Bearer realm="classified-ads-api"';
@@ -15,7 +15,7 @@ const CHALLENGE = 'Bearer realm="classified-ads-api"';
  * missing or bad keys is refused with 429 before it costs a D1 lookup (and a bad key is looked up once
  * per isolate and 10 seconds, however many requests carry it at once). A key that authenticated from
  * the same address before has a bucket of its own there (by its fingerprint), so a bad-key flood from a
- * shared address does not lock out a valid key.
+ * shared address does not lock out a valid key; a key that stops authenticating (revoked) loses it.
  */
 export async function callingClient(c: Context<AppEnv>): Promise<ApiClient> {
   const header = c.req.header("Authorization") ?? "";
@@ -31,10 +31,12 @@ export async function callingClient(c: Context<AppEnv>): Promise<ApiClient> {
   const fingerprint = await keyFingerprint(key);
   await takeIpToken(c, fingerprint);
   const client = await findClientByKey(getDb(c.env.DB), key);
-  if (!client)
+  if (!client) {
+    await forgetKey(c, fingerprint);
     throw new DomainError(detail("invalid_api_key", "invalid API key"), {
       headers: { "WWW-Authenticate": `${CHALLENGE}, error="invalid_token"` },
     });
+  }
   await rememberGoodKey(c, fingerprint);
   return client;
 }

@@ -63,6 +63,10 @@ export const takeIpToken = (c: Context<AppEnv>, keyFingerprint: string | null = 
 export const rememberGoodKey = (c: Context<AppEnv>, keyFingerprint: string) =>
   limiterOf(c, addressOf(c)).rememberGoodKey(keyFingerprint);
 
+/** The key did not authenticate (unknown, or revoked): the caller's address no longer gives it a bucket. */
+export const forgetKey = (c: Context<AppEnv>, keyFingerprint: string) =>
+  limiterOf(c, addressOf(c)).forgetKey(keyFingerprint);
+
 export const ipRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const headers = await takeIpToken(c);
   await next();

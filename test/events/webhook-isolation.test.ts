@@ -225,7 +225,7 @@ describe("cost and the small ones", () => {
     expect(down.status).toBe(503);
     expect(down.body.errorDetails[0]).toMatchObject({ code: "dns_unavailable", field: "url" });
     expect(down.body.errors[0]).toMatch(/^url: the DNS resolver answered HTTP 502$/);
-    for (const host of ["hooks.garbled.test", "hooks.nostatus.test"]) {
+    for (const host of ["hooks.garbled.test", "hooks.nostatus.test", "hooks.nodata.test"]) {
       const garbled = await create(`https://${host}/in`);
       expect(garbled.status, host).toBe(503);
       expect(garbled.body.errorDetails[0]).toMatchObject({ code: "dns_unavailable", field: "url" });

@@ -3999,6 +3999,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -4071,6 +4073,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -4216,6 +4220,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -4301,6 +4307,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -4531,6 +4539,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -4607,6 +4617,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -4807,6 +4819,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -4912,6 +4926,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -5179,6 +5195,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -5283,6 +5301,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -5554,6 +5574,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -5638,6 +5660,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -5859,6 +5883,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -5937,6 +5963,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -6137,6 +6165,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -6213,6 +6243,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -6407,6 +6439,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -6485,6 +6519,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -6652,6 +6688,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -6731,6 +6769,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -6898,6 +6938,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -6991,6 +7033,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -7227,6 +7271,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -7319,6 +7365,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -7555,6 +7603,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -7639,6 +7689,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -7875,6 +7927,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -7955,6 +8009,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -8113,6 +8169,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -8194,6 +8252,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -8352,6 +8412,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -8437,6 +8499,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -8664,6 +8728,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -8748,6 +8814,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -8975,6 +9043,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -9059,6 +9129,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -9286,6 +9358,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -9362,6 +9436,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -9517,6 +9593,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -9592,6 +9670,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -9747,6 +9827,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -9848,6 +9930,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -10088,6 +10172,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -10179,6 +10265,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -10419,6 +10507,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -10495,6 +10585,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -10650,6 +10742,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -10725,6 +10819,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -10880,6 +10976,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -10981,6 +11079,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -11221,6 +11321,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -11312,6 +11414,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -11552,6 +11656,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -11628,6 +11734,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -11773,6 +11881,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -11850,6 +11960,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -11995,6 +12107,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -12086,6 +12200,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -12316,6 +12432,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -12400,6 +12518,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -12621,6 +12741,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -12704,6 +12826,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -12928,6 +13052,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -13012,6 +13138,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -13237,6 +13365,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -13321,6 +13451,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -13611,6 +13743,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -13733,6 +13867,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -13981,6 +14117,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -14116,6 +14254,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -14431,6 +14571,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -14554,6 +14696,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -14869,6 +15013,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -14953,6 +15099,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -15268,6 +15416,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -15354,6 +15504,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -15581,6 +15733,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -15668,6 +15822,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -15895,6 +16051,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -15971,6 +16129,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -16165,6 +16325,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -16239,6 +16401,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -16384,6 +16548,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -16458,6 +16624,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -16603,6 +16771,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -16694,6 +16864,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -16924,6 +17096,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -17007,6 +17181,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -17196,6 +17372,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -17281,6 +17459,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -17470,6 +17650,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -17564,6 +17746,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -17761,6 +17945,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -17852,6 +18038,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -18076,6 +18264,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -18162,6 +18352,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -18329,6 +18521,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -18422,6 +18616,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -18656,6 +18852,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -18748,6 +18946,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -18982,6 +19182,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -19065,6 +19267,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -19286,6 +19490,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -19372,6 +19578,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -19593,6 +19801,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -19667,6 +19877,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -19815,6 +20027,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -19908,6 +20122,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -20141,6 +20357,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -20234,6 +20452,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -20467,6 +20687,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -20543,6 +20765,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -20737,6 +20961,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -20823,6 +21049,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -21044,6 +21272,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -21130,6 +21360,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -21363,6 +21595,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -21450,6 +21684,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -21680,6 +21916,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -21767,6 +22005,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -21997,6 +22237,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -22084,6 +22326,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -22314,6 +22558,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -22388,6 +22634,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -22539,6 +22787,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -22623,6 +22873,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -22801,6 +23053,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -22876,6 +23130,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -23027,6 +23283,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -23112,6 +23370,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -23290,6 +23550,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -23372,6 +23634,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -23550,6 +23814,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -23627,6 +23893,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -23774,6 +24042,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -23861,6 +24131,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -24093,6 +24365,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -24179,6 +24453,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -24403,6 +24679,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -24480,6 +24758,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -24685,6 +24965,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -24769,6 +25051,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -24972,6 +25256,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -25058,6 +25344,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -25283,6 +25571,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -25369,6 +25659,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -25594,6 +25886,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -25680,6 +25974,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -25905,6 +26201,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -25993,6 +26291,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -26218,6 +26518,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -26306,6 +26608,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -26531,6 +26835,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -26619,6 +26925,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -26844,6 +27152,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -26930,6 +27240,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -27155,6 +27467,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -27241,6 +27555,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -27466,6 +27782,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -27552,6 +27870,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -27777,6 +28097,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -27851,6 +28173,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -27998,6 +28322,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -28073,6 +28399,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -28250,6 +28578,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -28335,6 +28665,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -28539,6 +28871,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -28620,6 +28954,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -28792,6 +29128,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -28866,6 +29204,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -29020,6 +29360,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -29096,6 +29438,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -29312,6 +29656,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -29392,6 +29738,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -29543,6 +29891,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -29615,6 +29965,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -29766,6 +30118,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -29854,6 +30208,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -30089,6 +30445,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -30163,6 +30521,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -30312,6 +30672,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -30403,6 +30765,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -30637,6 +31001,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -30713,6 +31079,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -30920,6 +31288,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -30996,6 +31366,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -31204,6 +31576,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -31280,6 +31654,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -31474,6 +31850,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -31559,6 +31937,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -31784,6 +32164,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -31862,6 +32244,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -32026,6 +32410,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -32103,6 +32489,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -32297,6 +32685,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -32372,6 +32762,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -32516,6 +32908,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -32591,6 +32985,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -32735,6 +33131,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -32820,6 +33218,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -33045,6 +33445,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -33119,6 +33521,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -33268,6 +33672,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -33353,6 +33759,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -33587,6 +33995,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -33661,6 +34071,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -33807,6 +34219,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -33882,6 +34296,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -34028,6 +34444,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -34115,6 +34533,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -34336,6 +34756,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -34423,6 +34845,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -34644,6 +35068,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -34730,6 +35156,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -34924,6 +35352,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -35002,6 +35432,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -35182,6 +35614,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -35261,6 +35695,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -35441,6 +35877,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -35521,6 +35959,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -35701,6 +36141,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -35778,6 +36220,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     [name: string]: unknown;
@@ -35958,6 +36402,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -36052,6 +36498,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -36301,6 +36749,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -36394,6 +36844,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -36643,6 +37095,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -36728,6 +37182,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
                     /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
@@ -36977,6 +37433,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The client's quota, e.g. `"default";q=10;w=4` */
                     "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
                     [name: string]: unknown;

@@ -26,6 +26,11 @@ export interface AppVariables {
    * `insufficient_means`): its Idempotency-Key is freed as that refusal's own response would free it.
    */
   refusalDependsOnState?: boolean;
+  /**
+   * The units of work the request did when more than one (a dry run's verdicts, a batch's ads): the rate
+   * limit charges one token each (`rateLimit`), the first on arrival and the rest once it is done.
+   */
+  workUnits?: number;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

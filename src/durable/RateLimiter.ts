@@ -30,17 +30,36 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   take(rate: number, burst: number, name = ""): RateDecision {
+    const bucket = this.refilled(rate, burst, name);
+    const allowed = bucket.tokens >= 1;
+    if (allowed) bucket.tokens -= 1;
+    return this.decision(bucket, allowed, rate, burst);
+  }
+
+  /**
+   * Work a request did beyond the token it was admitted with (the other ads of a batch or a dry run):
+   * taken however few tokens are left, so the bucket may go below empty; the requests after it wait
+   * until the refill has paid that back.
+   */
+  owe(rate: number, burst: number, units: number, name = ""): RateDecision {
+    const bucket = this.refilled(rate, burst, name);
+    bucket.tokens -= units;
+    return this.decision(bucket, true, rate, burst);
+  }
+
+  private refilled(rate: number, burst: number, name: string) {
     const now = Date.now();
     const bucket = this.buckets.get(name) ?? { tokens: burst, updatedAt: now };
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * rate);
     bucket.updatedAt = now;
     this.buckets.set(name, bucket);
+    return bucket;
+  }
 
-    const allowed = bucket.tokens >= 1;
-    if (allowed) bucket.tokens -= 1;
+  private decision(bucket: { tokens: number }, allowed: boolean, rate: number, burst: number): RateDecision {
     return {
       allowed,
-      remaining: Math.floor(bucket.tokens),
+      remaining: Math.max(0, Math.floor(bucket.tokens)),
       retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / rate)),
       reset: Math.ceil((burst - bucket.tokens) / rate),
     };

@@ -7,6 +7,12 @@ import { DomainError, detail } from "../lib/errors";
 const limiterOf = (c: Context<AppEnv>, name: string) => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
 type Limiter = ReturnType<typeof limiterOf>;
 
+/** The IETF RateLimit headers of a decision. */
+const rateLimitHeaders = (decision: RateDecision, rate: number, burst: number) => ({
+  "RateLimit-Policy": `"default";q=${burst};w=${Math.max(1, Math.ceil(burst / rate))}`,
+  RateLimit: `"default";r=${decision.remaining};t=${decision.allowed ? decision.reset : decision.retryAfter}`,
+});
+
 /**
  * Takes one token from a bucket of the RateLimiter Durable Object `name` (`decide` says which); answers
  * the IETF RateLimit headers for the response, or throws the 429 (with them and Retry-After).
@@ -19,10 +25,7 @@ async function takeToken(
   decide: (limiter: Limiter) => Promise<RateDecision> = (limiter) => limiter.take(rate, burst),
 ) {
   const decision = await decide(limiterOf(c, name));
-  const headers = {
-    "RateLimit-Policy": `"default";q=${burst};w=${Math.max(1, Math.ceil(burst / rate))}`,
-    RateLimit: `"default";r=${decision.remaining};t=${decision.allowed ? decision.reset : decision.retryAfter}`,
-  };
+  const headers = rateLimitHeaders(decision, rate, burst);
   if (!decision.allowed) {
     throw new DomainError(detail("rate_limited", "rate limit exceeded"), {
       headers,
@@ -33,17 +36,27 @@ async function takeToken(
 }
 
 /**
- * Per-client token bucket. The IETF RateLimit headers go on every authenticated answer, including the
- * 429 (which also carries Retry-After).
+ * Per-client token bucket, priced by work: a request is admitted with one token, and one that did
+ * several units of work (`workUnits`: a dry run's verdicts, a batch's ads) is charged the rest once done,
+ * which may leave the bucket below empty for the requests after it. The IETF RateLimit headers go on
+ * every authenticated answer, including the 429 (which also carries Retry-After), with `RateLimit-Cost`
+ * the tokens the answer cost.
  */
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const client = c.get("client");
   const rate = client.rate ?? Number(c.env.RATE_LIMIT_RPS);
   const burst = client.burst ?? Number(c.env.RATE_LIMIT_BURST);
-  const headers = await takeToken(c, `client:${client.id}`, rate, burst);
+  const name = `client:${client.id}`;
+  let headers: Record<string, string> = await takeToken(c, name, rate, burst);
   await next();
-  for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  const units = c.get("workUnits") ?? 1;
+  if (units > 1) headers = rateLimitHeaders(await limiterOf(c, name).owe(rate, burst, units - 1), rate, burst);
+  for (const [header, value] of Object.entries(headers)) c.res.headers.set(header, value);
+  c.res.headers.set("RateLimit-Cost", String(units));
 };
+
+/** The request did `units` units of work (a dry run's verdicts, a batch's ads): `rateLimit` charges them. */
+export const priceByWork = (c: Context<AppEnv>, units: number) => c.set("workUnits", Math.max(1, units));
 
 const addressOf = (c: Context<AppEnv>) => `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`;
 

@@ -86,6 +86,9 @@ function documentedOperations() {
   const RATE_LIMIT_HEADERS = {
     RateLimit: header('Remaining requests and seconds to reset, e.g. `"default";r=9;t=1`'),
     "RateLimit-Policy": header('The client\'s quota, e.g. `"default";q=10;w=4`'),
+    "RateLimit-Cost": header(
+      "The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back)",
+    ),
   };
   const RETRY_AFTER_HEADER = { "Retry-After": header("Seconds to wait before trying again") };
 

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
+import { priceByWork } from "../../middleware/rateLimit";
 import { withCache } from "../../middleware/responseCache";
 import {
   ADS_REVISION,
@@ -97,7 +98,9 @@ export const adsRouter = createRouter()
       response: envelope(z.array(BatchItemResult)),
     }),
     async (c) => {
-      return c.json(ok(await patchAdsBatch(serviceContext(c), c.req.valid("json"))), 200);
+      const results = await patchAdsBatch(serviceContext(c), c.req.valid("json"));
+      priceByWork(c, results.length);
+      return c.json(ok(results), 200);
     },
   )
   .openapi(
@@ -113,6 +116,7 @@ export const adsRouter = createRouter()
       const ctx = serviceContext(c);
       const results = await deleteAdsBatch(ctx, c.req.valid("json"));
       await withdrawUnstartedJobs(ctx, { adIds: results.filter((r) => r.result).map((r) => r.adId) });
+      priceByWork(c, results.length);
       return c.json(ok(results), 200);
     },
   )

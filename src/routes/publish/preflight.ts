@@ -1,5 +1,6 @@
 // A dry run of publishing: what each ad and target would come to, with nothing changed.
 import { ok } from "../../lib/envelope";
+import { priceByWork } from "../../middleware/rateLimit";
 import { Preflight, PreflightRequest, preflightPublishing } from "../../services/publishing";
 import { serviceContext } from "../context";
 import { apiRoute, BASE_PATH, createRouter, envelope, jsonBody } from "../openapi";
@@ -18,6 +19,9 @@ export const publishPreflightRouter = createRouter().openapi(
   async (c) => {
     const { adId, ...body } = c.req.valid("json");
     const connectBase = `${new URL(c.req.url).origin}${BASE_PATH}/oauth/${body.userId}`;
-    return c.json(ok(await preflightPublishing(serviceContext(c), { ...body, adIds: adId, connectBase })), 200);
+    const answer = await preflightPublishing(serviceContext(c), { ...body, adIds: adId, connectBase });
+    // Each verdict is a listing read and, on a marketplace, a review there: a token each.
+    priceByWork(c, answer.verdicts.length);
+    return c.json(ok(answer), 200);
   },
 );

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ERROR_CODES } from "../../lib/errors";
+import { priceByWork } from "../../middleware/rateLimit";
 import { keepsResponse } from "../../services/operations";
 import type { Outcome } from "../../services/publishing";
 
@@ -22,6 +23,7 @@ function noteStateDependence(c: Context<AppEnv>, outcomes: Outcome[]): void {
 /** The batch's answer: its outcomes summarised, and its key freed when a refusal among them depends on state. */
 export function batchResponse(c: Context<AppEnv>, outcomes: Outcome[]) {
   noteStateDependence(c, outcomes);
+  priceByWork(c, outcomes.length);
   return c.json(summarise(outcomes), 200);
 }
 

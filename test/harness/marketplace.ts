@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { Marketplace } from "../../src/lib/vocabulary";
+import type { Marketplace, PublishTarget } from "../../src/lib/vocabulary";
 import { marketplace } from "../fixtures/marketplace";
 import { call, eventually, expectEnvelope } from "./api";
 import { activate, createAd, createUser } from "./data";
@@ -141,15 +141,12 @@ export const settledPublication = (key: string, userId: number, adId: number, po
     300,
   );
 
-/** Milliseconds from a website publish to its listing live, as the client sees it. */
-export async function publicationTime(apiKey: string, userId: number) {
+/** Milliseconds from a publish (to the website, or a marketplace the user is connected to) to its listing live, as the client sees it. */
+export async function publicationTime(apiKey: string, userId: number, portal: PublishTarget = "website") {
   const ad = await createAd(apiKey, userId);
   const started = Date.now();
-  expectEnvelope(
-    await call("POST", "/publish/", { key: apiKey, body: { userId, adId: ad.adId, portal: "website" } }),
-    200,
-  );
-  const publish = await settledPublication(apiKey, userId, ad.adId, "website");
+  expectEnvelope(await call("POST", "/publish/", { key: apiKey, body: { userId, adId: ad.adId, portal } }), 200);
+  const publish = await settledPublication(apiKey, userId, ad.adId, portal);
   expect(publish?.active).toBe(true);
   return Date.now() - started;
 }

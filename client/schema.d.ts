@@ -3217,6 +3217,7 @@ export interface components {
         /**
          * @example {
          *       "wallet": {
+         *         "payer": "visible",
          *         "payerId": 1042,
          *         "balance": 84500,
          *         "charged": 295,
@@ -3261,6 +3262,11 @@ export interface components {
         Preflight: {
             /** @description The payer's wallet, in cents */
             wallet: {
+                /**
+                 * @description `another payer`: the wallet belongs to a user of another client, so its id and balances read 0 and only `charged` is shown
+                 * @enum {string}
+                 */
+                payer: "visible" | "another payer";
                 payerId: number;
                 balance: number;
                 charged: number;
@@ -25064,6 +25070,7 @@ export interface operations {
                      *       "errors": [],
                      *       "data": {
                      *         "wallet": {
+                     *           "payer": "visible",
                      *           "payerId": 1042,
                      *           "balance": 84500,
                      *           "charged": 295,

@@ -84,6 +84,7 @@ describe("a dry run of publishing", () => {
     });
     // What the marketplace refuses is refunded by a real call: only the placement stays charged.
     expect(wallet).toEqual({
+      payer: "visible",
       payerId: userId,
       balance: 1_000_000,
       charged: placed.price,
@@ -92,6 +93,40 @@ describe("a dry run of publishing", () => {
     // No job, charge, event, publication, idempotency record or listing.
     expect(await footprint(userId)).toEqual(before);
     expect(await walletBalance(key, userId)).toBe(1_000_000);
+  });
+
+  it("names a payer of another client only as another payer: no id, no balance, only what it would charge", async () => {
+    const userId = await connectedSeller(key, internalKey, 0);
+    const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
+    // The platform makes a user of its own client pay for the partner's seller.
+    const payer = await createUser(internalKey);
+    await call("POST", "/wallet/", {
+      key: internalKey,
+      body: { userId: payer.userId, amount: 50_000, description: "x" },
+    });
+    expectEnvelope(
+      await call("POST", "/user/settings/", { key: internalKey, body: { userId, walletUserId: payer.userId } }),
+      200,
+    );
+    const dryRun = (asKey: string) =>
+      call("POST", "/publish/preflight/", { key: asKey, body: { userId, adId: ad.adId, portal: "portal_a" } });
+    const partner = expectEnvelope(await dryRun(key), 200).data.wallet;
+    expect(partner).toEqual({
+      payer: "another payer",
+      payerId: 0,
+      balance: 0,
+      charged: partner.charged,
+      balanceAfter: 0,
+    });
+    expect(partner.charged).toBeGreaterThan(0);
+    const internal = expectEnvelope(await dryRun(internalKey), 200).data.wallet;
+    expect(internal).toEqual({
+      payer: "visible",
+      payerId: payer.userId,
+      balance: 50_000,
+      charged: partner.charged,
+      balanceAfter: 50_000 - partner.charged,
+    });
   });
 
   it("refuses what the wallet cannot pay in the order given, as the real call does, with the amounts", async () => {

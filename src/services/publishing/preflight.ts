@@ -1,10 +1,12 @@
 import type { z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
 import { namedBatches } from "../../db/client";
+import { users } from "../../db/schema";
 import { DomainError, detail } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
 import { MARKETPLACES, type Marketplace, PUBLISH_TARGETS, type PublishTarget } from "../../lib/vocabulary";
 import { PortalError } from "../../portals/gateway";
-import { isInternal } from "../shared/access";
+import { isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { balanceOf } from "../wallet/wallet";
 import { withAccessToken } from "./connections";
@@ -50,7 +52,7 @@ export async function preflightPublishing(
     throw DomainError.of("internal_only", "portal: meta is for internal clients only");
   const targets = input.portal === "meta" ? PUBLISH_TARGETS : [input.portal];
   const verdicts: PreflightVerdict[] = [];
-  let wallet: PreflightAnswer["wallet"] | undefined;
+  let wallet: { payerId: number; balance: number; charged: number } | undefined;
   // What the calls would hold when each is made: a charge the marketplace later refuses is refunded only
   // when its job has run, so a later target's call sees it spent.
   let available = 0;
@@ -69,7 +71,7 @@ export async function preflightPublishing(
       );
     if (!wallet) {
       const balance = await balanceOf(ctx.db, state.payerId);
-      wallet = { payerId: state.payerId, balance, charged: 0, balanceAfter: balance };
+      wallet = { payerId: state.payerId, balance, charged: 0 };
       available = balance;
     }
     const decided = decidePreflight(state, portal, decidePublishing(state, request), available);
@@ -88,8 +90,19 @@ export async function preflightPublishing(
     }
   }
   const { payerId = 0, balance = 0, charged = 0 } = wallet ?? {};
-  return { wallet: { payerId, balance, charged, balanceAfter: balance - charged }, verdicts };
+  // Another client's payer stays unnamed: what the call would charge is all the caller learns of it.
+  if (!(await mayRead(ctx, payerId)))
+    return { wallet: { payer: "another payer", payerId: 0, balance: 0, charged, balanceAfter: 0 }, verdicts };
+  return { wallet: { payer: "visible", payerId, balance, charged, balanceAfter: balance - charged }, verdicts };
 }
+
+/** Whether the caller may see the user (its own client's, or any for an internal client). */
+const mayRead = async (ctx: ServiceContext, userId: number) =>
+  (await ctx.db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.id, userId), visibleUsers(ctx.caller)))
+    .get()) !== undefined;
 
 /** Where to get consent: the API's connect operation (starting it here would revoke the current token). */
 function connectionView(portal: PublishTarget, state: ConnectionState, input: { connectBase: string }) {

@@ -98,6 +98,10 @@ function preflightResponses() {
     .object({
       wallet: z
         .object({
+          payer: z.enum(["visible", "another payer"]).openapi({
+            description:
+              "`another payer`: the wallet belongs to a user of another client, so its id and balances read 0 and only `charged` is shown",
+          }),
           payerId: z.number().int(),
           balance: z.number().int(),
           charged: z.number().int(),
@@ -108,7 +112,7 @@ function preflightResponses() {
     })
     .openapi("Preflight", {
       example: {
-        wallet: { payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
+        wallet: { payer: "visible", payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
         verdicts: [
           { ...VERDICT_EXAMPLE, adId: 20317, outcome: "placement", price: 295, errors: [], errorDetails: [] },
           {

@@ -63,7 +63,9 @@ async function checkReferences(
 
 /**
  * POST: create or replace; fields not given return to their defaults, except what the caller may not
- * set: a partner's write keeps every internal-only field as it is (and may send it back unchanged).
+ * set: a partner's write keeps every internal-only field as it is (and may send it back unchanged). The
+ * write names only the columns the call sets: what it keeps it does not write back, so a change made
+ * meanwhile (an internal client's payer, the activation's status) is never undone.
  */
 export async function replaceSettings(ctx: ServiceContext, input: SettingsInput): Promise<SettingsView> {
   const { db, caller } = ctx;
@@ -84,17 +86,14 @@ export async function replaceSettings(ctx: ServiceContext, input: SettingsInput)
     attributes: [],
     budgetNotifyLimit: 0,
   };
-  // What a caller cannot set is kept, not reset: the limits always, the payer and main user for partners.
-  const kept = isInternal(caller)
-    ? { maxContacts: current.maxContacts, maxImages: current.maxImages }
-    : Object.fromEntries(INTERNAL_ONLY.map((field) => [field, current[field]]));
-  const values = {
-    ...defaults,
-    ...kept,
-    status: current.status,
-    ...input,
-    updatedAt: new Date().toISOString(),
-  };
+  // What a caller cannot set is kept by not writing it: the limits and the status unless given, the payer
+  // and main user for partners (whose copy, checked unchanged above, is left out too).
+  const internalOnly = new Set<string>(INTERNAL_ONLY);
+  const values = Object.fromEntries(
+    Object.entries({ ...defaults, ...input, updatedAt: new Date().toISOString() }).filter(
+      ([field]) => isInternal(caller) || !internalOnly.has(field),
+    ),
+  );
   await db.batch([
     db.update(userSettings).set(values).where(eq(userSettings.userId, input.userId)),
     bumpRevisions(db, userWriteRevisions(input.userId)),

@@ -24,7 +24,15 @@ import { deleteObjects } from "../../lib/media";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { closeDeletedUsersConnections, revokeAllConnections } from "../publishing/connections";
 import { withdrawUnstartedJobs } from "../publishing/publishRequests";
-import { type Caller, clientIdOf, requireInternal, requireUser, type UserRow, visibleUsers } from "../shared/access";
+import {
+  type Caller,
+  clientIdOf,
+  isInternal,
+  requireInternal,
+  requireUser,
+  type UserRow,
+  visibleUsers,
+} from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
@@ -101,6 +109,9 @@ function checkUserRules(user: UserColumns): UserColumns {
   if (problems.length > 0) throw DomainError.of("validation_failed", ...problems);
   return { ...user, postalCode };
 }
+
+/** The columns only an internal client changes. */
+const INTERNAL_ONLY_COLUMNS = ["clientId", "externalUserId", "subscriptionStock", "subscriptionShop"] as const;
 
 /** Input fields → columns; `subscriptions` is split in two columns. */
 function toColumns(input: Partial<UserInput> | Omit<UserPatch, "userId">): Partial<UserColumns> {
@@ -208,9 +219,17 @@ export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise
   )
     requireInternal(caller, "subscriptions");
   const { id: _id, createdAt: _created, ...stored } = current;
-  const merged = checkUserRules({ ...stored, ...toColumns(changes), updatedAt: nowIso() });
+  const columns = toColumns(changes);
+  // A partner may send the internal-only fields back only unchanged (checked above): it writes none of them.
+  if (!isInternal(caller)) for (const column of INTERNAL_ONLY_COLUMNS) delete columns[column];
+  const merged = checkUserRules({ ...stored, ...columns, updatedAt: nowIso() });
+  // The rules hold for the whole user; the write names only the columns the call sets, so a change made
+  // meanwhile by another caller (an internal client's subscriptions) is never written over.
+  const written = Object.fromEntries(
+    [...Object.keys(columns), "updatedAt"].map((column) => [column, merged[column as keyof UserColumns]]),
+  );
   await db
-    .batch([db.update(users).set(merged).where(eq(users.id, userId)), bumpRevisions(db, userWriteRevisions(userId))])
+    .batch([db.update(users).set(written).where(eq(users.id, userId)), bumpRevisions(db, userWriteRevisions(userId))])
     .catch(refuseTakenExternalId(merged.externalUserId));
   return getUser(ctx, userId);
 }

@@ -185,6 +185,20 @@ describe("DELETE /users/", () => {
     expect(ledger?.n).toBe(1);
   });
 
+  it("anonymising a payer leaves its sellers paying for themselves, as a full delete does", async () => {
+    const payer = await createUser(partnerKey);
+    await call("POST", "/wallet/", { key: internalKey, body: { userId: payer.userId, amount: 500, description: "x" } });
+    const seller = await createUser(partnerKey);
+    const settings = { userId: seller.userId, walletUserId: payer.userId, mainUserId: payer.userId };
+    expectEnvelope(await call("POST", "/user/settings/", { key: internalKey, body: settings }), 200);
+    expectEnvelope(await call("DELETE", `/users/${payer.userId}`, { key: partnerKey }), 200);
+    const after = await call("GET", `/user/settings/${seller.userId}`, { key: internalKey });
+    expect(after.body.data).toMatchObject({ walletUserId: null, mainUserId: null });
+    const wallet = await call("GET", `/wallet/${seller.userId}`, { key: partnerKey });
+    expectEnvelope(wallet, 200);
+    expect(wallet.body.data.userId).toBe(seller.userId);
+  });
+
   it("removes a user without ads completely, with everything below it", async () => {
     const user = await createUser(partnerKey);
     await call("POST", "/folders/", { key: partnerKey, body: { userId: user.userId, description: "Stock" } });

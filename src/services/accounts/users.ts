@@ -263,14 +263,14 @@ export async function deleteUser(
     entryRows: db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
   });
   const bump = bumpRevisions(db, userWriteRevisions(userId));
+  // Either way no user goes on naming it as its main user or its payer: its sellers pay for themselves.
+  const unreferenced = [
+    db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
+    db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
+  ] as const;
   if (adRows.length === 0 && entryRows.length === 0) {
     await revokeAllConnections(ctx, { userId });
-    await db.batch([
-      db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
-      db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
-      db.delete(users).where(eq(users.id, userId)),
-      bump,
-    ]);
+    await db.batch([...unreferenced, db.delete(users).where(eq(users.id, userId)), bump]);
     logDeletion(userId, "deleted", ip);
     return "deleted";
   }
@@ -329,6 +329,7 @@ export async function deleteUser(
     db.update(portalConnections).set({ email: "" }).where(eq(portalConnections.userId, userId)),
     db.delete(tasks).where(eq(tasks.userId, userId)),
     db.delete(notifications).where(eq(notifications.userId, userId)),
+    ...unreferenced,
     bump,
   ]);
   await closeDeletedUsersConnections(ctx, { userId, limit: 10 });

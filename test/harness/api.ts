@@ -20,9 +20,9 @@ export async function newClient(options: Partial<NewClient> = {}) {
   clientSeq += 1;
   return createApiClient(getDb(env.DB), {
     name: `test-${Date.now()}-${clientSeq}-${Math.random().toString(36).slice(2)}`,
-    // Tests are not about the rate limit unless they say so.
+    // Tests are not about the rate limit unless they say so: a batch costs a token per ad (at most 1,000).
     rate: 1000,
-    burst: 1000,
+    burst: 100_000,
     ...options,
   });
 }

@@ -6,7 +6,7 @@
  * Retry-After plus a full-jitter backoff, so clients told the same Retry-After do not all come back at
  * once; at most `maxConcurrent` requests are in flight; every request carries the newest `x-d1-bookmark`
  * answered, so the client reads its own writes. Every component schema is a named type (`Ad`, `Event`,
- * `ErrorDetail`, `PublishActiveEvent`, …), and the helpers below do the chores: `listAll`, `waitForJob`,
+ * `ErrorDetail`, `PublishActiveEvent`, …), and the helpers below do the chores: `dataOf`, `listAll`, `waitForJob`,
  * `publish`, `verifyWebhook`, `preflight`.
  */
 import createClient, { type Middleware } from "openapi-fetch";

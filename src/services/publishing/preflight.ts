@@ -90,8 +90,9 @@ export async function preflightPublishing(
     }
   }
   const { payerId = 0, balance = 0, charged = 0 } = wallet ?? {};
-  // Another client's payer stays unnamed: what the call would charge is all the caller learns of it.
-  if (!(await mayRead(ctx, payerId)))
+  // Another client's payer stays unnamed: what the call would charge is all the caller learns of it. A user
+  // who pays for itself was read as visible already, so only a separate payer is looked up.
+  if (payerId !== input.userId && !(await mayRead(ctx, payerId)))
     return { wallet: { payer: "another payer", payerId: 0, balance: 0, charged, balanceAfter: 0 }, verdicts };
   return { wallet: { payer: "visible", payerId, balance, charged, balanceAfter: balance - charged }, verdicts };
 }

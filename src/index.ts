@@ -7,7 +7,7 @@ import { DOCUMENT_PATH, documentResponder } from "./routes/document";
 import type { JobMessage } from "./services/shared";
 import worker from "./worker";
 
-export { RateLimiter, UserTokens } from "./worker";
+export { ClientLanes, RateLimiter, UserTokens } from "./worker";
 
 const serveDocument = documentResponder(app);
 

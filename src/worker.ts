@@ -8,12 +8,13 @@ import type { JobMessage } from "./services/shared";
 
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";
+export { ClientLanes } from "./jobs/clientLanes";
 
 export default {
   fetch: app.fetch,
 
-  async queue(batch, env, ctx) {
-    await handleJobs(batch, env, ctx);
+  async queue(batch, env) {
+    await handleJobs(batch, env);
   },
 
   async scheduled(controller, env) {

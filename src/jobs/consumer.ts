@@ -1,143 +1,129 @@
 import { eq } from "drizzle-orm";
-import { getDb } from "../db/client";
-import { imageJobs } from "../db/schema";
+import { getDb, namedBatch } from "../db/client";
+import { inList } from "../db/inList";
+import { imageJobs, publishJobs, users, webhookEndpoints } from "../db/schema";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
-import { runInShares } from "../lib/shares";
-import { abandonDelivery, type DeliveryLane, deliverWebhooks, dispatchEvents } from "../services/events";
-import { failImageJob, IMAGE_LIMITS, runImageJob } from "../services/images";
-import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
-import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
+import type { JobMessage } from "../services/shared";
+import type { Lane, LaneJob } from "./clientLanes";
+import { executeJobs } from "./execute";
 
-/** An image job; the updates its stored image asked for are queued at once. */
-async function runImage(env: Env, job: ImageMessage): Promise<void> {
-  const ctx = jobContext(env, job.requestId);
-  const { updatesRequested } = await runImageJob(ctx, { jobId: job.jobId });
-  if (updatesRequested) await flushUpdateRequests(ctx, { limit: 100 });
-}
+/** Where a job waits and whose share it takes: its client, lane and share key (endpoint, host, or the lane). */
+type Placement = { clientId: number; lane: Lane; key: string };
 
-/** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
-async function giveUp(env: Env, job: JobMessage): Promise<void> {
-  const db = getDb(env.DB);
-  switch (job.kind) {
-    case "image": {
-      const imageJob = await db.select().from(imageJobs).where(eq(imageJobs.id, job.jobId)).get();
-      if (imageJob) await db.batch(failImageJob(db, imageJob, "failed after repeated attempts"));
-      return;
-    }
-    case "publish": {
-      // The marketplace may hold what a lost answer did: it is asked before the job fails and is refunded.
-      const [settled] = await runPublishJobs(jobContext(env, job.requestId), { messages: [job], mode: "give-up" });
-      if (settled?.status === "rejected") throw settled.reason;
-      return;
-    }
-    case "webhook":
-      // A delivery schedules its own next attempt; one that reaches here failed unexpectedly, and is
-      // logged; it no longer holds a place in its endpoint's queue.
-      return abandonDelivery(db, job);
-    case "ping":
-      return;
+/** The host of an image's source, the key of its share of the image lane. */
+const hostOf = (url: string | undefined) => {
+  try {
+    return new URL(url ?? "").host;
+  } catch {
+    return "";
   }
-}
+};
+
+/** The D1 row a job names: its endpoint, publish job or image job. */
+const rowIdOf = (job: JobMessage) =>
+  job.kind === "webhook" ? job.endpointId : job.kind === "publish" ? job.itemId : job.kind === "image" ? job.jobId : 0;
 
 /**
- * Runs a batch's jobs: the publish jobs together, the webhook deliveries together (in shares per
- * endpoint, see `deliverWebhooks`), the image jobs in shares per client: at most
- * `IMAGE_LIMITS.perClient` of a client's at once, and one whose turn comes after the batch's deadline
- * goes back to the queue (not an attempt). One settled result per job, in order.
+ * The client, lane and key of each job of a batch, read in one D1 round trip: a delivery's client is
+ * its endpoint's, a publish job's its user's, an image job's its user's. A job whose row is gone is
+ * placed with client 0, whose lanes run it only to find it moot. A ping has no place.
  */
-async function runAll(env: Env, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
-  const ofKind = <K extends JobMessage["kind"]>(kind: K) =>
-    jobs.filter((job): job is Extract<JobMessage, { kind: K }> => job.kind === kind);
-  const [publishJobs, deliveries, images] = [ofKind("publish"), ofKind("webhook"), ofKind("image")];
-  const deadline = Date.now() + 2 * IMAGE_LIMITS.downloadMs;
-  // A kind's run that throws as a whole fails each of its jobs, not the batch.
-  const [published, delivered, imaged] = await Promise.allSettled([
-    publishJobs.length ? runPublishJobs(jobContext(env), { messages: publishJobs }) : [],
-    deliveries.length ? deliverWebhooks(jobContext(env), { messages: deliveries, lane }) : [],
-    runInShares(
-      images,
-      (job) => job.clientId ?? "unknown",
-      IMAGE_LIMITS.perClient,
-      () => ({}),
-      (job) =>
-        Date.now() > deadline ? env.IMAGE_JOBS.send(job, { delaySeconds: 1 }).then(() => {}) : runImage(env, job),
-    ),
-  ]);
-  const pick = (run: PromiseSettledResult<PromiseSettledResult<unknown>[]>, at: number) =>
-    run.status === "rejected" ? run : run.value[at];
-  const outcomeOf = (job: JobMessage) =>
-    job.kind === "publish"
-      ? pick(published, publishJobs.indexOf(job))
-      : job.kind === "webhook"
-        ? pick(delivered, deliveries.indexOf(job))
-        : job.kind === "image"
-          ? pick(imaged, images.indexOf(job))
-          : undefined;
-  return jobs.map((job): PromiseSettledResult<void> => {
-    const outcome = outcomeOf(job);
-    return outcome?.status === "rejected" ? outcome : { status: "fulfilled", value: undefined };
+async function placementsOf(env: Env, batch: MessageBatch<JobMessage>): Promise<(Placement | undefined)[]> {
+  const db = getDb(env.DB);
+  const jobs = batch.messages.map((message) => message.body);
+  const idsOf = (kind: JobMessage["kind"]) => jobs.flatMap((job) => (job.kind === kind ? [rowIdOf(job)] : []));
+  // A publish or image job's client is its user's.
+  const clientOfUser = { clientId: users.clientId };
+  const { endpoints, publishers, imageOwners } = await namedBatch(db, {
+    endpoints: db
+      .select({ id: webhookEndpoints.id, clientId: webhookEndpoints.clientId })
+      .from(webhookEndpoints)
+      .where(inList(webhookEndpoints.id, idsOf("webhook"))),
+    publishers: db
+      .select({ id: publishJobs.id, ...clientOfUser })
+      .from(publishJobs)
+      .innerJoin(users, eq(users.id, publishJobs.userId))
+      .where(inList(publishJobs.id, idsOf("publish"))),
+    imageOwners: db
+      .select({ id: imageJobs.id, ...clientOfUser, sourceUrl: imageJobs.sourceUrl })
+      .from(imageJobs)
+      .innerJoin(users, eq(users.id, imageJobs.userId))
+      .where(inList(imageJobs.id, idsOf("image"))),
+  });
+  const slow = batch.queue === env.WEBHOOK_SLOW_QUEUE;
+  return jobs.map((job): Placement | undefined => {
+    switch (job.kind) {
+      case "webhook": {
+        const endpoint = endpoints.find((row) => row.id === job.endpointId);
+        return {
+          clientId: endpoint?.clientId ?? 0,
+          lane: slow ? "webhooks-slow" : "webhooks",
+          key: String(job.endpointId),
+        };
+      }
+      case "publish":
+        return {
+          clientId: publishers.find((row) => row.id === job.itemId)?.clientId ?? 0,
+          lane: "marketplace",
+          key: "",
+        };
+      case "image": {
+        const owner = imageOwners.find((row) => row.id === job.jobId);
+        return { clientId: owner?.clientId ?? 0, lane: "images", key: hostOf(owner?.sourceUrl) };
+      }
+      default:
+        return undefined;
+    }
   });
 }
 
+/** The lanes of one client (a Durable Object per client id). */
+export const clientLanes = (env: Env, clientId: number) =>
+  env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(clientId)));
+
 /**
- * Consumer of `jobs` (publishing), `images`, `webhooks` and `webhooks-slow` (deliveries, on the lane
- * their endpoint's speed earned), so a slow image host or endpoint holds none of publishing's slots, and
- * of their dead-letter queues; which one a batch comes from is configuration (DEAD_LETTER_QUEUE,
- * WEBHOOK_DEAD_LETTER_QUEUE, WEBHOOK_SLOW_QUEUE), not a guess from its name. Messages are pointers to D1
- * rows; handlers are idempotent. The batch's publish jobs run together (two D1 round trips for all of
- * them), its deliveries and image jobs in shares (see `runAll`). A failed write of the
- * dead-letter consumer is retried too; what still fails goes to that queue's own last-resort queue
- * (wrangler.toml), so nothing is dropped silently.
+ * Consumer of every queue: `jobs` (publishing), `images`, `webhooks` and `webhooks-slow` (deliveries, on
+ * the lane their endpoint's speed earned), and their dead-letter queues. A dead-letter batch only ends
+ * jobs in D1, and runs here (`executeJobs`). Every other job is handed to its client's lanes
+ * (`ClientLanes`, one per client) and acknowledged: it runs there, within the client's share, so no job
+ * of one client ever waits in a batch behind another client's slow work. A hand-over that fails is
+ * retried by the queue.
  */
-export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env, ctx?: ExecutionContext): Promise<void> {
-  const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
+export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
+  if (batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE)
+    return executeJobs(batch, env);
   const metrics = metricsOf(env);
-  const jobs = batch.messages.map((message) => message.body);
-  if (!deadLetter)
-    for (const message of batch.messages)
-      if (message.attempts === 1)
-        metrics.record({
-          event: "queue_lag",
-          kind: message.body.kind,
-          lagMs: Date.now() - message.timestamp.getTime(),
-        });
-  const lane: DeliveryLane = batch.queue === env.WEBHOOK_SLOW_QUEUE ? "slow" : "fast";
-  const outcomes = deadLetter
-    ? await Promise.allSettled(jobs.map((job) => giveUp(env, job)))
-    : await runAll(env, jobs, lane);
+  for (const message of batch.messages)
+    if (message.attempts === 1)
+      metrics.record({ event: "queue_lag", kind: message.body.kind, lagMs: Date.now() - message.timestamp.getTime() });
+  const placements = await placementsOf(env, batch);
+  const byClient = new Map<number, { jobs: LaneJob[]; messages: Message<JobMessage>[] }>();
   batch.messages.forEach((message, at) => {
-    const job = message.body;
-    const outcome = outcomes[at];
-    if (outcome?.status === "fulfilled") {
-      if (deadLetter) {
-        metrics.record({ event: "dead_letter", kind: job.kind });
-        log("error", "job dead-lettered", { job, requestId: job.requestId });
-      }
+    const placement = placements[at];
+    if (!placement) {
       message.ack();
       return;
     }
-    const error = outcome?.reason;
-    log("error", deadLetter ? "dead-letter write failed, will retry" : "job failed, will retry", {
-      queue: batch.queue,
-      job,
-      attempts: message.attempts,
-      requestId: job.requestId,
-      error: error instanceof Error ? error.message : String(error),
-    });
-    metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
-    message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    const group = byClient.get(placement.clientId) ?? { jobs: [], messages: [] };
+    group.jobs.push({ queue: batch.queue, lane: placement.lane, key: placement.key, message: message.body });
+    group.messages.push(message);
+    byClient.set(placement.clientId, group);
   });
-  // The jobs just run wrote events, or deliveries ended and made room in their endpoints' queues: hand
-  // the next events to delivery now rather than at the next cron.
-  if (deadLetter) return;
-  const deliveredTo = jobs.flatMap((job) => (job.kind === "webhook" ? [job.endpointId] : []));
-  const scope = deliveredTo.length === jobs.length ? { endpointIds: [...new Set(deliveredTo)] } : {};
-  ctx?.waitUntil(
-    dispatchEvents(jobContext(env), scope).catch((error) =>
-      log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
-    ),
+  await Promise.all(
+    [...byClient].map(async ([clientId, { jobs, messages }]) => {
+      try {
+        await clientLanes(env, clientId).admit(clientId, jobs);
+        for (const message of messages) message.ack();
+      } catch (error) {
+        log("error", "hand-over to the client's lanes failed, will retry", {
+          clientId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        for (const message of messages) message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      }
+    }),
   );
 }

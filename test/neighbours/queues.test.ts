@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DELIVERY_LIMITS } from "../../src/services/events";
+import { LANE_SHARES } from "../../src/jobs/clientLanes";
+import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT } from "../../src/services/events";
 import { IMAGE_LIMITS } from "../../src/services/images";
 import { eventsOf, payloadOf, receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, eventually, expectEnvelope, newClient } from "../harness/api";
@@ -10,8 +11,9 @@ import { expectWithinNeighbourBound, sleep, timed } from "./bound";
 
 /**
  * The queues' lanes. The local runtime hands a queue one batch at a time (production runs several side
- * by side, docs/operating.md), so here a batch that one client holds up holds up everything behind it:
- * the strictest case of what production sees.
+ * by side, docs/operating.md), so here a batch that one client held up would hold up everything behind
+ * it: the strictest case of what production sees. The consumer hands each job to its client's lanes
+ * (src/jobs/clientLanes.ts) instead, where it runs within that client's share.
  */
 
 /** B's operation: a test message of B's endpoint, until it reaches B's receiver. */
@@ -43,10 +45,12 @@ describe("the webhook lane", () => {
     expectWithinNeighbourBound("B's webhook", alone, beside);
 
     // A's endpoint is on the slow lane, and every one of its events still arrives (at its own pace).
-    const endpoint = await env.DB.prepare("SELECT slow_until FROM webhook_endpoints WHERE id = ?")
-      .bind(webhookId)
-      .first<{ slow_until: string | null }>();
-    expect(endpoint?.slow_until).not.toBeNull();
+    await eventually(async () => {
+      const endpoint = await env.DB.prepare("SELECT slow_until FROM webhook_endpoints WHERE id = ?")
+        .bind(webhookId)
+        .first<{ slow_until: string | null }>();
+      return endpoint?.slow_until ?? undefined;
+    }, "A's endpoint on the slow lane");
     const delivered = await eventually(
       async () => {
         const ids = new Set((await receivedBy(slow.name)).map((r) => r.headers["webhook-id"]));
@@ -62,7 +66,109 @@ describe("the webhook lane", () => {
   }, 180_000);
 });
 
+/** A's endpoints, every one a client may have, each answering per `behaviour`, each handed A's 24 events. */
+async function floodOfEndpoints(a: { key: string; client: { id: number } }, behaviour: string) {
+  const endpoints: { webhookId: number; name: string }[] = [];
+  for (let i = 0; i < ENDPOINTS_PER_CLIENT; i += 1) {
+    const hook = receiver(behaviour);
+    endpoints.push({ webhookId: (await registerWebhook(a.key, hook.url)).webhookId, name: hook.name });
+  }
+  await eventsOf(a.client.id, 24);
+  for (const { webhookId } of endpoints)
+    expectEnvelope(await call("POST", `/webhooks/${webhookId}/replay`, { key: a.key, body: { after: 0 } }), 200);
+  await eventually(
+    async () => ((await receivedBy((endpoints[0] as { name: string }).name)).length > 0 ? true : undefined),
+    "A's first delivery",
+    300,
+  );
+  return endpoints;
+}
+
+describe("many endpoints, each just under a lane's mark", () => {
+  it("16 endpoints answering in 1.8 s (under the fast lane's 2 s) hold up only their own client", async () => {
+    const [a, b] = await Promise.all([newClient(), newClient()]);
+    const quick = receiver("ok");
+    const bEndpoint = (await registerWebhook(b.key, quick.url)).webhookId;
+    const alone = await webhookTime(b.key, bEndpoint, quick.name);
+
+    const endpoints = await floodOfEndpoints(a, "after1800");
+    const beside = await webhookTime(b.key, bEndpoint, quick.name);
+    expectWithinNeighbourBound("B's webhook beside 16 endpoints just under the fast lane's mark", alone, beside);
+
+    // A's deliveries go on at A's share: never more of them at once than its slots of the lane.
+    const lanes = env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(a.client.id)));
+    expect((await lanes.waiting()).webhooks).toBeGreaterThan(LANE_SHARES.webhooks.slots);
+    for (const { webhookId } of endpoints)
+      expectEnvelope(await call("DELETE", `/webhooks/${webhookId}`, { key: a.key }), 200);
+  }, 300_000);
+
+  it("16 endpoints answering in 9 s (under the slow lane's 10 s) hold up only their own client", async () => {
+    const [a, b] = await Promise.all([newClient(), newClient()]);
+    const unhurried = receiver("after2500");
+    const bEndpoint = (await registerWebhook(b.key, unhurried.url)).webhookId;
+    // B's first message moves its endpoint to the slow lane; the second is B's time there, alone.
+    await webhookTime(b.key, bEndpoint, unhurried.name);
+    const alone = await webhookTime(b.key, bEndpoint, unhurried.name);
+
+    const endpoints = await floodOfEndpoints(a, "after9000");
+    const beside = await webhookTime(b.key, bEndpoint, unhurried.name);
+    expectWithinNeighbourBound(
+      "B's slow-lane webhook beside 16 endpoints just under the slow lane's mark",
+      alone,
+      beside,
+    );
+    for (const { webhookId } of endpoints)
+      expectEnvelope(await call("DELETE", `/webhooks/${webhookId}`, { key: a.key }), 200);
+  }, 300_000);
+});
+
+/** B's operation: one image from a host that answers at once, until its job is done. */
+async function imageTime(key: string, userId: number, adId: number) {
+  return timed(async () => {
+    expectEnvelope(
+      await call("PUT", `/images/${adId}`, {
+        key,
+        body: { images: [{ image: { url: "http://images.test/red.png" } }] },
+      }),
+      200,
+    );
+    await eventually(
+      async () => {
+        const status = await call("GET", `/imagestatus/${userId}/${adId}`, { key });
+        const jobs = status.body.data as { done: boolean; result: boolean }[];
+        return jobs.length > 0 && jobs.every((job) => job.done && job.result) ? true : undefined;
+      },
+      "B's image",
+      600,
+    );
+  });
+}
+
 describe("the image lane", () => {
+  it("48 images from a trickling host, over two users, hold up only their own client's images", async () => {
+    const [a, b] = await Promise.all([newClient({ partner: true }), newClient({ partner: true })]);
+    const bSeller = (await createUser(b.key)).userId;
+    // The first image of a run warms the image pipeline up; B's time alone is its second.
+    await imageTime(b.key, bSeller, (await createAd(b.key, bSeller)).adId);
+    const alone = await imageTime(b.key, bSeller, (await createAd(b.key, bSeller)).adId);
+
+    const trickling = { image: { url: "http://images.test/trickle.png" } };
+    const aAds: number[] = [];
+    for (const owner of [(await createUser(a.key)).userId, (await createUser(a.key)).userId])
+      for (let i = 0; i < 4; i += 1) {
+        const { adId } = await createAd(a.key, owner);
+        aAds.push(adId);
+        expectEnvelope(
+          await call("PUT", `/images/${adId}`, { key: a.key, body: { images: Array(6).fill(trickling) } }),
+          200,
+        );
+      }
+    await sleep(1_500); // A's downloads are under way
+    const beside = await imageTime(b.key, bSeller, (await createAd(b.key, bSeller)).adId);
+    expectWithinNeighbourBound("B's image beside 48 trickling ones", alone, beside);
+    for (const adId of aAds) expectEnvelope(await call("DELETE", `/ads/${adId}`, { key: a.key }), 200);
+  }, 300_000);
+
   it("image hosts that trickle their bytes hold up no publishing, and each download ends at its deadline", async () => {
     const [a, b] = await Promise.all([newClient({ partner: true }), newClient({ partner: true })]);
     const seller = await createUser(b.key);

@@ -133,7 +133,7 @@ describe("failure isolation", () => {
       { id: "dead-1", timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId: 1 } },
     ]);
     const ctx = createExecutionContext();
-    await worker.queue(batch, { ...env, DB: broken } as Env, ctx);
+    await worker.queue(batch, { ...env, DB: broken } as Env);
     const result = await getQueueResult(batch, ctx);
     expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["dead-1"]);
     expect(result.explicitAcks).toEqual([]);

@@ -7,6 +7,7 @@ import {
 } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { executeJobs } from "../../src/jobs/execute";
 import { publishMessage, queueJobs } from "../../src/services/publishing";
 import { type JobMessage, jobContext } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
@@ -189,7 +190,7 @@ describe("at-least-once delivery and crashes", () => {
     ]);
     const batch = createMessageBatch<JobMessage>("jobs", messages);
     const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
+    await executeJobs(batch, env);
     const result = await getQueueResult(batch, ctx);
     // The flaky placement's claiming copy is retried; its duplicate found it taken and is done with.
     expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["dup-4-0"]);

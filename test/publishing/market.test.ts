@@ -8,6 +8,7 @@ import {
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { executeJobs } from "../../src/jobs/execute";
 import type { JobMessage } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
@@ -239,7 +240,7 @@ describe("reliability", () => {
       })),
     );
     const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
+    await executeJobs(batch, env);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks.length + result.retryMessages.length).toBe(items.results.length);
     await Promise.all(items.results.map((item) => runPublishJob(env, item.id).catch(() => null)));

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import { getDb } from "../../src/db/client";
 import type { Env } from "../../src/env";
-import { handleJobs } from "../../src/jobs/consumer";
+import { executeJobs } from "../../src/jobs/execute";
 import { marketplaceSimulator } from "../../src/portals/gateway";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
@@ -214,7 +214,7 @@ export async function deliver(world: World, message: Message, queue = "jobs"): P
 /** Delivers messages to the consumer in one batch; answers, per message, whether it was acknowledged. */
 export async function deliverTogether(world: World, messages: Message[], queue = "jobs"): Promise<boolean[]> {
   const acked = messages.map(() => false);
-  await handleJobs(
+  await executeJobs(
     {
       queue: queue === "dlq" ? (world.env.DEAD_LETTER_QUEUE as string) : "jobs",
       messages: messages.map((message, at) => {

@@ -12,11 +12,10 @@ import type { JobContext } from "../shared/context";
 import { bumpRevisions } from "../shared/revisions";
 
 /**
- * The image lane's shares: a client has at most `perClient` downloads of a batch at once, and a download
- * has `downloadMs` in all, from the request to its last byte, so a host that trickles its body is cut
- * off as surely as one that never answers.
+ * A download has `downloadMs` in all, from the request to its last byte, so a host that trickles its
+ * body is cut off as surely as one that never answers (a client's share of the lane: src/jobs/clientLanes.ts).
  */
-export const IMAGE_LIMITS = { perClient: 2, downloadMs: 10_000 } as const;
+export const IMAGE_LIMITS = { downloadMs: 10_000 } as const;
 const TOO_SLOW = `not downloaded within ${IMAGE_LIMITS.downloadMs / 1000} s`;
 const MAX_REDIRECTS = 3;
 /** Thumbnails fit in this box and are never more than half the original's size. */

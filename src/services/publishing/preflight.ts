@@ -6,8 +6,9 @@ import { DomainError, detail } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
 import { MARKETPLACES, type Marketplace, PUBLISH_TARGETS, type PublishTarget } from "../../lib/vocabulary";
 import { PortalError } from "../../portals/gateway";
-import { isInternal, visibleUsers } from "../shared/access";
+import { clientIdOf, isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { inMarketplaceShare } from "../shared/laneShare";
 import { balanceOf } from "../wallet/wallet";
 import { withAccessToken } from "./connections";
 import {
@@ -23,8 +24,12 @@ import { readPublishState } from "./publishRequests";
 import type { Preflight, PreflightVerdict as PreflightVerdictSchema } from "./schemas";
 import { REFUSAL_TEXTS, refusal, refused } from "./types";
 
-/** Marketplace reviews a dry run has in flight at once: a queue batch's worth, as publishing runs them. */
-const VERIFY_CONCURRENCY = 25;
+/**
+ * How long a dry run waits for room in the client's share of the marketplace lane (its reviews take the
+ * slots its publish jobs use); a review that found none by then leaves its ad `unverified`.
+ */
+const VERIFY_PATIENCE_MS = 10_000;
+const LANE_BUSY = "the client's share of the marketplace lane stayed busy; ask again shortly";
 
 type PreflightVerdict = z.infer<typeof PreflightVerdictSchema>;
 export type PreflightAnswer = z.infer<typeof Preflight>;
@@ -121,7 +126,8 @@ interface Reviewed {
 }
 
 /**
- * The marketplace's review of each listing the call would send, `VERIFY_CONCURRENCY` at a time, with the
+ * The marketplace's review of each listing the call would send, within the client's share of the
+ * marketplace lane (`inMarketplaceShare`), with the
  * user's access token (renewed first when it ended, as a job would). An ad the API refused, or that an
  * open job answers, is not sent.
  */
@@ -151,22 +157,27 @@ async function askMarketplace(
   const answers = new Map<number, { reason?: string; refusedBy?: string; disconnected?: boolean }>();
   try {
     await withAccessToken(ctx, { userId: input.userId, portal }, async (gateway, token) => {
-      for (let i = 0; i < asked.length; i += VERIFY_CONCURRENCY) {
-        await Promise.all(
-          asked.slice(i, i + VERIFY_CONCURRENCY).map(async (verdict, at) => {
-            try {
-              await gateway.verifyListing(token, listings[i + at] as (typeof listings)[number]);
-              answers.set(verdict.adId, {});
-            } catch (error) {
-              // An ended token is renewed by `withAccessToken`, which then asks again.
-              if (error instanceof PortalError && error.kind === "unauthorized") throw error;
-              if (error instanceof PortalError && error.kind === "refused")
-                answers.set(verdict.adId, { refusedBy: error.message });
-              else answers.set(verdict.adId, { reason: error instanceof Error ? error.message : String(error) });
-            }
-          }),
-        );
-      }
+      await inMarketplaceShare(
+        ctx.env,
+        clientIdOf(ctx.caller),
+        asked.map((verdict, at) => ({ verdict, listing: listings[at] as (typeof listings)[number] })),
+        async ({ verdict, listing }) => {
+          try {
+            await gateway.verifyListing(token, listing);
+            answers.set(verdict.adId, {});
+          } catch (error) {
+            // An ended token is renewed by `withAccessToken`, which then asks again.
+            if (error instanceof PortalError && error.kind === "unauthorized") throw error;
+            if (error instanceof PortalError && error.kind === "refused")
+              answers.set(verdict.adId, { refusedBy: error.message });
+            else answers.set(verdict.adId, { reason: error instanceof Error ? error.message : String(error) });
+          }
+        },
+        {
+          patienceMs: VERIFY_PATIENCE_MS,
+          notRun: ({ verdict }) => answers.set(verdict.adId, { reason: LANE_BUSY }),
+        },
+      );
     });
   } catch (error) {
     // The connection could not be used after all (its renewal was refused, so it ended).

@@ -1,0 +1,286 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { backoffSeconds } from "../lib/backoff";
+import { log } from "../lib/log";
+import type { JobMessage } from "../services/shared";
+import { executeJobs } from "./execute";
+
+/**
+ * The lanes clients share, and each client's share of each: `slots` of its jobs in flight at once, and
+ * `secondsPerMinute` of consumer time per key (a webhook endpoint, an image host, or the whole lane),
+ * so a client whose work is slow gets fewer turns, not more of everyone's time. `attempts` is how often
+ * a job that fails unexpectedly is run before it is given up (as the queue's dead-letter consumer would);
+ * `together`: the lane's jobs that start at one moment run as one batch.
+ */
+export const LANE_SHARES = {
+  marketplace: { slots: 25, secondsPerMinute: 300, attempts: 6, together: true },
+  images: { slots: 2, secondsPerMinute: 60, attempts: 6, together: false },
+  webhooks: { slots: 4, secondsPerMinute: 30, attempts: 4, together: false },
+  "webhooks-slow": { slots: 2, secondsPerMinute: 60, attempts: 4, together: false },
+} as const satisfies Record<string, { slots: number; secondsPerMinute: number; attempts: number; together: boolean }>;
+export type Lane = keyof typeof LANE_SHARES;
+const LANES = Object.keys(LANE_SHARES) as Lane[];
+
+/** One job handed to a client's lanes: the queue it came from (the executor reads its lane from it), and its share key. */
+export interface LaneJob {
+  queue: string;
+  lane: Lane;
+  key: string;
+  message: JobMessage;
+}
+
+/** A client's time left on one key: `level` seconds at `at`, refilled at the lane's rate up to a minute's worth. */
+interface Budget {
+  level: number;
+  at: number;
+}
+
+type WorkRow = {
+  id: number;
+  queue: string;
+  lane: Lane;
+  key: string;
+  body: string;
+  attempts: number;
+};
+
+/** A run of the alarm stops starting jobs after this long and goes on in the next (an alarm's wall time is bounded). */
+const ALARM_RUN_MS = 5 * 60_000;
+
+/**
+ * One client's share of every shared lane (one object per client id). The queue consumer hands the
+ * client's jobs here (`admit`) and is done: the jobs wait in this object's storage, never in front of
+ * another client's messages, and run from here within the client's share, so however much a client
+ * queues, and however it spreads it over endpoints, users, batches or hosts, only its own jobs wait.
+ * A job that was running when the object died runs again (every job is idempotent).
+ */
+export class ClientLanes extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private readonly running = new Map<Lane, number>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly budgets = new Map<string, Budget>();
+  /** Slots held by requests (`hold`), by hold id. */
+  private readonly holds = new Map<string, { lane: Lane; slots: number; until: number }>();
+  private clientId = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS work (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane TEXT NOT NULL, key TEXT NOT NULL,
+      body TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0,
+      running INTEGER NOT NULL DEFAULT 0)`);
+    this.sql.exec("CREATE INDEX IF NOT EXISTS work_waiting ON work (lane, running, id)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS owner (client_id INTEGER NOT NULL)");
+    // Jobs that were running when a previous incarnation of this object died run again.
+    this.sql.exec("UPDATE work SET running = 0 WHERE running = 1");
+    this.clientId = this.sql.exec<{ client_id: number }>("SELECT client_id FROM owner").toArray()[0]?.client_id ?? 0;
+  }
+
+  /** Takes the client's jobs into its lanes; they start at once where the client's share allows. */
+  async admit(clientId: number, jobs: LaneJob[]): Promise<void> {
+    if (this.clientId !== clientId) {
+      this.sql.exec("DELETE FROM owner");
+      this.sql.exec("INSERT INTO owner (client_id) VALUES (?)", clientId);
+      this.clientId = clientId;
+    }
+    for (const job of jobs)
+      this.sql.exec(
+        "INSERT INTO work (queue, lane, key, body) VALUES (?, ?, ?, ?)",
+        job.queue,
+        job.lane,
+        job.key,
+        JSON.stringify(job.message),
+      );
+    this.pump();
+    // The alarm keeps the object at work until its lanes are empty.
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /**
+   * Takes up to `wanted` of the lane's free slots for work a request does itself (a dry run's
+   * marketplace reviews), for at most `forMs`: answers the hold's id and its slots, and, when there are
+   * none, when to ask again. The slots count against the client's jobs on the lane, and theirs against it.
+   */
+  async hold(lane: Lane, wanted: number, forMs: number): Promise<{ id: string; slots: number; retryAfterMs: number }> {
+    const now = Date.now();
+    this.dropLapsedHolds(now);
+    const free = LANE_SHARES[lane].slots - (this.running.get(lane) ?? 0);
+    const slots = this.budget(lane, "", now).level > 0 ? Math.max(0, Math.min(wanted, free)) : 0;
+    const id = crypto.randomUUID();
+    if (slots > 0) {
+      this.holds.set(id, { lane, slots, until: now + forMs });
+      this.running.set(lane, (this.running.get(lane) ?? 0) + slots);
+    }
+    return { id, slots, retryAfterMs: slots > 0 ? 0 : 250 };
+  }
+
+  /** Gives a hold's slots back, with the time its work took (spent from the lane's budget). */
+  async release(id: string, spentMs: number): Promise<void> {
+    const hold = this.holds.get(id);
+    if (!hold) return;
+    this.endHold(id, hold);
+    this.spend(hold.lane, "", spentMs);
+    this.pump();
+  }
+
+  private dropLapsedHolds(now: number): void {
+    for (const [id, hold] of this.holds) if (hold.until <= now) this.endHold(id, hold);
+  }
+
+  private endHold(id: string, hold: { lane: Lane; slots: number }): void {
+    this.holds.delete(id);
+    this.running.set(hold.lane, (this.running.get(hold.lane) ?? hold.slots) - hold.slots);
+  }
+
+  /** How many of the client's jobs wait or run, per lane (the deep health check and tests read it). */
+  async waiting(): Promise<Record<Lane, number>> {
+    const counts = Object.fromEntries(LANES.map((lane) => [lane, 0])) as Record<Lane, number>;
+    for (const row of this.sql.exec<{ lane: Lane; n: number }>("SELECT lane, count(*) AS n FROM work GROUP BY lane"))
+      counts[row.lane] = row.n;
+    return counts;
+  }
+
+  override async alarm(): Promise<void> {
+    const until = Date.now() + ALARM_RUN_MS;
+    this.pump();
+    while (this.inFlight.size > 0) {
+      await Promise.race(this.inFlight);
+      if (Date.now() < until) this.pump();
+    }
+    const next = this.nextStart();
+    if (next !== undefined) await this.ctx.storage.setAlarm(next);
+  }
+
+  /**
+   * Starts every waiting job the client's share has room for, oldest first per lane: one by one, or as
+   * one batch on a lane whose jobs run `together` (the publish jobs: two D1 round trips for all of them).
+   */
+  private pump(): void {
+    const now = Date.now();
+    this.dropLapsedHolds(now);
+    for (const lane of LANES) {
+      let free = LANE_SHARES[lane].slots - (this.running.get(lane) ?? 0);
+      if (free <= 0) continue;
+      const waiting = this.sql
+        .exec<WorkRow>(
+          "SELECT id, queue, lane, key, body, attempts FROM work WHERE lane = ? AND running = 0 AND not_before <= ? ORDER BY id LIMIT 500",
+          lane,
+          now,
+        )
+        .toArray();
+      const starting: WorkRow[] = [];
+      for (const row of waiting) {
+        if (free === 0) break;
+        if (this.budget(lane, row.key, now).level <= 0) continue;
+        free -= 1;
+        starting.push(row);
+      }
+      const groups = LANE_SHARES[lane].together ? [starting] : starting.map((row) => [row]);
+      for (const group of groups) if (group.length > 0) this.start(lane, group);
+    }
+  }
+
+  private start(lane: Lane, rows: WorkRow[]): void {
+    for (const row of rows) this.sql.exec("UPDATE work SET running = 1 WHERE id = ?", row.id);
+    this.running.set(lane, (this.running.get(lane) ?? 0) + rows.length);
+    const run: Promise<void> = this.run(lane, rows).finally(() => {
+      this.running.set(lane, (this.running.get(lane) ?? rows.length) - rows.length);
+      this.inFlight.delete(run);
+      this.pump();
+    });
+    this.inFlight.add(run);
+  }
+
+  /**
+   * Runs jobs as the queue consumer would (one batch of the queue they came from), then ends each, or
+   * schedules it again after a failure. A job out of attempts is handed to the dead-letter executor,
+   * which ends it.
+   */
+  private async run(lane: Lane, rows: WorkRow[]): Promise<void> {
+    const { attempts: maxAttempts } = LANE_SHARES[lane];
+    const retryAfter = new Map<number, number | undefined>();
+    const messageOf = (row: WorkRow): Message<JobMessage> => {
+      const attempts = row.attempts + 1;
+      retryAfter.set(row.id, backoffSeconds(attempts));
+      return {
+        id: String(row.id),
+        timestamp: new Date(),
+        body: JSON.parse(row.body) as JobMessage,
+        attempts,
+        ack: () => retryAfter.set(row.id, undefined),
+        retry: (options?: QueueRetryOptions) =>
+          retryAfter.set(row.id, options?.delaySeconds ?? backoffSeconds(attempts)),
+      };
+    };
+    const startedAt = Date.now();
+    const [dying, living] = [
+      rows.filter((row) => row.attempts >= maxAttempts),
+      rows.filter((row) => row.attempts < maxAttempts),
+    ];
+    for (const [queue, batch] of [
+      [this.env.DEAD_LETTER_QUEUE, dying],
+      [rows[0]?.queue ?? "", living],
+    ] as const) {
+      if (batch.length === 0) continue;
+      try {
+        // The events the jobs wrote are handed to delivery before their slots are free again.
+        const afterwards: Promise<unknown>[] = [];
+        await executeJobs({ queue, messages: batch.map(messageOf) }, this.env, {
+          clientId: this.clientId,
+          waitUntil: (work) => afterwards.push(work),
+        });
+        await Promise.all(afterwards);
+      } catch (error) {
+        log("error", "lane jobs failed, will retry", {
+          lane,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    const spentMs = Date.now() - startedAt;
+    for (const key of new Set(rows.map((row) => row.key))) this.spend(lane, key, spentMs);
+    for (const row of rows) {
+      const delay = retryAfter.get(row.id);
+      if (delay === undefined) this.sql.exec("DELETE FROM work WHERE id = ?", row.id);
+      else
+        this.sql.exec(
+          "UPDATE work SET running = 0, attempts = ?, not_before = ? WHERE id = ?",
+          row.attempts + 1,
+          Date.now() + delay * 1000,
+          row.id,
+        );
+    }
+  }
+
+  /** The key's time left now (a full minute's worth for a key not seen lately). */
+  private budget(lane: Lane, key: string, now: number): Budget {
+    const { secondsPerMinute } = LANE_SHARES[lane];
+    const known = this.budgets.get(`${lane} ${key}`);
+    if (!known) return { level: secondsPerMinute, at: now };
+    const level = Math.min(secondsPerMinute, known.level + ((now - known.at) / 60_000) * secondsPerMinute);
+    return { level, at: now };
+  }
+
+  private spend(lane: Lane, key: string, ms: number): void {
+    const now = Date.now();
+    const { level } = this.budget(lane, key, now);
+    this.budgets.set(`${lane} ${key}`, { level: level - ms / 1000, at: now });
+  }
+
+  /** When the next waiting job may start: its retry time, or when its key has time again. */
+  private nextStart(): number | undefined {
+    const now = Date.now();
+    let next: number | undefined;
+    const rows = this.sql.exec<{ lane: Lane; key: string; not_before: number }>(
+      "SELECT lane, key, min(not_before) AS not_before FROM work WHERE running = 0 GROUP BY lane, key",
+    );
+    for (const row of rows) {
+      const { level } = this.budget(row.lane, row.key, now);
+      const refilledAt = level > 0 ? now : now + (-level / LANE_SHARES[row.lane].secondsPerMinute) * 60_000 + 1;
+      const at = Math.max(row.not_before, refilledAt);
+      next = next === undefined ? at : Math.min(next, at);
+    }
+    return next;
+  }
+}

@@ -1,0 +1,131 @@
+import { eq } from "drizzle-orm";
+import { getDb } from "../db/client";
+import { imageJobs } from "../db/schema";
+import type { Env } from "../env";
+import { backoffSeconds } from "../lib/backoff";
+import { log } from "../lib/log";
+import { metricsOf } from "../lib/metrics";
+import { abandonDelivery, type DeliveryLane, deliverWebhooks, dispatchEvents } from "../services/events";
+import { failImageJob, runImageJob } from "../services/images";
+import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
+import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
+
+/** An image job; the updates its stored image asked for are queued at once. */
+async function runImage(env: Env, job: ImageMessage): Promise<void> {
+  const ctx = jobContext(env, job.requestId);
+  const { updatesRequested } = await runImageJob(ctx, { jobId: job.jobId });
+  if (updatesRequested) await flushUpdateRequests(ctx, { limit: 100 });
+}
+
+/** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
+async function giveUp(env: Env, job: JobMessage): Promise<void> {
+  const db = getDb(env.DB);
+  switch (job.kind) {
+    case "image": {
+      const imageJob = await db.select().from(imageJobs).where(eq(imageJobs.id, job.jobId)).get();
+      if (imageJob) await db.batch(failImageJob(db, imageJob, "failed after repeated attempts"));
+      return;
+    }
+    case "publish": {
+      // The marketplace may hold what a lost answer did: it is asked before the job fails and is refunded.
+      const [settled] = await runPublishJobs(jobContext(env, job.requestId), { messages: [job], mode: "give-up" });
+      if (settled?.status === "rejected") throw settled.reason;
+      return;
+    }
+    case "webhook":
+      // A delivery schedules its own next attempt; one that reaches here failed unexpectedly, and is
+      // logged; it no longer holds a place in its endpoint's queue.
+      return abandonDelivery(db, job);
+    case "ping":
+      return;
+  }
+}
+
+/**
+ * Runs a batch's jobs: the publish jobs together, the webhook deliveries together (in shares per
+ * endpoint, see `deliverWebhooks`), the image jobs side by side. One settled result per job, in order.
+ */
+async function runAll(env: Env, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
+  const ofKind = <K extends JobMessage["kind"]>(kind: K) =>
+    jobs.filter((job): job is Extract<JobMessage, { kind: K }> => job.kind === kind);
+  const [publishJobs, deliveries, images] = [ofKind("publish"), ofKind("webhook"), ofKind("image")];
+  // A kind's run that throws as a whole fails each of its jobs, not the batch.
+  const [published, delivered, imaged] = await Promise.allSettled([
+    publishJobs.length ? runPublishJobs(jobContext(env), { messages: publishJobs }) : [],
+    deliveries.length ? deliverWebhooks(jobContext(env), { messages: deliveries, lane }) : [],
+    Promise.allSettled(images.map((job) => runImage(env, job))),
+  ]);
+  const pick = (run: PromiseSettledResult<PromiseSettledResult<unknown>[]>, at: number) =>
+    run.status === "rejected" ? run : run.value[at];
+  const outcomeOf = (job: JobMessage) =>
+    job.kind === "publish"
+      ? pick(published, publishJobs.indexOf(job))
+      : job.kind === "webhook"
+        ? pick(delivered, deliveries.indexOf(job))
+        : job.kind === "image"
+          ? pick(imaged, images.indexOf(job))
+          : undefined;
+  return jobs.map((job): PromiseSettledResult<void> => {
+    const outcome = outcomeOf(job);
+    return outcome?.status === "rejected" ? outcome : { status: "fulfilled", value: undefined };
+  });
+}
+
+/**
+ * Runs a batch of a queue's jobs and acknowledges or retries each, as a queue consumer: the batches of
+ * the dead-letter queues (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE: configuration, not a guess from
+ * the name) end their jobs (`giveUp`), the others run them; a delivery's lane is the queue it travelled
+ * on (WEBHOOK_SLOW_QUEUE or not). Messages are pointers to D1 rows; handlers are idempotent. A failed
+ * write of the dead-letter executor is retried too. Afterwards, the events the jobs wrote (of `clientId`,
+ * or of the endpoints that were delivered to) are handed to delivery, through `waitUntil`.
+ */
+export async function executeJobs(
+  batch: Pick<MessageBatch<JobMessage>, "queue" | "messages">,
+  env: Env,
+  after?: { clientId?: number; waitUntil(work: Promise<unknown>): void },
+): Promise<void> {
+  const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
+  const metrics = metricsOf(env);
+  const jobs = batch.messages.map((message) => message.body);
+  const lane: DeliveryLane = batch.queue === env.WEBHOOK_SLOW_QUEUE ? "slow" : "fast";
+  const outcomes = deadLetter
+    ? await Promise.allSettled(jobs.map((job) => giveUp(env, job)))
+    : await runAll(env, jobs, lane);
+  batch.messages.forEach((message, at) => {
+    const job = message.body;
+    const outcome = outcomes[at];
+    if (outcome?.status === "fulfilled") {
+      if (deadLetter) {
+        metrics.record({ event: "dead_letter", kind: job.kind });
+        log("error", "job dead-lettered", { job, requestId: job.requestId });
+      }
+      message.ack();
+      return;
+    }
+    const error = outcome?.reason;
+    log("error", deadLetter ? "dead-letter write failed, will retry" : "job failed, will retry", {
+      queue: batch.queue,
+      job,
+      attempts: message.attempts,
+      requestId: job.requestId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
+    message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+  });
+  // The jobs just run wrote events, or deliveries ended and made room in their endpoints' queues: hand
+  // the next events to delivery now rather than at the next cron.
+  if (deadLetter || !after) return;
+  const deliveredTo = jobs.flatMap((job) => (job.kind === "webhook" ? [job.endpointId] : []));
+  const scope =
+    deliveredTo.length === jobs.length
+      ? { endpointIds: [...new Set(deliveredTo)] }
+      : after.clientId !== undefined
+        ? { clientId: after.clientId }
+        : {};
+  after.waitUntil(
+    dispatchEvents(jobContext(env), scope).catch((error) =>
+      log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
+    ),
+  );
+}

@@ -83,4 +83,18 @@ describe("a client's lanes", () => {
       }),
     ]);
   }, 120_000);
+
+  it("a lane's time budget counts: a client whose work took its minute's worth gets no slot until time refills", async () => {
+    const lanes = lanesOf((await newClient()).client.id);
+    const { secondsPerMinute } = LANE_SHARES.marketplace;
+    const first = await lanes.hold("marketplace", 1, 60_000);
+    expect(first.slots).toBe(1);
+    // The work took longer than the lane gives a client in a minute.
+    await lanes.release(first.id, (secondsPerMinute + 6) * 1000);
+    const refused = await lanes.hold("marketplace", 1, 60_000);
+    expect(refused).toMatchObject({ slots: 0, retryAfterMs: expect.any(Number) });
+    expect(refused.retryAfterMs).toBeGreaterThan(0);
+    // Another client's budget is its own.
+    expect((await lanesOf((await newClient()).client.id).hold("marketplace", 1, 60_000)).slots).toBe(1);
+  });
 });

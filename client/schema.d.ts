@@ -1630,6 +1630,57 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "job.waiting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The job.waiting event */
+        post: operations["webhooks.receive.job.waiting"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.wait_ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The job.wait_ended event */
+        post: operations["webhooks.receive.job.wait_ended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.unresolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The job.unresolved event */
+        post: operations["webhooks.receive.job.unresolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1982,6 +2033,74 @@ export interface components {
             data: {
                 webhookId: number;
                 url: string;
+                reason: string;
+            };
+        };
+        JobWaitingEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "job.waiting";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @description Why the marketplace cannot be asked: no connection to ask through, or its last error */
+                reason: string;
+            };
+        };
+        JobWaitEndedEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "job.wait_ended";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /**
+                 * @description How the job ended (failed with `job.unresolved`: settled without an answer)
+                 * @enum {string}
+                 */
+                outcome: "succeeded" | "failed" | "cancelled" | "superseded";
+            };
+        };
+        JobUnresolvedEvent: {
+            /** @description Increases; resume after the last one you saw */
+            eventId: number;
+            occurredAt: string;
+            /** @description null for events about the client itself */
+            userId: number | null;
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "job.unresolved";
+            data: {
+                /** @description The job: GET /jobs/<queueItemId> */
+                queueItemId: number;
+                /** @enum {string} */
+                kind: "placement" | "update" | "unpublish" | "feature";
+                /** @description The job's reference at the marketplace, to reconcile by */
+                externalRef: string | null;
+                /** @description Cents refunded */
+                cost: number;
                 reason: string;
             };
         };
@@ -3417,15 +3536,20 @@ export interface components {
             retryable: boolean;
             /** @description Why not (null when it can) */
             notRetryableReason: string | null;
+            /**
+             * @description Since when the job waits for a connection to ask its marketplace through (it may be there already); null when not waiting. It waits at most 24 hours, then is refunded and recorded (`job.unresolved`)
+             * @example null
+             */
+            waitingSince: string | null;
             created: string;
             updated: string;
         };
-        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"];
+        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"];
         Webhook: {
             webhookId: number;
             url: string;
             /** @description Subscribed event types; empty: every type */
-            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
+            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
             enabled: boolean;
             description: string;
             /** @description Why delivery was switched off, when it was */
@@ -3448,7 +3572,7 @@ export interface components {
              * @description https (http only in local development); private and loopback hosts are refused
              */
             url: string;
-            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
+            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
             enabled?: boolean;
             description?: string;
             /** @description Read-only: ignored */
@@ -3474,7 +3598,7 @@ export interface components {
              * @description https (http only in local development); private and loopback hosts are refused
              */
             url?: string;
-            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled")[];
+            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
             enabled?: boolean;
             description?: string;
             /** @description Fixed: must equal the stored value */
@@ -3715,6 +3839,9 @@ export type TaskRunEvent = components['schemas']['TaskRunEvent'];
 export type WalletBelowLimitEvent = components['schemas']['WalletBelowLimitEvent'];
 export type ConnectionExpiredEvent = components['schemas']['ConnectionExpiredEvent'];
 export type WebhookDisabledEvent = components['schemas']['WebhookDisabledEvent'];
+export type JobWaitingEvent = components['schemas']['JobWaitingEvent'];
+export type JobWaitEndedEvent = components['schemas']['JobWaitEndedEvent'];
+export type JobUnresolvedEvent = components['schemas']['JobUnresolvedEvent'];
 export type WebhookTestData = components['schemas']['WebhookTestData'];
 export type Health = components['schemas']['Health'];
 export type DependencyCheck = components['schemas']['DependencyCheck'];
@@ -28990,6 +29117,7 @@ export interface operations {
                      *           "remoteAdId": 100231,
                      *           "retryable": true,
                      *           "notRetryableReason": "a newer job of this listing replaced it",
+                     *           "waitingSince": null,
                      *           "created": "2026-11-22 14:03:10",
                      *           "updated": "2026-11-22 14:03:10"
                      *         }
@@ -29239,6 +29367,7 @@ export interface operations {
                      *         "remoteAdId": 100231,
                      *         "retryable": true,
                      *         "notRetryableReason": "a newer job of this listing replaced it",
+                     *         "waitingSince": null,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
                      *       }
@@ -29479,6 +29608,7 @@ export interface operations {
                      *         "remoteAdId": 100231,
                      *         "retryable": true,
                      *         "notRetryableReason": "a newer job of this listing replaced it",
+                     *         "waitingSince": null,
                      *         "created": "2026-11-22 14:03:10",
                      *         "updated": "2026-11-22 14:03:10"
                      *       }
@@ -38082,6 +38212,120 @@ export interface operations {
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["WebhookDisabledEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.job.waiting": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "job.waiting";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["JobWaitingEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.job.wait_ended": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "job.wait_ended";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["JobWaitEndedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.job.unresolved": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "job.unresolved";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["JobUnresolvedEvent"];
                 };
             };
         };

@@ -7,7 +7,7 @@ import { executeJobs } from "../../src/jobs/execute";
 import { marketplaceSimulator } from "../../src/portals/gateway";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
-import { replaceExpiredListings, resendStalledJobs } from "../../src/services/publishing";
+import { replaceExpiredListings, resendStalledJobs, WAIT_BOUND_MS } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import type { JobMessage, PublishMessage } from "../../src/services/shared/jobMessages";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
@@ -79,6 +79,8 @@ export interface Model {
   /** Ads deleted, and whether the seller was: their listings stay (the contract does not unpublish them). */
   deletedAds: Set<number>;
   userDeleted: boolean;
+  /** The seller took its connection down (DELETE /oauth/): jobs that may be at the marketplace wait. */
+  disconnected: boolean;
 }
 
 export type Command = fc.AsyncCommand<Model, World>;
@@ -355,6 +357,8 @@ export class Crash implements Command {
 export class Recover implements Command {
   check = () => true;
   async run(_: Model, world: World) {
+    // Time passes: the jobs that wait for a connection (or an answer) reach their bound.
+    await passWaitBound(world);
     await resendStalledJobs({ ...jobContext(world.env), now: new Date(Date.now() + 10 * 60_000) }, { limit: 500 });
   }
   toString = () => "recover";
@@ -492,6 +496,7 @@ export class Reconnect implements Command {
     const { answer, credentials: used } = await authorizeAccount(world.key, world.userId, PORTAL, credentials);
     expectNoServerError(answer, this.toString());
     if (answer.status === 200) {
+      model.disconnected = false;
       world.account = answer.body.data.externalUserId as number;
       if (!world.accounts.includes(world.account)) world.accounts.push(world.account);
       world.credentials.set(world.account, used);
@@ -501,6 +506,35 @@ export class Reconnect implements Command {
     expect(answer.body.errorDetails?.[0]?.code, JSON.stringify(answer.body)).toBe("portal_account_has_listings");
   }
   toString = () => `reconnect(${this.to})`;
+}
+
+/** The seller takes its connection down: a job that may be at the marketplace waits for one. */
+export class Disconnect implements Command {
+  check = () => true;
+  async run(model: Model, world: World) {
+    if (model.userDeleted) return;
+    const answer = await call("DELETE", `/oauth/${world.userId}/${PORTAL}/`, { key: world.key, env: world.env });
+    expectNoServerError(answer, this.toString());
+    expect(answer.status, this.toString()).toBe(200);
+    model.disconnected = true;
+  }
+  toString = () => "disconnect";
+}
+
+/** A day passes for the jobs that wait: their waits reach the bound (WAIT_BOUND_MS). */
+export class PassWaitBound implements Command {
+  check = () => true;
+  async run(_: Model, world: World) {
+    await passWaitBound(world);
+  }
+  toString = () => "passWaitBound";
+}
+
+async function passWaitBound(world: World) {
+  const past = new Date(Date.now() - WAIT_BOUND_MS - 60_000).toISOString();
+  await env.DB.prepare("UPDATE queue_items SET waiting_since = ? WHERE user_id = ? AND waiting_since IS NOT NULL")
+    .bind(past, world.userId)
+    .run();
 }
 
 /** The client deletes an ad (the contract does not unpublish it). */
@@ -670,6 +704,24 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
   reconnect: [1, fc.oneof(fc.constant<"new">("new"), pick).map((to) => new Reconnect(to))],
   deleteAd: [1, ad.map((a) => new DeleteAd(a))],
   deleteUser: [1, fc.constant(new DeleteUser())],
+  disconnect: [1, fc.constant(new Disconnect())],
+  passWaitBound: [1, fc.constant(new PassWaitBound())],
+  waitThenReconnect: [
+    1,
+    fc
+      .tuple(ad, fc.oneof(fc.constant<"new">("new"), pick))
+      .map(
+        ([a, to]) =>
+          new Steps(`waitThenReconnect(${a}, ${to})`, [
+            new Fault("commit-then-503", 1),
+            new Publish(a),
+            new DeliverNewest(),
+            new Disconnect(),
+            new DeliverNewest(),
+            new Reconnect(to),
+          ]),
+      ),
+  ],
   deleteWithOpenJobs: [
     1,
     ad.map((a) => new Steps(`deleteWithOpenJobs(${a})`, [new Publish(a), new Feature(a), new DeleteAd(a)])),
@@ -708,7 +760,10 @@ export async function settle(world: World) {
     while (world.queue.length > 0) {
       const message = world.queue.shift() as Message;
       if (!(await deliver(world, message))) world.queue.push(message);
-      if (message.attempts > 20) throw new Error(`message of item ${message.body.itemId} never settles`);
+      if (message.attempts > 20) {
+        const job = await env.DB.prepare("SELECT * FROM queue_items WHERE id = ?").bind(message.body.itemId).first();
+        throw new Error(`message of item ${message.body.itemId} never settles: ${JSON.stringify(job)}`);
+      }
     }
     const open = await env.DB.prepare(
       "SELECT count(*) AS n FROM queue_items WHERE user_id = ? AND status IN ('pending', 'processing')",
@@ -722,6 +777,8 @@ export async function settle(world: World) {
       if (replaced === 0) return;
       continue;
     }
+    // Time passes: the jobs that wait for a connection (or an answer) reach their bound.
+    await passWaitBound(world);
     await resendStalledJobs({ ...jobContext(world.env), now: new Date(Date.now() + 10 * 60_000) }, { limit: 500 });
   }
   throw new Error("jobs still open after 40 rounds of delivery and recovery");
@@ -751,20 +808,48 @@ export async function checkInvariants(model: Model, world: World) {
       .first<{ n: number }>();
     expect(own?.n, "the payer the internal client chose pays every charge").toBe(0);
   }
-  if (!model.userDeleted) {
+  if (!model.userDeleted && !model.disconnected) {
     const connection = await call("GET", `/oauth/${world.userId}/${PORTAL}/`, { key: world.key });
     expect(connection.body.data.status, "the connection survives token expiry and refused reconnects").toBe(true);
   }
   const heldListings = held.reduce((n, summary) => n + summary.listings, 0);
   const heldFeatures = held.reduce((n, summary) => n + summary.features, 0);
-  expect(paid?.cents, "paid = placements and features the marketplaces hold").toBe(
-    heldListings * world.placementPrice + heldFeatures * world.featurePrice,
+  // A job settled without an answer (a wait past its bound, a deleted seller, another account) was
+  // refunded and recorded: what the marketplace holds of it is named by its record, for an operator.
+  const unresolved = (
+    await env.DB.prepare(
+      "SELECT json_extract(data, '$.kind') AS kind, json_extract(data, '$.externalRef') AS ref, json_extract(data, '$.cost') AS cost FROM events WHERE type = 'job.unresolved' AND user_id = ?",
+    )
+      .bind(world.userId)
+      .all<{ kind: string; ref: string | null; cost: number }>()
+  ).results;
+  // The listings unresolved placements may have made (an unresolved update or unpublish names a listing the API knows).
+  const unresolvedRefs = new Set(
+    unresolved.filter((record) => record.kind === "placement").map((record) => record.ref),
   );
+  const heldUnpaid = listings.filter((listing) => unresolvedRefs.has(listing.externalRef)).length;
+  const unresolvedCents = unresolved.reduce((cents, record) => cents + record.cost, 0);
+  const heldCents = heldListings * world.placementPrice + heldFeatures * world.featurePrice;
+  if (unresolved.length === 0)
+    expect(paid?.cents, "paid = placements and features the marketplaces hold").toBe(heldCents);
+  else {
+    // Held and not paid for: only what unresolved records name, and never more than they refunded.
+    expect(heldCents - (paid?.cents ?? 0), "held but not paid: named by job.unresolved records").toBeGreaterThanOrEqual(
+      heldUnpaid * world.placementPrice,
+    );
+    expect(heldCents - (paid?.cents ?? 0), "held but not paid: at most what the records refunded").toBeLessThanOrEqual(
+      unresolvedCents,
+    );
+    expect(paid?.cents ?? 0, "never paid for what the marketplace does not hold").toBeLessThanOrEqual(heldCents);
+  }
   const jobs = (await call("GET", `/jobs/?userId=${world.userId}&itemsPerPage=500`, { key: world.internalKey })).body
     .data as { remoteAdId: number | null }[];
   const knownToJobs = new Set(jobs.map((job) => job.remoteAdId));
   for (const adId of world.adIds) {
-    const online = listings.filter((l) => l.online && adOfRef(l.externalRef) === adId);
+    // A listing named by an unresolved record is the operator's to reconcile; the API no longer shows it.
+    const online = listings.filter(
+      (l) => l.online && adOfRef(l.externalRef) === adId && !unresolvedRefs.has(l.externalRef),
+    );
     expect(online.length, `ad ${adId}: live listings at the marketplaces`).toBeLessThanOrEqual(1);
     const exists = !model.userDeleted && !model.deletedAds.has(adId);
     if (!exists) {
@@ -796,6 +881,7 @@ export const newModel = (): Model => ({
   archived: new Set(),
   deletedAds: new Set(),
   userDeleted: false,
+  disconnected: false,
 });
 
 /** One property run: a fresh world (its seller paid for by another user), the commands, then drained and checked. */

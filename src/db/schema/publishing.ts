@@ -131,6 +131,13 @@ export const publishJobs = sqliteTable(
     retryOf: integer("retry_of"),
     /** The request that queued the job, for log correlation. */
     requestId: text("request_id"),
+    /**
+     * Since when the job waits for a connection to ask its marketplace through (it may be there already);
+     * set once when the wait starts, so re-runs do not move it; null when not waiting.
+     */
+    waitingSince: text("waiting_since"),
+    /** The marketplace account the job may be at, known when its wait started (null: none known). */
+    waitingAccount: integer("waiting_account"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

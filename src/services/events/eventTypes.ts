@@ -21,5 +21,8 @@ export const EVENT_TYPES = [
   "wallet.below_limit",
   "connection.expired",
   "webhook.disabled",
+  "job.waiting",
+  "job.wait_ended",
+  "job.unresolved",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

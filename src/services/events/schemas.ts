@@ -69,6 +69,28 @@ function typedEvents() {
     "wallet.below_limit": z.object({ balance: z.number().int(), limit: z.number().int() }),
     "connection.expired": z.object({ reason: z.string() }),
     "webhook.disabled": z.object({ webhookId: z.number().int(), url: z.string(), reason: z.string() }),
+    "job.waiting": z.object({
+      queueItemId: jobId,
+      reason: z.string().openapi({
+        description: "Why the marketplace cannot be asked: no connection to ask through, or its last error",
+      }),
+    }),
+    "job.wait_ended": z.object({
+      queueItemId: jobId,
+      outcome: z
+        .enum(["succeeded", "failed", "cancelled", "superseded"])
+        .openapi({ description: "How the job ended (failed with `job.unresolved`: settled without an answer)" }),
+    }),
+    "job.unresolved": z.object({
+      queueItemId: jobId,
+      kind: JobKindEnum,
+      externalRef: z
+        .string()
+        .nullable()
+        .openapi({ description: "The job's reference at the marketplace, to reconcile by" }),
+      cost: z.number().int().openapi({ description: "Cents refunded" }),
+      reason: z.string(),
+    }),
   } satisfies Record<EventType, z.ZodType>;
 
   /** What every event carries beside its type and data. */

@@ -137,7 +137,8 @@ async function storeTokens(
     accessToken: await seal(tokens.accessToken, env),
     accessTokenExpire: tokens.expiresAt.toISOString(),
     refreshToken: await seal(tokens.refreshToken, env),
-    email: tokens.account.email,
+    // A deleted user's connection, kept while its jobs end, never stores personal data again.
+    email: sql<string>`CASE WHEN EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${userId} AND ${users.deletedAt} IS NOT NULL) THEN '' ELSE ${tokens.account.email} END`,
     scope: tokens.scope,
     ...authorization,
     updatedAt: nowIso(),
@@ -267,7 +268,8 @@ export async function finishConsentAtCallback(
  * the one just authorized is refused (the new tokens revoked) while any of the user's listings on the
  * portal is live at another account, or while a job of the user there has started and not ended (it may
  * be at the previous account): nothing is orphaned there. The user unpublishes them first (or waits for
- * the jobs), or connects that account again.
+ * the jobs), or connects that account again. A job waiting for a connection does not hold the switch:
+ * it stays apart from the new account, settled unresolved at its next run (publishJobs.ts `unresolvedWait`).
  */
 async function refuseAnotherAccount(
   db: Db,
@@ -296,7 +298,9 @@ async function refuseAnotherAccount(
     ? await db
         .select({ n: sql<number>`count(*)` })
         .from(publishJobs)
-        .where(sql`user_id = ${userId} AND portal = ${portal} AND status IN ('pending', 'processing') AND attempts > 0`)
+        .where(
+          sql`user_id = ${userId} AND portal = ${portal} AND status IN ('pending', 'processing') AND attempts > 0 AND waiting_since IS NULL`,
+        )
     : [];
   const started = running?.n ?? 0;
   if (!live && started === 0) return;

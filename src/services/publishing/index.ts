@@ -26,7 +26,7 @@ export {
   transition,
 } from "./lifecycle";
 export { type PreflightAnswer, preflightPublishing } from "./preflight";
-export { runPublishJobs } from "./publishJobs";
+export { runPublishJobs, WAIT_BOUND_MS } from "./publishJobs";
 export { requestPublishing, requestPublishingEverywhere, withdrawUnstartedJobs } from "./publishRequests";
 export { type NewJob, publishMessage, queueJobs, sendJobs } from "./queueJobs";
 export { expireStaleJobs, resendStalledJobs } from "./recovery";

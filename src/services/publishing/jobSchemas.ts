@@ -42,6 +42,11 @@ function jobResponses() {
         .boolean()
         .openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
       notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),
+      waitingSince: z.string().nullable().openapi({
+        example: null,
+        description:
+          "Since when the job waits for a connection to ask its marketplace through (it may be there already); null when not waiting. It waits at most 24 hours, then is refunded and recorded (`job.unresolved`)",
+      }),
       created: z.string(),
       updated: z.string(),
     })

@@ -48,6 +48,7 @@ export const jobView = (row: JobRow) => ({
   remoteAdId: row.remoteAdId,
   retryable: retryBlocker(row) === null,
   notRetryableReason: retryBlocker(row),
+  waitingSince: row.waitingSince === null ? null : formatDateTime(row.waitingSince),
   created: formatDateTime(row.createdAt),
   updated: formatDateTime(row.updatedAt),
 });

@@ -43,6 +43,12 @@ export interface EventDetail {
   /** retrying: when the queue will deliver the job again. */
   retryAt?: string;
   outcome?: ListingOutcome;
+  /** retrying: the job waits for a connection to ask its marketplace through (the account it may be at). */
+  waiting?: { account: number | null };
+  /** When the job's wait started, as the job was claimed (null or absent: it was not waiting). */
+  waitingSince?: string | null;
+  /** failed: settled without asking the marketplace, which could not be asked; recorded for reconciliation. */
+  unresolved?: boolean;
 }
 
 export type JobRef = PublishJobRef;
@@ -150,10 +156,23 @@ function jobChange(job: JobRef, event: JobEvent, detail: EventDetail): SQLiteUpd
     case "started":
       return { ...change, attempts: sql`${publishJobs.attempts} + 1` };
     case "retrying":
-      return { ...change, reason: detail.reason ?? null, retryAt: detail.retryAt ?? detail.now };
+      return {
+        ...change,
+        reason: detail.reason ?? null,
+        retryAt: detail.retryAt ?? detail.now,
+        // A wait starts once, and only the job's end ends it: the re-runs in between (waiting still, or
+        // sending again and failing) move neither its start nor its account.
+        ...(detail.waiting
+          ? {
+              waitingSince: sql`coalesce(${publishJobs.waitingSince}, ${detail.now})`,
+              waitingAccount: sql`CASE WHEN ${publishJobs.waitingSince} IS NULL THEN ${detail.waiting.account} ELSE ${publishJobs.waitingAccount} END`,
+            }
+          : {}),
+      };
     case "succeeded":
       return {
         ...change,
+        ...notWaiting,
         reason: null,
         remoteAdId:
           detail.outcome?.remoteAdId ??
@@ -162,9 +181,12 @@ function jobChange(job: JobRef, event: JobEvent, detail: EventDetail): SQLiteUpd
     case "failed":
     case "cancelled":
     case "superseded":
-      return { ...change, reason: detail.reason ?? null };
+      return { ...change, ...notWaiting, reason: detail.reason ?? null };
   }
 }
+
+/** A job that ended waits no more. */
+const notWaiting = { waitingSince: null, waitingAccount: null };
 
 /** Holds when this very batch moved the job (it is in the event's target state, stamped with the batch's clock). */
 const movedNow = (itemId: number, state: JobState, now: string) =>
@@ -279,6 +301,7 @@ export function transition(db: Db, job: JobRef, event: JobEvent, detail: EventDe
   if (to === "error" || to === "cancelled") effects.push(refundOf(db, job.id, detail.reason ?? event));
   const reported = eventOfTransition(db, job, event, detail);
   if (reported) effects.push(reported);
+  effects.push(...waitEvents(db, job, event, detail));
   effects.push(bumpRevisions(db, [ADS_REVISION]));
   return { job: jobUpdate, effects };
 }
@@ -324,6 +347,37 @@ function eventOfTransition(db: Db, job: JobRef, event: JobEvent, detail: EventDe
     },
     movedNow(job.id, JOB_TRANSITIONS[event].to, detail.now),
   );
+}
+
+/**
+ * The events of a job's wait for an answer from its marketplace: `job.waiting` when it starts,
+ * `job.wait_ended` when the job ends (with its outcome), and `job.unresolved` when the job was settled
+ * without an answer (refunded), the record an operator reconciles with the marketplace.
+ */
+function waitEvents(db: Db, job: JobRef, event: JobEvent, detail: EventDetail) {
+  if (event === "started") return [];
+  const moved = movedNow(job.id, JOB_TRANSITIONS[event].to, detail.now);
+  const write = (type: EventType, data: SQL) =>
+    eventOf(db, { type, userId: job.userId, adId: job.adId, portal: job.portal, data }, moved);
+  const wasWaiting = detail.waitingSince !== undefined && detail.waitingSince !== null;
+  const column = (name: "external_ref" | "cost") =>
+    sql`(SELECT ${sql.raw(name)} FROM queue_items WHERE id = ${job.id})`;
+  return [
+    ...(detail.waiting && !wasWaiting
+      ? [write("job.waiting", sql`json_object('queueItemId', ${job.id}, 'reason', ${detail.reason ?? ""})`)]
+      : []),
+    ...(event !== "retrying" && wasWaiting
+      ? [write("job.wait_ended", sql`json_object('queueItemId', ${job.id}, 'outcome', ${event})`)]
+      : []),
+    ...(detail.unresolved
+      ? [
+          write(
+            "job.unresolved",
+            sql`json_object('queueItemId', ${job.id}, 'kind', ${JOB_KINDS[job.action]}, 'externalRef', ${column("external_ref")}, 'cost', ${column("cost")}, 'reason', ${detail.reason ?? ""})`,
+          ),
+        ]
+      : []),
+  ];
 }
 
 /**

@@ -32,8 +32,41 @@ type AdRow = typeof ads.$inferSelect;
 /** What a claimed job's job comes to; written with the others of its batch. */
 type Decision =
   | { event: "succeeded"; outcome: ListingOutcome }
-  | { event: "failed" | "superseded"; reason: string }
-  | { event: "retrying"; reason: string; error: unknown };
+  | { event: "failed" | "superseded"; reason: string; unresolved?: true }
+  | { event: "retrying"; reason: string; error: unknown; waiting?: { account: number | null } };
+
+/**
+ * The longest a job that may be at its marketplace waits for a connection to ask through, from the first
+ * run that could not ask (docs/publishing.md, "Waits and their end").
+ */
+export const WAIT_BOUND_MS = 24 * 3_600_000;
+const WAITING_FOR_CONNECTION = "waiting for the user to connect the portal again";
+const KEPT_FOR_RECONCILIATION = "refunded, and recorded (job.unresolved) for reconciliation with the marketplace";
+
+/** The job has waited for an answer from its marketplace for the whole bound. */
+const pastWaitBound = (job: PublishJobRow) =>
+  job.waitingSince !== null && Date.now() - Date.parse(job.waitingSince) >= WAIT_BOUND_MS;
+
+/** Why a job settled without an answer from its marketplace failed. */
+const unresolvedAfterBound = (job: PublishJobRow, why: string) =>
+  `unresolved: ${job.portal} could not be asked for ${WAIT_BOUND_MS / 3_600_000} hours (${why}); ${KEPT_FOR_RECONCILIATION}`;
+
+/**
+ * Why a job that may be at its marketplace is settled without asking it: its user was deleted, so no
+ * connection will come back; it waited past the bound; or the user connected another account while it
+ * waited (the job stays apart from the new account). Undefined: it may go on (or wait).
+ */
+function unresolvedWait(job: PublishJobRow, connection: ConnectionRow | undefined, departed: boolean) {
+  if (!connection?.status) {
+    if (departed)
+      return `unresolved: the user was deleted while the job could not ask ${job.portal}; ${KEPT_FOR_RECONCILIATION}`;
+    if (pastWaitBound(job)) return unresolvedAfterBound(job, "no connection");
+    return undefined;
+  }
+  if (job.waitingSince !== null && job.waitingAccount !== null && connection.externalUserId !== job.waitingAccount)
+    return `unresolved: the user connected another ${job.portal} account while the job waited for account ${job.waitingAccount}; ${KEPT_FOR_RECONCILIATION}`;
+  return undefined;
+}
 
 /**
  * How a batch's jobs are run: `send` does each job's work at the marketplace. The others settle a job
@@ -124,8 +157,10 @@ export async function runPublishJobs(
     // The next job of the listing waited for this one: it goes now.
     for (const next of outcome?.next ?? []) toSend.push({ job: next, requestId: next.requestId ?? undefined });
     report(metrics, job, message.requestId, Date.now() - startedAt, decision);
-    // Settling that could not ask the marketplace leaves the job pending for the cron, not on the queue.
-    if (decision.event === "retrying" && mode === "send") results[at] = { status: "rejected", reason: decision.error };
+    // A job that waits, and settling that could not ask the marketplace, leave the job pending for the
+    // cron, not on the queue.
+    if (decision.event === "retrying" && mode === "send" && !decision.waiting)
+      results[at] = { status: "rejected", reason: decision.error };
   });
   await sendJobs(env, toSend);
   return results;
@@ -210,10 +245,20 @@ async function decide(
       : departed && job.action !== "unpublish"
         ? { settle: "the advertisement or its user was deleted" }
         : "send";
-  // A job that may already be at the marketplace is never refunded unasked: without a connection to
-  // ask through (a reconnect under way, an expired one), it waits for the user to connect again.
-  if (job.portal !== "website" && !neverSent && !read.connection?.status)
-    return { event: "retrying", reason: "waiting for the user to connect the portal again", error: undefined };
+  // A job that may already be at the marketplace is not refunded unasked while the user can still
+  // connect: without a connection to ask through (a reconnect under way, an expired one), it waits, for
+  // at most WAIT_BOUND_MS; past that, or with no user to connect, it is settled unresolved.
+  if (job.portal !== "website" && !neverSent) {
+    const unresolved = unresolvedWait(job, read.connection, departed);
+    if (unresolved) return { event: "failed", reason: unresolved, unresolved: true };
+    if (!read.connection?.status)
+      return {
+        event: "retrying",
+        reason: WAITING_FOR_CONNECTION,
+        error: undefined,
+        waiting: { account: read.connection?.externalUserId ?? null },
+      };
+  }
   if (work === "send") {
     if (job.action === "update" && read.superseded) return { event: "superseded", reason: "superseded" };
     // A placement was queued as such because the unpublish before it would take the listing down; when
@@ -254,6 +299,12 @@ async function decide(
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof PortalError && error.kind === "refused") return { event: "failed", reason };
+    // Settling asked the marketplace and got no answer: that starts a wait (or goes on with it), and a
+    // wait past its bound ends unresolved. Sending again is no asking: its failures only retry.
+    if (mode !== "send" && !neverSent) {
+      if (pastWaitBound(job)) return { event: "failed", reason: unresolvedAfterBound(job, reason), unresolved: true };
+      return { event: "retrying", reason, error, waiting: { account: read.connection?.externalUserId ?? null } };
+    }
     return { event: "retrying", reason, error };
   }
 }
@@ -265,17 +316,28 @@ async function decide(
  * waited for this one to end (after a feature, an unpublish of its listing that waited for it).
  */
 function outcomeStatements(db: Db, job: PublishJobRow, decision: Decision, now: string, mode: JobMode) {
-  const delayMs = mode !== "send" ? SETTLE_AGAIN_MS : backoffSeconds(job.attempts) * 1000;
+  const delayMs =
+    mode !== "send" || (decision.event === "retrying" && decision.waiting)
+      ? SETTLE_AGAIN_MS
+      : backoffSeconds(job.attempts) * 1000;
+  const waitingSince = job.waitingSince;
   const { job: outcome, effects } =
     decision.event === "retrying"
       ? transition(db, job, "retrying", {
           now,
+          waitingSince,
           reason: decision.reason,
           retryAt: new Date(Date.now() + delayMs).toISOString(),
+          ...(decision.waiting ? { waiting: decision.waiting } : {}),
         })
       : decision.event === "succeeded"
-        ? transition(db, job, "succeeded", { now, outcome: decision.outcome })
-        : transition(db, job, decision.event, { now, reason: decision.reason });
+        ? transition(db, job, "succeeded", { now, waitingSince, outcome: decision.outcome })
+        : transition(db, job, decision.event, {
+            now,
+            waitingSince,
+            reason: decision.reason,
+            ...(decision.event === "failed" && decision.unresolved ? { unresolved: true } : {}),
+          });
   const reruns = job.action === "update" && decision.event === "succeeded";
   return {
     outcome,

@@ -133,7 +133,7 @@ export class ClientLanes extends DurableObject<Env> {
     this.running.set(hold.lane, (this.running.get(hold.lane) ?? hold.slots) - hold.slots);
   }
 
-  /** How many of the client's jobs wait or run, per lane (the deep health check and tests read it). */
+  /** How many of the client's jobs wait or run, per lane (what an operator or a test looks at). */
   async waiting(): Promise<Record<Lane, number>> {
     const counts = Object.fromEntries(LANES.map((lane) => [lane, 0])) as Record<Lane, number>;
     for (const row of this.sql.exec<{ lane: Lane; n: number }>("SELECT lane, count(*) AS n FROM work GROUP BY lane"))

@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
-import type { JobMessage } from "../services/shared";
+import { dispatchEvents } from "../services/events";
+import { type JobMessage, jobContext } from "../services/shared";
 import { executeJobs } from "./execute";
 
 /**
@@ -62,6 +63,9 @@ export class ClientLanes extends DurableObject<Env> {
   /** Slots held by requests (`hold`), by hold id. */
   private readonly holds = new Map<string, { lane: Lane; slots: number; until: number }>();
   private clientId = 0;
+  /** The dispatch of the client's events under way, and whether jobs ended since it started. */
+  private dispatching: Promise<void> | undefined;
+  private dispatchAgain = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -224,13 +228,7 @@ export class ClientLanes extends DurableObject<Env> {
     ] as const) {
       if (batch.length === 0) continue;
       try {
-        // The events the jobs wrote are handed to delivery before their slots are free again.
-        const afterwards: Promise<unknown>[] = [];
-        await executeJobs({ queue, messages: batch.map(messageOf) }, this.env, {
-          clientId: this.clientId,
-          waitUntil: (work) => afterwards.push(work),
-        });
-        await Promise.all(afterwards);
+        await executeJobs({ queue, messages: batch.map(messageOf) }, this.env);
       } catch (error) {
         log("error", "lane jobs failed, will retry", {
           lane,
@@ -238,6 +236,8 @@ export class ClientLanes extends DurableObject<Env> {
         });
       }
     }
+    // The jobs wrote events, or deliveries ended and made room in their endpoints' queues.
+    this.dispatchSoon();
     const spentMs = Date.now() - startedAt;
     for (const key of new Set(rows.map((row) => row.key))) this.spend(lane, key, spentMs);
     for (const row of rows) {
@@ -251,6 +251,33 @@ export class ClientLanes extends DurableObject<Env> {
           row.id,
         );
     }
+  }
+
+  /**
+   * Hands the client's new events to delivery now rather than at the next cron: one dispatch at a time
+   * for the object, and one more after it when jobs ended meanwhile, not one per job.
+   */
+  private dispatchSoon(): void {
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    const dispatch: Promise<void> = dispatchEvents(jobContext(this.env), { clientId: this.clientId })
+      .then(() => undefined)
+      .catch((error) =>
+        log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
+      )
+      .finally(() => {
+        this.dispatching = undefined;
+        this.inFlight.delete(dispatch);
+        if (this.dispatchAgain) {
+          this.dispatchAgain = false;
+          this.dispatchSoon();
+        }
+      });
+    this.dispatching = dispatch;
+    // The alarm waits for it as for a job, so the object stays at work until it is done.
+    this.inFlight.add(dispatch);
   }
 
   /** The key's time left now (a full minute's worth for a key not seen lately). */

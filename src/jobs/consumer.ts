@@ -6,7 +6,7 @@ import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
-import type { JobMessage } from "../services/shared";
+import { clientLanesOf, type JobMessage } from "../services/shared";
 import type { Lane, LaneJob } from "./clientLanes";
 import { executeJobs } from "./execute";
 
@@ -80,17 +80,35 @@ async function placementsOf(env: Env, batch: MessageBatch<JobMessage>): Promise<
   });
 }
 
-/** The lanes of one client (a Durable Object per client id). */
-export const clientLanes = (env: Env, clientId: number) =>
-  env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(clientId)));
+/**
+ * How long the consumer waits for one client's lanes to take its jobs. A client's object busy past it
+ * does not hold the batch (and the batches behind it, of every client): its jobs go back to the queue,
+ * and one that was taken after all runs twice, which every job allows.
+ */
+const HAND_OVER_MS = 5_000;
+
+async function handedOver(env: Env, clientId: number, jobs: LaneJob[]): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tooLong = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`client ${clientId}'s lanes did not answer within ${HAND_OVER_MS} ms`)),
+      HAND_OVER_MS,
+    );
+  });
+  try {
+    await Promise.race([clientLanesOf(env, clientId).admit(clientId, jobs), tooLong]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Consumer of every queue: `jobs` (publishing), `images`, `webhooks` and `webhooks-slow` (deliveries, on
  * the lane their endpoint's speed earned), and their dead-letter queues. A dead-letter batch only ends
  * jobs in D1, and runs here (`executeJobs`). Every other job is handed to its client's lanes
  * (`ClientLanes`, one per client) and acknowledged: it runs there, within the client's share, so no job
- * of one client ever waits in a batch behind another client's slow work. A hand-over that fails is
- * retried by the queue.
+ * of one client ever waits in a batch behind another client's slow work. A hand-over that fails, or
+ * takes longer than HAND_OVER_MS, is retried by the queue.
  */
 export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
   if (batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE)
@@ -115,7 +133,7 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
   await Promise.all(
     [...byClient].map(async ([clientId, { jobs, messages }]) => {
       try {
-        await clientLanes(env, clientId).admit(clientId, jobs);
+        await handedOver(env, clientId, jobs);
         for (const message of messages) message.ack();
       } catch (error) {
         log("error", "hand-over to the client's lanes failed, will retry", {

@@ -5,7 +5,7 @@ import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
-import { abandonDelivery, type DeliveryLane, deliverWebhooks, dispatchEvents } from "../services/events";
+import { abandonDelivery, type DeliveryLane, deliverWebhooks } from "../services/events";
 import { failImageJob, runImageJob } from "../services/images";
 import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
 import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
@@ -76,13 +76,11 @@ async function runAll(env: Env, jobs: JobMessage[], lane: DeliveryLane): Promise
  * the dead-letter queues (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE: configuration, not a guess from
  * the name) end their jobs (`giveUp`), the others run them; a delivery's lane is the queue it travelled
  * on (WEBHOOK_SLOW_QUEUE or not). Messages are pointers to D1 rows; handlers are idempotent. A failed
- * write of the dead-letter executor is retried too. Afterwards, the events the jobs wrote (of `clientId`,
- * or of the endpoints that were delivered to) are handed to delivery, through `waitUntil`.
+ * write of the dead-letter executor is retried too.
  */
 export async function executeJobs(
   batch: Pick<MessageBatch<JobMessage>, "queue" | "messages">,
   env: Env,
-  after?: { clientId?: number; waitUntil(work: Promise<unknown>): void },
 ): Promise<void> {
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
@@ -113,19 +111,4 @@ export async function executeJobs(
     metrics.record({ event: "retry", kind: job.kind, attempts: message.attempts });
     message.retry({ delaySeconds: backoffSeconds(message.attempts) });
   });
-  // The jobs just run wrote events, or deliveries ended and made room in their endpoints' queues: hand
-  // the next events to delivery now rather than at the next cron.
-  if (deadLetter || !after) return;
-  const deliveredTo = jobs.flatMap((job) => (job.kind === "webhook" ? [job.endpointId] : []));
-  const scope =
-    deliveredTo.length === jobs.length
-      ? { endpointIds: [...new Set(deliveredTo)] }
-      : after.clientId !== undefined
-        ? { clientId: after.clientId }
-        : {};
-  after.waitUntil(
-    dispatchEvents(jobContext(env), scope).catch((error) =>
-      log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
-    ),
-  );
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { LANE_SHARES } from "../../src/jobs/clientLanes";
 import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT } from "../../src/services/events";
 import { IMAGE_LIMITS } from "../../src/services/images";
+import { clientLanesOf } from "../../src/services/shared";
 import { eventsOf, payloadOf, receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, eventually, expectEnvelope, newClient } from "../harness/api";
 import { activate, createAd, createUser } from "../harness/data";
@@ -96,7 +97,7 @@ describe("many endpoints, each just under a lane's mark", () => {
     expectWithinNeighbourBound("B's webhook beside 16 endpoints just under the fast lane's mark", alone, beside);
 
     // A's deliveries go on at A's share: never more of them at once than its slots of the lane.
-    const lanes = env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(a.client.id)));
+    const lanes = clientLanesOf(env, a.client.id);
     expect((await lanes.waiting()).webhooks).toBeGreaterThan(LANE_SHARES.webhooks.slots);
     for (const { webhookId } of endpoints)
       expectEnvelope(await call("DELETE", `/webhooks/${webhookId}`, { key: a.key }), 200);

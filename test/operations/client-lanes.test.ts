@@ -1,13 +1,17 @@
 // Each client's share of the shared lanes (src/jobs/clientLanes.ts): the queues hand every job to its
 // client's lanes, which run it within the client's slots; a dry run's marketplace reviews take the same slots.
-import { env } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
+import worker from "../../src/index";
 import { LANE_SHARES } from "../../src/jobs/clientLanes";
+import type { JobMessage } from "../../src/services/shared";
+import { clientLanesOf } from "../../src/services/shared";
 import { call, eventually, expectEnvelope, newClient } from "../harness/api";
 import { createAd, PAID_CATEGORY } from "../harness/data";
 import { connectedSeller } from "../harness/marketplace";
 
-const lanesOf = (clientId: number) => env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(clientId)));
+const lanesOf = (clientId: number) => clientLanesOf(env, clientId);
 
 const jobOf = async (key: string, jobId: number) =>
   (await call("GET", `/jobs/${jobId}`, { key })).body.data as { state: string };
@@ -97,4 +101,24 @@ describe("a client's lanes", () => {
     // Another client's budget is its own.
     expect((await lanesOf((await newClient()).client.id).hold("marketplace", 1, 60_000)).slots).toBe(1);
   });
+
+  it("a client's lanes that do not take its jobs do not hold the batch: its messages go back to the queue", async () => {
+    // Every client's lanes object is stuck: the hand-over never answers.
+    const stuck = {
+      ...env,
+      CLIENT_LANES: {
+        idFromName: (name: string) => name,
+        get: () => ({ admit: () => new Promise(() => {}) }),
+      },
+    } as unknown as Env;
+    const batch = createMessageBatch<JobMessage>("jobs", [
+      { id: "stuck-1", timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId: 999_999 } },
+      { id: "ping-1", timestamp: new Date(), attempts: 1, body: { kind: "ping" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, stuck);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["stuck-1"]);
+    expect(result.explicitAcks).toEqual(["ping-1"]);
+  }, 60_000);
 });

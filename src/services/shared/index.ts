@@ -1,4 +1,5 @@
 export { callerOf } from "./access";
 export { type JobContext, jobContext, type ServiceContext } from "./context";
 export type { ImageMessage, JobMessage } from "./jobMessages";
+export { clientLanesOf } from "./laneShare";
 export { CATALOGUE_REVISION, readRevisions, USER_LIST_REVISIONS, userRevision } from "./revisions";

@@ -1,5 +1,9 @@
 import type { Env } from "../../env";
 
+/** A client's lanes: one Durable Object per client id (src/jobs/clientLanes.ts). */
+export const clientLanesOf = (env: Env, clientId: number) =>
+  env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(clientId)));
+
 /** How long a request holds lane slots at most (a hold its request never gave back lapses then). */
 const HOLD_MS = 30_000;
 
@@ -16,7 +20,7 @@ export async function inMarketplaceShare<T>(
   work: (item: T) => Promise<void>,
   options: { patienceMs: number; notRun: (item: T) => void },
 ): Promise<void> {
-  const lanes = env.CLIENT_LANES.get(env.CLIENT_LANES.idFromName(String(clientId)));
+  const lanes = clientLanesOf(env, clientId);
   const waiting = [...items];
   const giveUpAt = Date.now() + options.patienceMs;
   while (waiting.length > 0) {

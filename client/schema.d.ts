@@ -2099,6 +2099,8 @@ export interface components {
                 kind: "placement" | "update" | "unpublish" | "feature";
                 /** @description The job's reference at the marketplace, to reconcile by */
                 externalRef: string | null;
+                /** @description The marketplace account the job may be at (its reference is unique per account); null when none is known */
+                account: number | null;
                 /** @description Cents refunded */
                 cost: number;
                 reason: string;

@@ -105,6 +105,7 @@ describe("a job waiting for a connection", () => {
       queueItemId: jobId,
       kind: "placement",
       externalRef: defined(listing).externalRef,
+      account,
       cost: -defined(charge).amount,
       reason: settled.lastError,
     });
@@ -125,7 +126,7 @@ describe("a job waiting for a connection", () => {
   });
 
   it("does not hold the seller's connection to another account; the job stays apart and is settled unresolved", async () => {
-    const { userId, jobId } = await jobThatMayBeThere();
+    const { userId, account, jobId } = await jobThatMayBeThere();
     await runOnce(jobId);
     const other = await authorizeAccount(key, userId, "portal_a");
     expectEnvelope(other.answer, 200);
@@ -134,11 +135,11 @@ describe("a job waiting for a connection", () => {
     expect(settled).toMatchObject({ state: "error", refunded: true });
     expect(settled.lastError).toMatch(/^unresolved: the user connected another portal_a account/);
     expect(await marketplace("portal_a").summary(await accountOf(userId))).toMatchObject({ listings: 0 });
-    expect((await waitEventsOf(jobId)).map((event) => event.type)).toEqual([
-      "job.waiting",
-      "job.wait_ended",
-      "job.unresolved",
-    ]);
+    const events = await waitEventsOf(jobId);
+    expect(events.map((event) => event.type)).toEqual(["job.waiting", "job.wait_ended", "job.unresolved"]);
+    // The record names the old account, where the listing is, not the one connected now.
+    expect(events[2]?.data).toMatchObject({ account, kind: "placement" });
+    expect(await marketplace("portal_a").summary(account)).toMatchObject({ listings: 1 });
   });
 
   it("of a seller who was deleted is settled at its next run: no one can connect again", async () => {

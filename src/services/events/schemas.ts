@@ -88,6 +88,10 @@ function typedEvents() {
         .string()
         .nullable()
         .openapi({ description: "The job's reference at the marketplace, to reconcile by" }),
+      account: z.number().int().nullable().openapi({
+        description:
+          "The marketplace account the job may be at (its reference is unique per account); null when none is known",
+      }),
       cost: z.number().int().openapi({ description: "Cents refunded" }),
       reason: z.string(),
     }),

@@ -47,8 +47,11 @@ export interface EventDetail {
   waiting?: { account: number | null };
   /** When the job's wait started, as the job was claimed (null or absent: it was not waiting). */
   waitingSince?: string | null;
-  /** failed: settled without asking the marketplace, which could not be asked; recorded for reconciliation. */
-  unresolved?: boolean;
+  /**
+   * failed: settled without asking the marketplace, which could not be asked; recorded for reconciliation
+   * with the account the job may be at.
+   */
+  unresolved?: { account: number | null };
 }
 
 export type JobRef = PublishJobRef;
@@ -373,7 +376,7 @@ function waitEvents(db: Db, job: JobRef, event: JobEvent, detail: EventDetail) {
       ? [
           write(
             "job.unresolved",
-            sql`json_object('queueItemId', ${job.id}, 'kind', ${JOB_KINDS[job.action]}, 'externalRef', ${column("external_ref")}, 'cost', ${column("cost")}, 'reason', ${detail.reason ?? ""})`,
+            sql`json_object('queueItemId', ${job.id}, 'kind', ${JOB_KINDS[job.action]}, 'externalRef', ${column("external_ref")}, 'account', ${detail.unresolved.account}, 'cost', ${column("cost")}, 'reason', ${detail.reason ?? ""})`,
           ),
         ]
       : []),

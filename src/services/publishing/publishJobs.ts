@@ -32,7 +32,7 @@ type AdRow = typeof ads.$inferSelect;
 /** What a claimed job's job comes to; written with the others of its batch. */
 type Decision =
   | { event: "succeeded"; outcome: ListingOutcome }
-  | { event: "failed" | "superseded"; reason: string; unresolved?: true }
+  | { event: "failed" | "superseded"; reason: string; unresolved?: Unresolved }
   | { event: "retrying"; reason: string; error: unknown; waiting?: { account: number | null } };
 
 /**
@@ -42,6 +42,14 @@ type Decision =
 export const WAIT_BOUND_MS = 24 * 3_600_000;
 const WAITING_FOR_CONNECTION = "waiting for the user to connect the portal again";
 const KEPT_FOR_RECONCILIATION = "refunded, and recorded (job.unresolved) for reconciliation with the marketplace";
+
+/** A job settled without an answer: the marketplace account it may be at, for the record (null: none known). */
+type Unresolved = { account: number | null };
+
+/** The account a job that may be at its marketplace went to: the one its wait began on, or the user's last one. */
+const accountAtStake = (job: PublishJobRow, connection: ConnectionRow | undefined): Unresolved => ({
+  account: job.waitingAccount ?? connection?.externalUserId ?? null,
+});
 
 /** The job has waited for an answer from its marketplace for the whole bound. */
 const pastWaitBound = (job: PublishJobRow) =>
@@ -250,7 +258,7 @@ async function decide(
   // at most WAIT_BOUND_MS; past that, or with no user to connect, it is settled unresolved.
   if (job.portal !== "website" && !neverSent) {
     const unresolved = unresolvedWait(job, read.connection, departed);
-    if (unresolved) return { event: "failed", reason: unresolved, unresolved: true };
+    if (unresolved) return { event: "failed", reason: unresolved, unresolved: accountAtStake(job, read.connection) };
     if (!read.connection?.status)
       return {
         event: "retrying",
@@ -302,7 +310,12 @@ async function decide(
     // Settling asked the marketplace and got no answer: that starts a wait (or goes on with it), and a
     // wait past its bound ends unresolved. Sending again is no asking: its failures only retry.
     if (mode !== "send" && !neverSent) {
-      if (pastWaitBound(job)) return { event: "failed", reason: unresolvedAfterBound(job, reason), unresolved: true };
+      if (pastWaitBound(job))
+        return {
+          event: "failed",
+          reason: unresolvedAfterBound(job, reason),
+          unresolved: accountAtStake(job, read.connection),
+        };
       return { event: "retrying", reason, error, waiting: { account: read.connection?.externalUserId ?? null } };
     }
     return { event: "retrying", reason, error };
@@ -336,7 +349,7 @@ function outcomeStatements(db: Db, job: PublishJobRow, decision: Decision, now: 
             now,
             waitingSince,
             reason: decision.reason,
-            ...(decision.event === "failed" && decision.unresolved ? { unresolved: true } : {}),
+            ...(decision.event === "failed" && decision.unresolved ? { unresolved: decision.unresolved } : {}),
           });
   const reruns = job.action === "update" && decision.event === "succeeded";
   return {

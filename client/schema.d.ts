@@ -395,7 +395,7 @@ export interface paths {
         };
         /**
          * Search ads
-         * @description Bracket notation for arrays and objects: `order[0][field]=price&order[0][descending]=true`, `adId[]=1&adId[]=2` or `adId=1,2`, `searchattributes[0][portal]=portal_a&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000`.
+         * @description With `userId`, the answer carries that user's `ETag` (for a conditional `PUT` or `PATCH` of its ads). Bracket notation for arrays and objects: `order[0][field]=price&order[0][descending]=true`, `adId[]=1&adId[]=2` or `adId=1,2`, `searchattributes[0][portal]=portal_a&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000`.
          */
         get: operations["ads.get"];
         /** Update an ad; attribute sets and settings are replaced per portal given; answers the ad */
@@ -560,7 +560,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search manufacturer records (product-safety data) */
+        /**
+         * Search manufacturer records (product-safety data)
+         * @description With `userId`, the answer carries that user's `ETag` (for a conditional `PUT` or `DELETE`).
+         */
         get: operations["manufacturers.get"];
         /** Update a manufacturer record; answers it */
         put: operations["manufacturers.update"];
@@ -2167,7 +2170,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -4212,6 +4215,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4416,6 +4421,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4604,6 +4611,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -5015,6 +5049,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5260,6 +5296,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -5770,6 +5833,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5955,6 +6020,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -6102,6 +6194,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6361,6 +6455,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 userId: number;
@@ -6538,6 +6634,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -6658,6 +6781,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6908,6 +7033,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7134,6 +7261,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7336,6 +7465,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -7799,6 +7955,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7999,6 +8157,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -8148,6 +8333,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8391,6 +8578,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8608,6 +8797,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8793,6 +8984,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -9239,6 +9457,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9430,6 +9650,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -9575,6 +9822,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9809,6 +10058,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10023,6 +10274,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10244,6 +10497,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -10368,6 +10648,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10579,6 +10861,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -10724,6 +11033,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10958,6 +11269,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11172,6 +11485,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11393,6 +11708,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -11517,6 +11859,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11728,6 +12072,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -11873,6 +12244,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12099,6 +12472,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12303,6 +12678,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12497,6 +12874,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -14006,6 +14410,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14313,6 +14719,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14636,6 +15044,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -15209,6 +15644,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -15481,6 +15918,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -16247,6 +16711,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 adId: number;
@@ -16424,6 +16890,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -16540,6 +17033,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16763,6 +17258,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16967,6 +17464,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17161,6 +17660,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -18491,6 +19017,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18717,6 +19245,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18917,6 +19447,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -19378,6 +19935,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -19555,6 +20114,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -20016,6 +20602,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20223,6 +20811,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 adId: number;
@@ -20422,6 +21012,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -20883,6 +21500,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 adId: number;
@@ -21053,6 +21672,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -21468,6 +22114,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -21667,6 +22315,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -21791,6 +22466,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -21988,6 +22665,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -22112,6 +22816,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -22302,6 +23008,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -24032,6 +24765,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24875,6 +25610,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 userId: number;
@@ -25057,6 +25794,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -30664,6 +31428,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -30872,6 +31638,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 webhookId: number;
@@ -31077,6 +31845,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -31201,6 +31996,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 webhookId: number;
@@ -31391,6 +32188,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The Idempotency-Key was used with a different request */
             422: {
                 headers: {
@@ -31488,6 +32312,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path: {
                 webhookId: number;
@@ -31672,6 +32498,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -35575,6 +36428,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -35838,6 +36693,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -36102,6 +36959,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -36363,6 +37222,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -36602,6 +37463,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -36818,6 +37681,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }
@@ -37295,6 +38185,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
+                /** @description The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -37502,6 +38394,33 @@ export interface operations {
                      *           "code": "insufficient_means",
                      *           "field": "portal",
                      *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description If-Match named another revision: the resource changed since it was read (nothing was written) */
+            412: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "If-Match: the resource changed since the ETag was read; read it again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "precondition_failed",
+                     *           "field": "If-Match",
+                     *           "message": "If-Match: the resource changed since the ETag was read; read it again"
                      *         }
                      *       ]
                      *     }

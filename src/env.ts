@@ -1,4 +1,5 @@
 import type { D1Usage } from "./db/meter";
+import type { Precondition } from "./lib/entityTags";
 
 /**
  * Bindings, vars and secrets, as `wrangler types` generates them from wrangler.toml and .dev.vars into
@@ -31,6 +32,8 @@ export interface AppVariables {
    * limit charges one token each (`rateLimit`), the first on arrival and the rest once it is done.
    */
   workUnits?: number;
+  /** A conditional write's `If-Match`, read by the routes that take one (apiRoute's `entityTag`). */
+  precondition?: Precondition;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

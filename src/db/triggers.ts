@@ -7,6 +7,9 @@ export const TRIGGER_REFUSALS = {
   maxImages: "maxImages reached",
   /** migrations/0002_contacts_limit.sql */
   maxContacts: "maxContacts reached",
+  /** migrations/0029_user_rules.sql */
+  userName: "user without companyName and lastName",
+  userPhone: "user without phone and cellular",
 } as const;
 
 /** A failure's text with its causes' (an ORM wraps D1's error, whose message says what the database refused). */
@@ -26,3 +29,7 @@ export const refusedByTrigger = (error: unknown, limit: keyof typeof TRIGGER_REF
 /** Whether a failed write broke the unique index on `columns` (D1 names them as `table.column, …`). */
 export const violatesUnique = (error: unknown, columns: string) =>
   failureText(error).includes(`UNIQUE constraint failed: ${columns}`);
+
+/** Whether a failed write was refused by the table's check constraint `name`. */
+export const violatesCheck = (error: unknown, name: string) =>
+  failureText(error).includes(`CHECK constraint failed: ${name}`);

@@ -4,6 +4,7 @@ import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../env";
 import { failure } from "../lib/envelope";
 import { DomainError, detail } from "../lib/errors";
+import { preconditionFailure } from "../services/shared";
 
 export const BODY_TOO_LARGE = () => DomainError.of("body_too_large", "body: must not exceed 1 MiB");
 
@@ -23,7 +24,14 @@ function fromHttpException(error: HTTPException): DomainError | null {
 
 /** The one place errors become answers: the envelope with codes, never a stack trace. */
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
-  const known = error instanceof DomainError ? error : error instanceof HTTPException ? fromHttpException(error) : null;
+  const known =
+    error instanceof DomainError
+      ? error
+      : error instanceof HTTPException
+        ? fromHttpException(error)
+        : (preconditionFailure(error) ?? null);
+  // An ETag read before the failure names no answer (and no resource of another client).
+  c.header("ETag", undefined);
   if (known) {
     for (const [name, value] of Object.entries(known.options.headers ?? {})) c.header(name, value);
     if (known.options.retryAfterSeconds !== undefined) c.header("Retry-After", String(known.options.retryAfterSeconds));

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { readRevisions } from "../services/shared";
+import { readEntityTag, readRevisions } from "../services/shared";
 
 /** How long a response may be served from the Workers Cache API when a client asks with `useCache=1`. */
 export const CACHE_TTL_SECONDS = 30;
@@ -45,4 +45,24 @@ export async function withCache<T extends object>(
   });
   c.executionCtx.waitUntil(cache.put(key, stored));
   return body;
+}
+
+/**
+ * A read of a resource whose data moves with one revision key (a user's, a client's, a webhook's): its
+ * ETag, then the answer (from the cache with `useCache`). The tag is read first, so it is never newer than
+ * what the answer shows: a write conditional on it never passes over a change it did not show.
+ */
+export async function taggedRead<T extends object>(
+  c: Context<AppEnv>,
+  useCache: boolean | undefined,
+  revisionKey: string,
+  compute: () => Promise<T>,
+): Promise<T> {
+  await answerEntityTag(c, revisionKey);
+  return withCache(c, useCache, [revisionKey], compute);
+}
+
+/** The ETag of the data that moves with the revision key, on the answer; read before the data (`taggedRead`). */
+export async function answerEntityTag(c: Context<AppEnv>, revisionKey: string) {
+  c.header("ETag", await readEntityTag(getDb(c.env.DB), revisionKey));
 }

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
+import { takesIfMatch } from "../middleware/ifMatch";
 import { strictInput, validationHook } from "./validation";
 
 /** Where the API lives; resources answer under it. */
@@ -167,6 +168,24 @@ function documentedOperations() {
       errorExample("idempotency_conflict", "Idempotency-Key: was used with a different request"),
     ),
   } as const;
+  /** Conditional writes: the tag a read answered, checked in the write's own transaction. */
+  const ETAG_HEADER = {
+    ETag: header(
+      "The resource's entity tag: send it as `If-Match` with a write to refuse the write (412) when the resource changed meanwhile",
+    ),
+  };
+  const IF_MATCH_PARAMETER = {
+    name: "If-Match",
+    in: "header" as const,
+    required: false,
+    description:
+      "The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written",
+    schema: { type: "string" as const },
+  };
+  const preconditionFailed = errorResponse(
+    "If-Match named another revision: the resource changed since it was read (nothing was written)",
+    errorExample("precondition_failed", "If-Match: the resource changed since the ETag was read; read it again"),
+  );
   const REPLAYED_HEADER = {
     "Idempotent-Replayed": {
       description: "`true` when this answer is the replay of the first answer for the Idempotency-Key",
@@ -175,21 +194,25 @@ function documentedOperations() {
   };
 
   return {
-    responseHeaders: (options: { method: Method; path: string; public?: boolean }) => ({
+    responseHeaders: (options: { method: Method; path: string; public?: boolean; entityTag?: true }) => ({
       ...REQUEST_ID_HEADER,
       ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
       ...(onlyReads(options.method, options.path) ? {} : REPLAYED_HEADER),
+      ...(options.entityTag && options.method === "get" ? ETAG_HEADER : {}),
     }),
-    parameters: (options: { method: Method; path: string }) =>
-      onlyReads(options.method, options.path) ? [BOOKMARK_PARAMETER] : [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER],
+    parameters: (options: { method: Method; path: string; entityTag?: true }) =>
+      onlyReads(options.method, options.path)
+        ? [BOOKMARK_PARAMETER]
+        : [IDEMPOTENCY_KEY_PARAMETER, BOOKMARK_PARAMETER, ...(options.entityTag ? [IF_MATCH_PARAMETER] : [])],
     // Only the statuses an operation can answer: a conflict and an idempotency conflict only from a
     // write, a body too large only with a body.
-    errors: (options: { method: Method; path: string; request?: { body?: unknown } | undefined }) => {
+    errors: (options: { method: Method; path: string; request?: { body?: unknown } | undefined; entityTag?: true }) => {
       const { 409: conflict, 413: tooLarge, ...always } = commonErrors;
       const writes = !onlyReads(options.method, options.path);
       return {
         ...always,
         ...(writes ? { 409: conflict, ...writeErrors } : {}),
+        ...(writes && options.entityTag ? { 412: preconditionFailed } : {}),
         ...(options.request?.body ? { 413: tooLarge } : {}),
       };
     },
@@ -227,6 +250,8 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   operationId?: string;
   /** Headers of the 200 answer particular to this operation (e.g. Location). */
   headers?: Record<string, { description: string; schema: { type: "string" } }>;
+  /** A read answers the resource's ETag (`tagAnswer`); a write takes `If-Match` and may answer 412. */
+  entityTag?: true;
 }
 
 /** The headers of calls that queue work: the job to follow, and every job the call queued or found open (for the
@@ -270,6 +295,7 @@ export function apiRoute<
     description: options.description,
     request: strictInput(options.request as R),
     security: options.public ? [] : [{ bearerAuth: [] }],
+    ...(options.entityTag && options.method !== "get" ? { middleware: [takesIfMatch] as const } : {}),
     ...documentedParts(options),
     responses: {
       200: {

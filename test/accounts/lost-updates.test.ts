@@ -51,4 +51,27 @@ describe("a partner's write beside an internal one", () => {
     }
     expect(undone).toEqual([]);
   }, 120_000);
+
+  it("two partial PUTs at once, one emptying companyName and one lastName, never leave the user with neither", async () => {
+    const { key } = await twoClients();
+    const { userId } = await createUser(key);
+    const broken: number[] = [];
+    for (let race = 0; race < RACES; race += 1) {
+      const [company, last] = await Promise.all([
+        call("PUT", "/users/", { key, body: { userId, companyName: null } }),
+        call("PUT", "/users/", { key, body: { userId, lastName: null } }),
+      ]);
+      // Each alone is valid; together they would break the rule: one of them is refused with its message.
+      expect([company.status, last.status].sort()).toEqual([200, 400]);
+      const refused = company.status === 400 ? company : last;
+      expect(refused.body.errors).toEqual(["lastName: either companyName or lastName is required"]);
+      const user = defined((await call("GET", `/users/${userId}`, { key })).body.data[0], "the user");
+      if (!user.companyName && !user.lastName) broken.push(race);
+      expectEnvelope(
+        await call("PUT", "/users/", { key, body: { userId, companyName: "Garage De Vries", lastName: "de Vries" } }),
+        200,
+      );
+    }
+    expect(broken).toEqual([]);
+  }, 120_000);
 });

@@ -8,7 +8,7 @@ import { loadCatalogue } from "../../src/services/catalogue";
 import { callerOf } from "../../src/services/shared";
 import { call, expectEnvelope, newClient } from "../harness/api";
 import { countingD1 } from "../harness/d1";
-import { CAR_CATEGORY, createAd, createUser, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
+import { CAR_CATEGORY, createAd, createUser, manufacturerBody, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 
 let key: string;
 let internalKey: string;
@@ -241,13 +241,7 @@ describe("GET /ads/ search", () => {
   it("searches by manufacturer presence in categories with product-safety attributes", async () => {
     const manufacturer = await call("POST", "/manufacturers/", {
       key,
-      body: {
-        userId,
-        manufacturerTradename: "Lampen BV",
-        manufacturerAddress: "Lichtweg 1, Eindhoven",
-        manufacturerEmail: "info@lampen.nl",
-        categoryId: 9305,
-      },
+      body: manufacturerBody(userId, { categoryId: 9305 }),
     });
     await call("POST", "/manufacturers/batch/", {
       key,

@@ -37,6 +37,15 @@ export const contactBody = (userId: number, overrides: Record<string, unknown> =
   ...overrides,
 });
 
+/** A manufacturer record (product-safety data) of the user, as a client creates it. */
+export const manufacturerBody = (userId: number, overrides: Record<string, unknown> = {}) => ({
+  userId,
+  manufacturerTradename: "Lampen BV",
+  manufacturerAddress: "Lichtweg 1, Eindhoven",
+  manufacturerEmail: "info@lampen.nl",
+  ...overrides,
+});
+
 /** Creates a user through the API and returns the answer's data. */
 export async function createUser(key: string, overrides: Record<string, unknown> = {}) {
   const answer = await call("POST", "/users/", { key, body: userBody(overrides) });

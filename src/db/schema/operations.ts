@@ -1,11 +1,20 @@
 /** Idempotency keys and response-cache revisions. */
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Revision counters behind the response cache: a write bumps its keys, so cached responses go stale at once. */
-export const cacheRevisions = sqliteTable("cache_revisions", {
-  key: text("scope").primaryKey(),
-  revision: integer("revision").notNull().default(0),
-});
+/**
+ * Revision counters behind the response cache and the ETags: a write bumps its keys, so cached responses
+ * go stale at once. A conditional write (If-Match) that finds another revision sets -1, which the check
+ * refuses: the whole batch of the write rolls back.
+ */
+export const cacheRevisions = sqliteTable(
+  "cache_revisions",
+  {
+    key: text("scope").primaryKey(),
+    revision: integer("revision").notNull().default(0),
+  },
+  (t) => [check("if_match", sql`${t.revision} >= 0`)],
+);
 
 /**
  * Idempotency keys (the IETF httpapi draft): the first response to a write with a key, replayed for the

@@ -4,7 +4,8 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId, queryInt } from "../../lib/fields";
-import { AdSettings, AdSettingsInput, getAdSettings, replaceAdSettings } from "../../services/ads";
+import { taggedRead } from "../../middleware/responseCache";
+import { AdSettings, AdSettingsInput, adRevisionKey, getAdSettings, replaceAdSettings } from "../../services/ads";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
@@ -13,7 +14,8 @@ const tags = ["Ad settings"];
 const answer = async (c: Context<AppEnv>, adId: number | undefined) => {
   if (adId === undefined)
     throw DomainError.of("validation_failed", "adId: is required (path /adsettings/<adId> or query ?adId=)");
-  return ok(await getAdSettings(serviceContext(c), adId));
+  const ctx = serviceContext(c);
+  return taggedRead(c, undefined, await adRevisionKey(ctx, adId), async () => ok(await getAdSettings(ctx, adId)));
 };
 
 export const adSettingsRouter = createRouter()
@@ -21,6 +23,7 @@ export const adSettingsRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/adsettings/{adId}",
+      entityTag: true,
       tags,
       summary: "The ad's settings per portal",
       request: { params: z.object({ adId: pathId("adId") }) },
@@ -32,6 +35,7 @@ export const adSettingsRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/adsettings",
+      entityTag: true,
       tags,
       summary: "The settings of the ad given by `?adId=`",
       request: { query: z.object({ adId: queryInt().optional() }) },
@@ -43,6 +47,7 @@ export const adSettingsRouter = createRouter()
     apiRoute({
       method: "post",
       path: "/adsettings",
+      entityTag: true,
       tags,
       summary: "Create or replace the ad's settings of the given portals",
       request: { body: jsonBody(AdSettingsInput) },

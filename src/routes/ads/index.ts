@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { priceByWork } from "../../middleware/rateLimit";
-import { withCache } from "../../middleware/responseCache";
+import { answerEntityTag, withCache } from "../../middleware/responseCache";
 import {
   ADS_REVISION,
   BatchItemResult,
@@ -18,6 +18,7 @@ import {
 } from "../../services/ads";
 import { Ad, AdsQuery, CreateAd, getAd, SimpleAd, searchAds, UpdateAd } from "../../services/adViews";
 import { withdrawUnstartedJobs } from "../../services/publishing";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
@@ -28,16 +29,19 @@ export const adsRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/ads",
+      entityTag: true,
       tags,
       summary: "Search ads",
       description:
-        "Bracket notation for arrays and objects: `order[0][field]=price&order[0][descending]=true`, `adId[]=1&adId[]=2` or `adId=1,2`, `searchattributes[0][portal]=portal_a&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000`.",
+        "With `userId`, the answer carries that user's `ETag` (for a conditional `PUT` or `PATCH` of its ads). Bracket notation for arrays and objects: `order[0][field]=price&order[0][descending]=true`, `adId[]=1&adId[]=2` or `adId=1,2`, `searchattributes[0][portal]=portal_a&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000`.",
       request: { query: AdsQuery },
       response: listEnvelope(z.union([Ad, SimpleAd])),
     }),
     async (c) => {
       const query = c.req.valid("query");
       const startedAt = Date.now();
+      // One user's ads carry the user's ETag, for a conditional PUT or PATCH of one of them.
+      if (query.userId !== undefined) await answerEntityTag(c, userRevision(query.userId));
       return c.json(
         await withCache(c, query.useCache, [ADS_REVISION], async () =>
           list(await searchAds(serviceContext(c), query), startedAt),
@@ -64,6 +68,7 @@ export const adsRouter = createRouter()
     apiRoute({
       method: "put",
       path: "/ads",
+      entityTag: true,
       tags,
       summary: "Update an ad; attribute sets and settings are replaced per portal given; answers the ad",
       request: { body: jsonBody(UpdateAd) },
@@ -78,6 +83,7 @@ export const adsRouter = createRouter()
     apiRoute({
       method: "patch",
       path: "/ads",
+      entityTag: true,
       tags,
       summary: "Change an ad's status (archiving does not unpublish); answers the ad",
       request: { body: jsonBody(PatchAd) },
@@ -124,6 +130,7 @@ export const adsRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/ads/{adId}",
+      entityTag: true,
       tags,
       summary: "Remove an ad; it is not unpublished from any portal",
       request: { params: z.object({ adId: pathId("adId") }) },

@@ -1,7 +1,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
+import { taggedRead } from "../../middleware/responseCache";
 import { Client, describeClient, UpdateClient, updateClient } from "../../services/accounts";
+import { clientRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
@@ -18,16 +20,24 @@ export const clientRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/client",
+      entityTag: true,
       tags,
       summary: "The calling API client, its rate limit and its return origins",
       response: envelope(Client),
     }),
-    async (c) => c.json(ok(await describeClient(serviceContext(c), defaults(c))), 200),
+    async (c) =>
+      c.json(
+        await taggedRead(c, undefined, clientRevision(c.get("client").id), async () =>
+          ok(await describeClient(serviceContext(c), defaults(c))),
+        ),
+        200,
+      ),
   )
   .openapi(
     apiRoute({
       method: "patch",
       path: "/client",
+      entityTag: true,
       tags,
       summary: "Register the origins a consent may send your users back to",
       description:

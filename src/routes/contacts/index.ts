@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead } from "../../middleware/responseCache";
 import {
   Contact,
   ContactsQuery,
@@ -26,6 +26,7 @@ const contactIdParam = pathId("contactId");
 const listRoute = apiRoute({
   method: "get",
   path: "/contacts/{userId}",
+  entityTag: true,
   tags,
   summary: "The user's contacts",
   request: { params: z.object({ userId: userIdParam }), query: ContactsQuery },
@@ -35,6 +36,7 @@ const listRoute = apiRoute({
 const getRoute = apiRoute({
   method: "get",
   path: "/contacts/{userId}/{contactId}",
+  entityTag: true,
   tags,
   summary: "One contact, as a list of one",
   request: { params: z.object({ userId: userIdParam, contactId: contactIdParam }), query: ContactsQuery },
@@ -48,7 +50,7 @@ type ContactsParams = { userId: number; contactId?: number };
 
 const respondWithContacts = (c: Context<AppEnv>, params: ContactsParams, query: z.infer<typeof ContactsQuery>) => {
   const startedAt = Date.now();
-  return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
+  return taggedRead(c, query.useCache, userRevision(params.userId), async () =>
     list(await listContacts(serviceContext(c), { ...params, ...query }), startedAt),
   );
 };
@@ -75,6 +77,7 @@ export const contactsRouter = createRouter()
     apiRoute({
       method: "put",
       path: "/contacts",
+      entityTag: true,
       tags,
       summary: "Change a contact; answers all the user's contacts",
       request: { body: jsonBody(UpdateContact) },
@@ -88,6 +91,7 @@ export const contactsRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/contacts",
+      entityTag: true,
       tags,
       summary: "Remove a contact no active ad uses; answers the remaining contacts",
       request: { body: jsonBody(DeleteContact) },

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead } from "../../middleware/responseCache";
 import {
   CreateFolder,
   createFolder,
@@ -27,6 +27,7 @@ const folderIdParam = pathId("folderId");
 const listRoute = apiRoute({
   method: "get",
   path: "/folders/{userId}",
+  entityTag: true,
   tags,
   summary: "The user's folders",
   request: { params: z.object({ userId: userIdParam }), query: FoldersQuery },
@@ -35,6 +36,7 @@ const listRoute = apiRoute({
 const getRoute = apiRoute({
   method: "get",
   path: "/folders/{userId}/{folderId}",
+  entityTag: true,
   tags,
   summary: "One folder, as a list of one",
   request: { params: z.object({ userId: userIdParam, folderId: folderIdParam }), query: FoldersQuery },
@@ -49,7 +51,7 @@ const respondWithFolders = (
   query: z.infer<typeof FoldersQuery>,
 ) => {
   const startedAt = Date.now();
-  return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
+  return taggedRead(c, query.useCache, userRevision(params.userId), async () =>
     list(await listFolders(serviceContext(c), { ...params, ...query }), startedAt),
   );
 };
@@ -74,6 +76,7 @@ export const foldersRouter = createRouter()
     apiRoute({
       method: "put",
       path: "/folders",
+      entityTag: true,
       tags,
       summary: "Rename a folder; answers the user's folders",
       request: { body: jsonBody(UpdateFolder) },
@@ -87,6 +90,7 @@ export const foldersRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/folders",
+      entityTag: true,
       tags,
       summary: "Remove a folder (its ads stay); answers the remaining folders",
       request: { body: jsonBody(DeleteFolder) },

@@ -4,6 +4,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
+import { taggedRead } from "../../middleware/responseCache";
+import { adRevisionKey } from "../../services/ads";
 import {
   AdImages,
   DeleteImages,
@@ -33,13 +35,19 @@ export const adImagesRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/images/{adId}",
+      entityTag: true,
       tags,
       summary: "The ad's images in order",
       request: { params: adIdParam },
       response: envelope(AdImages),
     }),
     async (c) => {
-      return c.json(ok(await getImages(serviceContext(c), c.req.valid("param").adId)), 200);
+      const ctx = serviceContext(c);
+      const { adId } = c.req.valid("param");
+      return c.json(
+        await taggedRead(c, undefined, await adRevisionKey(ctx, adId), async () => ok(await getImages(ctx, adId))),
+        200,
+      );
     },
   )
   .openapi(
@@ -58,6 +66,7 @@ export const adImagesRouter = createRouter()
     apiRoute({
       method: "put",
       path: "/images/{adId}",
+      entityTag: true,
       tags,
       summary: "Add images after the ad's current ones",
       description: "Each image becomes a job (see /imagestatus/); the answer shows the images stored so far.",
@@ -86,6 +95,7 @@ export const adImagesRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/images/{adId}",
+      entityTag: true,
       tags,
       summary: "Remove all images of the ad",
       request: { params: adIdParam },
@@ -100,6 +110,7 @@ export const adImagesRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/images",
+      entityTag: true,
       tags,
       summary: "Remove the given images; the rest are numbered again from 1",
       request: { body: jsonBody(DeleteImages) },

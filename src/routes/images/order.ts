@@ -19,6 +19,7 @@ export const imageOrderRouter = createRouter()
     apiRoute({
       method: "post",
       path: "/imageswitch",
+      entityTag: true,
       tags,
       summary: "Swap the positions of two images",
       request: {
@@ -34,6 +35,7 @@ export const imageOrderRouter = createRouter()
     apiRoute({
       method: "post",
       path: "/imageshift",
+      entityTag: true,
       tags,
       summary: "Move the image at the first counter to the position of the second",
       request: {

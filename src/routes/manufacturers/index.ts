@@ -1,6 +1,6 @@
 import { list, ok } from "../../lib/envelope";
 import { flushRequestedUpdates } from "../../middleware/afterWrites";
-import { withCache } from "../../middleware/responseCache";
+import { answerEntityTag, withCache } from "../../middleware/responseCache";
 import {
   ADS_REVISION,
   AttachManufacturer,
@@ -15,6 +15,7 @@ import {
   UpdateManufacturer,
   updateManufacturer,
 } from "../../services/ads";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
@@ -28,14 +29,18 @@ export const manufacturersRouter = router
     apiRoute({
       method: "get",
       path: "/manufacturers",
+      entityTag: true,
       tags,
       summary: "Search manufacturer records (product-safety data)",
+      description: "With `userId`, the answer carries that user's `ETag` (for a conditional `PUT` or `DELETE`).",
       request: { query: ManufacturersQuery },
       response: listEnvelope(Manufacturer),
     }),
     async (c) => {
       const { useCache, ...query } = c.req.valid("query");
       const startedAt = Date.now();
+      // One user's records carry the user's ETag, for a conditional PUT or DELETE of one of them.
+      if (query.userId !== undefined) await answerEntityTag(c, userRevision(query.userId));
       return c.json(
         await withCache(c, useCache, [ADS_REVISION], async () =>
           list(await searchManufacturers(serviceContext(c), query), startedAt),
@@ -61,6 +66,7 @@ export const manufacturersRouter = router
     apiRoute({
       method: "put",
       path: "/manufacturers",
+      entityTag: true,
       tags,
       summary: "Update a manufacturer record; answers it",
       request: { body: jsonBody(UpdateManufacturer) },
@@ -74,6 +80,7 @@ export const manufacturersRouter = router
     apiRoute({
       method: "delete",
       path: "/manufacturers",
+      entityTag: true,
       tags,
       summary: "Remove a manufacturer record (ads using it keep none)",
       request: { body: jsonBody(DeleteManufacturer) },

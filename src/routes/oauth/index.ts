@@ -6,7 +6,7 @@ import { DomainError } from "../../lib/errors";
 import { pathId, queryBool } from "../../lib/fields";
 import { PAGE_HEADERS } from "../../lib/htmlPage";
 import { type Marketplace, MarketplaceEnum } from "../../lib/vocabulary";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead } from "../../middleware/responseCache";
 import { SIMULATOR_ORIGIN_HEADER } from "../../portals/config";
 import { marketplaceSimulator, PortalGateway, SIMULATOR_ORIGIN } from "../../portals/gateway";
 import {
@@ -56,6 +56,7 @@ export const oauthRouter = connections
     apiRoute({
       method: "get",
       path: "/oauth/{userId}/{portal}",
+      entityTag: true,
       tags,
       summary: "Whether the user is connected to the portal",
       request: { params, query: z.object({ useCache: queryBool().optional() }) },
@@ -64,7 +65,7 @@ export const oauthRouter = connections
     async (c) => {
       const { userId, portal } = c.req.valid("param");
       return c.json(
-        await withCache(c, c.req.valid("query").useCache, [userRevision(userId)], async () =>
+        await taggedRead(c, c.req.valid("query").useCache, userRevision(userId), async () =>
           ok(await getConnection(serviceContext(c), { userId, portal })),
         ),
         200,
@@ -118,6 +119,7 @@ export const oauthRouter = connections
     apiRoute({
       method: "delete",
       path: "/oauth/{userId}/{portal}",
+      entityTag: true,
       tags,
       summary: "Disconnect: the tokens are revoked",
       request: { params },

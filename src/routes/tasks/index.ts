@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pagingQuery, pathId, queryInt } from "../../lib/fields";
 import { MarketplaceEnum } from "../../lib/vocabulary";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead } from "../../middleware/responseCache";
 import {
   CreateTask,
   createTask,
@@ -25,7 +25,7 @@ type Params = { userId: number; portal?: z.infer<typeof MarketplaceEnum>; taskId
 
 const answer = (c: Context<AppEnv>, params: Params, query: z.infer<typeof TasksQuery>) => {
   const startedAt = Date.now();
-  return withCache(c, query.useCache, [userRevision(params.userId)], async () =>
+  return taggedRead(c, query.useCache, userRevision(params.userId), async () =>
     list(await listTasks(serviceContext(c), { ...params, ...query }), startedAt),
   );
 };
@@ -39,6 +39,7 @@ export const tasksRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/tasks/{userId}",
+      entityTag: true,
       tags,
       summary: "The user's tasks",
       request: { params: z.object({ userId: pathId("userId") }), query: TasksQuery },
@@ -50,6 +51,7 @@ export const tasksRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/tasks/{userId}/{portal}",
+      entityTag: true,
       tags,
       summary: "The user's tasks on a portal",
       request: { params: z.object({ userId: pathId("userId"), portal: portalParam }), query: TasksQuery },
@@ -61,6 +63,7 @@ export const tasksRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/tasks/{userId}/{portal}/{taskId}",
+      entityTag: true,
       tags,
       summary: "One task with its recent runs",
       request: {
@@ -75,6 +78,7 @@ export const tasksRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/tasks",
+      entityTag: true,
       tags,
       summary: "The tasks of the user given by `?userId=`",
       request: { query: TasksQuery.extend({ userId: queryInt() }) },
@@ -102,6 +106,7 @@ export const tasksRouter = createRouter()
     apiRoute({
       method: "put",
       path: "/tasks",
+      entityTag: true,
       tags,
       summary: "Change a task; answers the user's tasks",
       request: { body: jsonBody(UpdateTask) },
@@ -115,6 +120,7 @@ export const tasksRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/tasks",
+      entityTag: true,
       tags,
       summary: "Remove a task; answers the remaining tasks",
       request: { body: jsonBody(DeleteTask) },

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { pathId, queryBool } from "../../lib/fields";
 import type { PublishTarget } from "../../lib/vocabulary";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead } from "../../middleware/responseCache";
 import {
   getUserAdSettings,
   replaceUserAdSettings,
@@ -26,7 +26,7 @@ const answer = (
   portal: PublishTarget | undefined,
   useCache: boolean | undefined,
 ) => {
-  return withCache(c, useCache, [userRevision(userId)], async () =>
+  return taggedRead(c, useCache, userRevision(userId), async () =>
     ok(await getUserAdSettings(serviceContext(c), { userId, portal })),
   );
 };
@@ -36,6 +36,7 @@ export const userAdSettingsRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/user/adsettings/{userId}",
+      entityTag: true,
       tags,
       summary: "The user's ad settings for every portal",
       request: { params: z.object({ userId: pathId("userId") }), query: Query },
@@ -47,6 +48,7 @@ export const userAdSettingsRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/user/adsettings/{userId}/{portal}",
+      entityTag: true,
       tags,
       summary: "The user's ad settings for one portal",
       request: {
@@ -67,6 +69,7 @@ export const userAdSettingsRouter = createRouter()
     apiRoute({
       method: "post",
       path: "/user/adsettings",
+      entityTag: true,
       tags,
       summary: "Create or replace the ad settings of the given portals",
       request: { body: jsonBody(UserAdSettingsInput) },

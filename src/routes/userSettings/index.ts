@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead } from "../../middleware/responseCache";
 import {
   getSettings,
   patchSettings,
@@ -24,7 +24,7 @@ const response = envelope(UserSettings);
 const respondWithSettings = async (c: Context<AppEnv>, userId: number | undefined, useCache: boolean | undefined) => {
   if (userId === undefined)
     throw DomainError.of("validation_failed", "userId: is required (path /user/settings/<userId> or query ?userId=)");
-  return withCache(c, useCache, [userRevision(userId)], async () => ok(await getSettings(serviceContext(c), userId)));
+  return taggedRead(c, useCache, userRevision(userId), async () => ok(await getSettings(serviceContext(c), userId)));
 };
 
 /** The spec shows these calls under both /user/settings/ and /usersettings/. */
@@ -34,6 +34,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
       apiRoute({
         method: "get",
         path: `${prefix}/{userId}`,
+        entityTag: true,
         tags,
         summary: "The user's settings",
         request: { params: z.object({ userId: pathId("userId") }), query: SettingsQuery.omit({ userId: true }) },
@@ -46,6 +47,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
       apiRoute({
         method: "get",
         path: prefix,
+        entityTag: true,
         tags,
         summary: "The settings of the user given by `?userId=`",
         request: { query: SettingsQuery },
@@ -60,6 +62,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
       apiRoute({
         method: "post",
         path: prefix,
+        entityTag: true,
         tags,
         summary: "Create or replace the settings; fields not given return to their defaults",
         request: { body: jsonBody(SettingsInput) },
@@ -73,6 +76,7 @@ function settingsRoutes(prefix: "/user/settings" | "/usersettings") {
       apiRoute({
         method: "patch",
         path: prefix,
+        entityTag: true,
         tags,
         summary: "Change showcontact, attributes or budgetNotifyLimit; answers the complete settings",
         request: { body: jsonBody(SettingsPatch) },

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
-import { withCache } from "../../middleware/responseCache";
+import { taggedRead, withCache } from "../../middleware/responseCache";
 import {
   CreatedUser,
   CreateUser,
@@ -34,6 +34,7 @@ const listRoute = apiRoute({
 const getRoute = apiRoute({
   method: "get",
   path: "/users/{userId}",
+  entityTag: true,
   tags,
   summary: "One user, as a list of one",
   request: { params: UserIdParam, query: UsersQuery },
@@ -52,6 +53,7 @@ const createRoute = apiRoute({
 const updateRoute = apiRoute({
   method: "put",
   path: "/users",
+  entityTag: true,
   tags,
   summary: "Update a user; answers the updated user",
   request: { body: jsonBody(UpdateUser) },
@@ -61,6 +63,7 @@ const updateRoute = apiRoute({
 const deleteByPathRoute = apiRoute({
   method: "delete",
   path: "/users/{userId}",
+  entityTag: true,
   tags,
   summary: "Delete a user: removed completely without ads, anonymised irreversibly with ads",
   request: { params: UserIdParam },
@@ -70,6 +73,7 @@ const deleteByPathRoute = apiRoute({
 const deleteByBodyRoute = apiRoute({
   method: "delete",
   path: "/users",
+  entityTag: true,
   tags,
   summary: "Delete a user given in the body",
   request: { body: jsonBody(DeleteUser) },
@@ -89,7 +93,7 @@ export const usersRouter = createRouter()
     const { userId } = c.req.valid("param");
     const { useCache } = c.req.valid("query");
     const startedAt = Date.now();
-    const body = await withCache(c, useCache, [userRevision(userId)], async () =>
+    const body = await taggedRead(c, useCache, userRevision(userId), async () =>
       list({ items: [await getUser(serviceContext(c), userId)], totalItems: 1, page: 1, itemsPerPage: 1 }, startedAt),
     );
     return c.json(body, 200);

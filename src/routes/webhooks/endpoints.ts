@@ -1,6 +1,7 @@
 // A client's webhook endpoints: register, read, change, remove, and rotate their signing secret.
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
+import { taggedRead } from "../../middleware/responseCache";
 import {
   CreateWebhook,
   createWebhook,
@@ -13,6 +14,7 @@ import {
   Webhook,
   WebhookWithSecret,
 } from "../../services/events";
+import { webhookRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 import { requireBodyMatchesPath } from "../validation";
@@ -44,17 +46,27 @@ export const webhookEndpointsRouter = createRouter()
     apiRoute({
       method: "get",
       path: "/webhooks/{webhookId}",
+      entityTag: true,
       tags,
       summary: "One endpoint",
       request: { params: webhookParams },
       response: envelope(Webhook),
     }),
-    async (c) => c.json(ok(await getWebhook(serviceContext(c), c.req.valid("param").webhookId)), 200),
+    async (c) => {
+      const { webhookId } = c.req.valid("param");
+      return c.json(
+        await taggedRead(c, undefined, webhookRevision(webhookId), async () =>
+          ok(await getWebhook(serviceContext(c), webhookId)),
+        ),
+        200,
+      );
+    },
   )
   .openapi(
     apiRoute({
       method: "put",
       path: "/webhooks/{webhookId}",
+      entityTag: true,
       tags,
       summary: "Change an endpoint (enabling it again clears its failures)",
       request: { params: webhookParams, body: jsonBody(UpdateWebhook) },
@@ -70,6 +82,7 @@ export const webhookEndpointsRouter = createRouter()
     apiRoute({
       method: "delete",
       path: "/webhooks/{webhookId}",
+      entityTag: true,
       tags,
       summary: "Remove an endpoint and its delivery log",
       request: { params: webhookParams },
@@ -81,6 +94,7 @@ export const webhookEndpointsRouter = createRouter()
     apiRoute({
       method: "post",
       path: "/webhooks/{webhookId}/rotate",
+      entityTag: true,
       tags,
       summary: "A new signing secret (shown once); the old one keeps signing beside it for 24 hours",
       request: { params: webhookParams },

@@ -53,7 +53,7 @@ export async function replaceUserAdSettings(
   );
   if (rows.length > 0) {
     await db.batch([
-      bumpRevisions(db, userWriteRevisions(input.userId)),
+      bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
       ...rows.map((row) =>
         db
           .insert(userAdSettings)

@@ -5,6 +5,7 @@ import type { ApiClient } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { clientIdOf } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { bumpRevisions, clientRevision } from "../shared/revisions";
 
 /** How long an isolate trusts a key it has looked up; a revocation takes effect within this time. */
 export const CLIENT_CACHE_MS = 10_000;
@@ -99,9 +100,13 @@ export async function updateClient(
   ctx: ServiceContext,
   input: { returnOrigins: string[]; defaultRate: number; defaultBurst: number },
 ) {
-  await ctx.db
-    .update(apiClients)
-    .set({ returnOrigins: [...new Set(input.returnOrigins)] })
-    .where(eq(apiClients.id, clientIdOf(ctx.caller)));
+  const clientId = clientIdOf(ctx.caller);
+  await ctx.db.batch([
+    ctx.db
+      .update(apiClients)
+      .set({ returnOrigins: [...new Set(input.returnOrigins)] })
+      .where(eq(apiClients.id, clientId)),
+    bumpRevisions(ctx.db, [clientRevision(clientId)], ctx.precondition),
+  ]);
   return describeClient(ctx, input);
 }

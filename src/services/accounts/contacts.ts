@@ -148,7 +148,7 @@ export async function createContact(ctx: ServiceContext, input: ContactInput): P
     // The trigger contacts_max_per_user refuses the insert past maxContacts, even under concurrent creates.
     await db.batch([
       db.insert(contacts).values({ ...fields, userId, postalCode }),
-      bumpRevisions(db, userWriteRevisions(userId)),
+      bumpRevisions(db, userWriteRevisions(userId), ctx.precondition),
     ]);
   } catch (error) {
     if (refusedByTrigger(error, "maxContacts")) {
@@ -187,7 +187,7 @@ export async function updateContact(ctx: ServiceContext, patch: ContactPatch): P
       .update(contacts)
       .set({ ...changes, postalCode })
       .where(eq(contacts.id, contactId)),
-    bumpRevisions(db, userWriteRevisions(userId)),
+    bumpRevisions(db, userWriteRevisions(userId), ctx.precondition),
   ]);
   return allContacts(db, userId);
 }
@@ -212,7 +212,7 @@ export async function deleteContact(
   }
   await db.batch([
     db.delete(contacts).where(eq(contacts.id, input.contactId)),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   ]);
   return allContacts(db, input.userId);
 }

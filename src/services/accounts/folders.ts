@@ -70,7 +70,7 @@ export async function createFolder(ctx: ServiceContext, input: { userId: number;
   await requireUser(db, caller, input.userId);
   const { row } = await namedBatch(db, {
     row: db.insert(folders).values(input).returning(),
-    revisions: bumpRevisions(db, userWriteRevisions(input.userId)),
+    revisions: bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   });
   return row.map(toView);
 }
@@ -93,7 +93,7 @@ export async function updateFolder(
   await requireFolder(db, input.userId, input.folderId);
   await db.batch([
     db.update(folders).set({ description: input.description }).where(eq(folders.id, input.folderId)),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   ]);
   return allFolders(db, input.userId);
 }
@@ -108,7 +108,7 @@ export async function deleteFolder(
   await requireFolder(db, input.userId, input.folderId);
   await db.batch([
     db.delete(folders).where(eq(folders.id, input.folderId)),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   ]);
   return allFolders(db, input.userId);
 }

@@ -96,7 +96,7 @@ export async function replaceSettings(ctx: ServiceContext, input: SettingsInput)
   );
   await db.batch([
     db.update(userSettings).set(values).where(eq(userSettings.userId, input.userId)),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   ]);
   return getSettings(ctx, input.userId);
 }
@@ -113,7 +113,7 @@ export async function patchSettings(ctx: ServiceContext, patch: SettingsPatch): 
       .update(userSettings)
       .set({ ...changes, updatedAt: new Date().toISOString() })
       .where(eq(userSettings.userId, userId)),
-    bumpRevisions(db, userWriteRevisions(userId)),
+    bumpRevisions(db, userWriteRevisions(userId), ctx.precondition),
   ]);
   return getSettings(ctx, userId);
 }

@@ -15,7 +15,7 @@ import {
   users,
   walletEntries,
 } from "../../db/schema";
-import { violatesUnique } from "../../db/triggers";
+import { refusedByTrigger, violatesUnique } from "../../db/triggers";
 import { userTokens } from "../../durable/UserTokens";
 import { INVALID_POSTAL_CODE, normalizeDutchPostalCode } from "../../lib/dutch";
 import type { Page } from "../../lib/envelope";
@@ -94,11 +94,15 @@ export function toUserView(row: UserRow, summary: ContactsSummary | undefined): 
 
 type UserColumns = Omit<typeof users.$inferInsert, "id" | "createdAt">;
 
+/** The rules that span two fields (the database holds them too: migrations/0029_user_rules.sql). */
+const NAME_RULE = "lastName: either companyName or lastName is required";
+const PHONE_RULE = "phone: either phone or cellular is required";
+
 /** The rules that span fields, checked on the user as it will be stored; returns the normalised row. */
 function checkUserRules(user: UserColumns): UserColumns {
   const problems: string[] = [];
-  if (!user.companyName && !user.lastName) problems.push("lastName: either companyName or lastName is required");
-  if (!user.phone && !user.cellular) problems.push("phone: either phone or cellular is required");
+  if (!user.companyName && !user.lastName) problems.push(NAME_RULE);
+  if (!user.phone && !user.cellular) problems.push(PHONE_RULE);
   let postalCode = user.postalCode ?? null;
   const inNetherlands = (user.country ?? "NL") === "NL";
   if (inNetherlands && postalCode) {
@@ -158,14 +162,20 @@ export async function listUsers(
   return { items: await views(db, rows), totalItems: total?.n ?? 0, ...query };
 }
 
-/** The unique index on (client, externalUserId) refused the write: a 409 naming the field. */
-const refuseTakenExternalId = (externalUserId: number | null | undefined) => (error: unknown) => {
+/**
+ * The database refused the write: the unique index on (client, externalUserId), a 409 naming the field;
+ * or a rule spanning two columns that a concurrent partial update broke (the triggers of
+ * migrations/0029_user_rules.sql), the 400 the rule gives when checked here.
+ */
+const refuseUserWrite = (externalUserId: number | null | undefined) => (error: unknown) => {
   if (violatesUnique(error, "users.client_id, users.external_user_id")) {
     throw DomainError.of(
       "external_user_id_taken",
       `externalUserId: ${externalUserId} is already used by another user of this client`,
     );
   }
+  if (refusedByTrigger(error, "userName")) throw DomainError.of("validation_failed", NAME_RULE);
+  if (refusedByTrigger(error, "userPhone")) throw DomainError.of("validation_failed", PHONE_RULE);
   throw error;
 };
 
@@ -191,13 +201,11 @@ export async function createUser(ctx: ServiceContext, input: UserInput): Promise
     clientId: input.clientId === undefined ? clientIdOf(caller) : input.clientId,
     email: input.email,
   });
-  const row = await db
-    .insert(users)
-    .values(columns)
-    .returning()
-    .get()
-    .catch(refuseTakenExternalId(columns.externalUserId));
-  await db.batch([db.insert(userSettings).values({ userId: row.id }), bumpRevisions(db, userWriteRevisions(row.id))]);
+  const row = await db.insert(users).values(columns).returning().get().catch(refuseUserWrite(columns.externalUserId));
+  await db.batch([
+    db.insert(userSettings).values({ userId: row.id }),
+    bumpRevisions(db, userWriteRevisions(row.id), ctx.precondition),
+  ]);
   return toUserView(row, undefined);
 }
 
@@ -229,8 +237,11 @@ export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise
     [...Object.keys(columns), "updatedAt"].map((column) => [column, merged[column as keyof UserColumns]]),
   );
   await db
-    .batch([db.update(users).set(written).where(eq(users.id, userId)), bumpRevisions(db, userWriteRevisions(userId))])
-    .catch(refuseTakenExternalId(merged.externalUserId));
+    .batch([
+      db.update(users).set(written).where(eq(users.id, userId)),
+      bumpRevisions(db, userWriteRevisions(userId), ctx.precondition),
+    ])
+    .catch(refuseUserWrite(merged.externalUserId));
   return getUser(ctx, userId);
 }
 
@@ -262,7 +273,7 @@ export async function deleteUser(
     adRows: db.select({ id: ads.id }).from(ads).where(eq(ads.userId, userId)).limit(1),
     entryRows: db.select({ id: walletEntries.id }).from(walletEntries).where(eq(walletEntries.userId, userId)).limit(1),
   });
-  const bump = bumpRevisions(db, userWriteRevisions(userId));
+  const bump = bumpRevisions(db, userWriteRevisions(userId), ctx.precondition);
   // Either way no user goes on naming it as its main user or its payer: its sellers pay for themselves.
   const unreferenced = [
     db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),

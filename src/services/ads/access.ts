@@ -4,6 +4,7 @@ import { inList } from "../../db/inList";
 import { adImages, ads, users } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { type Caller, visibleUsers } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
 import { ADS_REVISION, userRevision } from "../shared/revisions";
 
 export type AdRow = typeof ads.$inferSelect;
@@ -29,6 +30,10 @@ export async function requireAd(db: Db, caller: Caller, adId: number): Promise<A
   if (!ad) throw adNotFound(adId);
   return ad;
 }
+
+/** The revision key an ad's data moves with (its ETag's): its owner's. Refuses an ad the caller cannot see. */
+export const adRevisionKey = async (ctx: ServiceContext, adId: number) =>
+  userRevision((await requireAd(ctx.db, ctx.caller, adId)).userId);
 
 /** The spec's price object of an ad (the views and the marketplace listing carry the same). */
 export const priceOf = (ad: AdRow) => ({

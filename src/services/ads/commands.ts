@@ -182,7 +182,7 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
     ),
     settings: settings.length ? [db.insert(adSettings).values(settingRows(newAdId, settings))] : [],
     details: detailsCopy(db, newAdId),
-    revisions: bumpRevisions(db, adWriteRevisions(input.userId)),
+    revisions: bumpRevisions(db, adWriteRevisions(input.userId), ctx.precondition),
   });
   const [ad] = created;
   if (!ad) throw new Error("the ad's insert returned no row");
@@ -311,7 +311,7 @@ export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promi
     ),
     ...upsertSettings(db, ad.id, input.settings ?? []),
     ...(input.attributes || input.settings ? [detailsCopy(db, ad.id)] : []),
-    bumpRevisions(db, adWriteRevisions(ad.userId)),
+    bumpRevisions(db, adWriteRevisions(ad.userId), ctx.precondition),
   ]);
   return ad.id;
 }
@@ -338,7 +338,7 @@ export async function setAdStatus(
   const ad = await requireAd(db, caller, input.adId);
   await db.batch([
     db.update(ads).set({ status: input.status, updatedAt: nowIso() }).where(eq(ads.id, ad.id)),
-    bumpRevisions(db, adWriteRevisions(ad.userId)),
+    bumpRevisions(db, adWriteRevisions(ad.userId), ctx.precondition),
   ]);
   return ad.id;
 }
@@ -349,7 +349,10 @@ export async function deleteAd(ctx: ServiceContext, adId: number): Promise<void>
   const storage = ctx.env.MEDIA;
   const ad = await requireAd(db, caller, adId);
   const objects = await imageObjectsOf(db, [ad.id]);
-  await db.batch([db.delete(ads).where(eq(ads.id, ad.id)), bumpRevisions(db, adWriteRevisions(ad.userId))]);
+  await db.batch([
+    db.delete(ads).where(eq(ads.id, ad.id)),
+    bumpRevisions(db, adWriteRevisions(ad.userId), ctx.precondition),
+  ]);
   await deleteObjects(storage, objects);
 }
 
@@ -397,7 +400,7 @@ export async function patchAdsBatch(
             batch.ok.map((a) => a.id),
           ),
         ),
-      bumpRevisions(db, batch.revisionKeys),
+      bumpRevisions(db, batch.revisionKeys, ctx.precondition),
     ]);
   }
   return batch.results();
@@ -422,7 +425,7 @@ export async function deleteAdsBatch(
           batch.ok.map((a) => a.id),
         ),
       ),
-      bumpRevisions(db, batch.revisionKeys),
+      bumpRevisions(db, batch.revisionKeys, ctx.precondition),
     ]);
     await deleteObjects(storage, objects);
   }
@@ -445,7 +448,7 @@ export async function replaceAdSettings(
   const { db, caller } = ctx;
   const ad = await requireAd(db, caller, input.adId);
   await db.batch([
-    bumpRevisions(db, adWriteRevisions(ad.userId)),
+    bumpRevisions(db, adWriteRevisions(ad.userId), ctx.precondition),
     db.update(ads).set({ updatedAt: nowIso() }).where(eq(ads.id, ad.id)),
     ...upsertSettings(db, ad.id, input.settings),
     detailsCopy(db, ad.id),

@@ -1,4 +1,5 @@
 export { ADS_REVISION } from "../shared/revisions";
+export { adRevisionKey } from "./access";
 export { checkAttributeValue } from "./attributes";
 export {
   createAd,

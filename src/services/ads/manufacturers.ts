@@ -189,13 +189,17 @@ export async function updateManufacturer(
     groupId: input.groupId === undefined ? current.groupId : input.groupId,
     categoryId: input.categoryId === undefined ? current.categoryId : input.categoryId,
   });
-  const row = await db
-    .update(manufacturers)
-    .set({ ...columns(input), ...(input.userId !== undefined ? { userId: input.userId } : {}) })
-    .where(eq(manufacturers.id, current.id))
-    .returning()
-    .get();
-  return view(db, row);
+  // Both owners' revisions move when the record changes hands.
+  const owners = [...new Set([current.userId, input.userId ?? current.userId])];
+  const [[row]] = await db.batch([
+    db
+      .update(manufacturers)
+      .set({ ...columns(input), ...(input.userId !== undefined ? { userId: input.userId } : {}) })
+      .where(eq(manufacturers.id, current.id))
+      .returning(),
+    bumpRevisions(db, [...new Set(owners.flatMap(adWriteRevisions))], ctx.precondition),
+  ]);
+  return view(db, row ?? current);
 }
 
 /** Removes the record; ads that used it keep no manufacturer. */
@@ -205,7 +209,7 @@ export async function deleteManufacturer(ctx: ServiceContext, manufacturerId: nu
   await db.batch([
     db.update(ads).set({ manufacturerId: null }).where(eq(ads.manufacturerId, current.id)),
     db.delete(manufacturers).where(eq(manufacturers.id, current.id)),
-    bumpRevisions(db, adWriteRevisions(current.userId)),
+    bumpRevisions(db, adWriteRevisions(current.userId), ctx.precondition),
   ]);
 }
 
@@ -269,7 +273,7 @@ export async function attachManufacturer(
           published.map((p) => ({ ...p, reason: "manufacturer" })),
         ).map((rows) => db.insert(adUpdateRequests).values(rows))
       : []),
-    bumpRevisions(db, adWriteRevisions(input.userId)),
+    bumpRevisions(db, adWriteRevisions(input.userId), ctx.precondition),
   ]);
   return { adIds: targets, updatesRequested: published.length };
 }

@@ -12,6 +12,7 @@ import { runInShares } from "../../lib/shares";
 import { formatDateTime, nowIso } from "../../lib/time";
 import type { JobContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
+import { bumpRevisions, webhookRevision } from "../shared/revisions";
 import { eventView } from "./events";
 
 /**
@@ -412,6 +413,7 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
     endLease(db, lease),
     ...(disable
       ? [
+          bumpRevisions(db, [webhookRevision(endpoint.id)]),
           db.insert(events).values({
             clientId: endpoint.clientId,
             userId: null,

@@ -12,6 +12,7 @@ import { formatDateTime, nowIso } from "../../lib/time";
 import { clientIdOf, ownRows } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { WebhookMessage } from "../shared/jobMessages";
+import { bumpRevisions, webhookRevision } from "../shared/revisions";
 import type { EventType } from "./eventTypes";
 import { EventTypes } from "./schemas";
 import { dispatchEvents, sendDelivery } from "./webhookDelivery";
@@ -154,27 +155,32 @@ export async function updateWebhook(
     if (taken && taken.id !== id)
       throw DomainError.of("webhook_exists", `url: this client already has a webhook endpoint for ${input.url}`);
   }
-  const row = await ctx.db
-    .update(webhookEndpoints)
-    .set({
-      ...(input.url !== undefined ? { url: input.url } : {}),
-      ...(input.types !== undefined ? { types: input.types.length ? input.types : null } : {}),
-      ...(input.description !== undefined ? { description: input.description } : {}),
-      // Enabling again starts afresh.
-      ...(input.enabled !== undefined
-        ? { enabled: input.enabled, ...(input.enabled ? { disabledReason: null, failingSince: null } : {}) }
-        : {}),
-      updatedAt: nowIso(),
-    })
-    .where(eq(webhookEndpoints.id, id))
-    .returning()
-    .get();
-  return endpointView(row);
+  const [row] = await ctx.db.batch([
+    ctx.db
+      .update(webhookEndpoints)
+      .set({
+        ...(input.url !== undefined ? { url: input.url } : {}),
+        ...(input.types !== undefined ? { types: input.types.length ? input.types : null } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        // Enabling again starts afresh.
+        ...(input.enabled !== undefined
+          ? { enabled: input.enabled, ...(input.enabled ? { disabledReason: null, failingSince: null } : {}) }
+          : {}),
+        updatedAt: nowIso(),
+      })
+      .where(eq(webhookEndpoints.id, id))
+      .returning(),
+    bumpRevisions(ctx.db, [webhookRevision(id)], ctx.precondition),
+  ]);
+  return endpointView(row[0] ?? endpoint);
 }
 
 export async function deleteWebhook(ctx: ServiceContext, id: number) {
   const row = await ownEndpoint(ctx, id);
-  await ctx.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+  await ctx.db.batch([
+    ctx.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)),
+    bumpRevisions(ctx.db, [webhookRevision(id)], ctx.precondition),
+  ]);
   return endpointView(row);
 }
 
@@ -182,18 +188,20 @@ export async function deleteWebhook(ctx: ServiceContext, id: number) {
 export async function rotateWebhookSecret(ctx: ServiceContext, id: number) {
   const row = await ownEndpoint(ctx, id);
   const secret = newSecret();
-  const updated = await ctx.db
-    .update(webhookEndpoints)
-    .set({
-      secret: await seal(secret, ctx.env),
-      previousSecret: row.secret,
-      previousSecretUntil: new Date(Date.now() + SECRET_OVERLAP_MS).toISOString(),
-      updatedAt: nowIso(),
-    })
-    .where(eq(webhookEndpoints.id, id))
-    .returning()
-    .get();
-  return { ...endpointView(updated), secret };
+  const [updated] = await ctx.db.batch([
+    ctx.db
+      .update(webhookEndpoints)
+      .set({
+        secret: await seal(secret, ctx.env),
+        previousSecret: row.secret,
+        previousSecretUntil: new Date(Date.now() + SECRET_OVERLAP_MS).toISOString(),
+        updatedAt: nowIso(),
+      })
+      .where(eq(webhookEndpoints.id, id))
+      .returning(),
+    bumpRevisions(ctx.db, [webhookRevision(id)], ctx.precondition),
+  ]);
+  return { ...endpointView(updated[0] ?? row), secret };
 }
 
 /** POST /webhooks/<id>/test: a `webhook.test` message, delivered and logged like any other (one `webhook-id` for all its attempts). */

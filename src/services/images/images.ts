@@ -107,7 +107,7 @@ export async function queueImages(
     );
   if (kept + input.images.length > maxImages) throw refusal(kept);
   const replaced = input.replace ? await orderedImages(db, ad.id) : [];
-  const statements: BatchItem<"sqlite">[] = [bumpRevisions(db, adWriteRevisions(ad.userId))];
+  const statements: BatchItem<"sqlite">[] = [bumpRevisions(db, adWriteRevisions(ad.userId), ctx.precondition)];
   if (input.replace) {
     // Replacing drops the current images and cancels jobs still waiting, so they cannot land later.
     statements.push(
@@ -175,14 +175,14 @@ export async function queueImages(
 }
 
 async function changeAndRespond(
-  { db, mediaBase }: ServiceContext,
+  { db, mediaBase, precondition }: ServiceContext,
   adId: number,
   userId: number,
   autoupdate: boolean,
   ...statements: Parameters<Db["batch"]>[0][number][]
 ) {
   await db.batch([
-    bumpRevisions(db, adWriteRevisions(userId)),
+    bumpRevisions(db, adWriteRevisions(userId), precondition),
     ...statements,
     ...(autoupdate ? [requestUpdates(db, adId)] : []),
   ]);
@@ -239,7 +239,7 @@ export async function deleteImagesOfAds(ctx: ServiceContext, input: { userId: nu
     throw DomainError.of("ad_not_found", ...missing.map((id) => `adId: ad ${id} not found for user ${input.userId}`));
   const objects = await imageObjectsOf(db, input.adId);
   await db.batch([
-    bumpRevisions(db, adWriteRevisions(input.userId)),
+    bumpRevisions(db, adWriteRevisions(input.userId), ctx.precondition),
     db.delete(adImages).where(inList(adImages.adId, input.adId)),
     ...input.adId.map((adId) => requestUpdates(db, adId)),
   ]);

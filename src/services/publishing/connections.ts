@@ -335,7 +335,7 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
       .update(portalConnections)
       .set(values)
       .where(and(eq(portalConnections.userId, userId), eq(portalConnections.portal, portal))),
-    bumpRevisions(db, [userRevision(userId)]),
+    bumpRevisions(db, [userRevision(userId)], ctx.precondition),
   ]);
   return connectionView(userId, portal, undefined);
 }

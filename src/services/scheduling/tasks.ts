@@ -150,7 +150,7 @@ export async function createTask(ctx: ServiceContext, input: TaskInput): Promise
           .where(sql`(${held}) < ${MAX_TASKS_PER_PORTAL}`),
       )
       .returning({ id: tasks.id }),
-    revisions: bumpRevisions(db, userWriteRevisions(input.userId)),
+    revisions: bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   });
   if (created.length === 0)
     throw DomainError.of(
@@ -186,7 +186,7 @@ export async function updateTask(
   if (input.enabled !== undefined) changes.enabled = input.enabled;
   await db.batch([
     db.update(tasks).set(changes).where(eq(tasks.id, input.taskId)),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   ]);
   return allTasks(db, input.userId);
 }
@@ -200,7 +200,7 @@ export async function deleteTask(
   await requireTask(db, input.userId, input.taskId, input.portal);
   await db.batch([
     db.delete(tasks).where(eq(tasks.id, input.taskId)),
-    bumpRevisions(db, userWriteRevisions(input.userId)),
+    bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   ]);
   return allTasks(db, input.userId);
 }

@@ -1,5 +1,6 @@
 import { type Db, getDb } from "../../db/client";
 import type { Env } from "../../env";
+import type { Precondition } from "../../lib/entityTags";
 import type { Caller } from "./access";
 
 /** What a domain operation runs with: the database, the bindings, the caller and the request it serves. */
@@ -11,6 +12,8 @@ export interface ServiceContext {
   mediaBase: string;
   /** The request id, carried into queue messages so their log lines can be tied to the request. */
   requestId?: string;
+  /** A conditional write's `If-Match`: the write's revision bump checks it (revisions.ts `bumpRevisions`). */
+  precondition?: Precondition;
 }
 
 /** What queue and cron work runs with: the database, the bindings, the request or cron run that caused it, and its clock. */

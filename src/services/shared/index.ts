@@ -2,4 +2,13 @@ export { callerOf } from "./access";
 export { type JobContext, jobContext, type ServiceContext } from "./context";
 export type { ImageMessage, JobMessage } from "./jobMessages";
 export { clientLanesOf } from "./laneShare";
-export { CATALOGUE_REVISION, readRevisions, USER_LIST_REVISIONS, userRevision } from "./revisions";
+export {
+  CATALOGUE_REVISION,
+  clientRevision,
+  preconditionFailure,
+  readEntityTag,
+  readRevisions,
+  USER_LIST_REVISIONS,
+  userRevision,
+  webhookRevision,
+} from "./revisions";

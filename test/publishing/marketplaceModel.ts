@@ -81,6 +81,8 @@ export interface Model {
   userDeleted: boolean;
   /** The seller took its connection down (DELETE /oauth/): jobs that may be at the marketplace wait. */
   disconnected: boolean;
+  /** The internal client deleted the seller's payer: the seller pays for itself from then on. */
+  payerDeleted: boolean;
 }
 
 export type Command = fc.AsyncCommand<Model, World>;
@@ -563,6 +565,67 @@ export class DeleteUser implements Command {
   toString = () => "deleteUser";
 }
 
+/**
+ * The internal client deletes the seller's payer (anonymised: it has a ledger). A job it paid for that
+ * waits is refunded to it; the seller pays for itself from then on.
+ */
+export class DeletePayer implements Command {
+  check = () => true;
+  async run(model: Model, world: World) {
+    if (world.payerId === world.userId) return;
+    const answer = await call("DELETE", `/users/${world.payerId}`, { key: world.internalKey, env: world.env });
+    expectNoServerError(answer, this.toString());
+    expect(answer.status, this.toString()).toBe(model.payerDeleted ? 404 : 200);
+    model.payerDeleted = true;
+    if (model.userDeleted) return;
+    const settings = await call("GET", `/user/settings/${world.userId}`, { key: world.internalKey });
+    expect(settings.body.data.walletUserId, "a deleted payer pays for no one").toBeNull();
+  }
+  toString = () => "deletePayer";
+}
+
+/**
+ * The internal client and the partner write the seller at once: the internal client its subscriptions and
+ * its payer, the partner the user and the settings it read, sent back whole. No write undoes another: the
+ * payer and the subscriptions stay as the internal client set them.
+ */
+export class ConcurrentWrites implements Command {
+  constructor(readonly stock: boolean) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    if (model.userDeleted) return;
+    const { userId } = world;
+    const [user, settings] = await Promise.all([
+      call("GET", `/users/${userId}`, { key: world.key }),
+      call("GET", `/user/settings/${userId}`, { key: world.key }),
+    ]);
+    const payer = model.payerDeleted || world.payerId === userId ? null : world.payerId;
+    const status = model.locked ? "locked" : "active";
+    const internal = [
+      call("PUT", "/users/", { key: world.internalKey, body: { userId, subscriptions: { stock: this.stock } } }),
+      ...(payer
+        ? [call("POST", "/user/settings/", { key: world.internalKey, body: { userId, walletUserId: payer, status } })]
+        : []),
+    ];
+    const partner = [
+      call("PUT", "/users/", { key: world.key, body: user.body.data[0] }),
+      call("POST", "/user/settings/", { key: world.key, body: settings.body.data }),
+    ];
+    const [internalAnswers, partnerAnswers] = await Promise.all([Promise.all(internal), Promise.all(partner)]);
+    for (const answer of internalAnswers) expect(answer.status, `${this}: ${JSON.stringify(answer.body)}`).toBe(200);
+    // The partner's copy may have read other subscriptions: sent back, that is a change it may not make.
+    for (const answer of partnerAnswers)
+      expect([200, 403], `${this}: ${JSON.stringify(answer.body)}`).toContain(answer.status);
+    const [after, afterSettings] = await Promise.all([
+      call("GET", `/users/${userId}`, { key: world.internalKey }),
+      call("GET", `/user/settings/${userId}`, { key: world.internalKey }),
+    ]);
+    expect(after.body.data[0]?.subscriptions.stock, `${this}: the internal client's subscriptions`).toBe(this.stock);
+    expect(afterSettings.body.data.walletUserId, `${this}: the internal client's payer`).toBe(payer);
+  }
+  toString = () => `concurrentWrites(${this.stock})`;
+}
+
 /** The partner writes the seller's settings (a replace without the internal-only fields it cannot set). */
 export class PartnerSettings implements Command {
   constructor(readonly allowbids: boolean) {}
@@ -727,6 +790,22 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
     ad.map((a) => new Steps(`deleteWithOpenJobs(${a})`, [new Publish(a), new Feature(a), new DeleteAd(a)])),
   ],
   partnerSettings: [1, fc.boolean().map((allowbids) => new PartnerSettings(allowbids))],
+  deletePayer: [1, fc.constant(new DeletePayer())],
+  payerGoneWhileWaiting: [
+    1,
+    ad.map(
+      (a) =>
+        new Steps(`payerGoneWhileWaiting(${a})`, [
+          new Fault("commit-then-503", 1),
+          new Publish(a),
+          new DeliverNewest(),
+          new Disconnect(),
+          new DeliverNewest(),
+          new DeletePayer(),
+        ]),
+    ),
+  ],
+  concurrentWrites: [1, fc.boolean().map((stock) => new ConcurrentWrites(stock))],
   autoreplace: [1, ad.map((a) => new Autoreplace(a))],
   lockedAutoreplace: [1, ad.map((a) => new Steps(`lockedAutoreplace(${a})`, [new Lock(true), new Autoreplace(a)]))],
 };
@@ -810,7 +889,7 @@ export async function checkInvariants(model: Model, world: World) {
   )
     .bind(world.userId, world.payerId)
     .first<{ cents: number }>();
-  if (world.payerId !== world.userId) {
+  if (world.payerId !== world.userId && !model.payerDeleted) {
     const own = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ? AND kind = 'charge'")
       .bind(world.userId)
       .first<{ n: number }>();
@@ -901,6 +980,7 @@ export const newModel = (): Model => ({
   deletedAds: new Set(),
   userDeleted: false,
   disconnected: false,
+  payerDeleted: false,
 });
 
 /** One property run: a fresh world (its seller paid for by another user), the commands, then drained and checked. */

@@ -1,13 +1,8 @@
 // npm run deploy [-- --env production]: `wrangler deploy` with GIT_COMMIT set to this commit (outside
-// production, after deploying the marketplace simulator's Worker for the same environment), and the
-// committed OpenAPI document shipped as a static asset at /rest/v1/openapi.json (the production Worker
-// does not build it; see src/routes/document.ts). The copy is removed again afterwards, so that
-// `npm run dev` keeps serving the document it builds from the routes.
+// production, after deploying the marketplace simulator's Worker for the same environment).
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 
-const STATIC_DOCUMENT = "public/rest/v1/openapi.json";
 const args = process.argv.slice(2);
 const environment = parseArgs({ args, options: { env: { type: "string" } }, strict: false }).values.env ?? "";
 
@@ -21,13 +16,5 @@ if (environment !== "production") {
   if (simulator.status !== 0) process.exit(simulator.status ?? 1);
 }
 const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
-mkdirSync("public/rest/v1", { recursive: true });
-copyFileSync("openapi/openapi.json", STATIC_DOCUMENT);
-try {
-  const deploy = spawnSync("npx", ["wrangler", "deploy", "--var", `GIT_COMMIT:${commit}`, ...args], {
-    stdio: "inherit",
-  });
-  process.exitCode = deploy.status ?? 1;
-} finally {
-  rmSync("public/rest", { recursive: true, force: true });
-}
+const deploy = spawnSync("npx", ["wrangler", "deploy", "--var", `GIT_COMMIT:${commit}`, ...args], { stdio: "inherit" });
+process.exitCode = deploy.status ?? 1;

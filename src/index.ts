@@ -1,21 +1,30 @@
-// The Worker of development, tests and the sandbox: it builds the OpenAPI document from the routes.
-// Production deploys src/worker.ts, which serves the committed document as a static asset instead
-// (see src/routes/document.ts).
+// The Worker, the same in every environment: the API (with its OpenAPI document, built from the routes
+// on its first request), the queue consumer and the cron.
 import { app } from "./app";
+import { runScheduled } from "./cron";
 import type { Env } from "./env";
+import { handleJobs } from "./jobs/consumer";
 import { DOCUMENT_PATH, documentResponder } from "./routes/document";
 import type { JobMessage } from "./services/shared";
-import worker from "./worker";
 
-export { ClientLanes, RateLimiter, UserTokens } from "./worker";
+export { RateLimiter } from "./durable/RateLimiter";
+export { UserTokens } from "./durable/UserTokens";
+export { ClientLanes } from "./jobs/clientLanes";
 
 const serveDocument = documentResponder(app);
 
 export default {
-  ...worker,
-  fetch(request, env, ctx) {
+  fetch(request: Request, env: Env, ctx: ExecutionContext) {
     const { pathname } = new URL(request.url);
     if (request.method === "GET" && pathname.replace(/\/$/, "") === DOCUMENT_PATH) return serveDocument(request);
-    return worker.fetch(request, env, ctx);
+    return app.fetch(request, env, ctx);
+  },
+
+  async queue(batch, env) {
+    await handleJobs(batch, env);
+  },
+
+  async scheduled(controller, env) {
+    await runScheduled(env, controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env, JobMessage>;

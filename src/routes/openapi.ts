@@ -50,23 +50,13 @@ export const listEnvelope = <T extends z.ZodType>(item: T) =>
     }),
   });
 
-declare global {
-  /** Set to false by the production build (wrangler.toml `define`); unset elsewhere. */
-  var OPENAPI_DOCUMENTED: boolean | undefined;
-}
-
 /**
- * The parts of an operation that only the OpenAPI document reads: the headers and parameters every
- * operation shares, and its shared error responses. A production build leaves them out (its wrangler
- * `define` sets `globalThis.OPENAPI_DOCUMENTED` to false, and the bundler drops what it guards): that
- * Worker serves the committed document.
+ * The parts of an operation every operation shares: its headers and parameters, and its shared error
+ * responses.
  */
-const SHARED_DOCS =
-  globalThis.OPENAPI_DOCUMENTED === false
-    ? { responseHeaders: () => ({}), parameters: () => [], errors: () => ({}) }
-    : documentedOperations();
+const SHARED_PARTS = sharedOperationParts();
 
-function documentedOperations() {
+function sharedOperationParts() {
   /** An error response as the document shows it. */
   const ErrorEnvelope = z
     .object({
@@ -254,19 +244,15 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   entityTag?: true;
 }
 
-/** The headers of calls that queue work: the job to follow, and every job the call queued or found open (for the
- * document only: the production build drops them). */
-export const JOB_HEADERS: Record<string, { description: string; schema: { type: "string" } }> =
-  globalThis.OPENAPI_DOCUMENTED === false
-    ? {}
-    : {
-        Location: { description: "The queued job: GET it to follow the work", schema: { type: "string" as const } },
-        "Job-Ids": {
-          description:
-            "The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes",
-          schema: { type: "string" as const },
-        },
-      };
+/** The headers of calls that queue work: the job to follow, and every job the call queued or found open. */
+export const JOB_HEADERS: Record<string, { description: string; schema: { type: "string" } }> = {
+  Location: { description: "The queued job: GET it to follow the work", schema: { type: "string" as const } },
+  "Job-Ids": {
+    description:
+      "The ids of the jobs the call queued (or found open, for a repeat), comma-separated: `GET /jobs/<id>` follows each. The body stays `data: []`, as the contract fixes",
+    schema: { type: "string" as const },
+  },
+};
 
 /** Names the jobs a call queued in its response's headers (`JOB_HEADERS`); none: no header. */
 export function nameJobs(c: Context<AppEnv>, jobIds: number[]) {
@@ -296,21 +282,21 @@ export function apiRoute<
     request: strictInput(options.request as R),
     security: options.public ? [] : [{ bearerAuth: [] }],
     ...(options.entityTag && options.method !== "get" ? { middleware: [takesIfMatch] as const } : {}),
-    ...documentedParts(options),
+    ...sharedParameters(options),
     responses: {
       200: {
         description: "Success",
-        headers: { ...SHARED_DOCS.responseHeaders(options), ...options.headers },
+        headers: { ...SHARED_PARTS.responseHeaders(options), ...options.headers },
         content: { "application/json": { schema: options.response } },
       },
-      ...SHARED_DOCS.errors(options),
+      ...SHARED_PARTS.errors(options),
     },
   });
 }
 
-/** What only the document reads of an operation: its shared parameters. */
-const documentedParts = (options: { method: Method; path: string; public?: boolean }) =>
-  options.public ? {} : { parameters: SHARED_DOCS.parameters(options) };
+/** An operation's shared parameters (a public one takes none). */
+const sharedParameters = (options: { method: Method; path: string; public?: boolean }) =>
+  options.public ? {} : { parameters: SHARED_PARTS.parameters(options) };
 
 /** A required JSON body. */
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({

@@ -6,10 +6,10 @@ import { expect } from "vitest";
 import type { ApiSchema } from "../../src/app";
 import { getDb } from "../../src/db/client";
 import type { Env } from "../../src/env";
+import worker from "../../src/index";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";
 import { createApiClient, type NewClient } from "../../src/services/accounts";
 import { Event } from "../../src/services/events";
-import worker from "../../src/worker";
 
 export const BASE = "http://api.test/rest/v1";
 

@@ -5,7 +5,7 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import worker from "../../src/worker";
+import worker from "../../src/index";
 import { call, defined, expectEnvelope, expectError, newClient } from "../harness/api";
 import { activate, createUser } from "../harness/data";
 import { giveConsent } from "../harness/marketplace";

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { id, queryBool, queryInt } from "../../lib/fields";
 import { AdStatusEnum, CataloguePortalEnum, PUBLISH_TARGETS, PublishTargetEnum } from "../../lib/vocabulary";
 import { LOCALES } from "./catalogue";
@@ -61,141 +60,134 @@ export const AttributesRequest = z
   })
   .openapi("AttributesRequest");
 
-/** The catalogue's response shapes (for the document only: see `documentedSchemas`). */
-function catalogueResponses() {
-  const descriptions = z.array(z.object({ locale: z.enum(LOCALES), description: z.string() }));
+/** The catalogue's response shapes. */
+const descriptions = z.array(z.object({ locale: z.enum(LOCALES), description: z.string() }));
 
-  const Category = z
-    .object({
-      categoryId: z.number().int(),
-      groupId: z.number().int(),
-      descriptions,
-      portals: z.array(PublishTargetEnum).openapi({
-        description:
-          "The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always",
+export const Category = z
+  .object({
+    categoryId: z.number().int(),
+    groupId: z.number().int(),
+    descriptions,
+    portals: z.array(PublishTargetEnum).openapi({
+      description:
+        "The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always",
+    }),
+    mandatoryAttributes: z.array(z.object({ portal: CataloguePortalEnum, keys: z.array(z.string()) })).openapi({
+      description:
+        "Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached",
+    }),
+  })
+  .openapi("Category", {
+    // From the seeded catalogue: mopeds, on both marketplaces and the website.
+    example: {
+      categoryId: 9204,
+      groupId: 92,
+      descriptions: [
+        { locale: "nl_NL", description: "Brommers" },
+        { locale: "en_GB", description: "Mopeds" },
+      ],
+      portals: [...PUBLISH_TARGETS],
+      mandatoryAttributes: [
+        { portal: "portal_a", keys: ["condition"] },
+        { portal: "portal_b", keys: ["condition"] },
+        { portal: "portal_own", keys: [] },
+      ],
+    },
+  });
+
+export const Group = z
+  .object({
+    groupId: z.number().int(),
+    descriptions: z.array(z.object({ locale: z.string(), description: z.string() })),
+    availability: z.object({ portal_a: z.boolean(), portal_b: z.boolean(), website: z.boolean() }).optional(),
+    total: z.number().int().optional(),
+    categories: z.array(Category).optional(),
+  })
+  .openapi("Group", {
+    // From the seeded catalogue.
+    example: {
+      groupId: 92,
+      descriptions: [
+        { locale: "nl_NL", description: "Fietsen en Brommers" },
+        { locale: "en_GB", description: "Bicycles and mopeds" },
+      ],
+      availability: { portal_a: true, portal_b: true, website: true },
+    },
+  });
+
+export const AttributeDefinition = z
+  .object({
+    key: z.string(),
+    label: z.string(),
+    values: z
+      .union([z.array(z.string()), z.literal("")])
+      .openapi({ description: "Allowed options, or an empty string for free text" }),
+    type: z.enum(["DOUBLE", "LIST", "NUMBER", "STRING", "TEXT"]),
+    sort: z.number().int(),
+    minimum: z.number().int().openapi({ description: "0 where the attribute has no lower bound" }),
+    maximum: z.number().int().openapi({ description: "0 where the attribute has no upper bound" }),
+    unit: z.string(),
+    mandatory: z.boolean(),
+    writable: z.boolean(),
+    updatable: z.boolean(),
+    searchable: z.boolean(),
+  })
+  .openapi("AttributeDefinition");
+
+export const CatalogueEntry = z
+  .object({
+    categoryId: z.number().int(),
+    groupId: z.number().int(),
+    categoryDescription: z.string().openapi({ description: "The category's name, in the first locale asked for" }),
+    attributes: z.array(
+      z.object({
+        portal: CataloguePortalEnum,
+        locale: z.string(),
+        attributes: z.array(AttributeDefinition),
       }),
-      mandatoryAttributes: z.array(z.object({ portal: CataloguePortalEnum, keys: z.array(z.string()) })).openapi({
-        description:
-          "Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached",
-      }),
-    })
-    .openapi("Category", {
-      // From the seeded catalogue: mopeds, on both marketplaces and the website.
-      example: {
-        categoryId: 9204,
-        groupId: 92,
-        descriptions: [
-          { locale: "nl_NL", description: "Brommers" },
-          { locale: "en_GB", description: "Mopeds" },
-        ],
-        portals: [...PUBLISH_TARGETS],
-        mandatoryAttributes: [
-          { portal: "portal_a", keys: ["condition"] },
-          { portal: "portal_b", keys: ["condition"] },
-          { portal: "portal_own", keys: [] },
-        ],
-      },
-    });
-
-  const Group = z
-    .object({
-      groupId: z.number().int(),
-      descriptions: z.array(z.object({ locale: z.string(), description: z.string() })),
-      availability: z.object({ portal_a: z.boolean(), portal_b: z.boolean(), website: z.boolean() }).optional(),
-      total: z.number().int().optional(),
-      categories: z.array(Category).optional(),
-    })
-    .openapi("Group", {
-      // From the seeded catalogue.
-      example: {
-        groupId: 92,
-        descriptions: [
-          { locale: "nl_NL", description: "Fietsen en Brommers" },
-          { locale: "en_GB", description: "Bicycles and mopeds" },
-        ],
-        availability: { portal_a: true, portal_b: true, website: true },
-      },
-    });
-
-  const AttributeDefinition = z
-    .object({
-      key: z.string(),
-      label: z.string(),
-      values: z
-        .union([z.array(z.string()), z.literal("")])
-        .openapi({ description: "Allowed options, or an empty string for free text" }),
-      type: z.enum(["DOUBLE", "LIST", "NUMBER", "STRING", "TEXT"]),
-      sort: z.number().int(),
-      minimum: z.number().int().openapi({ description: "0 where the attribute has no lower bound" }),
-      maximum: z.number().int().openapi({ description: "0 where the attribute has no upper bound" }),
-      unit: z.string(),
-      mandatory: z.boolean(),
-      writable: z.boolean(),
-      updatable: z.boolean(),
-      searchable: z.boolean(),
-    })
-    .openapi("AttributeDefinition");
-
-  const CatalogueEntry = z
-    .object({
-      categoryId: z.number().int(),
-      groupId: z.number().int(),
-      categoryDescription: z.string().openapi({ description: "The category's name, in the first locale asked for" }),
-      attributes: z.array(
-        z.object({
-          portal: CataloguePortalEnum,
-          locale: z.string(),
-          attributes: z.array(AttributeDefinition),
-        }),
-      ),
-    })
-    .openapi("CatalogueEntry", {
-      // From the seeded catalogue: two of the mopeds' definitions on portal_a.
-      example: {
-        categoryId: 9204,
-        groupId: 92,
-        categoryDescription: "Brommers",
-        attributes: [
-          {
-            portal: "portal_a",
-            locale: "nl_NL",
-            attributes: [
-              {
-                key: "condition",
-                label: "Conditie",
-                values: ["gebruikt", "nieuw", "zo goed als nieuw"],
-                type: "STRING",
-                sort: 10,
-                minimum: 0,
-                maximum: 0,
-                unit: "",
-                mandatory: true,
-                writable: true,
-                updatable: true,
-                searchable: true,
-              },
-              {
-                key: "frameSize",
-                label: "Framemaat",
-                values: "",
-                type: "NUMBER",
-                sort: 40,
-                minimum: 30,
-                maximum: 70,
-                unit: "cm",
-                mandatory: false,
-                writable: true,
-                updatable: true,
-                searchable: true,
-              },
-            ],
-          },
-        ],
-      },
-    });
-  return { Category, Group, AttributeDefinition, CatalogueEntry };
-}
-
-export const { Category, Group, AttributeDefinition, CatalogueEntry } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : catalogueResponses(),
-);
+    ),
+  })
+  .openapi("CatalogueEntry", {
+    // From the seeded catalogue: two of the mopeds' definitions on portal_a.
+    example: {
+      categoryId: 9204,
+      groupId: 92,
+      categoryDescription: "Brommers",
+      attributes: [
+        {
+          portal: "portal_a",
+          locale: "nl_NL",
+          attributes: [
+            {
+              key: "condition",
+              label: "Conditie",
+              values: ["gebruikt", "nieuw", "zo goed als nieuw"],
+              type: "STRING",
+              sort: 10,
+              minimum: 0,
+              maximum: 0,
+              unit: "",
+              mandatory: true,
+              writable: true,
+              updatable: true,
+              searchable: true,
+            },
+            {
+              key: "frameSize",
+              label: "Framemaat",
+              values: "",
+              type: "NUMBER",
+              sort: 40,
+              minimum: 30,
+              maximum: 70,
+              unit: "cm",
+              mandatory: false,
+              writable: true,
+              updatable: true,
+              searchable: true,
+            },
+          ],
+        },
+      ],
+    },
+  });

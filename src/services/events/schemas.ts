@@ -1,137 +1,128 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { fixed, queryInt, takingResponse, upTo } from "../../lib/fields";
 import { JobKindEnum } from "../../lib/vocabulary";
 import { EVENT_TYPES, type EventType, LATEST } from "./eventTypes";
 
 /** The shapes of events, webhook endpoints and their deliveries: validation, types and the OpenAPI document. */
 
-/**
- * The typed events: each type's `data`, each type's event, and their union. Only the OpenAPI document
- * (and the tests) read them (see `documentedSchemas`).
- */
-function typedEvents() {
-  /** One day's statistics of an ad on a portal: a `statistics.updated` event's data, and a day of `POST /statistics/`. */
-  const DailyStatistics = z.object({
-    date: z.string(),
-    views: z.number().int(),
-    asqs: z.number().int(),
-    bids: z.number().int(),
-    url: z.number().int(),
-    phone: z.number().int(),
-    favorites: z.number().int(),
-  });
+// The typed events: each type's `data`, each type's event, and their union.
 
-  const jobId = z.number().int().openapi({ description: "The job: GET /jobs/<queueItemId>" });
-  const listing = {
+/** One day's statistics of an ad on a portal: a `statistics.updated` event's data, and a day of `POST /statistics/`. */
+export const DailyStatistics = z.object({
+  date: z.string(),
+  views: z.number().int(),
+  asqs: z.number().int(),
+  bids: z.number().int(),
+  url: z.number().int(),
+  phone: z.number().int(),
+  favorites: z.number().int(),
+});
+
+const jobId = z.number().int().openapi({ description: "The job: GET /jobs/<queueItemId>" });
+const listing = {
+  queueItemId: jobId,
+  kind: JobKindEnum.exclude(["feature"]),
+  remoteAdId: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: "The listing at the marketplace (the website: the ad's id)" }),
+};
+const failure = { reason: z.string().nullable() };
+const time = z.string().openapi({ description: "YYYY-MM-DD hh:mm:ss, Europe/Amsterdam" });
+
+/** Each event type's `data`: what happened, in the event's own words. */
+const EVENT_DATA = {
+  "publish.pending": z.object({ queueItemId: jobId, kind: JobKindEnum.exclude(["feature"]) }),
+  "publish.active": z.object({ ...listing, startDate: time.nullable(), closeDate: time.nullable() }),
+  "publish.updated": z.object(listing),
+  "publish.offline": z.object(listing),
+  "publish.error": z.object({ ...listing, ...failure }),
+  "publish.cancelled": z.object({ ...listing, ...failure }),
+  "feature.active": z.object({ queueItemId: jobId, feature: z.string() }),
+  "feature.error": z.object({ queueItemId: jobId, feature: z.string(), ...failure }),
+  "image.stored": z.object({
+    jobId: z.number().int(),
+    url: z.string().openapi({ description: "The stored original" }),
+  }),
+  "image.failed": z.object({ jobId: z.number().int(), reason: z.string() }),
+  "bid.received": z.object({
+    bidId: z.number().int(),
+    amount: z.number().int().openapi({ description: "Cents" }),
+    name: z.string(),
+    message: z.string().nullable(),
+    placedAt: time,
+  }),
+  "statistics.updated": DailyStatistics,
+  "task.run": z.object({
+    taskId: z.number().int(),
+    feature: z.string(),
+    ads: z.number().int(),
+    queued: z.number().int(),
+    skipped: z.number().int(),
+    cost: z.number().int().openapi({ description: "Cents" }),
+  }),
+  "wallet.below_limit": z.object({ balance: z.number().int(), limit: z.number().int() }),
+  "connection.expired": z.object({ reason: z.string() }),
+  "webhook.disabled": z.object({ webhookId: z.number().int(), url: z.string(), reason: z.string() }),
+  "job.waiting": z.object({
     queueItemId: jobId,
-    kind: JobKindEnum.exclude(["feature"]),
-    remoteAdId: z
-      .number()
-      .int()
+    reason: z.string().openapi({
+      description: "Why the marketplace cannot be asked: no connection to ask through, or its last error",
+    }),
+  }),
+  "job.wait_ended": z.object({
+    queueItemId: jobId,
+    outcome: z
+      .enum(["succeeded", "failed", "cancelled", "superseded"])
+      .openapi({ description: "How the job ended (failed with `job.unresolved`: settled without an answer)" }),
+  }),
+  "job.unresolved": z.object({
+    queueItemId: jobId,
+    kind: JobKindEnum,
+    externalRef: z
+      .string()
       .nullable()
-      .openapi({ description: "The listing at the marketplace (the website: the ad's id)" }),
-  };
-  const failure = { reason: z.string().nullable() };
-  const time = z.string().openapi({ description: "YYYY-MM-DD hh:mm:ss, Europe/Amsterdam" });
+      .openapi({ description: "The job's reference at the marketplace, to reconcile by" }),
+    account: z.number().int().nullable().openapi({
+      description:
+        "The marketplace account the job may be at (its reference is unique per account); null when none is known",
+    }),
+    cost: z.number().int().openapi({ description: "Cents refunded" }),
+    reason: z.string(),
+  }),
+} satisfies Record<EventType, z.ZodType>;
 
-  /** Each event type's `data`: what happened, in the event's own words. */
-  const EVENT_DATA = {
-    "publish.pending": z.object({ queueItemId: jobId, kind: JobKindEnum.exclude(["feature"]) }),
-    "publish.active": z.object({ ...listing, startDate: time.nullable(), closeDate: time.nullable() }),
-    "publish.updated": z.object(listing),
-    "publish.offline": z.object(listing),
-    "publish.error": z.object({ ...listing, ...failure }),
-    "publish.cancelled": z.object({ ...listing, ...failure }),
-    "feature.active": z.object({ queueItemId: jobId, feature: z.string() }),
-    "feature.error": z.object({ queueItemId: jobId, feature: z.string(), ...failure }),
-    "image.stored": z.object({
-      jobId: z.number().int(),
-      url: z.string().openapi({ description: "The stored original" }),
-    }),
-    "image.failed": z.object({ jobId: z.number().int(), reason: z.string() }),
-    "bid.received": z.object({
-      bidId: z.number().int(),
-      amount: z.number().int().openapi({ description: "Cents" }),
-      name: z.string(),
-      message: z.string().nullable(),
-      placedAt: time,
-    }),
-    "statistics.updated": DailyStatistics,
-    "task.run": z.object({
-      taskId: z.number().int(),
-      feature: z.string(),
-      ads: z.number().int(),
-      queued: z.number().int(),
-      skipped: z.number().int(),
-      cost: z.number().int().openapi({ description: "Cents" }),
-    }),
-    "wallet.below_limit": z.object({ balance: z.number().int(), limit: z.number().int() }),
-    "connection.expired": z.object({ reason: z.string() }),
-    "webhook.disabled": z.object({ webhookId: z.number().int(), url: z.string(), reason: z.string() }),
-    "job.waiting": z.object({
-      queueItemId: jobId,
-      reason: z.string().openapi({
-        description: "Why the marketplace cannot be asked: no connection to ask through, or its last error",
-      }),
-    }),
-    "job.wait_ended": z.object({
-      queueItemId: jobId,
-      outcome: z
-        .enum(["succeeded", "failed", "cancelled", "superseded"])
-        .openapi({ description: "How the job ended (failed with `job.unresolved`: settled without an answer)" }),
-    }),
-    "job.unresolved": z.object({
-      queueItemId: jobId,
-      kind: JobKindEnum,
-      externalRef: z
-        .string()
-        .nullable()
-        .openapi({ description: "The job's reference at the marketplace, to reconcile by" }),
-      account: z.number().int().nullable().openapi({
-        description:
-          "The marketplace account the job may be at (its reference is unique per account); null when none is known",
-      }),
-      cost: z.number().int().openapi({ description: "Cents refunded" }),
-      reason: z.string(),
-    }),
-  } satisfies Record<EventType, z.ZodType>;
+/** What every event carries beside its type and data. */
+const eventFields = {
+  eventId: z.number().int().openapi({ description: "Increases; resume after the last one you saw" }),
+  occurredAt: z.string(),
+  userId: z.number().int().nullable().openapi({ description: "null for events about the client itself" }),
+  adId: z.number().int().nullable(),
+  portal: z.string().nullable(),
+};
 
-  /** What every event carries beside its type and data. */
-  const eventFields = {
-    eventId: z.number().int().openapi({ description: "Increases; resume after the last one you saw" }),
-    occurredAt: z.string(),
-    userId: z.number().int().nullable().openapi({ description: "null for events about the client itself" }),
-    adId: z.number().int().nullable(),
-    portal: z.string().nullable(),
-  };
+/** An event of one type: its own component (`PublishActiveEvent`, …), so a client narrows on `type`. */
+const eventOfType = <T extends EventType>(type: T) =>
+  z.object({ ...eventFields, type: z.literal(type), data: EVENT_DATA[type] }).openapi(
+    `${type
+      .split(/[._]/)
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join("")}Event`,
+  );
 
-  /** An event of one type: its own component (`PublishActiveEvent`, …), so a client narrows on `type`. */
-  const eventOfType = <T extends EventType>(type: T) =>
-    z.object({ ...eventFields, type: z.literal(type), data: EVENT_DATA[type] }).openapi(
-      `${type
-        .split(/[._]/)
-        .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-        .join("")}Event`,
-    );
+/** Each event type's own schema (its webhook payload's `data`). */
+export const EVENT_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type, eventOfType(type)])) as {
+  [T in EventType]: ReturnType<typeof eventOfType<T>>;
+};
+type EventSchemaOf = (typeof EVENT_SCHEMAS)[EventType];
 
-  /** Each event type's own schema (its webhook payload's `data`). */
-  const EVENT_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type, eventOfType(type)])) as {
-    [T in EventType]: ReturnType<typeof eventOfType<T>>;
-  };
-  type EventSchemaOf = (typeof EVENT_SCHEMAS)[EventType];
-
-  /** An event as the feed and webhooks show it: a union keyed on `type`, each type with its own `data`. */
-  const Event = z
-    .discriminatedUnion("type", Object.values(EVENT_SCHEMAS) as [EventSchemaOf, ...EventSchemaOf[]])
-    .openapi("Event");
-  return { EVENT_SCHEMAS, Event, DailyStatistics };
-}
+/** An event as the feed and webhooks show it: a union keyed on `type`, each type with its own `data`. */
+export const Event = z
+  .discriminatedUnion("type", Object.values(EVENT_SCHEMAS) as [EventSchemaOf, ...EventSchemaOf[]])
+  .openapi("Event");
 /** Each event type's own schema (its webhook payload's `data`: `PublishActiveEvent`, …), and `Event`: an
  * event as the feed and webhooks show it, a union keyed on `type`, each type with its own `data`. */
-export const { EVENT_SCHEMAS, Event, DailyStatistics } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : typedEvents(),
-);
 export type EventOut = z.infer<typeof Event>;
 
 const eventTypes = z
@@ -206,32 +197,26 @@ export const ReplayWebhook = z
   .object({ after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
   .openapi("ReplayWebhook");
 
-/** The webhook endpoints' other response shapes (for the document only: see `documentedSchemas`). */
-function webhookResponses() {
-  /** The `data` of a `webhook.test` message. */
-  const WebhookTestData = z.object({ webhookId: z.number().int() }).openapi("WebhookTestData");
+// The webhook endpoints' other response shapes.
 
-  const WebhookDelivery = z
-    .object({
-      deliveryId: z.number().int(),
-      eventId: z.number().int().nullable(),
-      messageId: z.string().openapi({ description: "The webhook-id header: the same for every attempt of an event" }),
-      attempt: z.number().int(),
-      statusCode: z.number().int().nullable(),
-      latencyMs: z.number().int().nullable(),
-      error: z.string().nullable(),
-      succeeded: z.boolean(),
-      nextAttempt: z.string().nullable(),
-      created: z.string(),
-    })
-    .openapi("WebhookDelivery");
+/** The `data` of a `webhook.test` message. */
+export const WebhookTestData = z.object({ webhookId: z.number().int() }).openapi("WebhookTestData");
 
-  const ReplayQueued = z.object({
-    queued: z.number().int().openapi({ description: "Events it delivers (those subscribed to)" }),
-  });
-  return { WebhookTestData, WebhookDelivery, ReplayQueued };
-}
+export const WebhookDelivery = z
+  .object({
+    deliveryId: z.number().int(),
+    eventId: z.number().int().nullable(),
+    messageId: z.string().openapi({ description: "The webhook-id header: the same for every attempt of an event" }),
+    attempt: z.number().int(),
+    statusCode: z.number().int().nullable(),
+    latencyMs: z.number().int().nullable(),
+    error: z.string().nullable(),
+    succeeded: z.boolean(),
+    nextAttempt: z.string().nullable(),
+    created: z.string(),
+  })
+  .openapi("WebhookDelivery");
 
-export const { WebhookTestData, WebhookDelivery, ReplayQueued } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : webhookResponses(),
-);
+export const ReplayQueued = z.object({
+  queued: z.number().int().openapi({ description: "Events it delivers (those subscribed to)" }),
+});

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { id, takingResponse } from "../../lib/fields";
 import { mediaPathUrl } from "../../lib/outbound";
 
@@ -70,26 +69,19 @@ export const RotateImages = z
   .object({ adId: id(), images: counters(1, 100), rotate: z.union([z.literal(90), z.literal(180), z.literal(270)]) })
   .openapi("RotateImages");
 
-/** The images' and image jobs' response shapes (for the document only: see `documentedSchemas`). */
-function imageJobResponses() {
-  const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
-  const ImageStatus = z
-    .object({
-      jobId: z.number().int(),
-      adId: z.number().int(),
-      images: z
-        .array(z.object({ URL: z.string(), path: z.string() }))
-        .openapi({ description: "The image source; one is empty" }),
-      created: z.string(),
-      processing: z.boolean(),
-      done: z.boolean(),
-      result: z.boolean(),
-      reason: z.string().openapi({ description: "Why a done job failed; empty otherwise" }),
-    })
-    .openapi("ImageStatus");
-  return { AdImages, ImageStatus };
-}
-
-export const { AdImages, ImageStatus } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : imageJobResponses(),
-);
+/** The images' and image jobs' response shapes. */
+export const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
+export const ImageStatus = z
+  .object({
+    jobId: z.number().int(),
+    adId: z.number().int(),
+    images: z
+      .array(z.object({ URL: z.string(), path: z.string() }))
+      .openapi({ description: "The image source; one is empty" }),
+    created: z.string(),
+    processing: z.boolean(),
+    done: z.boolean(),
+    result: z.boolean(),
+    reason: z.string().openapi({ description: "Why a done job failed; empty otherwise" }),
+  })
+  .openapi("ImageStatus");

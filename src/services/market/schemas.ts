@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { id } from "../../lib/fields";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { DailyStatistics } from "../events/schemas";
@@ -29,50 +28,43 @@ export const StatisticsRequest = z
   .refine((r) => r.dateStart <= r.dateEnd, { error: "dateEnd: must not be before dateStart", path: ["dateEnd"] })
   .openapi("StatisticsRequest");
 
-/** Bids' and statistics' response shapes (for the document only: see `documentedSchemas`). */
-function marketResponses() {
-  const Bid = z
-    .object({
-      bidId: z.number().int().openapi({ description: "The portal's bid id" }),
-      adId: z.number().int(),
-      portal: MarketplaceEnum,
-      amount: z.number().int(),
-      name: z.string(),
-      message: z.string(),
-      isRead: z.boolean(),
-      placed: z.string(),
-    })
-    .openapi("Bid");
+/** Bids' and statistics' response shapes. */
+export const Bid = z
+  .object({
+    bidId: z.number().int().openapi({ description: "The portal's bid id" }),
+    adId: z.number().int(),
+    portal: MarketplaceEnum,
+    amount: z.number().int(),
+    name: z.string(),
+    message: z.string(),
+    isRead: z.boolean(),
+    placed: z.string(),
+  })
+  .openapi("Bid");
 
-  const Totals = z.record(
-    z.string(),
-    z.object({
-      type: z.string(),
-      minimum: z.number().int(),
-      maximum: z.number().int(),
-      total: z.number().int(),
-      average: z.number().int(),
-    }),
-  );
-  /** A portal's part of the response, or false where the request left that portal out. */
-  const perPortal = (schema: z.ZodType) => z.union([schema, z.literal(false)]);
-
-  const Statistics = z
-    .object({
-      adId: z.array(z.number().int()),
-      dateStart: z.string(),
-      dateEnd: z.string(),
-      showDaily: z.boolean(),
-      showTotals: z.boolean(),
-      statistics_portal_a: perPortal(z.array(DailyStatistics)),
-      totals_portal_a: perPortal(Totals),
-      statistics_portal_b: perPortal(z.array(DailyStatistics)),
-      totals_portal_b: perPortal(Totals),
-    })
-    .openapi("Statistics");
-  return { Bid, Statistics };
-}
-
-export const { Bid, Statistics } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : marketResponses(),
+const Totals = z.record(
+  z.string(),
+  z.object({
+    type: z.string(),
+    minimum: z.number().int(),
+    maximum: z.number().int(),
+    total: z.number().int(),
+    average: z.number().int(),
+  }),
 );
+/** A portal's part of the response, or false where the request left that portal out. */
+const perPortal = (schema: z.ZodType) => z.union([schema, z.literal(false)]);
+
+export const Statistics = z
+  .object({
+    adId: z.array(z.number().int()),
+    dateStart: z.string(),
+    dateEnd: z.string(),
+    showDaily: z.boolean(),
+    showTotals: z.boolean(),
+    statistics_portal_a: perPortal(z.array(DailyStatistics)),
+    totals_portal_a: perPortal(Totals),
+    statistics_portal_b: perPortal(z.array(DailyStatistics)),
+    totals_portal_b: perPortal(Totals),
+  })
+  .openapi("Statistics");

@@ -1,32 +1,26 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 
-/** The health check's response shape (for the document only: see `documentedSchemas`). */
-function healthResponses() {
-  const DependencyCheck = z
-    .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })
-    .openapi("DependencyCheck");
+/** The health check's response shape. */
+const DependencyCheck = z
+  .object({ ok: z.boolean(), latencyMs: z.number().int(), error: z.string().optional() })
+  .openapi("DependencyCheck");
 
-  const Health = z
-    .object({
-      status: z.enum(["ok", "unavailable"]),
-      environment: z.string(),
-      time: z.string(),
-      version: z.string().optional().openapi({ description: "deep=1: the deployed commit" }),
-      migration: z.string().nullable().optional().openapi({ description: "deep=1: the last D1 migration applied" }),
-      tokensToReseal: z
-        .number()
-        .int()
-        .nullable()
-        .optional()
-        .openapi({ description: "deep=1: connections whose tokens are still sealed with a previous key" }),
-      checks: z
-        .object({ d1: DependencyCheck, r2: DependencyCheck, queue: DependencyCheck, rateLimiter: DependencyCheck })
-        .optional()
-        .openapi({ description: "deep=1: each dependency with its latency" }),
-    })
-    .openapi("Health");
-  return { DependencyCheck, Health };
-}
-
-export const { Health } = documentedSchemas(globalThis.OPENAPI_DOCUMENTED === false ? undefined : healthResponses());
+export const Health = z
+  .object({
+    status: z.enum(["ok", "unavailable"]),
+    environment: z.string(),
+    time: z.string(),
+    version: z.string().optional().openapi({ description: "deep=1: the deployed commit" }),
+    migration: z.string().nullable().optional().openapi({ description: "deep=1: the last D1 migration applied" }),
+    tokensToReseal: z
+      .number()
+      .int()
+      .nullable()
+      .optional()
+      .openapi({ description: "deep=1: connections whose tokens are still sealed with a previous key" }),
+    checks: z
+      .object({ d1: DependencyCheck, r2: DependencyCheck, queue: DependencyCheck, rateLimiter: DependencyCheck })
+      .optional()
+      .openapi({ description: "deep=1: each dependency with its latency" }),
+  })
+  .openapi("Health");

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { id, queryInt } from "../../lib/fields";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { FEATURE_NAMES } from "../catalogue/features";
@@ -11,19 +10,14 @@ export const BuyFeature = z
   .object({ adId: id(), portal: MarketplaceEnum, feature: z.enum(FEATURE_NAMES) })
   .openapi("BuyFeature");
 
-/** A feature's response shape (for the document only: see `documentedSchemas`). */
-function featureResponses() {
-  const Feature = z
-    .object({
-      feature: z.enum(FEATURE_NAMES),
-      displayName: z.union([z.string(), z.literal(false)]),
-      available: z.boolean(),
-      active: z.boolean(),
-      price: z.union([z.number().int(), z.literal(false)]).openapi({ description: "Service price in cents" }),
-      priceAdditional: z.number().int().openapi({ description: "Portal price in cents" }),
-    })
-    .openapi("Feature");
-  return { Feature };
-}
-
-export const { Feature } = documentedSchemas(globalThis.OPENAPI_DOCUMENTED === false ? undefined : featureResponses());
+/** A feature's response shape. */
+export const Feature = z
+  .object({
+    feature: z.enum(FEATURE_NAMES),
+    displayName: z.union([z.string(), z.literal(false)]),
+    available: z.boolean(),
+    active: z.boolean(),
+    price: z.union([z.number().int(), z.literal(false)]).openapi({ description: "Service price in cents" }),
+    priceAdditional: z.number().int().openapi({ description: "Portal price in cents" }),
+  })
+  .openapi("Feature");

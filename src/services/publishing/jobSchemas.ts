@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { pagingQuery, queryInt } from "../../lib/fields";
 import { JobKindEnum, PublishTargetEnum } from "../../lib/vocabulary";
 
@@ -13,45 +12,38 @@ export const JobsQuery = pagingQuery(500).extend({
   kind: JobKindEnum.optional(),
 });
 
-/** A job's response shape (for the document only: see `documentedSchemas`). */
-function jobResponses() {
-  const Job = z
-    .object({
-      queueItemId: z.number().int(),
-      userId: z.number().int(),
-      adId: z.number().int(),
-      portal: PublishTargetEnum,
-      kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
-      feature: z.string().nullable(),
-      state: z.enum(JOB_STATES),
-      attempts: z.number().int().openapi({ description: "Times the job was started" }),
-      lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
-      lastErrorField: z.string().nullable().openapi({
-        // The example job failed on a 503: no one field.
-        example: null,
-        description:
-          "The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise",
-      }),
-      cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
-      refunded: z.boolean(),
-      retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),
-      remoteAdId: z.number().int().nullable().openapi({
-        description: "The listing the job made or acted on, once it succeeded; kept after the ad is deleted",
-      }),
-      retryable: z
-        .boolean()
-        .openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
-      notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),
-      waitingSince: z.string().nullable().openapi({
-        example: null,
-        description:
-          "Since when the job waits for a connection to ask its marketplace through (it may be there already); null when not waiting. It waits at most 24 hours, then is refunded and recorded (`job.unresolved`)",
-      }),
-      created: z.string(),
-      updated: z.string(),
-    })
-    .openapi("Job");
-  return { Job };
-}
-
-export const { Job } = documentedSchemas(globalThis.OPENAPI_DOCUMENTED === false ? undefined : jobResponses());
+/** A job's response shape. */
+export const Job = z
+  .object({
+    queueItemId: z.number().int(),
+    userId: z.number().int(),
+    adId: z.number().int(),
+    portal: PublishTargetEnum,
+    kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
+    feature: z.string().nullable(),
+    state: z.enum(JOB_STATES),
+    attempts: z.number().int().openapi({ description: "Times the job was started" }),
+    lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
+    lastErrorField: z.string().nullable().openapi({
+      // The example job failed on a 503: no one field.
+      example: null,
+      description:
+        "The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise",
+    }),
+    cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
+    refunded: z.boolean(),
+    retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),
+    remoteAdId: z.number().int().nullable().openapi({
+      description: "The listing the job made or acted on, once it succeeded; kept after the ad is deleted",
+    }),
+    retryable: z.boolean().openapi({ description: "Whether it can be retried: the newest failed job of its listing" }),
+    notRetryableReason: z.string().nullable().openapi({ description: "Why not (null when it can)" }),
+    waitingSince: z.string().nullable().openapi({
+      example: null,
+      description:
+        "Since when the job waits for a connection to ask its marketplace through (it may be there already); null when not waiting. It waits at most 24 hours, then is refunded and recorded (`job.unresolved`)",
+    }),
+    created: z.string(),
+    updated: z.string(),
+  })
+  .openapi("Job");

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
 import { PublishTargetEnum } from "../../lib/vocabulary";
@@ -64,140 +63,127 @@ export const PreflightRequest = z
   })
   .openapi("PreflightRequest");
 
-/** The dry run's response shapes (for the document only: see `documentedSchemas`). */
-function preflightResponses() {
-  /** The state of a user's connection to a target, as a dry run finds it. */
-  const ConnectionState = z
-    .object({
-      state: z.enum(PREFLIGHT_CONNECTION_STATES),
-      consentUrl: z.string().optional().openapi({ description: "POST it for the consent page (expired, missing)" }),
-    })
-    .openapi("PreflightConnection");
+// The dry run's response shapes.
 
-  const PreflightVerdict = z
-    .object({
-      adId: z.number().int(),
-      portal: PublishTargetEnum,
-      outcome: z.enum(PREFLIGHT_OUTCOMES),
-      price: z.number().int().openapi({ description: "Cents the call would charge" }),
-      connection: ConnectionState,
-      verifiedByMarketplace: z.boolean(),
-      reason: z.string().optional().openapi({ description: "Why unverified" }),
-      errors: z.array(z.string()),
-      errorDetails: z.array(ErrorDetail),
-    })
-    .openapi("PreflightVerdict");
+/** The state of a user's connection to a target, as a dry run finds it. */
+const ConnectionState = z
+  .object({
+    state: z.enum(PREFLIGHT_CONNECTION_STATES),
+    consentUrl: z.string().optional().openapi({ description: "POST it for the consent page (expired, missing)" }),
+  })
+  .openapi("PreflightConnection");
 
-  const VERDICT_EXAMPLE = {
-    portal: "portal_a",
-    connection: { state: "connected" },
-    verifiedByMarketplace: true,
-  } as const;
+export const PreflightVerdict = z
+  .object({
+    adId: z.number().int(),
+    portal: PublishTargetEnum,
+    outcome: z.enum(PREFLIGHT_OUTCOMES),
+    price: z.number().int().openapi({ description: "Cents the call would charge" }),
+    connection: ConnectionState,
+    verifiedByMarketplace: z.boolean(),
+    reason: z.string().optional().openapi({ description: "Why unverified" }),
+    errors: z.array(z.string()),
+    errorDetails: z.array(ErrorDetail),
+  })
+  .openapi("PreflightVerdict");
 
-  const Preflight = z
-    .object({
-      wallet: z
-        .object({
-          payer: z.enum(["visible", "another payer"]).openapi({
-            description:
-              "`another payer`: the wallet belongs to a user of another client, so its id and balances read 0 and only `charged` is shown",
-          }),
-          payerId: z.number().int(),
-          balance: z.number().int(),
-          charged: z.number().int(),
-          balanceAfter: z.number().int(),
-        })
-        .openapi({ description: "The payer's wallet, in cents" }),
-      verdicts: z.array(PreflightVerdict),
-    })
-    .openapi("Preflight", {
-      example: {
-        wallet: { payer: "visible", payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
-        verdicts: [
-          { ...VERDICT_EXAMPLE, adId: 20317, outcome: "placement", price: 295, errors: [], errorDetails: [] },
-          {
-            ...VERDICT_EXAMPLE,
-            adId: 20318,
-            outcome: "refused",
-            price: 0,
-            errors: ["portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"],
-            errorDetails: [
-              {
-                code: "listing_refused",
-                field: "price.minimumBid",
-                message: "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price",
-              },
-            ],
-          },
-        ],
-      },
-    });
-  return { PreflightVerdict, Preflight };
-}
+const VERDICT_EXAMPLE = {
+  portal: "portal_a",
+  connection: { state: "connected" },
+  verifiedByMarketplace: true,
+} as const;
 
-export const { PreflightVerdict, Preflight } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : preflightResponses(),
-);
+export const Preflight = z
+  .object({
+    wallet: z
+      .object({
+        payer: z.enum(["visible", "another payer"]).openapi({
+          description:
+            "`another payer`: the wallet belongs to a user of another client, so its id and balances read 0 and only `charged` is shown",
+        }),
+        payerId: z.number().int(),
+        balance: z.number().int(),
+        charged: z.number().int(),
+        balanceAfter: z.number().int(),
+      })
+      .openapi({ description: "The payer's wallet, in cents" }),
+    verdicts: z.array(PreflightVerdict),
+  })
+  .openapi("Preflight", {
+    example: {
+      wallet: { payer: "visible", payerId: 1042, balance: 84_500, charged: 295, balanceAfter: 84_205 },
+      verdicts: [
+        { ...VERDICT_EXAMPLE, adId: 20317, outcome: "placement", price: 295, errors: [], errorDetails: [] },
+        {
+          ...VERDICT_EXAMPLE,
+          adId: 20318,
+          outcome: "refused",
+          price: 0,
+          errors: ["portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"],
+          errorDetails: [
+            {
+              code: "listing_refused",
+              field: "price.minimumBid",
+              message: "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price",
+            },
+          ],
+        },
+      ],
+    },
+  });
 
-/** Publications' and batch results' response shapes (for the document only: see `documentedSchemas`). */
-function publicationResponses() {
-  const PublishStatus = z
-    .object({
-      pending: z.boolean(),
-      pendingDate: z.string(),
-      processing: z.boolean(),
-      processingDate: z.string(),
-      error: z.boolean(),
-      active: z.boolean(),
-      online: z.boolean(),
-      startDate: z.string(),
-      closeDate: z.string(),
-      remoteAdId: z.number().int(),
-      errorReason: z
-        .string()
-        .nullable()
-        .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
-      queueItemId: z
-        .number()
-        .int()
-        .nullable()
-        .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
-      clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
-      queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
-    })
-    .openapi("PublishStatus");
-
-  const PortalStatus = z
-    .object({
-      portal: PublishTargetEnum,
-      publish: PublishStatus,
-      features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
-    })
-    .openapi("PortalStatus");
-
-  const PublishResult = BatchItemResult.extend({
+/** Publications' and batch results' response shapes. */
+const PublishStatus = z
+  .object({
+    pending: z.boolean(),
+    pendingDate: z.string(),
+    processing: z.boolean(),
+    processingDate: z.string(),
+    error: z.boolean(),
+    active: z.boolean(),
+    online: z.boolean(),
+    startDate: z.string(),
+    closeDate: z.string(),
+    remoteAdId: z.number().int(),
+    errorReason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
     queueItemId: z
       .number()
       .int()
-      .optional()
-      .openapi({ description: "The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused" }),
-  }).openapi("PublishResult");
+      .nullable()
+      .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
+    clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+    queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+  })
+  .openapi("PublishStatus");
 
-  const PublishResults = z
-    .object({
-      result: z.boolean(),
-      errors: z.array(z.string()),
-      data: z.array(PublishResult),
-      errorDetails: z.array(ErrorDetail).openapi({ description: "Every refusal of the batch with its code" }),
-    })
-    .openapi("PublishResults");
+export const PortalStatus = z
+  .object({
+    portal: PublishTargetEnum,
+    publish: PublishStatus,
+    features: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
+  })
+  .openapi("PortalStatus");
 
-  const AdPublishStatus = z
-    .object({ adId: z.number().int(), portals: z.array(PortalStatus) })
-    .openapi("AdPublishStatus");
-  return { PublishStatus, PortalStatus, PublishResult, PublishResults, AdPublishStatus };
-}
+export const PublishResult = BatchItemResult.extend({
+  queueItemId: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: "The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused" }),
+}).openapi("PublishResult");
 
-export const { PortalStatus, PublishResult, PublishResults, AdPublishStatus } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : publicationResponses(),
-);
+export const PublishResults = z
+  .object({
+    result: z.boolean(),
+    errors: z.array(z.string()),
+    data: z.array(PublishResult),
+    errorDetails: z.array(ErrorDetail).openapi({ description: "Every refusal of the batch with its code" }),
+  })
+  .openapi("PublishResults");
+
+export const AdPublishStatus = z
+  .object({ adId: z.number().int(), portals: z.array(PortalStatus) })
+  .openapi("AdPublishStatus");

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../lib/documented";
 import { id } from "../../lib/fields";
 
 export const WalletAdjustment = z
@@ -15,26 +14,21 @@ export const WalletAdjustment = z
   })
   .openapi("WalletAdjustment");
 
-/** A wallet's response shape (for the document only: see `documentedSchemas`). */
-function walletResponses() {
-  const Wallet = z
-    .object({
-      userId: z.number().int(),
-      balance: z.number().int().openapi({ description: "Cents" }),
-      entries: z.array(
-        z.object({
-          entryId: z.number().int(),
-          amount: z.number().int(),
-          kind: z.enum(["credit", "debit", "charge", "refund"]),
-          description: z.string(),
-          adId: z.number().int().nullable(),
-          portal: z.string().nullable(),
-          created: z.string(),
-        }),
-      ),
-    })
-    .openapi("Wallet");
-  return { Wallet };
-}
-
-export const { Wallet } = documentedSchemas(globalThis.OPENAPI_DOCUMENTED === false ? undefined : walletResponses());
+/** A wallet's response shape. */
+export const Wallet = z
+  .object({
+    userId: z.number().int(),
+    balance: z.number().int().openapi({ description: "Cents" }),
+    entries: z.array(
+      z.object({
+        entryId: z.number().int(),
+        amount: z.number().int(),
+        kind: z.enum(["credit", "debit", "charge", "refund"]),
+        description: z.string(),
+        adId: z.number().int().nullable(),
+        portal: z.string().nullable(),
+        created: z.string(),
+      }),
+    ),
+  })
+  .openapi("Wallet");

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../../lib/documented";
 import { id, upTo } from "../../../lib/fields";
 import { PUBLISH_TARGETS, PublishTargetEnum } from "../../../lib/vocabulary";
 
@@ -30,17 +29,10 @@ export const UserAdSettingsInput = z
   })
   .openapi("UserAdSettingsInput");
 
-/** A user's ad settings as answered (for the document only: see `documentedSchemas`). */
-function adSettingsResponses() {
-  const UserAdSettings = z
-    .object({
-      userId: z.number().int(),
-      settings: z.array(UserAdSetting.required()),
-    })
-    .openapi("UserAdSettings");
-  return { UserAdSettings };
-}
-
-export const { UserAdSettings } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : adSettingsResponses(),
-);
+/** A user's ad settings as answered. */
+export const UserAdSettings = z
+  .object({
+    userId: z.number().int(),
+    settings: z.array(UserAdSetting.required()),
+  })
+  .openapi("UserAdSettings");

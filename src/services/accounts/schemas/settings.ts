@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import attributeValues from "../../../db/attributeValues.json";
-import { documentedSchemas } from "../../../lib/documented";
 import { id, queryBool, queryInt } from "../../../lib/fields";
 import { AdTypeEnum } from "../../../lib/vocabulary";
 
@@ -66,29 +65,22 @@ export type SettingsPatch = z.infer<typeof SettingsPatch>;
 
 export const SettingsQuery = z.object({ userId: queryInt().optional(), useCache: queryBool().optional() });
 
-/** A user's settings as answered (for the document only: see `documentedSchemas`). */
-function settingsResponses() {
-  const UserSettings = z
-    .object({
-      userId: z.number().int(),
-      mainUserId: z.number().int().nullable(),
-      walletUserId: z.number().int().nullable(),
-      maxContacts: z.number().int(),
-      status: z.enum(["active", "locked"]),
-      type: AdTypeEnum,
-      allowbids: z.boolean(),
-      showcontact: z.boolean(),
-      itemsPerPage: z.number().int(),
-      maxImages: z.number().int(),
-      groupId: z.number().int().nullable(),
-      categoryId: z.number().int().nullable(),
-      attributes: z.array(AttributeDefault),
-      budgetNotifyLimit,
-    })
-    .openapi("UserSettings");
-  return { UserSettings };
-}
-
-export const { UserSettings } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : settingsResponses(),
-);
+/** A user's settings as answered. */
+export const UserSettings = z
+  .object({
+    userId: z.number().int(),
+    mainUserId: z.number().int().nullable(),
+    walletUserId: z.number().int().nullable(),
+    maxContacts: z.number().int(),
+    status: z.enum(["active", "locked"]),
+    type: AdTypeEnum,
+    allowbids: z.boolean(),
+    showcontact: z.boolean(),
+    itemsPerPage: z.number().int(),
+    maxImages: z.number().int(),
+    groupId: z.number().int().nullable(),
+    categoryId: z.number().int().nullable(),
+    attributes: z.array(AttributeDefault),
+    budgetNotifyLimit,
+  })
+  .openapi("UserSettings");

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { documentedSchemas } from "../../../lib/documented";
 import { id, upTo } from "../../../lib/fields";
 import { UserSettings } from "./settings";
 import { User } from "./users";
@@ -14,20 +13,13 @@ export const ValidateLoginLink = z
   .object({ userId: id(), accesstoken: z.string().min(1).max(200) })
   .openapi("ValidateLoginLink");
 
-/** Activation and login tokens as answered (for the document only: see `documentedSchemas`). */
-function tokenResponses() {
-  const ActivationToken = z
-    .object({ userId: z.number().int(), activationtoken: z.string(), validUntil: z.string() })
-    .openapi("ActivationToken");
+/** Activation and login tokens as answered. */
+export const ActivationToken = z
+  .object({ userId: z.number().int(), activationtoken: z.string(), validUntil: z.string() })
+  .openapi("ActivationToken");
 
-  const LoginLink = z
-    .object({ userId: z.number().int(), accesstoken: z.string(), validUntil: z.string(), url: z.string() })
-    .openapi("LoginLink");
+export const LoginLink = z
+  .object({ userId: z.number().int(), accesstoken: z.string(), validUntil: z.string(), url: z.string() })
+  .openapi("LoginLink");
 
-  const ValidatedLogin = z.object({ user: User, settings: UserSettings }).openapi("ValidatedLogin");
-  return { ActivationToken, LoginLink, ValidatedLogin };
-}
-
-export const { ActivationToken, LoginLink, ValidatedLogin } = documentedSchemas(
-  globalThis.OPENAPI_DOCUMENTED === false ? undefined : tokenResponses(),
-);
+export const ValidatedLogin = z.object({ user: User, settings: UserSettings }).openapi("ValidatedLogin");

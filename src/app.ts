@@ -1,5 +1,6 @@
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
+import { BASE_PATH } from "./lib/calls";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
@@ -24,7 +25,7 @@ import { loginLinksRouter } from "./routes/loginLinks";
 import { manufacturersRouter } from "./routes/manufacturers";
 import { mediaRouter } from "./routes/media";
 import { oauthPublicRouter, oauthRouter } from "./routes/oauth";
-import { BASE_PATH, createRouter } from "./routes/openapi";
+import { createRouter } from "./routes/openapi";
 import { publishRouter } from "./routes/publish";
 import { statisticsRouter } from "./routes/statistics";
 import { statusRouter } from "./routes/status";

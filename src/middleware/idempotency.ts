@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
+import { onlyReads } from "../lib/calls";
 import { sha256Hex } from "../lib/crypto";
 import { DomainError, detail, validationFailed } from "../lib/errors";
-import { onlyReads } from "../routes/openapi";
 import {
   claimKey,
   IDEMPOTENCY_LOCK_MS,

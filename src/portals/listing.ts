@@ -3,8 +3,9 @@ import { z } from "zod";
 const cents = z.number().int().nullable();
 
 /**
- * What the service sends a marketplace for one ad: the whole ad as that portal shows it. One schema for
- * the gateway (which builds it) and the simulator (which parses and reviews it).
+ * What the service sends a marketplace for one ad: the whole ad as that portal shows it, as the gateway
+ * builds it. The simulator keeps the marketplace's own definition (`MarketplaceListing` in
+ * simulator/src/listing.ts), which refuses a field it does not know, as a real marketplace would.
  */
 export const ListingSchema = z.object({
   /** Our stable reference of the placement; a retried create answers the listing made first. */

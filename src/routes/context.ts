@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
+import { onlyReads } from "../lib/calls";
 import { DomainError } from "../lib/errors";
 import { mediaBaseOf } from "../lib/media";
 import type { ServiceContext } from "../services/shared";
 import { callerOf } from "../services/shared";
-import { onlyReads } from "./openapi";
 
 /**
  * What every handler hands to the services: the database, the bindings, the caller, the request id and,

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
+import { BASE_PATH } from "../lib/calls";
 import { withExamples } from "../lib/openapiExamples";
-import { BASE_PATH } from "./openapi";
 import { registerWebhookPayloads } from "./webhooks";
 
 /**

@@ -4,8 +4,8 @@ import packageJson from "../../package.json";
 import docsInit from "../../public/docs/init.js?raw";
 import docsPage from "../../public/docs.html?raw";
 import { app } from "../../src/app";
+import { onlyReads } from "../../src/lib/calls";
 import { ERROR_CODES } from "../../src/lib/errors";
-import { onlyReads } from "../../src/routes/openapi";
 import { call, newClient } from "../harness/api";
 
 interface Operation {

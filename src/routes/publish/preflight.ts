@@ -1,9 +1,11 @@
 // A dry run of publishing: what each ad and target would come to, with nothing changed.
+
+import { BASE_PATH } from "../../lib/calls";
 import { ok } from "../../lib/envelope";
 import { priceByWork } from "../../middleware/rateLimit";
 import { Preflight, PreflightRequest, preflightPublishing } from "../../services/publishing";
 import { serviceContext } from "../context";
-import { apiRoute, BASE_PATH, createRouter, envelope, jsonBody } from "../openapi";
+import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 import { tags } from "./responses";
 
 export const publishPreflightRouter = createRouter().openapi(

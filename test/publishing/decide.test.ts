@@ -19,8 +19,8 @@ import {
   firstRefusal,
   type PublishState,
 } from "../../src/services/publishing/decide";
-import type { PublishJobRow } from "../../src/services/publishing/lifecycle";
-import type { PublishMode } from "../../src/services/publishing/types";
+import type { PublishJobRow } from "../../src/services/publishing/jobs/states";
+import type { PublishMode } from "../../src/services/publishing/outcomes";
 import type { UserRow } from "../../src/services/shared/access";
 import { defined, newClient } from "../harness/api";
 import { CAR_CATEGORY, createAd, createUser, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";

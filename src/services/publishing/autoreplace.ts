@@ -14,7 +14,7 @@ import { placingPrice } from "../catalogue/features";
 import type { JobContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { firstRefusal } from "./decide";
-import { type NewJob, queueJobs } from "./queueJobs";
+import { type NewJob, queueJobs } from "./jobs/queue";
 
 /**
  * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a

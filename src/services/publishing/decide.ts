@@ -5,9 +5,9 @@ import { type AttributeSet, checkAttributes } from "../ads/attributes";
 import { type Catalogue, hasGpsrAttributes } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
-import type { PublishJobRow } from "./lifecycle";
-import type { NewJob } from "./queueJobs";
-import { type Outcome, type PublishMode, REFUSAL_TEXTS, refused } from "./types";
+import type { NewJob } from "./jobs/queue";
+import type { PublishJobRow } from "./jobs/states";
+import { type Outcome, type PublishMode, REFUSAL_TEXTS, refused } from "./outcomes";
 
 /**
  * The decisions of publish and feature calls, apart from their reads and writes: pure functions of

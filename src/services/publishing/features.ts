@@ -11,8 +11,8 @@ import { type JobContext, jobContextOf, type ServiceContext } from "../shared/co
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { decideFeature, type RetryOf } from "./decide";
-import { queueJobs } from "./queueJobs";
-import { type Outcome, queuedOutcome, REFUSAL_TEXTS, refusal, refused } from "./types";
+import { queueJobs } from "./jobs/queue";
+import { type Outcome, queuedOutcome, REFUSAL_TEXTS, refusal, refused } from "./outcomes";
 
 /** POST /features/: a feature for an ad published on the portal, paid when queued. */
 export async function requestFeature(

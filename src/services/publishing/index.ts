@@ -16,20 +16,17 @@ export type { RetryOf } from "./decide";
 export { featureOffers } from "./featureOffers";
 export { BuyFeature, Feature, FeaturesQuery } from "./featureSchemas";
 export { queueFeature, requestFeature } from "./features";
-export { Job, JobsQuery } from "./jobSchemas";
-export { getJob, type JobFilter, type JobView, listJobs, retryJob } from "./jobs";
-export {
-  applyEvent,
-  type JobEvent,
-  type ListingOutcome,
-  type PublishJobRow,
-  transition,
-} from "./lifecycle";
+export { applyEvent, transition } from "./jobs/lifecycle";
+export { type NewJob, publishMessage, queueJobs, sendJobs } from "./jobs/queue";
+export { expireStaleJobs, resendStalledJobs } from "./jobs/recovery";
+export { runPublishJobs } from "./jobs/run";
+export { Job, JobsQuery } from "./jobs/schemas";
+export type { JobEvent, ListingOutcome, PublishJobRow } from "./jobs/states";
+export { getJob, type JobFilter, type JobView, listJobs, retryJob } from "./jobs/view";
+export { WAIT_BOUND_MS } from "./jobs/waits";
+export { accepted, type Outcome, type PublishMode, refusal, refused } from "./outcomes";
 export { type PreflightAnswer, preflightPublishing } from "./preflight";
-export { runPublishJobs, WAIT_BOUND_MS } from "./publishJobs";
 export { requestPublishing, requestPublishingEverywhere, withdrawUnstartedJobs } from "./publishRequests";
-export { type NewJob, publishMessage, queueJobs, sendJobs } from "./queueJobs";
-export { expireStaleJobs, resendStalledJobs } from "./recovery";
 export {
   AdPublishStatus,
   Preflight,
@@ -43,5 +40,4 @@ export {
   UpdatePublishedAds,
 } from "./schemas";
 export { adStatuses, statusTotals } from "./status";
-export { accepted, type Outcome, type PublishMode, refusal, refused } from "./types";
 export { flushUpdateRequests } from "./updateOutbox";

@@ -20,9 +20,9 @@ import {
   PREFLIGHT_MAX_ADS,
 } from "./decide";
 import { assembleListing, listingQueries } from "./listing";
+import { REFUSAL_TEXTS, refusal, refused } from "./outcomes";
 import { readPublishState } from "./publishRequests";
 import type { Preflight, PreflightVerdict as PreflightVerdictSchema } from "./schemas";
-import { REFUSAL_TEXTS, refusal, refused } from "./types";
 
 /**
  * How long a dry run waits for room in the client's share of the marketplace lane (its reviews take the

@@ -12,9 +12,10 @@ import { jobContextOf, type ServiceContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
 import { decidePublishing, type PublishDecision, type PublishRequest, type PublishState } from "./decide";
-import { DELETED_BEFORE_START, noteRefund, type PublishJobRow, transition } from "./lifecycle";
-import { queueJobs } from "./queueJobs";
-import { accepted, type Outcome, type PublishMode, queuedOutcome, REFUSAL_TEXTS, refused } from "./types";
+import { noteRefund, transition } from "./jobs/lifecycle";
+import { queueJobs } from "./jobs/queue";
+import { DELETED_BEFORE_START, type PublishJobRow } from "./jobs/states";
+import { accepted, type Outcome, type PublishMode, queuedOutcome, REFUSAL_TEXTS, refused } from "./outcomes";
 
 /** Rows per ad, in the order read. */
 function groupByAd<T extends { adId: number }>(rows: T[]): Map<number, T[]> {

@@ -3,7 +3,7 @@ import { byTurns } from "../../db/fairShare";
 import { inList } from "../../db/inList";
 import { adPublications, ads, adUpdateRequests, users } from "../../db/schema";
 import type { JobContext } from "../shared/context";
-import { type NewJob, queueJobs } from "./queueJobs";
+import { type NewJob, queueJobs } from "./jobs/queue";
 
 /**
  * The outbox of updates asked for by image changes and manufacturer batches (ad_update_requests):

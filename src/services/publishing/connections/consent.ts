@@ -180,7 +180,7 @@ export async function finishConsentAtCallback(
  * portal is live at another account, or while a job of the user there has started and not ended (it may
  * be at the previous account): nothing is orphaned there. The user unpublishes them first (or waits for
  * the jobs), or connects that account again. A job waiting for a connection does not hold the switch:
- * it stays apart from the new account, settled unresolved at its next run (publishJobs.ts `unresolvedWait`).
+ * it stays apart from the new account, settled unresolved at its next run (jobs/run.ts `unresolvedWait`).
  */
 async function refuseAnotherAccount(
   db: Db,

@@ -1,14 +1,13 @@
 import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import { type Db, namedBatches } from "../../db/client";
-import { adFeatures, adPublications, publishJobs, walletEntries } from "../../db/schema";
-import type { Metrics } from "../../lib/metrics";
-import { JOB_KINDS, type JobAction } from "../../lib/vocabulary";
-import { eventOf } from "../events/events";
-import type { EventType } from "../events/eventTypes";
-import type { PublishJobRef } from "../shared/jobMessages";
-import { ADS_REVISION, bumpRevisions } from "../shared/revisions";
+import { type Db, namedBatches } from "../../../db/client";
+import { adFeatures, adPublications, publishJobs, walletEntries } from "../../../db/schema";
+import type { Metrics } from "../../../lib/metrics";
+import type { JobAction } from "../../../lib/vocabulary";
+import { ADS_REVISION, bumpRevisions } from "../../shared/revisions";
+import { eventOfTransition, waitEvents } from "./events";
+import { type EventDetail, JOB_TRANSITIONS, type JobEvent, type JobRef, movedNow, type PublishJobRow } from "./states";
 
 /**
  * The publication state machine, in one place: what each event of a job does to the job, to
@@ -16,60 +15,6 @@ import { ADS_REVISION, bumpRevisions } from "../shared/revisions";
  * wallet, and which event it writes to the event log. The state-machine table of docs/publishing.md is
  * this file in prose.
  */
-
-export type PublishJobRow = typeof publishJobs.$inferSelect;
-export type JobState = PublishJobRow["status"];
-/**
- * `queued` is written by `queueJobs` (it needs the conditional insert); the others are transitions.
- * `cancelled` is a client's (DELETE /publish/ before the job started); `superseded` is the consumer's
- * (an update it claimed and found a newer change of the same listing behind).
- */
-export type JobEvent = "started" | "retrying" | "succeeded" | "failed" | "cancelled" | "superseded";
-
-/** What a marketplace (or the website) answered for a placement or update. */
-export interface ListingOutcome {
-  remoteAdId?: number;
-  /** The marketplace account that holds a placed listing. */
-  remoteAccountId?: number | null;
-  online?: boolean;
-  startDate?: string | null;
-  closeDate?: string | null;
-}
-
-export interface EventDetail {
-  now: string;
-  /** failed: the reason shown as errorReason; retrying: the transient error. */
-  reason?: string;
-  /** retrying: when the queue will deliver the job again. */
-  retryAt?: string;
-  outcome?: ListingOutcome;
-  /** retrying: the job waits for a connection to ask its marketplace through (the account it may be at). */
-  waiting?: { account: number | null };
-  /** When the job's wait started, as the job was claimed (null or absent: it was not waiting). */
-  waitingSince?: string | null;
-  /**
-   * failed: settled without asking the marketplace, which could not be asked; recorded for reconciliation
-   * with the account the job may be at.
-   */
-  unresolved?: { account: number | null };
-}
-
-export type JobRef = PublishJobRef;
-
-/** Why a job of a deleted ad (or of a deleted user) that never reached the marketplace ended unpaid. */
-export const DELETED_BEFORE_START = "the advertisement or its user was deleted before the job started";
-
-/** From which states each event may move a job, and to which. */
-export const JOB_TRANSITIONS: Record<JobEvent, { from: JobState[]; to: JobState }> = {
-  started: { from: ["pending"], to: "processing" },
-  retrying: { from: ["processing"], to: "pending" },
-  succeeded: { from: ["processing"], to: "done" },
-  failed: { from: ["pending", "processing"], to: "error" },
-  // A client cancels only what never started (see `neverStarted`): once claimed, a job may have reached
-  // the marketplace, even if it is pending again after a crash or a transient failure.
-  cancelled: { from: ["pending"], to: "cancelled" },
-  superseded: { from: ["processing"], to: "cancelled" },
-};
 
 type PublicationChange = Partial<typeof adPublications.$inferInsert>;
 type FeatureChange = Partial<typeof adFeatures.$inferInsert>;
@@ -191,10 +136,6 @@ function jobChange(job: JobRef, event: JobEvent, detail: EventDetail): SQLiteUpd
 /** A job that ended waits no more. */
 const notWaiting = { waitingSince: null, waitingAccount: null };
 
-/** Holds when this very batch moved the job (it is in the event's target state, stamped with the batch's clock). */
-const movedNow = (itemId: number, state: JobState, now: string) =>
-  sql`EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.id} = ${itemId} AND ${publishJobs.status} = ${state} AND ${publishJobs.updatedAt} = ${now})`;
-
 /**
  * Jobs (table alias `other`) of the same listing or feature as the job given by its columns: the same
  * listing (placements, updates and unpublishes of an ad on a portal) or, for a feature, the same feature.
@@ -307,80 +248,6 @@ export function transition(db: Db, job: JobRef, event: JobEvent, detail: EventDe
   effects.push(...waitEvents(db, job, event, detail));
   effects.push(bumpRevisions(db, [ADS_REVISION]));
   return { job: jobUpdate, effects };
-}
-
-/** The event each transition reports (the README's event catalogue); none for started and retrying. */
-const EVENT_OF: Record<JobEvent, Partial<Record<JobAction, EventType>>> = {
-  started: {},
-  retrying: {},
-  succeeded: {
-    publish: "publish.active",
-    update: "publish.updated",
-    unpublish: "publish.offline",
-    feature: "feature.active",
-  },
-  failed: { publish: "publish.error", update: "publish.error", unpublish: "publish.error", feature: "feature.error" },
-  cancelled: { publish: "publish.cancelled", update: "publish.cancelled", unpublish: "publish.cancelled" },
-  superseded: { update: "publish.cancelled" },
-};
-
-/** The transition's event, written only when the job moved in this very batch (its state and clock). */
-function eventOfTransition(db: Db, job: JobRef, event: JobEvent, detail: EventDetail) {
-  const type = EVENT_OF[event][job.action];
-  if (!type) return null;
-  const publication = (column: "remote_ad_id" | "start_date" | "close_date") =>
-    sql`(SELECT ${sql.raw(column)} FROM ad_publications WHERE ad_id = ${job.adId} AND portal = ${job.portal})`;
-  const listing =
-    job.action === "feature"
-      ? sql`'feature', ${job.feature}`
-      : sql`'kind', ${JOB_KINDS[job.action]}, 'remoteAdId', ${publication("remote_ad_id")}`;
-  const dates =
-    type === "publish.active"
-      ? sql`, 'startDate', ${publication("start_date")}, 'closeDate', ${publication("close_date")}`
-      : sql``;
-  const reason = event === "succeeded" ? sql`` : sql`, 'reason', ${detail.reason ?? null}`;
-  return eventOf(
-    db,
-    {
-      type,
-      userId: job.userId,
-      adId: job.adId,
-      portal: job.portal,
-      data: sql`json_object('queueItemId', ${job.id}, ${listing}${dates}${reason})`,
-    },
-    movedNow(job.id, JOB_TRANSITIONS[event].to, detail.now),
-  );
-}
-
-/**
- * The events of a job's wait for an answer from its marketplace: `job.waiting` when it starts,
- * `job.wait_ended` when the job ends (with its outcome), and `job.unresolved` when the job was settled
- * without an answer (refunded), the record an operator reconciles with the marketplace.
- */
-function waitEvents(db: Db, job: JobRef, event: JobEvent, detail: EventDetail) {
-  if (event === "started") return [];
-  const moved = movedNow(job.id, JOB_TRANSITIONS[event].to, detail.now);
-  const write = (type: EventType, data: SQL) =>
-    eventOf(db, { type, userId: job.userId, adId: job.adId, portal: job.portal, data }, moved);
-  const wasWaiting = detail.waitingSince !== undefined && detail.waitingSince !== null;
-  const column = (name: "external_ref" | "cost") =>
-    sql`(SELECT ${sql.raw(name)} FROM queue_items WHERE id = ${job.id})`;
-  return [
-    ...(detail.waiting && !wasWaiting
-      ? [write("job.waiting", sql`json_object('queueItemId', ${job.id}, 'reason', ${detail.reason ?? ""})`)]
-      : []),
-    ...(event !== "retrying" && wasWaiting
-      ? [write("job.wait_ended", sql`json_object('queueItemId', ${job.id}, 'outcome', ${event})`)]
-      : []),
-    ...(detail.unresolved
-      ? [
-          write(
-            "job.unresolved",
-            sql`json_object('queueItemId', ${job.id}, 'kind', ${JOB_KINDS[job.action]}, 'externalRef', ${column("external_ref")}, 'account', ${detail.unresolved.account}, 'cost', ${column("cost")}, 'reason', ${detail.reason ?? ""})`,
-          ),
-        ]
-      : []),
-  ];
 }
 
 /**

@@ -1,16 +1,17 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
-import { namedBatch } from "../../db/client";
-import { publishJobs, users } from "../../db/schema";
-import type { Page } from "../../lib/envelope";
-import { DomainError, fieldOf } from "../../lib/errors";
-import { formatDateTime } from "../../lib/time";
-import { actionOfKind, JOB_KINDS, type JobKind, type PublishTarget } from "../../lib/vocabulary";
-import { isFeatureName } from "../catalogue/features";
-import { requireUserHistory, usersWithHistory } from "../shared/access";
-import type { ServiceContext } from "../shared/context";
-import { requestFeature } from "./features";
-import { type JobState, type PublishJobRow, sameListingOrFeature } from "./lifecycle";
-import { requestPublishing } from "./publishRequests";
+import { namedBatch } from "../../../db/client";
+import { publishJobs, users } from "../../../db/schema";
+import type { Page } from "../../../lib/envelope";
+import { DomainError, fieldOf } from "../../../lib/errors";
+import { formatDateTime } from "../../../lib/time";
+import { actionOfKind, JOB_KINDS, type JobKind, type PublishTarget } from "../../../lib/vocabulary";
+import { isFeatureName } from "../../catalogue/features";
+import { requireUserHistory, usersWithHistory } from "../../shared/access";
+import type { ServiceContext } from "../../shared/context";
+import { requestFeature } from "../features";
+import { requestPublishing } from "../publishRequests";
+import { sameListingOrFeature } from "./lifecycle";
+import type { JobState, PublishJobRow } from "./states";
 
 const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queue_item_id = ${publishJobs.id} AND w.kind = 'refund')`;
 /** The first later job of the same listing (placement, update, unpublish) or of the same feature: it took this one's place. */

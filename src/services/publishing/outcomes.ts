@@ -1,6 +1,7 @@
+/** What a publish or feature call answers per ad: accepted (with the job that carries it) or refused, with the refusal texts the contract fixes. */
 import { type ErrorCode, type ErrorDetail, fieldOf } from "../../lib/errors";
 import type { JobAction } from "../../lib/vocabulary";
-import type { QueuedJob } from "./queueJobs";
+import type { QueuedJob } from "./jobs/queue";
 
 /** What a publish call asks for: every job action but a feature. */
 export type PublishMode = Exclude<JobAction, "feature">;

@@ -1,11 +1,11 @@
 import { and, eq, lte } from "drizzle-orm";
-import { namedBatch, statementsOf } from "../../db/client";
-import { inList } from "../../db/inList";
-import { jobIsOpen, publishJobs } from "../../db/schema";
-import type { JobContext } from "../shared/context";
+import { namedBatch, statementsOf } from "../../../db/client";
+import { inList } from "../../../db/inList";
+import { jobIsOpen, publishJobs } from "../../../db/schema";
+import type { JobContext } from "../../shared/context";
 import { transition } from "./lifecycle";
-import { runPublishJobs } from "./publishJobs";
-import { publishMessage, sendJobs } from "./queueJobs";
+import { publishMessage, sendJobs } from "./queue";
+import { runPublishJobs } from "./run";
 
 /** A pending job this long past its expected delivery has lost its message. */
 export const RESEND_AFTER_MS = 2 * 60_000;

@@ -1,18 +1,19 @@
 import { type SQL, sql } from "drizzle-orm";
-import { type Db, d1Statement, namedD1Batch, rowsOf } from "../../db/client";
-import { publishJobs } from "../../db/schema";
-import type { Env } from "../../env";
-import { randomToken } from "../../lib/crypto";
-import { log } from "../../lib/log";
-import { type Metrics, metricsOf } from "../../lib/metrics";
-import { nowIso } from "../../lib/time";
-import { type JobAction, jobKindSql, type PublishTarget } from "../../lib/vocabulary";
-import { eventOf } from "../events/events";
-import type { JobContext } from "../shared/context";
-import type { PublishMessage } from "../shared/jobMessages";
-import { ADS_REVISION, bumpRevisions } from "../shared/revisions";
-import { noteBudgetCrossing } from "../wallet/wallet";
-import { type JobRef, sameListingOrFeature } from "./lifecycle";
+import { type Db, d1Statement, namedD1Batch, rowsOf } from "../../../db/client";
+import { publishJobs } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { randomToken } from "../../../lib/crypto";
+import { log } from "../../../lib/log";
+import { type Metrics, metricsOf } from "../../../lib/metrics";
+import { nowIso } from "../../../lib/time";
+import { type JobAction, jobKindSql, type PublishTarget } from "../../../lib/vocabulary";
+import { eventOf } from "../../events/events";
+import type { JobContext } from "../../shared/context";
+import type { PublishMessage } from "../../shared/jobMessages";
+import { ADS_REVISION, bumpRevisions } from "../../shared/revisions";
+import { noteBudgetCrossing } from "../../wallet/wallet";
+import { sameListingOrFeature } from "./lifecycle";
+import type { JobRef } from "./states";
 
 /** Something to do for one ad on one portal, and what it costs whom. */
 export interface NewJob {

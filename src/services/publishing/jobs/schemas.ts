@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { pagingQuery, queryInt } from "../../lib/fields";
-import { JobKindEnum, PublishTargetEnum } from "../../lib/vocabulary";
+import { pagingQuery, queryInt } from "../../../lib/fields";
+import { JobKindEnum, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
 

@@ -1,80 +1,38 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
-import { type Db, getDb, namedBatches } from "../../db/client";
-import { inList } from "../../db/inList";
-import { adPublications, ads, publishJobs, users } from "../../db/schema";
-import type { Env } from "../../env";
-import { backoffSeconds } from "../../lib/backoff";
-import { log } from "../../lib/log";
-import { mediaBaseOf } from "../../lib/media";
-import { type Metrics, metricsOf } from "../../lib/metrics";
-import { nowIso } from "../../lib/time";
-import { JOB_KINDS, type Marketplace } from "../../lib/vocabulary";
-import { PortalError, type PortalGateway } from "../../portals/gateway";
-import type { JobContext } from "../shared/context";
-import type { PublishMessage } from "../shared/jobMessages";
-import { type ConnectionRow, connectionQuery, withAccessToken } from "./connections";
+import { type Db, namedBatches } from "../../../db/client";
+import { inList } from "../../../db/inList";
+import { adPublications, ads, publishJobs, users } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { backoffSeconds } from "../../../lib/backoff";
+import { log } from "../../../lib/log";
+import { type Metrics, metricsOf } from "../../../lib/metrics";
+import { nowIso } from "../../../lib/time";
+import { JOB_KINDS, type Marketplace } from "../../../lib/vocabulary";
+import { PortalError } from "../../../portals/gateway";
+import type { JobContext } from "../../shared/context";
+import type { PublishMessage } from "../../shared/jobMessages";
+import { type ConnectionRow, connectionQuery } from "../connections";
+import { type ListingRows, listingQueries } from "../listing";
+import { REFUSAL_TEXTS } from "../outcomes";
+import { noteRefund, transition } from "./lifecycle";
+import { sendJobs } from "./queue";
+import { DELETED_BEFORE_START, type JobRef, type ListingOutcome, type PublishJobRow } from "./states";
 import {
-  DELETED_BEFORE_START,
-  type JobRef,
-  type ListingOutcome,
-  noteRefund,
-  type PublishJobRow,
-  transition,
-} from "./lifecycle";
-import { assembleListing, type ListingRows, listingQueries } from "./listing";
-import { sendJobs } from "./queueJobs";
-import { REFUSAL_TEXTS } from "./types";
-
-const WEBSITE_LISTING_DAYS = 30;
-
-type AdRow = typeof ads.$inferSelect;
+  accountAtStake,
+  pastWaitBound,
+  SETTLE_AGAIN_MS,
+  type Unresolved,
+  unresolvedAfterBound,
+  unresolvedWait,
+  WAITING_FOR_CONNECTION,
+} from "./waits";
+import { type AdRow, marketplaceCall, type Work, websiteOutcome } from "./work";
 
 /** What a claimed job's job comes to; written with the others of its batch. */
 type Decision =
   | { event: "succeeded"; outcome: ListingOutcome }
   | { event: "failed" | "superseded"; reason: string; unresolved?: Unresolved }
   | { event: "retrying"; reason: string; error: unknown; waiting?: { account: number | null } };
-
-/**
- * The longest a job that may be at its marketplace waits for a connection to ask through, from the first
- * run that could not ask (docs/publishing.md, "Waits and their end").
- */
-export const WAIT_BOUND_MS = 24 * 3_600_000;
-const WAITING_FOR_CONNECTION = "waiting for the user to connect the portal again";
-const KEPT_FOR_RECONCILIATION = "refunded, and recorded (job.unresolved) for reconciliation with the marketplace";
-
-/** A job settled without an answer: the marketplace account it may be at, for the record (null: none known). */
-type Unresolved = { account: number | null };
-
-/** The account a job that may be at its marketplace went to: the one its wait began on, or the user's last one. */
-const accountAtStake = (job: PublishJobRow, connection: ConnectionRow | undefined): Unresolved => ({
-  account: job.waitingAccount ?? connection?.externalUserId ?? null,
-});
-
-/** The job has waited for an answer from its marketplace for the whole bound. */
-const pastWaitBound = (job: PublishJobRow) =>
-  job.waitingSince !== null && Date.now() - Date.parse(job.waitingSince) >= WAIT_BOUND_MS;
-
-/** Why a job settled without an answer from its marketplace failed. */
-const unresolvedAfterBound = (job: PublishJobRow, why: string) =>
-  `unresolved: ${job.portal} could not be asked for ${WAIT_BOUND_MS / 3_600_000} hours (${why}); ${KEPT_FOR_RECONCILIATION}`;
-
-/**
- * Why a job that may be at its marketplace is settled without asking it: its user was deleted, so no
- * connection will come back; it waited past the bound; or the user connected another account while it
- * waited (the job stays apart from the new account). Undefined: it may go on (or wait).
- */
-function unresolvedWait(job: PublishJobRow, connection: ConnectionRow | undefined, departed: boolean) {
-  if (!connection?.status) {
-    if (departed)
-      return `unresolved: the user was deleted while the job could not ask ${job.portal}; ${KEPT_FOR_RECONCILIATION}`;
-    if (pastWaitBound(job)) return unresolvedAfterBound(job, "no connection");
-    return undefined;
-  }
-  if (job.waitingSince !== null && job.waitingAccount !== null && connection.externalUserId !== job.waitingAccount)
-    return `unresolved: the user connected another ${job.portal} account while the job waited for account ${job.waitingAccount}; ${KEPT_FOR_RECONCILIATION}`;
-  return undefined;
-}
 
 /**
  * How a batch's jobs are run: `send` does each job's work at the marketplace. The others settle a job
@@ -94,12 +52,6 @@ const SETTLED_FAILURE: Record<Exclude<JobMode, "send">, (job: PublishJobRow) => 
       : "the portal kept failing; gave up after repeated attempts",
   expire: () => "expired: no progress for 24 hours",
 };
-
-/** A job's work: sent, or only settled by asking (with the reason it fails for when nothing is held). */
-type Work = "send" | { settle: string };
-
-/** How long a job whose outcome could not be settled waits before the cron sends it again. */
-const SETTLE_AGAIN_MS = 5 * 60_000;
 
 /**
  * The publish, update, unpublish and feature jobs of one message batch, in two D1 round trips
@@ -431,107 +383,4 @@ function report(
     durationMs,
     attempts: job.attempts,
   });
-}
-
-/** The website is ours: its work always happens, and a job settled there held nothing. */
-function websiteOutcome(job: PublishJobRow, work: Work): ListingOutcome {
-  if (job.action === "unpublish") return { online: false };
-  if (work !== "send") throw new PortalError("refused", work.settle);
-  const start = new Date();
-  return {
-    remoteAdId: job.adId,
-    online: true,
-    startDate: start.toISOString(),
-    closeDate: new Date(start.getTime() + WEBSITE_LISTING_DAYS * 86_400_000).toISOString(),
-  };
-}
-
-/**
- * The job's work at its marketplace (`send`), or only the question of what the marketplace holds of
- * it (`settle`). A refusal may come after the marketplace committed the work (a 422 after the commit),
- * so it is final only once the marketplace says it holds nothing of it; a transient failure is retried,
- * and the retry finds what an earlier attempt made by its reference.
- */
-async function marketplaceCall(
-  env: Env,
-  job: PublishJobRow,
-  work: Work,
-  read: {
-    ad: AdRow | undefined;
-    remoteAdId: number;
-    connection: ConnectionRow | undefined;
-    listingRows: ListingRows | undefined;
-  },
-): Promise<ListingOutcome> {
-  const db = getDb(env.DB);
-  const portal = job.portal as Marketplace;
-  const externalRef = job.externalRef ?? `ad-${job.adId}-${job.id}`;
-  const { ad, remoteAdId } = read;
-  const listing = () => {
-    // Read in the claim's batch for every action that sends a listing (claimOf's `sendsListing`).
-    if (!read.listingRows || !ad) throw new Error(`the listing of job ${job.id} was not read`);
-    return assembleListing(read.listingRows, { ad, externalRef, withImages: job.images, mediaBase: mediaBaseOf(env) });
-  };
-  const target = { userId: job.userId, portal, current: read.connection };
-  return withAccessToken({ db, env }, target, async (gateway, token) => {
-    const held = () => heldAtMarketplace(gateway, token, job, { externalRef, remoteAdId });
-    if (work !== "send") {
-      const outcome = await held();
-      if (outcome) return outcome;
-      throw new PortalError("refused", work.settle);
-    }
-    try {
-      switch (job.action) {
-        case "publish": {
-          // A placement is always a new listing; an earlier attempt of this one may have made it already.
-          if (job.attempts > 1 || job.retryOf) {
-            const existing = await gateway.findListing(token, externalRef);
-            if (existing?.online) return existing;
-          }
-          return await gateway.createListing(token, await listing());
-        }
-        case "update":
-          return await gateway.updateListing(token, remoteAdId, await listing(), externalRef);
-        case "unpublish":
-          if (remoteAdId) await gateway.deleteListing(token, remoteAdId, externalRef);
-          return { online: false };
-        case "feature":
-          // The job's reference makes a repeated purchase of this feature a no-op at the marketplace.
-          await gateway.buyFeature(token, remoteAdId, job.feature ?? "", externalRef);
-          return {};
-      }
-    } catch (error) {
-      if (!(error instanceof PortalError) || error.kind !== "refused") throw error;
-      const outcome = await held();
-      if (outcome) return outcome;
-      throw error;
-    }
-  });
-}
-
-/**
- * What the marketplace holds of a job's work, asked by its reference: the placement's listing, the
- * feature purchase, the listing taken offline by an unpublish; null when it holds none of it. An update
- * changes neither money nor whether the listing is live, so it is never taken as done.
- */
-async function heldAtMarketplace(
-  gateway: PortalGateway,
-  token: string,
-  job: PublishJobRow,
-  refs: { externalRef: string; remoteAdId: number },
-): Promise<ListingOutcome | null> {
-  switch (job.action) {
-    case "publish": {
-      const found = await gateway.findListing(token, refs.externalRef);
-      return found?.online ? found : null;
-    }
-    case "feature":
-      return refs.remoteAdId && (await gateway.holdsFeature(token, refs.remoteAdId, refs.externalRef)) ? {} : null;
-    case "unpublish": {
-      const listing = refs.remoteAdId ? await gateway.getListing(token, refs.remoteAdId) : null;
-      return listing?.online ? null : { online: false };
-    }
-    case "update":
-      return null;
-  }
 }

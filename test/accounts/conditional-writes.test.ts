@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { marketplace } from "../fixtures/marketplace";
 import { type Answer, call, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
-import { contactBody, createAd, createUser, manufacturerBody, userBody } from "../harness/data";
+import { contactBody, createAd, createUser, manufacturerBody, PAID_CATEGORY, userBody } from "../harness/data";
+import { connectedSellerAccount } from "../harness/marketplace";
 
 /**
  * Optimistic concurrency: every resource a client writes answers an ETag when read, and a write sent with
@@ -333,6 +335,24 @@ describe("a client's own resources", () => {
       "precondition_failed",
     );
     expect((await call("GET", path, { key: own })).body.data.description).toBe("eerst");
+  });
+
+  it("a disconnect with a stale If-Match revokes nothing at the marketplace: the connection stays", async () => {
+    const { userId } = await connectedSellerAccount(key, internalKey, 1_000);
+    const { adId } = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer die blijft" });
+    const path = `/oauth/${userId}/portal_a/`;
+    const tag = defined((await call("GET", path, { key })).headers.get("ETag"));
+    expectEnvelope(await call("PUT", "/users/", { key, body: { userId, city: "Zwolle" } }), 200);
+    expectError(await call("DELETE", path, { key, headers: { "If-Match": tag } }), "precondition_failed");
+    // Its refresh token was not revoked: once the access token ends, a dry run renews it and still asks.
+    await marketplace("portal_a").expireTokens();
+    const dryRun = await call("POST", "/publish/preflight/", { key, body: { userId, adId, portal: "portal_a" } });
+    expect(dryRun.body.data.verdicts[0]).toMatchObject({ verifiedByMarketplace: true });
+    expect((await call("GET", path, { key })).body.data.status).toBe(true);
+    // With the tag read now, it goes.
+    const fresh = defined((await call("GET", path, { key })).headers.get("ETag"));
+    expectEnvelope(await call("DELETE", path, { key, headers: { "If-Match": fresh } }), 200);
+    expect((await call("GET", path, { key })).body.data.status).toBe(false);
   });
 
   it("a write that takes no precondition refuses If-Match instead of ignoring it", async () => {

@@ -34,7 +34,7 @@ import {
   visibleUsers,
 } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
-import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
+import { bumpRevisions, requirePrecondition, userWriteRevisions } from "../shared/revisions";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
 import type { UserInput, UserPatch } from "./schemas/users";
 
@@ -279,6 +279,7 @@ export async function deleteUser(
     db.update(userSettings).set({ mainUserId: null }).where(eq(userSettings.mainUserId, userId)),
     db.update(userSettings).set({ walletUserId: null }).where(eq(userSettings.walletUserId, userId)),
   ] as const;
+  await requirePrecondition(db, userWriteRevisions(userId), ctx.precondition);
   if (adRows.length === 0 && entryRows.length === 0) {
     await revokeAllConnections(ctx, { userId });
     await db.batch([...unreferenced, db.delete(users).where(eq(users.id, userId)), bump]);

@@ -60,6 +60,22 @@ export function bumpRevisions(db: Db, revisionKeys: string[], precondition?: Pre
     .onConflictDoUpdate({ target: cacheRevisions.key, set: { revision: next } });
 }
 
+/**
+ * Refuses a conditional write early, before it does what no batch can take back (a token revoked at a
+ * marketplace): the revisions as they are now. The write's batch still checks them (`bumpRevisions`).
+ */
+export async function requirePrecondition(db: Db, revisionKeys: string[], precondition: Precondition | undefined) {
+  if (!precondition || precondition.any) return;
+  const expected = expectedRevisions(precondition, revisionKeys);
+  const rows = await db
+    .select()
+    .from(cacheRevisions)
+    .where(inList(cacheRevisions.key, [...expected.keys()]));
+  for (const [key, revisions] of expected)
+    if (!revisions.includes(rows.find((row) => row.key === key)?.revision ?? 0))
+      throw DomainError.of("precondition_failed", PRECONDITION_FAILED);
+}
+
 /** The revisions the caller read, per key this write bumps; a precondition that names none of them fails. */
 function expectedRevisions(precondition: { tags: { key: string; revision: number }[] }, revisionKeys: string[]) {
   const expected = new Map<string, number[]>();

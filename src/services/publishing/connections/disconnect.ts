@@ -4,7 +4,7 @@ import { portalConnections, publishJobs, users } from "../../../db/schema";
 import { nowIso } from "../../../lib/time";
 import { requireUser } from "../../shared/access";
 import type { JobContext, ServiceContext } from "../../shared/context";
-import { bumpRevisions, userRevision } from "../../shared/revisions";
+import { bumpRevisions, requirePrecondition, userRevision } from "../../shared/revisions";
 import {
   type ConnectionRef,
   cleared,
@@ -19,6 +19,7 @@ export async function disconnect(ctx: ServiceContext, input: ConnectionRef) {
   const { userId, portal } = input;
   const { db, env, caller } = ctx;
   await requireUser(db, caller, userId);
+  await requirePrecondition(db, [userRevision(userId)], ctx.precondition);
   await revokeAtPortal(env, portal, (await loadConnection(db, userId, portal))?.refreshToken);
   const values = { ...cleared, ...noAuthorization, updatedAt: nowIso() };
   await db.batch([

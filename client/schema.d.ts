@@ -3708,15 +3708,6 @@ export interface components {
                 phone: number;
                 favorites: number;
             }[] | false;
-            totals_portal_a: {
-                [key: string]: {
-                    type: string;
-                    minimum: number;
-                    maximum: number;
-                    total: number;
-                    average: number;
-                };
-            } | false;
             statistics_portal_b: {
                 date: string;
                 views: number;
@@ -3726,6 +3717,15 @@ export interface components {
                 phone: number;
                 favorites: number;
             }[] | false;
+            totals_portal_a: {
+                [key: string]: {
+                    type: string;
+                    minimum: number;
+                    maximum: number;
+                    total: number;
+                    average: number;
+                };
+            } | false;
             totals_portal_b: {
                 [key: string]: {
                     type: string;
@@ -36178,7 +36178,6 @@ export interface operations {
                      *             "favorites": 1
                      *           }
                      *         ],
-                     *         "totals_portal_a": {},
                      *         "statistics_portal_b": [
                      *           {
                      *             "date": "2026-11-22",
@@ -36190,6 +36189,7 @@ export interface operations {
                      *             "favorites": 1
                      *           }
                      *         ],
+                     *         "totals_portal_a": {},
                      *         "totals_portal_b": {}
                      *       }
                      *     }

@@ -1,14 +1,19 @@
 // The words the API shares are spelled once, in src/lib/vocabulary.ts: portals by role, ad types, ad
-// statuses and job kinds. This fails on a literal list or union of their values anywhere else in src/ (the simulator
-// is another Worker, with a vocabulary of its own), naming the file and line to change.
+// statuses and job kinds (the marketplaces themselves in src/lib/marketplaces.ts, their profiles). This fails on a
+// literal list, union or pattern alternation of their values anywhere else in src/ (the simulator is another Worker,
+// with a vocabulary of its own), naming the file and line to change.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const VOCABULARY = "src/lib/vocabulary.ts";
+/** The marketplaces' profiles, where each marketplace is named once (vocabulary.ts takes the list from there). */
+const PROFILES = "src/lib/marketplaces.ts";
 /** Two values of one word next to each other in a list (`,`) or a union (`|`). */
 const SPELLINGS = [
   ["portals", /"portal_(a|b|own)"\s*[,|]\s*"(portal_(a|b|own)|website)"/],
+  // …and inside a regular expression's alternation, /^(portal_a|portal_b)$/.
+  ["portals in a pattern", /portal_(a|b|own)\s*\|\s*(portal_(a|b|own)|website)/],
   ["ad types", /"(supply|demand)"\s*[,|]\s*"(supply|demand)"/],
   ["ad statuses", /"(concept|active|archive)"\s*[,|]\s*"(concept|active|archive)"/],
   // (A filter naming some actions, `inArray(action, ["update", "unpublish"])`, is a predicate, not a spelling.)
@@ -28,7 +33,7 @@ function* sources(dir) {
 const failures = [];
 for (const file of sources(join(root, "src"))) {
   const name = relative(root, file);
-  if (name === VOCABULARY) continue;
+  if (name === VOCABULARY || name === PROFILES) continue;
   readFileSync(file, "utf8")
     .split("\n")
     .forEach((line, at) => {
@@ -41,4 +46,4 @@ if (failures.length > 0) {
   console.error(failures.join("\n"));
   process.exit(1);
 }
-console.log(`✔ portals, ad types, ad statuses and job kinds are spelled only in ${VOCABULARY}`);
+console.log(`✔ portals, ad types, ad statuses and job kinds are spelled only in ${VOCABULARY} and ${PROFILES}`);

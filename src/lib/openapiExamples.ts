@@ -3,6 +3,8 @@
  * from its schema (a field's own `example`, else its default, const or first enum value, else a value of
  * its type that meets its bounds), so generated clients and the reference show a concrete payload.
  */
+import { MARKETPLACES } from "./vocabulary";
+
 interface Schema {
   $ref?: string;
   type?: string | string[];
@@ -108,7 +110,7 @@ const BY_NAME: Record<string, string | number> = {
   county: "UT",
   country: "NL",
   time: "09:30",
-  portal: "portal_a",
+  portal: MARKETPLACES[0],
   dayOfWeek: "monday",
   locale: "nl_NL",
   types: "publish.active",

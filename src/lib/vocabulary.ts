@@ -1,15 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { type SQL, sql } from "drizzle-orm";
+import { MARKETPLACES } from "./marketplaces";
+
+export { MARKETPLACES, type Marketplace } from "./marketplaces";
 
 /**
  * The words the API, its tables and its jobs share, spelled once: portals by role, ad types and
  * statuses, and what a publish job does. Everything else imports them from here (`npm run check:vocabulary` refuses new literal
  * lists of these values elsewhere).
  */
-
-/** The external classified marketplaces we publish to over their APIs. */
-export const MARKETPLACES = ["portal_a", "portal_b"] as const;
-export type Marketplace = (typeof MARKETPLACES)[number];
 
 /** Where an ad can be published: the marketplaces and the platform's own website. */
 export const PUBLISH_TARGETS = [...MARKETPLACES, "website"] as const;

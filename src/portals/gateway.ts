@@ -76,7 +76,7 @@ export function marketplaceSimulator(env: Env): Fetcher {
 
 /**
  * A marketplace's refusal in the API's words: the field it names becomes the path a client writes
- * (`attributes.fuel: is required` → `attributes.portal_a.fuel: is required`); the listing's other
+ * (`attributes.fuel: is required` → `attributes.<portal>.fuel: is required`); the listing's other
  * fields (`price.model`, `title`, …) already are.
  */
 export const inWritePaths = (portal: Marketplace, reason: string) =>
@@ -99,8 +99,8 @@ export function portalErrorOf(error: unknown): PortalError {
 }
 
 /**
- * The only way the service talks to a marketplace: its HTTP API at the base URL of PORTAL_A_API /
- * PORTAL_B_API (OAuth endpoints `oauth/authorize`, `oauth/token`, `oauth/revoke` below it), or the
+ * The only way the service talks to a marketplace: its HTTP API at the base URL its profile's variable
+ * holds (lib/marketplaces.ts; OAuth endpoints `oauth/authorize`, `oauth/token`, `oauth/revoke` below it), or the
  * simulator Worker's, through its binding, when that is "simulator". The OAuth side is oauth4webapi
  * (authorization code with PKCE, client_secret_basic, refresh, revocation), so pointing at a real
  * marketplace is configuration only: the base URL, PORTAL_<X>_CLIENT_ID and the secret

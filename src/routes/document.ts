@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { BASE_PATH } from "../lib/calls";
 import { withExamples } from "../lib/openapiExamples";
+import { MARKETPLACES } from "../lib/vocabulary";
 import { registerWebhookPayloads } from "./webhooks";
 
 /**
@@ -54,8 +55,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
       title: "Classified Advertisement Management API",
       // Semver of the document: additive changes raise the minor (CHANGELOG.md, docs/versioning.md).
       version: "1.3.0",
-      description:
-        "Manage users of an advertising platform and their ads, and publish them asynchronously to portal_a, portal_b and the website. Every answer is the envelope `{result, errors, data}`; error answers add `errorDetails` with a stable code per message.",
+      description: `Manage users of an advertising platform and their ads, and publish them asynchronously to ${MARKETPLACES.join(", ")} and the website. Every answer is the envelope \`{result, errors, data}\`; error answers add \`errorDetails\` with a stable code per message.`,
       license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },
     // The document served by a development Worker names its own origin instead (see `documentResponder`).

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { BASE_PATH, onlyReads } from "../lib/calls";
 import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
+import { MARKETPLACES } from "../lib/vocabulary";
 import { takesIfMatch } from "../middleware/ifMatch";
 import { strictInput, validationHook } from "./validation";
 
@@ -102,7 +103,7 @@ function sharedOperationParts() {
     ),
     409: errorResponse(
       "The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After)",
-      errorExample("insufficient_means", "portal: portal_a - adId: 7 - insufficient means"),
+      errorExample("insufficient_means", `portal: ${MARKETPLACES[0]} - adId: 7 - insufficient means`),
       RETRY_AFTER_HEADER,
     ),
     413: errorResponse("Request body over 1 MiB", errorExample("body_too_large", "body: must not exceed 1 MiB")),

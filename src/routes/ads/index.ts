@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
+import { MARKETPLACES } from "../../lib/vocabulary";
 import { priceByWork } from "../../middleware/rateLimit";
 import { answerEntityTag, withCache } from "../../middleware/responseCache";
 import {
@@ -32,8 +33,7 @@ export const adsRouter = createRouter()
       entityTag: true,
       tags,
       summary: "Search ads",
-      description:
-        "With `userId`, the answer carries that user's `ETag` (for a conditional `PUT` or `PATCH` of its ads). Bracket notation for arrays and objects: `order[0][field]=price&order[0][descending]=true`, `adId[]=1&adId[]=2` or `adId=1,2`, `searchattributes[0][portal]=portal_a&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000`.",
+      description: `With \`userId\`, the answer carries that user's \`ETag\` (for a conditional \`PUT\` or \`PATCH\` of its ads). Bracket notation for arrays and objects: \`order[0][field]=price&order[0][descending]=true\`, \`adId[]=1&adId[]=2\` or \`adId=1,2\`, \`searchattributes[0][portal]=${MARKETPLACES[0]}&searchattributes[0][key]=mileage&searchattributes[0][value_lessequal]=100000\`.`,
       request: { query: AdsQuery },
       response: listEnvelope(z.union([Ad, SimpleAd])),
     }),

@@ -2,6 +2,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
+import { MARKETPLACES } from "../../lib/vocabulary";
 import {
   PublishAds,
   PublishEverywhere,
@@ -71,7 +72,7 @@ export const publishManyRouter = createRouter()
       method: "post",
       path: "/publish/batchall",
       tags,
-      summary: "Publish all the user's active ads to portal_a, portal_b and the website (portal meta)",
+      summary: `Publish all the user's active ads to ${MARKETPLACES.join(", ")} and the website (portal meta)`,
       request: { body: jsonBody(PublishEverywhere) },
       response: PublishResults,
     }),

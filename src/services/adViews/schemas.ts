@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { PRICE_MODELS } from "../../db/schema";
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
 import { queryBool, queryInt, searchText, takingResponse } from "../../lib/fields";
-import { AdStatusEnum, AdTypeEnum, MarketplaceEnum } from "../../lib/vocabulary";
+import { keyedBy, MARKETPLACE_PROFILES } from "../../lib/marketplaces";
+import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { AdSetting, CreateAdFields, UpdateAdFields } from "../ads/schemas";
 import { PortalStatus } from "../publishing/schemas";
 
@@ -11,11 +12,13 @@ import { PortalStatus } from "../publishing/schemas";
 
 // ---- search (GET /ads/) ----
 
+/** What `searchportal` names: a publish target, or `meta` for any of them. */
+const SEARCH_PORTALS = [...PUBLISH_TARGETS, "meta"];
+
 export const ORDER_FIELDS = [
   "price",
   "closeDate",
-  "closeDatePortalA",
-  "closeDatePortalB",
+  ...MARKETPLACES.map((marketplace) => MARKETPLACE_PROFILES[marketplace].closeDateOrder),
   "closeDateMeta",
   "created",
   "updated",
@@ -129,8 +132,8 @@ export const AdsQuery = z
       .openapi({ description: "Words in title or description (each matched as a word prefix)" }),
     searchportal: z
       .string()
-      .regex(/^!?(portal_a|portal_b|website|meta)$/, {
-        error: "must be portal_a, portal_b, website or meta, optionally prefixed with !",
+      .regex(new RegExp(`^!?(${SEARCH_PORTALS.join("|")})$`), {
+        error: `must be ${SEARCH_PORTALS.slice(0, -1).join(", ")} or meta, optionally prefixed with !`,
       })
       .optional()
       .openapi({
@@ -191,7 +194,7 @@ const simpleAdShape = {
     shippingCosts: z.number().int().nullable(),
     retailPrice: z.number().int().nullable(),
   }),
-  prices: z.object({ portal_a: z.array(ActionPrice), portal_b: z.array(ActionPrice) }),
+  prices: z.object(keyedBy(MARKETPLACES, () => z.array(ActionPrice))),
   images: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
   portals: z.array(PortalStatus),
   misc: z.object({ licensePlate: z.string().nullable() }),

@@ -30,7 +30,8 @@ import {
 } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
+import { MARKETPLACE_PROFILES, MARKETPLACES, PRODUCT_SAFETY_MARKETPLACES } from "../../lib/marketplaces";
+import { type Catalogue, GPSR_KEYS, loadCatalogue } from "../catalogue/catalogue";
 import { type Caller, clientIdOf, isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type AdsQueryInput, encodeCursor, type PagePositionValue, type SearchAttributeInput } from "./schemas";
@@ -75,8 +76,7 @@ const ORDER_EXPRESSIONS: Record<string, SQL> = {
   updated: sql`${ads.updatedAt}`,
   title: sql`${ads.title} COLLATE NOCASE`,
   closeDate: sql`(SELECT min(close_date) FROM ad_publications p WHERE p.ad_id = ${ads.id})`,
-  closeDatePortalA: closeDate("portal_a"),
-  closeDatePortalB: closeDate("portal_b"),
+  ...Object.fromEntries(MARKETPLACES.map((m) => [MARKETPLACE_PROFILES[m].closeDateOrder, closeDate(m)])),
   closeDateMeta: closeDate("website"),
 };
 
@@ -144,7 +144,7 @@ function conditions(caller: Caller, q: AdsQueryInput): ListConditions {
   for (const a of q.searchattributes ?? []) where.push(sql`${ads.id} IN (${attributeAdIds(a, q.categoryId)})`);
   if (q.searchmanufacturer !== undefined) {
     // Only categories that carry the product-safety attributes take part.
-    const hasGpsr = sql`EXISTS (SELECT 1 FROM attribute_definitions d WHERE d.category_id = ${ads.categoryId} AND d.portal = 'portal_a' AND d.key = 'manufacturerTradename')`;
+    const hasGpsr = sql`EXISTS (SELECT 1 FROM attribute_definitions d WHERE d.category_id = ${ads.categoryId} AND d.portal IN ${PRODUCT_SAFETY_MARKETPLACES} AND d.key = ${GPSR_KEYS[0]})`;
     where.push(
       q.searchmanufacturer
         ? sql`${hasGpsr} AND ${ads.manufacturerId} IS NOT NULL`

@@ -13,7 +13,7 @@ interface CheckContext {
   categoryId: number;
   /** create: writable keys; update: updatable keys. */
   mode: "create" | "update";
-  /** portal_a requires the product-safety keys from business sellers without a manufacturer record. */
+  /** A business seller without a manufacturer record: asked the product-safety keys where a marketplace wants them. */
   gpsrRequired: boolean;
 }
 
@@ -89,7 +89,7 @@ export function checkAttributes(
         problems.push(
           definition.mandatory
             ? `${field(definition.key)}: is required`
-            : `${field(definition.key)}: is required on portal_a for business sellers (product safety), unless a manufacturer is attached`,
+            : `${field(definition.key)}: is required on ${set.portal} for business sellers (product safety), unless a manufacturer is attached`,
         );
       }
     }

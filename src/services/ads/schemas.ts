@@ -36,7 +36,7 @@ export const AdAttributesInput = z
   })
   .transform(({ attributes, values, ...set }) => ({ ...set, values: values ?? attributes ?? [] }))
   .openapi("AdAttributesInput", {
-    example: { portal: "portal_a", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] },
+    example: { portal: MARKETPLACES[0], locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] },
   });
 
 /**

@@ -1,6 +1,7 @@
 import { type Db, namedBatch } from "../../db/client";
 import { attributeDefinitions, categories, categoryPrices, groups } from "../../db/schema";
-import type { CataloguePortal, Marketplace } from "../../lib/vocabulary";
+import { keyedBy, PRODUCT_SAFETY_MARKETPLACES } from "../../lib/marketplaces";
+import { type CataloguePortal, MARKETPLACES, type Marketplace } from "../../lib/vocabulary";
 
 /**
  * The category catalogue is reference data that only migrations change, so an isolate reads it once
@@ -66,23 +67,21 @@ export const describe = (row: { descriptionNl: string; descriptionEn: string }, 
 export const labelOf = (definition: AttributeDefinition, locale: Locale) =>
   locale === "en_GB" ? definition.labelEn : definition.labelNl;
 
-/** Definitions of the product-safety (GPSR) keys, present on portal_a for non-automotive categories. */
+/** Definitions of the product-safety (GPSR) keys, present for non-automotive categories on the marketplaces that ask them. */
 export const GPSR_KEYS = ["manufacturerTradename", "manufacturerAddress", "manufacturerEmail"] as const;
 
 /**
  * Whether an ad must give `definition` on `portal`: the catalogue marks it mandatory, or it is a
- * product-safety key, which portal_a asks of a business seller who attached no manufacturer
- * (`productSafety`). The create, the publish and discovery all ask this one question.
+ * product-safety key of a marketplace that asks them, and the seller is a business seller who attached
+ * no manufacturer (`productSafety`). The create, the publish and discovery all ask this one question.
  */
 export function isRequired(definition: AttributeDefinition, portal: CataloguePortal, productSafety: boolean): boolean {
   return (
     definition.mandatory ||
-    (productSafety && portal === "portal_a" && (GPSR_KEYS as readonly string[]).includes(definition.key))
+    (productSafety &&
+      (PRODUCT_SAFETY_MARKETPLACES as readonly string[]).includes(portal) &&
+      (GPSR_KEYS as readonly string[]).includes(definition.key))
   );
-}
-
-export function hasGpsrAttributes(catalogue: Catalogue, categoryId: number): boolean {
-  return (catalogue.definitions.get(categoryId)?.get("portal_a") ?? []).some((d) => d.key === GPSR_KEYS[0]);
 }
 
 /** The spec's read-only `prices` object of an ad: per external portal, the cost of each action. */
@@ -97,7 +96,7 @@ function priceView(rows: CategoryPrice[]) {
         priceTotal,
         priceNative,
       }));
-  return { portal_a: view("portal_a"), portal_b: view("portal_b") };
+  return keyedBy(MARKETPLACES, view);
 }
 type PricesView = ReturnType<typeof priceView>;
 

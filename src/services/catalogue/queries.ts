@@ -2,7 +2,14 @@ import { and, eq, sql } from "drizzle-orm";
 import { adTallies, categories, portalConnections } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { type AdStatus, type CataloguePortal, MARKETPLACES, type PublishTarget } from "../../lib/vocabulary";
+import { keyedBy } from "../../lib/marketplaces";
+import {
+  type AdStatus,
+  type CataloguePortal,
+  MARKETPLACES,
+  PUBLISH_TARGETS,
+  type PublishTarget,
+} from "../../lib/vocabulary";
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type Catalogue, describe, isRequired, LOCALES, type Locale, labelOf, loadCatalogue } from "./catalogue";
@@ -29,7 +36,7 @@ function offeredOn(catalogue: Catalogue, categoryId: number): PublishTarget[] {
 
 /**
  * A category as `/categories/` and `/groups/` show it: its group, names, targets and mandatory keys, for
- * a business seller (`productSafety`) with portal_a's product-safety keys.
+ * a business seller (`productSafety`) with the product-safety keys of the marketplaces that ask them.
  */
 function categoryView(catalogue: Catalogue, categoryId: number, locales: readonly Locale[], productSafety = false) {
   const category = catalogue.categories.get(categoryId);
@@ -76,7 +83,7 @@ export async function listCategories(ctx: ServiceContext, query: CategoriesQuery
   );
 }
 
-/** Whether the user sells as a business (has a companyName), whom portal_a asks for product-safety data. */
+/** Whether the user sells as a business (has a companyName), whom a marketplace may ask for product-safety data. */
 const isBusinessSeller = async (ctx: ServiceContext, userId: number) =>
   Boolean((await requireUser(ctx.db, ctx.caller, userId)).companyName);
 
@@ -137,7 +144,7 @@ export async function listGroups(ctx: ServiceContext, query: GroupsQuery) {
 /** A group is offered on a target when one of its categories is. */
 function availability(catalogue: Catalogue, groupId: number) {
   const offered = new Set(categoryIdsOf(catalogue, groupId).flatMap((id) => offeredOn(catalogue, id)));
-  return { portal_a: offered.has("portal_a"), portal_b: offered.has("portal_b"), website: offered.has("website") };
+  return keyedBy(PUBLISH_TARGETS, (target) => offered.has(target));
 }
 
 export interface AttributesQuery {

@@ -1,9 +1,20 @@
 import { z } from "@hono/zod-openapi";
 import { id, queryBool, queryInt } from "../../lib/fields";
-import { AdStatusEnum, CataloguePortalEnum, PUBLISH_TARGETS, PublishTargetEnum } from "../../lib/vocabulary";
+import { keyedBy, PRODUCT_SAFETY_MARKETPLACES } from "../../lib/marketplaces";
+import {
+  AdStatusEnum,
+  CATALOGUE_PORTALS,
+  CataloguePortalEnum,
+  MARKETPLACES,
+  PUBLISH_TARGETS,
+  PublishTargetEnum,
+} from "../../lib/vocabulary";
 import { LOCALES } from "./catalogue";
 
 /** The shapes of the catalogue's answers (groups, attribute definitions) and the requests for them. */
+
+/** Who asks a business seller for the product-safety keys, as the descriptions say it. */
+const productSafetyAskers = PRODUCT_SAFETY_MARKETPLACES.join(" and ");
 
 const locales = z
   .array(z.enum(LOCALES))
@@ -18,10 +29,11 @@ const paging = (max: number) => ({
 export const CategoriesQuery = z.object({
   useCache: queryBool().optional(),
   groupId: queryInt().optional().openapi({ description: "Only this group's categories" }),
-  userId: queryInt().optional().openapi({
-    description:
-      "The seller the ads are for: `mandatoryAttributes` then names every key a create or publish requires of that seller, portal_a's product-safety keys included for a business seller (a user with `companyName`)",
-  }),
+  userId: queryInt()
+    .optional()
+    .openapi({
+      description: `The seller the ads are for: \`mandatoryAttributes\` then names every key a create or publish requires of that seller, ${productSafetyAskers}'s product-safety keys included for a business seller (a user with \`companyName\`)`,
+    }),
   locale: z
     .string()
     .transform((value) => value.split(",").map((l) => l.trim()))
@@ -51,10 +63,11 @@ export const AttributesRequest = z
     useCache: z.boolean().optional(),
     categoryId: z.array(id()).max(500).optional().openapi({ description: "When omitted, all categories" }),
     locale: locales,
-    userId: id().optional().openapi({
-      description:
-        "Only the portals the user is connected to, and portal_own; `mandatory` then says what a create or publish requires of that seller (portal_a's product-safety keys for a business seller)",
-    }),
+    userId: id()
+      .optional()
+      .openapi({
+        description: `Only the portals the user is connected to, and portal_own; \`mandatory\` then says what a create or publish requires of that seller (${productSafetyAskers}'s product-safety keys for a business seller)`,
+      }),
     conversiontree: z.boolean().optional().openapi({ description: "Listed by the contract; changes nothing here" }),
     ...paging(500),
   })
@@ -73,8 +86,7 @@ export const Category = z
         "The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always",
     }),
     mandatoryAttributes: z.array(z.object({ portal: CataloguePortalEnum, keys: z.array(z.string()) })).openapi({
-      description:
-        "Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached",
+      description: `Per attribute set, the keys an ad must give: ${MARKETPLACES.map((m) => `\`${m}\``).join(", ")}, and \`portal_own\` (the website's own set, used when publishing to \`website\`). With \`userId\`, for that seller: ${productSafetyAskers} asks a business seller (a user with \`companyName\`) for the product-safety keys too, unless a manufacturer is attached`,
     }),
   })
   .openapi("Category", {
@@ -87,11 +99,10 @@ export const Category = z
         { locale: "en_GB", description: "Mopeds" },
       ],
       portals: [...PUBLISH_TARGETS],
-      mandatoryAttributes: [
-        { portal: "portal_a", keys: ["condition"] },
-        { portal: "portal_b", keys: ["condition"] },
-        { portal: "portal_own", keys: [] },
-      ],
+      mandatoryAttributes: CATALOGUE_PORTALS.map((portal) => ({
+        portal,
+        keys: portal === "portal_own" ? [] : ["condition"],
+      })),
     },
   });
 
@@ -99,7 +110,7 @@ export const Group = z
   .object({
     groupId: z.number().int(),
     descriptions: z.array(z.object({ locale: z.string(), description: z.string() })),
-    availability: z.object({ portal_a: z.boolean(), portal_b: z.boolean(), website: z.boolean() }).optional(),
+    availability: z.object(keyedBy(PUBLISH_TARGETS, () => z.boolean())).optional(),
     total: z.number().int().optional(),
     categories: z.array(Category).optional(),
   })
@@ -111,7 +122,7 @@ export const Group = z
         { locale: "nl_NL", description: "Fietsen en Brommers" },
         { locale: "en_GB", description: "Bicycles and mopeds" },
       ],
-      availability: { portal_a: true, portal_b: true, website: true },
+      availability: keyedBy(PUBLISH_TARGETS, () => true),
     },
   });
 
@@ -148,14 +159,14 @@ export const CatalogueEntry = z
     ),
   })
   .openapi("CatalogueEntry", {
-    // From the seeded catalogue: two of the mopeds' definitions on portal_a.
+    // From the seeded catalogue: two of the mopeds' definitions on the first marketplace.
     example: {
       categoryId: 9204,
       groupId: 92,
       categoryDescription: "Brommers",
       attributes: [
         {
-          portal: "portal_a",
+          portal: MARKETPLACES[0],
           locale: "nl_NL",
           attributes: [
             {

@@ -3,8 +3,9 @@ import { namedBatches } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
+import { keyedBy, prefixedPerMarketplace } from "../../lib/marketplaces";
 import { formatDateTime } from "../../lib/time";
-import type { Marketplace } from "../../lib/vocabulary";
+import { MARKETPLACES, type Marketplace } from "../../lib/vocabulary";
 import { visibleAds } from "../ads/access";
 import { eventOf } from "../events/events";
 import { withAccessToken } from "../publishing/connections";
@@ -225,17 +226,14 @@ export async function statistics(
       totals: daily.length && input.showTotals ? totals : (false as const),
     };
   };
-  const a = perPortal("portal_a");
-  const b = perPortal("portal_b");
+  const views = keyedBy(MARKETPLACES, perPortal);
   return {
     adId: input.adId,
     dateStart: input.dateStart,
     dateEnd: input.dateEnd,
     showDaily: input.showDaily,
     showTotals: input.showTotals,
-    statistics_portal_a: a.daily,
-    totals_portal_a: a.totals,
-    statistics_portal_b: b.daily,
-    totals_portal_b: b.totals,
+    ...prefixedPerMarketplace("statistics_", (marketplace) => views[marketplace].daily),
+    ...prefixedPerMarketplace("totals_", (marketplace) => views[marketplace].totals),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { id } from "../../lib/fields";
+import { prefixedPerMarketplace } from "../../lib/marketplaces";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { DailyStatistics } from "../events/schemas";
 
@@ -62,9 +63,7 @@ export const Statistics = z
     dateEnd: z.string(),
     showDaily: z.boolean(),
     showTotals: z.boolean(),
-    statistics_portal_a: perPortal(z.array(DailyStatistics)),
-    totals_portal_a: perPortal(Totals),
-    statistics_portal_b: perPortal(z.array(DailyStatistics)),
-    totals_portal_b: perPortal(Totals),
+    ...prefixedPerMarketplace("statistics_", () => perPortal(z.array(DailyStatistics))),
+    ...prefixedPerMarketplace("totals_", () => perPortal(Totals)),
   })
   .openapi("Statistics");

@@ -2,7 +2,7 @@ import type { adAttributes } from "../../db/schema";
 import type { Marketplace, PublishTarget } from "../../lib/vocabulary";
 import type { AdRow } from "../ads/access";
 import { type AttributeSet, checkAttributes } from "../ads/attributes";
-import { type Catalogue, hasGpsrAttributes } from "../catalogue/catalogue";
+import type { Catalogue } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
 import type { NewJob } from "./jobs/queue";
@@ -149,9 +149,9 @@ export function decidePublishing(state: PublishState, request: PublishRequest): 
 
 /**
  * What keeps an ad from being listed on a marketplace, as the marketplace would say it, each problem
- * naming its write path (`attributes.portal_a.condition: is required`): each attribute of the portal's
- * set that is missing or no longer valid, with the product-safety keys portal_a asks of a business seller
- * without a manufacturer.
+ * naming its write path (`attributes.<portal>.condition: is required`): each attribute of the portal's
+ * set that is missing or no longer valid, with the product-safety keys a marketplace may ask of a
+ * business seller without a manufacturer.
  */
 export function listingProblems(
   catalogue: Catalogue,
@@ -161,11 +161,7 @@ export function listingProblems(
   rows: AttributeRow[] = [],
 ): string[] {
   if (ad.categoryId === null) return [];
-  const gpsrRequired =
-    portal === "portal_a" &&
-    Boolean(user.companyName) &&
-    ad.manufacturerId === null &&
-    hasGpsrAttributes(catalogue, ad.categoryId);
+  const gpsrRequired = Boolean(user.companyName) && ad.manufacturerId === null;
   const set: AttributeSet = { portal, locale: "nl_NL", values: rows.map(({ key, value }) => ({ key, value })) };
   return checkAttributes(catalogue, [set], { categoryId: ad.categoryId, mode: "create", gpsrRequired }).problems;
 }

@@ -43,7 +43,7 @@ export const accepted = (adId: number, queueItemId?: number): Outcome => ({
 /**
  * The field at fault per refusal: the spec's text always starts `portal: …`, but only some refusals are
  * about the portal; those about no one field (the wallet, the job) name none. A reason that names its
- * own field (`attributes.portal_a.condition: is required`) gives that one instead.
+ * own field (`attributes.<portal>.condition: is required`) gives that one instead.
  */
 const FIELD_AT_FAULT: Partial<Record<ErrorCode, string>> = {
   ad_not_found: "adId",

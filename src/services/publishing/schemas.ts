@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ErrorDetail } from "../../lib/errors";
 import { id } from "../../lib/fields";
-import { PublishTargetEnum } from "../../lib/vocabulary";
+import { MARKETPLACES, PublishTargetEnum } from "../../lib/vocabulary";
 import { BatchItemResult } from "../ads/schemas";
 import { PREFLIGHT_CONNECTION_STATES, PREFLIGHT_MAX_ADS, PREFLIGHT_OUTCOMES } from "./decide";
 
@@ -88,7 +88,7 @@ export const PreflightVerdict = z
   .openapi("PreflightVerdict");
 
 const VERDICT_EXAMPLE = {
-  portal: "portal_a",
+  portal: MARKETPLACES[0],
   connection: { state: "connected" },
   verifiedByMarketplace: true,
 } as const;
@@ -119,12 +119,12 @@ export const Preflight = z
           adId: 20318,
           outcome: "refused",
           price: 0,
-          errors: ["portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price"],
+          errors: [`portal: ${MARKETPLACES[0]} - adId: 20318 - price.minimumBid: must not exceed the price`],
           errorDetails: [
             {
               code: "listing_refused",
               field: "price.minimumBid",
-              message: "portal: portal_a - adId: 20318 - price.minimumBid: must not exceed the price",
+              message: `portal: ${MARKETPLACES[0]} - adId: 20318 - price.minimumBid: must not exceed the price`,
             },
           ],
         },
@@ -133,6 +133,8 @@ export const Preflight = z
   });
 
 /** Publications' and batch results' response shapes. */
+const MARKETPLACES_ONLY = `${MARKETPLACES.join(" and ")} only`;
+
 const PublishStatus = z
   .object({
     pending: z.boolean(),
@@ -154,8 +156,8 @@ const PublishStatus = z
       .int()
       .nullable()
       .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
-    clientResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
-    queueResult: z.boolean().optional().openapi({ description: "portal_a and portal_b only" }),
+    clientResult: z.boolean().optional().openapi({ description: MARKETPLACES_ONLY }),
+    queueResult: z.boolean().optional().openapi({ description: MARKETPLACES_ONLY }),
   })
   .openapi("PublishStatus");
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { pagingQuery, queryInt } from "../../../lib/fields";
-import { JobKindEnum, PublishTargetEnum } from "../../../lib/vocabulary";
+import { JobKindEnum, MARKETPLACES, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
 
@@ -24,12 +24,14 @@ export const Job = z
     state: z.enum(JOB_STATES),
     attempts: z.number().int().openapi({ description: "Times the job was started" }),
     lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
-    lastErrorField: z.string().nullable().openapi({
-      // The example job failed on a 503: no one field.
-      example: null,
-      description:
-        "The field `lastError` is about, as the path a client writes (`attributes.portal_a.fuel`, `price.model`), when a marketplace refused one field; null otherwise",
-    }),
+    lastErrorField: z
+      .string()
+      .nullable()
+      .openapi({
+        // The example job failed on a 503: no one field.
+        example: null,
+        description: `The field \`lastError\` is about, as the path a client writes (\`attributes.${MARKETPLACES[0]}.fuel\`, \`price.model\`), when a marketplace refused one field; null otherwise`,
+      }),
     cost: z.number().int().openapi({ description: "Cents charged when it was queued" }),
     refunded: z.boolean(),
     retryOf: z.number().int().nullable().openapi({ description: "The failed job this one retries" }),

@@ -2,7 +2,6 @@ import { and, eq, gte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
-import { inList } from "../../db/inList";
 import { rowsAsJson } from "../../db/nestedRows";
 import { rowChunks } from "../../db/rowChunks";
 import { adAttributes, adDetails, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
@@ -12,13 +11,13 @@ import { deleteObjects } from "../../lib/media";
 import { nowIso } from "../../lib/time";
 import { MARKETPLACES, type Marketplace } from "../../lib/vocabulary";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
-import { type Caller, isPartner, requireUser } from "../shared/access";
+import { isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { requireUnchanged } from "../shared/fixedFields";
 import { bumpRevisions } from "../shared/revisions";
-import { type AdRow, adWriteRevisions, imageObjectsOf, requireAd, visibleAds } from "./access";
+import { type AdRow, adWriteRevisions, imageObjectsOf, requireAd } from "./access";
 import { type AttributeRowInput, type AttributeSet, checkAttributes } from "./attributes";
-import type { BatchItemResult, CreateAdInput, UpdateAdInput } from "./schemas";
+import type { CreateAdInput, UpdateAdInput } from "./schemas";
 
 /** contactId and folderId must belong to the ad's user. */
 async function checkOwnership(db: Db, userId: number, input: { contactId?: number | null; folderId?: number | null }) {
@@ -354,82 +353,6 @@ export async function deleteAd(ctx: ServiceContext, adId: number): Promise<void>
     bumpRevisions(db, adWriteRevisions(ad.userId), ctx.precondition),
   ]);
   await deleteObjects(storage, objects);
-}
-
-const failedJob = (adId: number, problem: ErrorDetail): BatchItemResult => ({
-  adId,
-  result: false,
-  errors: [problem.message],
-  errorDetails: [problem],
-});
-
-/** Resolves a batch's ids: the ones that may be changed, and a failed item for every other id. */
-async function resolveBatch(db: Db, caller: Caller, input: { userId?: number | undefined; adId: number[] }) {
-  const ids = [...new Set(input.adId)];
-  const visible = await visibleAds(db, caller, ids);
-  const results = new Map<number, BatchItemResult>();
-  const ok: AdRow[] = [];
-  for (const id of ids) {
-    const ad = visible.get(id);
-    if (!ad) results.set(id, failedJob(id, detail("ad_not_found", `adId: ad ${id} not found`)));
-    else if (input.userId !== undefined && ad.userId !== input.userId) {
-      results.set(id, failedJob(id, detail("ad_not_found", `adId: ad ${id} does not belong to user ${input.userId}`)));
-    } else {
-      ok.push(ad);
-      results.set(id, { adId: id, result: true, errors: [], errorDetails: [] });
-    }
-  }
-  const revisionKeys = [...new Set(ok.flatMap((ad) => adWriteRevisions(ad.userId)))];
-  return { ids, ok, revisionKeys, results: () => ids.map((id) => results.get(id) as BatchItemResult) };
-}
-
-export async function patchAdsBatch(
-  ctx: ServiceContext,
-  input: { userId?: number | undefined; adId: number[]; status: AdRow["status"] },
-): Promise<BatchItemResult[]> {
-  const { db, caller } = ctx;
-  const batch = await resolveBatch(db, caller, input);
-  if (batch.ok.length > 0) {
-    await db.batch([
-      db
-        .update(ads)
-        .set({ status: input.status, updatedAt: nowIso() })
-        .where(
-          inList(
-            ads.id,
-            batch.ok.map((a) => a.id),
-          ),
-        ),
-      bumpRevisions(db, batch.revisionKeys, ctx.precondition),
-    ]);
-  }
-  return batch.results();
-}
-
-export async function deleteAdsBatch(
-  ctx: ServiceContext,
-  input: { userId?: number | undefined; adId: number[] },
-): Promise<BatchItemResult[]> {
-  const { db, caller } = ctx;
-  const storage = ctx.env.MEDIA;
-  const batch = await resolveBatch(db, caller, input);
-  if (batch.ok.length > 0) {
-    const objects = await imageObjectsOf(
-      db,
-      batch.ok.map((a) => a.id),
-    );
-    await db.batch([
-      db.delete(ads).where(
-        inList(
-          ads.id,
-          batch.ok.map((a) => a.id),
-        ),
-      ),
-      bumpRevisions(db, batch.revisionKeys, ctx.precondition),
-    ]);
-    await deleteObjects(storage, objects);
-  }
-  return batch.results();
 }
 
 // ---- ad settings resource ----

@@ -1,16 +1,8 @@
 export { ADS_REVISION } from "../shared/revisions";
 export { adRevisionKey } from "./access";
 export { checkAttributeValue } from "./attributes";
-export {
-  createAd,
-  deleteAd,
-  deleteAdsBatch,
-  getAdSettings,
-  patchAdsBatch,
-  replaceAdSettings,
-  setAdStatus,
-  updateAd,
-} from "./commands";
+export { deleteAdsBatch, patchAdsBatch } from "./batches";
+export { createAd, deleteAd, getAdSettings, replaceAdSettings, setAdStatus, updateAd } from "./commands";
 export {
   AttachManufacturer,
   CreateManufacturer,

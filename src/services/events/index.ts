@@ -13,14 +13,8 @@ export {
   WebhookTestData,
   WebhookWithSecret,
 } from "./schemas";
-export {
-  abandonDelivery,
-  DELIVERY_LIMITS,
-  type DeliveryLane,
-  deliverWebhooks,
-  dispatchEvents,
-  sendDelivery,
-} from "./webhookDelivery";
+export { abandonDelivery, deliverWebhooks } from "./webhookDelivery";
+export { DELIVERY_LIMITS, type DeliveryLane, dispatchEvents, sendDelivery } from "./webhookDispatch";
 export {
   createWebhook,
   deleteWebhook,

@@ -15,7 +15,7 @@ import type { WebhookMessage } from "../shared/jobMessages";
 import { bumpRevisions, webhookRevision } from "../shared/revisions";
 import type { EventType } from "./eventTypes";
 import { EventTypes } from "./schemas";
-import { dispatchEvents, sendDelivery } from "./webhookDelivery";
+import { dispatchEvents, sendDelivery } from "./webhookDispatch";
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;

@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../../src/db/client";
 import { publishJobs } from "../../src/db/schema";
 import type { Env } from "../../src/env";
-import { type NewJob, publishMessage, runPublishJobs } from "../../src/services/publishing";
+import { type Decision, publishMessage, runPublishJobs } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import { defined } from "./api";
 
@@ -28,7 +28,7 @@ export async function runPublishJob(base: Env, itemId: number, requestId?: strin
 }
 
 /** Placement intents for ads on portal_a, as POST /publish/ writes them. */
-export const placements = (userId: number, adIds: number[], cost = 300): NewJob[] =>
+export const placements = (userId: number, adIds: number[], cost = 300): Decision[] =>
   adIds.map((adId) => ({
     adId,
     userId,

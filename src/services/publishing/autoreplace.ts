@@ -14,7 +14,7 @@ import { placingPrice } from "../catalogue/features";
 import type { JobContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { firstRefusal } from "./decide";
-import { type NewJob, queueJobs } from "./jobs/queue";
+import { type Decision, queueJobs } from "./jobs/queue";
 
 /**
  * Autoreplace: a listing whose setting asks for it is placed again once its close date has passed, as a
@@ -88,7 +88,7 @@ export async function replaceExpiredListings(ctx: JobContext, input: { limit: nu
       ),
   );
   const jobs = placeable.map(
-    (listing): NewJob => ({
+    (listing): Decision => ({
       adId: listing.adId,
       userId: listing.userId,
       portal: listing.portal,

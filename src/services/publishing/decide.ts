@@ -5,7 +5,7 @@ import { type AttributeSet, checkAttributes } from "../ads/attributes";
 import type { Catalogue } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
-import type { NewJob } from "./jobs/queue";
+import type { Decision } from "./jobs/queue";
 import type { PublishJobRow } from "./jobs/states";
 import { type Outcome, type PublishMode, REFUSAL_TEXTS, refused } from "./outcomes";
 
@@ -78,7 +78,7 @@ export interface PublishRequest {
 /** Per ad, in the order asked: refused, a job to queue, or (an unpublish of an ad not live) answered by the job it withdraws. */
 export type AdDecision =
   | { adId: number; refusal: Outcome }
-  | { adId: number; job: NewJob }
+  | { adId: number; job: Decision }
   | { adId: number; settledByWithdrawal: true };
 
 export interface PublishDecision {
@@ -176,7 +176,7 @@ export interface FeatureState extends ListingFacts {
 export function decideFeature(
   state: FeatureState,
   request: { ad: AdRow; portal: Marketplace; feature: FeatureName; retry?: RetryOf | undefined },
-): { refusal: Refusal } | { job: NewJob } {
+): { refusal: Refusal } | { job: Decision } {
   const { ad, portal, feature } = request;
   const refusal = firstRefusal(state, true);
   if (refusal) return { refusal };

@@ -17,7 +17,7 @@ export { featureOffers } from "./featureOffers";
 export { BuyFeature, Feature, FeaturesQuery } from "./featureSchemas";
 export { queueFeature, requestFeature } from "./features";
 export { applyEvent, transition } from "./jobs/lifecycle";
-export { type NewJob, publishMessage, queueJobs, sendJobs } from "./jobs/queue";
+export { type Decision, publishMessage, queueJobs, sendJobs } from "./jobs/queue";
 export { expireStaleJobs, resendStalledJobs } from "./jobs/recovery";
 export { runPublishJobs } from "./jobs/run";
 export { Job, JobsQuery } from "./jobs/schemas";

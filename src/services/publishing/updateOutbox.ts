@@ -3,7 +3,7 @@ import { byTurns } from "../../db/fairShare";
 import { inList } from "../../db/inList";
 import { adPublications, ads, adUpdateRequests, users } from "../../db/schema";
 import type { JobContext } from "../shared/context";
-import { type NewJob, queueJobs } from "./jobs/queue";
+import { type Decision, queueJobs } from "./jobs/queue";
 
 /**
  * The outbox of updates asked for by image changes and manufacturer batches (ad_update_requests):
@@ -30,7 +30,7 @@ export async function flushUpdateRequests(ctx: JobContext, input: { limit: numbe
     .where(and(inList(adPublications.adId, adIds), eq(adPublications.active, true)));
   const key = (p: { adId: number; portal: string }) => `${p.adId}:${p.portal}`;
   const wanted = new Set(requests.map(key));
-  const jobs: NewJob[] = active
+  const jobs: Decision[] = active
     .filter((publication) => wanted.has(key(publication)))
     .map((publication) => ({
       ...publication,

@@ -15,8 +15,8 @@ import { noteBudgetCrossing } from "../../wallet/wallet";
 import { sameListingOrFeature } from "./lifecycle";
 import type { JobRef } from "./states";
 
-/** Something to do for one ad on one portal, and what it costs whom. */
-export interface NewJob {
+/** A decision: something to do for one ad on one portal, and what it costs whom. A job carries it. */
+export interface Decision {
   adId: number;
   userId: number;
   portal: PublishTarget;
@@ -39,8 +39,8 @@ export interface NewJob {
 }
 
 /**
- * Per job: the job that carries it (`created` when this call made it; a retry answers the job made
- * for its failed job), with the kind and cost it was queued as; or why nothing was queued: its payer
+ * Per decision: the job that carries it (`created` when this call made it; a retry answers the job made
+ * to retry its failed job), with the kind and cost it was queued as; or why nothing was queued: its payer
  * cannot pay, or the listing is not (or no longer) in a state the job applies to (`not_applicable`:
  * an update or unpublish of a listing that is not live, a placement of one that is, a retry of a job a
  * newer one superseded).
@@ -54,27 +54,27 @@ export type QueuedJob =
 const CHUNK = 100;
 
 /**
- * Queues jobs with exactly-once effects. Per chunk, one D1 batch (one transaction) inserts a job
- * for every job that has no open job yet and that its payer's balance still covers, taken in the
+ * Queues the decisions of a call as jobs, with exactly-once effects. Per chunk, one D1 batch (one
+ * transaction) inserts a job for every decision that has no open job yet and that its payer's balance still covers, taken in the
  * order given (one the balance cannot cover is passed over, and a cheaper one after it may be taken),
  * charges it, sets its publication or feature flags, and reads back the open job of every job; a
  * concurrent or repeated call finds the open job (the unique index `queue_items_open_intent` makes a
  * second one impossible) and is answered with it, without a second charge. Messages go out per chunk
  * as soon as its rows are written; a lost message is re-sent by the cron.
  */
-export async function queueJobs(ctx: JobContext, jobs: NewJob[]): Promise<QueuedJob[]> {
+export async function queueJobs(ctx: JobContext, decisions: Decision[]): Promise<QueuedJob[]> {
   const { db, env, requestId } = ctx;
   const results: QueuedJob[] = [];
-  for (let i = 0; i < jobs.length; i += CHUNK) {
-    const chunk = jobs.slice(i, i + CHUNK);
+  for (let i = 0; i < decisions.length; i += CHUNK) {
+    const chunk = decisions.slice(i, i + CHUNK);
     const queued = await writeChunk(db, env.DB, chunk, requestId);
     results.push(...queued);
     await sendJobs(
       env,
-      chunk.flatMap((job, at) => {
+      chunk.flatMap((decision, at) => {
         const q = queued[at];
         return q?.created
-          ? [{ job: { ...job, action: q.action, id: q.jobId, feature: job.feature ?? null }, requestId }]
+          ? [{ job: { ...decision, action: q.action, id: q.jobId, feature: decision.feature ?? null }, requestId }]
           : [];
       }),
     );
@@ -86,7 +86,7 @@ export async function queueJobs(ctx: JobContext, jobs: NewJob[]): Promise<Queued
 interface OutcomeRow {
   idx: number;
   applicable: number;
-  /** What the job costs, and (only when its payer could not pay) the payer's balance. */
+  /** What the decision costs, and (only when its payer could not pay) the payer's balance. */
   price: number;
   balance: number | null;
   id: number | null;
@@ -96,13 +96,13 @@ interface OutcomeRow {
 }
 
 /**
- * The jobs of a chunk as a table, each decided against the state of its listing in this transaction:
+ * The decisions of a chunk as a table, each decided again against the state of its listing in this transaction:
  * `action` and `cost` (a placement of a live listing asked for with `updateIfLive` is a free update) and
  * `applicable`: a placement needs a listing that is not live, an update or a feature a live one, an
  * unpublish an active one, and a retry must still be the newest attempt of its listing (or feature).
  * Live means active with no unpublish queued: the queued work will take it down.
  */
-function decidedJobs(rows: string) {
+function decisionsTable(rows: string) {
   const activeSql =
     "EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1)";
   const active = sql.raw(activeSql);
@@ -138,34 +138,34 @@ function decidedJobs(rows: string) {
 const payerBalance = (alias: string) =>
   sql.raw(`(SELECT coalesce(sum(w.amount), 0) FROM wallet_entries w WHERE w.user_id = ${alias}.payer_id)`);
 
-/** The open job of the same job as the decided job `alias` (at most one, by `queue_items_open_intent`). */
+/** The open job carrying the same decision as the decision `alias` (at most one, by `queue_items_open_intent`). */
 const sameOpenJob = (alias: string) =>
   sql.raw(`o.ad_id = ${alias}.ad_id AND o.portal = ${alias}.portal AND o.action = ${alias}.action
  AND coalesce(o.feature, '') = coalesce(${alias}.feature, '') AND o.status IN ('pending', 'processing')`);
 
-async function writeChunk(db: Db, d1: D1Database, chunk: NewJob[], requestId?: string): Promise<QueuedJob[]> {
+async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?: string): Promise<QueuedJob[]> {
   const rows = JSON.stringify(
-    chunk.map((job) => ({
-      adId: job.adId,
-      userId: job.userId,
-      portal: job.portal,
-      action: job.action,
-      feature: job.feature ?? null,
-      images: job.images ? 1 : 0,
-      cost: job.cost,
-      payerId: job.payerId,
-      description: job.description,
-      externalRef: job.externalRef ?? null,
-      retryOf: job.retryOf ?? null,
-      updateIfLive: job.updateIfLive ? 1 : 0,
+    chunk.map((decision) => ({
+      adId: decision.adId,
+      userId: decision.userId,
+      portal: decision.portal,
+      action: decision.action,
+      feature: decision.feature ?? null,
+      images: decision.images ? 1 : 0,
+      cost: decision.cost,
+      payerId: decision.payerId,
+      description: decision.description,
+      externalRef: decision.externalRef ?? null,
+      retryOf: decision.retryOf ?? null,
+      updateIfLive: decision.updateIfLive ? 1 : 0,
     })),
   );
   const nonce = randomToken(12);
   const now = nowIso();
-  const decided = decidedJobs(rows);
+  const decided = decisionsTable(rows);
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
-    // Jobs for applicable jobs with no open job, taken in the order given while their payer's funds
+    // Jobs for the applicable decisions with no open job, taken in the order given while their payer's funds
     // last: one its payer cannot afford is passed over, and a cheaper one after it may still be taken.
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
  (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
@@ -220,7 +220,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: NewJob[], requestId?: s
     reruns: statement(sql`UPDATE queue_items AS o SET rerun = 1
  WHERE o.status = 'processing' AND o.action = 'update'
  AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
-    // Per job, the job that carries it: a retry's own job, else the open job of its job.
+    // Per decision, the job that carries it: a retry's own job, else the open job of the same decision.
     outcome: rowsOf<OutcomeRow>(
       statement(sql`SELECT r.idx, r.applicable, r.price, q.id, q.action, q.cost, q.nonce = ${nonce} AS created,
  CASE WHEN q.id IS NULL AND r.applicable THEN ${payerBalance("r")} END AS balance
@@ -271,7 +271,7 @@ export const publishMessage = (
 });
 
 /** After charges: a wallet metric per charge, and the budget notice of each payer whose balance dropped (one query per payer charged). */
-async function noteCharges(db: Db, metrics: Metrics, chunk: NewJob[], queued: QueuedJob[]): Promise<void> {
+async function noteCharges(db: Db, metrics: Metrics, chunk: Decision[], queued: QueuedJob[]): Promise<void> {
   const charged = new Map<number, number>();
   chunk.forEach((job, i) => {
     const q = queued[i];

@@ -28,8 +28,8 @@ import {
 } from "./waits";
 import { type AdRow, marketplaceCall, type Work, websiteOutcome } from "./work";
 
-/** What a claimed job's job comes to; written with the others of its batch. */
-type Decision =
+/** How a claimed job ends (or waits); written with the others of its batch. */
+type Ending =
   | { event: "succeeded"; outcome: ListingOutcome }
   | { event: "failed" | "superseded"; reason: string; unresolved?: Unresolved }
   | { event: "retrying"; reason: string; error: unknown; waiting?: { account: number | null } };
@@ -88,7 +88,7 @@ export async function runPublishJobs(
         job: running,
         message: messages[at] as PublishMessage,
         startedAt: Date.now(),
-        decision: decide(env, running, mode, {
+        ending: conclude(env, running, mode, {
           ad: read.ad[0],
           ownerDeleted: Boolean(read.owner[0]?.deletedAt),
           live: read.publication[0]?.active ?? false,
@@ -101,32 +101,32 @@ export async function runPublishJobs(
       },
     ];
   });
-  const decided = await Promise.all(runs.map(async (run) => ({ ...run, decision: await run.decision })));
+  const ended = await Promise.all(runs.map(async (run) => ({ ...run, ending: await run.ending })));
 
   const written = await namedBatches(
     db,
-    decided.map(({ job, decision }) => outcomeStatements(db, job, decision, nowIso(), mode)),
+    ended.map(({ job, ending }) => outcomeStatements(db, job, ending, nowIso(), mode)),
   );
   const toSend: { job: JobRef; requestId?: string }[] = [];
   const results: PromiseSettledResult<void>[] = messages.map(() => ({ status: "fulfilled", value: undefined }));
-  decided.forEach(({ at, job, message, startedAt, decision }, i) => {
+  ended.forEach(({ at, job, message, startedAt, ending }, i) => {
     const outcome = written[i];
-    if (outcome?.outcome[0]) noteRefund(metrics, decision.event, job);
+    if (outcome?.outcome[0]) noteRefund(metrics, ending.event, job);
     // An update asked for again while it was being sent was re-opened with its outcome: it goes out once more.
     if (outcome?.rerun[0]) toSend.push({ job, requestId: message.requestId });
     // The next job of the listing waited for this one: it goes now.
     for (const next of outcome?.next ?? []) toSend.push({ job: next, requestId: next.requestId ?? undefined });
-    report(metrics, job, message.requestId, Date.now() - startedAt, decision);
+    report(metrics, job, message.requestId, Date.now() - startedAt, ending);
     // A job that waits, and settling that could not ask the marketplace, leave the job pending for the
     // cron, not on the queue.
-    if (decision.event === "retrying" && mode === "send" && !decision.waiting)
-      results[at] = { status: "rejected", reason: decision.error };
+    if (ending.event === "retrying" && mode === "send" && !ending.waiting)
+      results[at] = { status: "rejected", reason: ending.error };
   });
   await sendJobs(env, toSend);
   return results;
 }
 
-/** Each job's job: the columns its message carries, or (for a message that names only the id) read in one query. */
+/** Each message's job: the columns the message carries, or (for a message that names only the id) read in one query. */
 async function jobRefs(db: Db, messages: PublishMessage[]): Promise<(JobRef | undefined)[]> {
   const unnamed = messages.filter((message) => !message.item).map((message) => message.itemId);
   const read = unnamed.length
@@ -140,7 +140,7 @@ const queuedAfter = (job: JobRef) =>
   and(eq(publishJobs.adId, job.adId), eq(publishJobs.portal, job.portal), gt(publishJobs.id, job.id));
 
 /**
- * Every read one job's job needs, by name, and its claim (only a pending job whose listing has no
+ * Every read one job needs, by name, and its claim (only a pending job whose listing has no
  * earlier open job moves; the claim answers the job when it did). Read and claimed in one transaction.
  */
 function claimOf(db: Db, job: JobRef, now: string) {
@@ -172,8 +172,8 @@ function claimOf(db: Db, job: JobRef, now: string) {
   };
 }
 
-/** The job of one claimed job, up to its outcome; never throws. */
-async function decide(
+/** Runs one claimed job up to how it ends; never throws. */
+async function conclude(
   env: Env,
   job: PublishJobRow,
   mode: JobMode,
@@ -190,7 +190,7 @@ async function decide(
     connection: ConnectionRow | undefined;
     listingRows: ListingRows | undefined;
   },
-): Promise<Decision> {
+): Promise<Ending> {
   const { ad } = read;
   // This claim is the job's first: no earlier attempt reached the marketplace.
   const neverSent = job.attempts <= 1;
@@ -275,35 +275,35 @@ async function decide(
 }
 
 /**
- * The writes of a decision, by name: the transition (`outcome` answers the job when it moved); an
+ * The writes of a job's ending, by name: the transition (`outcome` answers the job when it moved); an
  * update asked for again while it was being sent (`rerun`) re-opened in the same batch, so it goes out
  * once more with the ad as it is now; and `next`, the oldest job of the listing still pending, which
  * waited for this one to end (after a feature, an unpublish of its listing that waited for it).
  */
-function outcomeStatements(db: Db, job: PublishJobRow, decision: Decision, now: string, mode: JobMode) {
+function outcomeStatements(db: Db, job: PublishJobRow, ending: Ending, now: string, mode: JobMode) {
   const delayMs =
-    mode !== "send" || (decision.event === "retrying" && decision.waiting)
+    mode !== "send" || (ending.event === "retrying" && ending.waiting)
       ? SETTLE_AGAIN_MS
       : backoffSeconds(job.attempts) * 1000;
   const waitingSince = job.waitingSince;
   const { job: outcome, effects } =
-    decision.event === "retrying"
+    ending.event === "retrying"
       ? transition(db, job, "retrying", {
           now,
           waitingSince,
-          reason: decision.reason,
+          reason: ending.reason,
           retryAt: new Date(Date.now() + delayMs).toISOString(),
-          ...(decision.waiting ? { waiting: decision.waiting } : {}),
+          ...(ending.waiting ? { waiting: ending.waiting } : {}),
         })
-      : decision.event === "succeeded"
-        ? transition(db, job, "succeeded", { now, waitingSince, outcome: decision.outcome })
-        : transition(db, job, decision.event, {
+      : ending.event === "succeeded"
+        ? transition(db, job, "succeeded", { now, waitingSince, outcome: ending.outcome })
+        : transition(db, job, ending.event, {
             now,
             waitingSince,
-            reason: decision.reason,
-            ...(decision.event === "failed" && decision.unresolved ? { unresolved: decision.unresolved } : {}),
+            reason: ending.reason,
+            ...(ending.event === "failed" && ending.unresolved ? { unresolved: ending.unresolved } : {}),
           });
-  const reruns = job.action === "update" && decision.event === "succeeded";
+  const reruns = job.action === "update" && ending.event === "succeeded";
   return {
     outcome,
     effects,
@@ -344,7 +344,7 @@ function outcomeStatements(db: Db, job: PublishJobRow, decision: Decision, now: 
               )
             : and(queuedAfter(job), sql`${publishJobs.action} != 'feature'`),
           eq(publishJobs.status, "pending"),
-          sql`${decision.event !== "retrying" ? 1 : 0} = 1`,
+          sql`${ending.event !== "retrying" ? 1 : 0} = 1`,
         ),
       )
       .orderBy(publishJobs.id)
@@ -360,10 +360,10 @@ function report(
   job: PublishJobRow,
   requestId: string | undefined,
   durationMs: number,
-  decision: Decision,
+  ending: Ending,
 ) {
-  const result = RESULT_OF[decision.event];
-  const reason = decision.event === "succeeded" ? undefined : decision.reason;
+  const result = RESULT_OF[ending.event];
+  const reason = ending.event === "succeeded" ? undefined : ending.reason;
   log(result === "done" ? "info" : "warn", "job", {
     kind: JOB_KINDS[job.action],
     portal: job.portal,

@@ -18,7 +18,10 @@ import {
   decidePublishing,
   firstRefusal,
   type PublishState,
+  paidVerdicts,
+  withFunds,
 } from "../../src/services/publishing/decide";
+import { walkFunds } from "../../src/services/publishing/jobs/funds";
 import type { PublishJobRow } from "../../src/services/publishing/jobs/states";
 import type { PublishMode } from "../../src/services/publishing/outcomes";
 import type { UserRow } from "../../src/services/shared/access";
@@ -298,14 +301,21 @@ describe("a dry run's decisions by table", () => {
 
   const price = () => placingPrice(catalogue, plainAd.categoryId, "portal_a");
   const adsOf = (ids: number[]) => new Map(ids.map((id) => [id, { ...plainAd, id }]));
-  const dryRun = (overrides: Partial<PublishState>, adIds: number[], balance: number) => {
+  /** The dry run's verdicts, the wallet's by the write's funds rule (one query to D1, which writes nothing). */
+  const dryRun = async (overrides: Partial<PublishState>, adIds: number[], balance: number) => {
     const state = stateOf({ ads: adsOf(adIds), attributes: attributesOn("portal_a", adIds), ...overrides });
     const decision = decidePublishing(state, { adIds, portal: "portal_a", mode: "publish", images: true });
-    return decidePreflight(state, "portal_a", decision, balance);
+    const priced = decidePreflight(state, "portal_a", decision);
+    const walked = await walkFunds(
+      getDb(env.DB),
+      paidVerdicts(priced).map((verdict) => verdict.price),
+      balance,
+    );
+    return { verdicts: withFunds("portal_a", priced, walked), balanceLeft: walked.left };
   };
 
-  it("pays placements in order while the balance lasts, as the write does", () => {
-    const { verdicts, balanceLeft } = dryRun({}, [1, 2, 3], price() * 2);
+  it("pays placements in order while the balance lasts, as the write does", async () => {
+    const { verdicts, balanceLeft } = await dryRun({}, [1, 2, 3], price() * 2);
     expect(verdicts.map((v) => [v.outcome, v.price])).toEqual([
       ["placement", price()],
       ["placement", price()],
@@ -318,8 +328,20 @@ describe("a dry run's decisions by table", () => {
     expect(balanceLeft).toBe(0);
   });
 
-  it("updates a live listing for free, unless an unpublish is open; an open job answers", () => {
-    const live = dryRun(
+  it("walks the funds as the write does: passes over what it cannot cover, takes a cheaper one after, a free one always", async () => {
+    const walk = (costs: number[], balance: number) => walkFunds(getDb(env.DB), costs, balance);
+    expect(await walk([300, 100, 0, 200], 250)).toEqual({
+      taken: [false, true, true, false],
+      before: [250, 250, 150, 150],
+      left: 150,
+    });
+    // A balance below zero (an operator's adjustment) still takes a free update.
+    expect(await walk([100, 0], -1)).toEqual({ taken: [false, true], before: [-1, -1], left: -1 });
+    expect(await walk([], 40)).toEqual({ taken: [], before: [], left: 40 });
+  });
+
+  it("updates a live listing for free, unless an unpublish is open; an open job answers", async () => {
+    const live = await dryRun(
       { live: new Set([1, 2]), jobs: [pendingJob(2, "unpublish"), pendingJob(3, "publish")] },
       [1, 2, 3],
       0,

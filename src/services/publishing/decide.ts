@@ -5,6 +5,7 @@ import { type AttributeSet, checkAttributes } from "../ads/attributes";
 import type { Catalogue } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
+import type { FundsWalked } from "./jobs/funds";
 import type { Decision } from "./jobs/queue";
 import type { PublishJobRow } from "./jobs/states";
 import { type Outcome, type PublishMode, REFUSAL_TEXTS, refused } from "./outcomes";
@@ -242,19 +243,13 @@ export interface DryVerdict {
 /**
  * What a publish call would do with its decision, as `writePublishDecision` and `queueJobs` do it: a
  * refusal stays; an open job of the same kind answers (no second charge); a placement of a live listing
- * with no unpublish open is a free update; the paid ones are taken in order while `balance` lasts (one it
- * cannot cover is refused, a cheaper one after it may be taken). Answers the verdicts and what is left.
+ * with no unpublish open is a free update. The placements and updates left are priced; whether the wallet
+ * covers them is the funds rule's (`withFunds`).
  */
-export function decidePreflight(
-  state: PublishState,
-  portal: PublishTarget,
-  decision: PublishDecision,
-  balance: number,
-): { verdicts: DryVerdict[]; balanceLeft: number } {
+export function decidePreflight(state: PublishState, portal: PublishTarget, decision: PublishDecision): DryVerdict[] {
   const open = (adId: number, action: string) =>
     state.jobs.some((job) => job.adId === adId && job.action === action && job.status !== "cancelled");
-  let left = balance;
-  const verdicts = decision.ads.map((d): DryVerdict => {
+  return decision.ads.map((d): DryVerdict => {
     if ("refusal" in d) return { adId: d.adId, outcome: "refused", price: 0, refusal: d.refusal, ask: false };
     // (A withdrawal answers an unpublish only; a dry run decides placements.)
     if (!("job" in d)) {
@@ -266,15 +261,25 @@ export function decidePreflight(
     const action = job.action === "publish" && job.updateIfLive && live ? "update" : job.action;
     if (open(d.adId, action)) return { adId: d.adId, outcome: "queued", price: 0, ask: false };
     const price = action === job.action ? job.cost : 0;
-    if (price > left) {
-      const refusal = refused("insufficient_means", portal, d.adId, REFUSAL_TEXTS.insufficient_means, {
-        price,
-        balance: left,
-      });
-      return { adId: d.adId, outcome: "refused", price: 0, refusal, ask: false };
-    }
-    left -= price;
     return { adId: d.adId, outcome: action === "update" ? "update" : "placement", price, ask: true };
   });
-  return { verdicts, balanceLeft: left };
+}
+
+/** The verdicts the wallet decides, in order: the placements and updates (free ones included, as the write walks them). */
+export const paidVerdicts = (verdicts: DryVerdict[]) =>
+  verdicts.filter((verdict) => verdict.outcome === "placement" || verdict.outcome === "update");
+
+/** The verdicts after the funds rule walked `paidVerdicts`: what it did not take is refused for insufficient means. */
+export function withFunds(portal: PublishTarget, verdicts: DryVerdict[], walked: FundsWalked): DryVerdict[] {
+  let at = 0;
+  return verdicts.map((verdict): DryVerdict => {
+    if (verdict.outcome !== "placement" && verdict.outcome !== "update") return verdict;
+    const step = at++;
+    if (walked.taken[step]) return verdict;
+    const refusal = refused("insufficient_means", portal, verdict.adId, REFUSAL_TEXTS.insufficient_means, {
+      price: verdict.price,
+      balance: walked.before[step] ?? 0,
+    });
+    return { adId: verdict.adId, outcome: "refused", price: 0, refusal, ask: false };
+  });
 }

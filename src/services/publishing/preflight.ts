@@ -18,7 +18,10 @@ import {
   decidePreflight,
   decidePublishing,
   PREFLIGHT_MAX_ADS,
+  paidVerdicts,
+  withFunds,
 } from "./decide";
+import { walkFunds } from "./jobs/funds";
 import { assembleListing, listingQueries } from "./listing";
 import { REFUSAL_TEXTS, refusal, refused } from "./outcomes";
 import { readPublishState } from "./publishRequests";
@@ -37,7 +40,8 @@ export type PreflightAnswer = z.infer<typeof Preflight>;
 /**
  * POST /publish/preflight/: what publishing these ads would do, changing nothing (no job, charge, event,
  * idempotency record or listing). Per target it reads what the real call reads, decides as it does
- * (`decidePublishing`, then `decidePreflight` for open jobs, free updates and the wallet), and asks the
+ * (`decidePublishing`, then `decidePreflight` for open jobs and free updates, and the write's funds rule
+ * for the wallet), and asks the
  * marketplace to review each listing it would send (`verifyListing`), with the connection it would use.
  * A marketplace that cannot answer makes the ad `unverified`, never a guess. A meta call walks the
  * targets in the order `/publish/batchall` publishes them, the wallet carried across.
@@ -79,9 +83,14 @@ export async function preflightPublishing(
       wallet = { payerId: state.payerId, balance, charged: 0 };
       available = balance;
     }
-    const decided = decidePreflight(state, portal, decidePublishing(state, request), available);
-    available = decided.balanceLeft;
-    const dry = decided.verdicts;
+    const priced = decidePreflight(state, portal, decidePublishing(state, request));
+    const walked = await walkFunds(
+      ctx.db,
+      paidVerdicts(priced).map((verdict) => verdict.price),
+      available,
+    );
+    available = walked.left;
+    const dry = withFunds(portal, priced, walked);
     const connection = connectionView(portal, connectionStateOf(portal, state.connection, nowIso()), input);
     const reviewed =
       portal === "website"

@@ -12,6 +12,7 @@ import type { JobContext } from "../../shared/context";
 import type { PublishMessage } from "../../shared/jobMessages";
 import { ADS_REVISION, bumpRevisions } from "../../shared/revisions";
 import { noteBudgetCrossing } from "../../wallet/wallet";
+import { fundsWalk } from "./funds";
 import { sameListingOrFeature } from "./lifecycle";
 import type { JobRef } from "./states";
 
@@ -55,9 +56,9 @@ const CHUNK = 100;
 
 /**
  * Queues the decisions of a call as jobs, with exactly-once effects. Per chunk, one D1 batch (one
- * transaction) inserts a job for every decision that has no open job yet and that its payer's balance still covers, taken in the
- * order given (one the balance cannot cover is passed over, and a cheaper one after it may be taken),
- * charges it, sets its publication or feature flags, and reads back the open job of every job; a
+ * transaction) inserts a job for every decision that has no open job yet and that its payer's balance
+ * still covers, by the funds rule (jobs/funds.ts: in the order given, passing over what it cannot cover),
+ * charges it, sets its publication or feature flags, and reads back the open job of every decision; a
  * concurrent or repeated call finds the open job (the unique index `queue_items_open_intent` makes a
  * second one impossible) and is answered with it, without a second charge. Messages go out per chunk
  * as soon as its rows are written; a lost message is re-sent by the cron.
@@ -165,21 +166,12 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?:
   const decided = decisionsTable(rows);
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
-    // Jobs for the applicable decisions with no open job, taken in the order given while their payer's funds
-    // last: one its payer cannot afford is passed over, and a cheaper one after it may still be taken.
+    // Jobs for the applicable decisions with no open job, taken by the funds rule (jobs/funds.ts) from
+    // their payer's balance in this transaction.
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
  (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
- WITH RECURSIVE candidates AS (
- SELECT d.*, row_number() OVER (PARTITION BY d.payer_id ORDER BY d.idx) AS rn, ${payerBalance("d")} AS funds
- FROM ${decided} d
- WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenJob("d")})
- ),
- walk (payer_id, rn, idx, taken, left) AS (
- SELECT payer_id, rn, idx, cost = 0 OR cost <= funds, funds - (cost <= funds) * cost FROM candidates WHERE rn = 1
- UNION ALL
- SELECT c.payer_id, c.rn, c.idx, c.cost = 0 OR c.cost <= w.left, w.left - (c.cost <= w.left) * c.cost
- FROM candidates c JOIN walk w ON w.payer_id = c.payer_id AND c.rn = w.rn + 1
- )
+ WITH RECURSIVE ${fundsWalk(sql`(SELECT d.*, ${payerBalance("d")} AS funds FROM ${decided} d
+ WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenJob("d")}))`)}
  SELECT c.ad_id, c.user_id, c.portal, c.action, c.feature, c.images, ${nonce},
  coalesce(c.external_ref, 'ad-' || c.ad_id || '-' || c.portal || '-' || ${nonce}), c.cost, c.payer_id, ${now}, c.retry_of, ${requestId ?? null}
  FROM candidates c JOIN walk w ON w.idx = c.idx

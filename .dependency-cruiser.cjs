@@ -1,5 +1,5 @@
 // The import rules of src/, run by `npm test` (npm run check:imports). Every import runs downward:
-//   worker.ts, index.ts → app.ts → routes → middleware → services → durable, portals → lib, db
+//   index.ts → app.ts → routes → middleware → services → durable, portals → lib, db
 // and inside services each domain folder imports only folders of a lower rank below (siblings of one
 // rank never import each other). The ad views (adViews) are the read model: the top rank, so no domain
 // imports them. Who the caller is, is read only in services/shared/access.ts: the compiler enforces it

@@ -212,7 +212,6 @@ describe("rows written per hot write", () => {
       "its feature job",
       await jobWrites((bindings) => runPublishJob(bindings, defined(outcome.queueItemId))),
     );
-
   });
 
   it("a due task bumping one ad, and a webhook delivery", async () => {

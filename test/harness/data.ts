@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { call } from "./api";
 
@@ -125,4 +126,15 @@ export async function activate(key: string, user: { userId: number; activation: 
     body: { userId: user.userId, activationtoken: user.activation.activationtoken },
   });
   expect(answer.status).toBe(200);
+}
+
+/** `count` ads of a user written straight to D1 (ids ascending; every third one archived). */
+export async function seedAds(userId: number, count: number) {
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+     INSERT INTO ads (user_id, title, description, category_id, price_model, price, status)
+     SELECT ?1, 'Seeded ad ' || i, 'Seeded', ?3, 'fixed', i, CASE WHEN i % 3 = 0 THEN 'archive' ELSE 'active' END FROM n`,
+  )
+    .bind(userId, count, SOFA_CATEGORY)
+    .run();
 }

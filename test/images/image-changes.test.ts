@@ -1,0 +1,200 @@
+// Changing an ad's images: reordering, rotation and removal, their status, and tenant isolation.
+import { env } from "cloudflare:test";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, defined, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { createAd, createUser } from "../harness/data";
+import { imageInfo, type SellerImages, sellerImages, source } from "../harness/images";
+
+let key: string;
+let userId: number;
+let settled: SellerImages["settled"];
+let adWithImages: SellerImages["adWithImages"];
+
+beforeAll(async () => {
+  ({ key } = await twoClients());
+  userId = (await createUser(key)).userId;
+  ({ settled, adWithImages } = sellerImages(key, userId));
+});
+
+describe("reordering, rotation and removal", () => {
+  const order = async (adId: number) =>
+    Promise.all(
+      (await call("GET", `/images/${adId}`, { key })).body.data.images.map(
+        async (i: { counter: number; image: { url: string } }) => {
+          const info = await imageInfo(i.image.url);
+          return `${i.counter}:${info?.width}x${info?.height}`;
+        },
+      ),
+    );
+
+  it("switches, shifts and removes by counter, keeping counters 1..n", async () => {
+    const adId = await adWithImages("red.png", "blue.jpg", "green.png");
+    expect(await order(adId)).toEqual(["1:48x24", "2:40x30", "3:30x60"]);
+
+    const switched = await call("POST", "/imageswitch/", { key, body: { adId, images: [1, 3] } });
+    expectEnvelope(switched, 200);
+    expect(switched.body.data.map((i: { counter: number }) => i.counter)).toEqual([1, 2, 3]);
+    expect(await order(adId)).toEqual(["1:30x60", "2:40x30", "3:48x24"]);
+
+    expectEnvelope(await call("POST", "/imageshift/", { key, body: { adId, images: [3, 1] } }), 200);
+    expect(await order(adId)).toEqual(["1:48x24", "2:30x60", "3:40x30"]);
+    expectEnvelope(await call("POST", "/imageshift/", { key, body: { adId, images: [1, 3] } }), 200);
+    expect(await order(adId)).toEqual(["1:30x60", "2:40x30", "3:48x24"]);
+    expectEnvelope(await call("POST", "/imageshift/", { key, body: { adId, images: [3, 2] } }), 200);
+    expect(await order(adId)).toEqual(["1:30x60", "2:48x24", "3:40x30"]);
+
+    const removed = await call("DELETE", "/images/", { key, body: { adId, images: [2] } });
+    expectEnvelope(removed, 200);
+    expect(removed.body.data.images.map((i: { counter: number }) => i.counter)).toEqual([1, 2]);
+    expect(await order(adId)).toEqual(["1:30x60", "2:40x30"]);
+
+    const bad = await call("POST", "/imageswitch/", { key, body: { adId, images: [1, 7] } });
+    expectEnvelope(bad, 400);
+    expect(bad.body.errors).toEqual(["images: the ad has no image 7"]);
+    expectEnvelope(await call("POST", "/imageshift/", { key, body: { adId, images: [1, 5] } }), 400);
+  });
+
+  it("adds new images after reordered ones", async () => {
+    const adId = await adWithImages("red.png", "blue.jpg");
+    await call("POST", "/imageswitch/", { key, body: { adId, images: [1, 2] } });
+    await call("PUT", `/images/${adId}`, { key, body: { images: [source("green.png")] } });
+    await settled(adId);
+    expect(await order(adId)).toEqual(["1:40x30", "2:48x24", "3:30x60"]);
+  });
+
+  it("rotates pixels of original and thumbnail, swapping width and height for 90 and 270", async () => {
+    const adId = await adWithImages("red.png", "blue.jpg");
+    const before = (await call("GET", `/images/${adId}`, { key })).body.data.images;
+    const thumbBefore = await imageInfo(defined(before[0]).thumbnail.url);
+    const rotated = await call("POST", "/imagerotate/", { key, body: { adId, images: [1], rotate: 90 } });
+    expectEnvelope(rotated, 200);
+    expect(await order(adId)).toEqual(["1:24x48", "2:40x30"]);
+    const thumbAfter = await imageInfo(defined(rotated.body.data[0]).thumbnail.url);
+    expect([thumbAfter?.width, thumbAfter?.height]).toEqual([thumbBefore?.height, thumbBefore?.width]);
+    // The old files are gone; the new ones have new keys.
+    expect(await env.MEDIA.head(new URL(defined(before[0]).image.url).pathname.replace("/media/", ""))).toBeNull();
+    await call("POST", "/imagerotate/", { key, body: { adId, images: [1, 2], rotate: 180 } });
+    expect(await order(adId)).toEqual(["1:24x48", "2:40x30"]);
+    expectEnvelope(await call("POST", "/imagerotate/", { key, body: { adId, images: [1], rotate: 45 } }), 400);
+  });
+
+  it("removes all images of an ad, of several ads, and with the ad itself", async () => {
+    const first = await adWithImages("red.png");
+    const second = await adWithImages("blue.jpg");
+    const third = await adWithImages("green.png");
+    const gone = await call("DELETE", `/images/${first}`, { key });
+    expectEnvelope(gone, 200);
+    expect(gone.body.data).toBe(false);
+    expect((await env.MEDIA.list({ prefix: `images/${first}/` })).objects).toHaveLength(0);
+
+    expectEnvelope(await call("DELETE", "/images/batch/", { key, body: { userId, adId: [second] } }), 200);
+    expect((await env.MEDIA.list({ prefix: `images/${second}/` })).objects).toHaveLength(0);
+    expect((await call("GET", `/ads/?adId=${second}`, { key })).body.data[0]?.images).toBe(false);
+
+    expectEnvelope(await call("DELETE", `/ads/${third}`, { key }), 200);
+    expect((await env.MEDIA.list({ prefix: `images/${third}/` })).objects).toHaveLength(0);
+  });
+
+  it("requests an update of a published ad when its images change (autoupdate)", async () => {
+    const adId = await adWithImages("red.png", "blue.jpg");
+    await env.DB.prepare("INSERT INTO ad_publications (ad_id, portal, active) VALUES (?, 'portal_b', 1)")
+      .bind(adId)
+      .run();
+    await call("POST", "/imageswitch/", { key, body: { adId, images: [1, 2] } });
+    await call("PUT", `/images/${adId}`, { key, body: { images: [source("green.png")], autoupdate: false } });
+    await settled(adId);
+    await call("PUT", `/images/${adId}`, { key, body: { images: [source("green.png")] } });
+    await settled(adId);
+    // Each change became a queued update of the listing (the switch, then the autoupdated addition).
+    const updates = await eventually(async () => {
+      const rows = await env.DB.prepare("SELECT portal, action FROM queue_items WHERE ad_id = ? AND action = 'update'")
+        .bind(adId)
+        .all();
+      return rows.results.length >= 2 ? rows.results : undefined;
+    }, "the queued updates");
+    expect(updates).toEqual([
+      { portal: "portal_b", action: "update" },
+      { portal: "portal_b", action: "update" },
+    ]);
+  });
+
+  it("deletes the image files of an anonymised user", async () => {
+    const user = await createUser(key, { externalUserId: 44 });
+    const ad = await createAd(key, user.userId);
+    await call("PUT", `/images/${ad.adId}`, { key, body: { images: [source("red.png")] } });
+    for (let i = 0; i < 100; i += 1) {
+      if ((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects.length === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expectEnvelope(await call("DELETE", `/users/${user.userId}`, { key }), 200);
+    expect((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects).toHaveLength(0);
+  });
+});
+
+describe("image status", () => {
+  it("lists the user's jobs, by ad and by POST", async () => {
+    const adId = await adWithImages("red.png");
+    const all = await call("GET", `/imagestatus/${userId}`, { key });
+    expect(all.body.data.some((j: { adId: number }) => j.adId === adId)).toBe(true);
+    const posted = await call("POST", "/imagestatus/", { key, body: { userId, adId: [adId] } });
+    expect(posted.body.data).toHaveLength(1);
+    expect(posted.body.data[0]).toMatchObject({
+      adId,
+      done: true,
+      result: true,
+      created: expect.stringMatching(/^\d{4}-/),
+    });
+  });
+});
+
+describe("tenant isolation and random bodies", () => {
+  it("answers 404 to another client on every image endpoint", async () => {
+    const adId = await adWithImages("red.png");
+    const { key: otherKey } = await newClient({ partner: true });
+    const calls: [string, string, unknown?][] = [
+      ["GET", `/images/${adId}`],
+      ["POST", `/images/${adId}`, { images: [source("red.png")] }],
+      ["PUT", `/images/${adId}`, { images: [source("red.png")] }],
+      ["DELETE", `/images/${adId}`],
+      ["DELETE", "/images/", { adId, images: [1] }],
+      ["DELETE", "/images/batch/", { userId, adId: [adId] }],
+      ["POST", "/imageswitch/", { adId, images: [1, 1] }],
+      ["POST", "/imageshift/", { adId, images: [1, 1] }],
+      ["POST", "/imagerotate/", { adId, images: [1], rotate: 90 }],
+      ["GET", `/imagestatus/${userId}`],
+      ["GET", `/imagestatus/${userId}/${adId}`],
+      ["POST", "/imagestatus/", { userId, adId: [adId] }],
+    ];
+    for (const [method, path, body] of calls) {
+      expect((await call(method, path, { key: otherKey, body })).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await call("GET", `/images/${adId}`, { key })).body.data.images).toHaveLength(1);
+  });
+
+  it("never answers a 5xx to random bodies", async () => {
+    const adId = await adWithImages("red.png");
+    const fields = fc.constantFrom("adId", "userId", "images", "rotate", "autoupdate", "image", "url", "path");
+    const body = fc.oneof(
+      fc.jsonValue(),
+      fc.dictionary(fields, fc.oneof(fc.jsonValue(), fc.constant(adId), fc.constant([1, 2]))),
+    );
+    const writes: [string, string][] = [
+      ["PUT", `/images/${adId}`],
+      ["DELETE", "/images/"],
+      ["DELETE", "/images/batch/"],
+      ["POST", "/imageswitch/"],
+      ["POST", "/imageshift/"],
+      ["POST", "/imagerotate/"],
+      ["POST", "/imagestatus/"],
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...writes), body, async ([method, path], payload) => {
+        const answer = await call(method, path, { key, body: payload });
+        expect(answer.status).toBeLessThan(500);
+        expect(typeof answer.body.result).toBe("boolean");
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
@@ -98,6 +99,9 @@ export default defineConfig(async () => {
       include: [neighbours ? "test/neighbours/**/*.test.ts" : "test/**/*.test.ts"],
       exclude: [...configDefaults.exclude, ...(neighbours ? [] : ["test/neighbours/**"])],
       setupFiles: ["./test/setup.ts"],
+      // Files run side by side, at least two (vitest's default leaves a 2-core machine one): most of a
+      // file's time is waiting on workerd. The timed neighbour suite runs its files one at a time.
+      maxWorkers: neighbours ? 1 : Math.max(2, availableParallelism()),
       testTimeout: 20_000,
     },
   };

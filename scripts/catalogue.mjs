@@ -231,6 +231,8 @@ function definitions(kind, portal) {
 }
 
 const PORTAL_FEES = { portal_a: { native: 1 }, portal_b: { native: 1 } };
+/** Each marketplace's share of the external price list. */
+const PORTAL_SHARES = { portal_a: 1, portal_b: 0.8 };
 /** [action, service fee, portal fee] in cents; placing uses the category's own price. */
 const ACTIONS = [
   ["omhoogplaatsen", 50, 145],
@@ -287,7 +289,7 @@ for (const [groupId, nl, en, automotive, kind, cats] of GROUPS) {
       });
     }
     for (const portal of ["portal_a", "portal_b"]) {
-      const portalShare = portal === "portal_a" ? 1 : 0.8;
+      const portalShare = PORTAL_SHARES[portal];
       const rows = [
         ["plaatsen", placing === 0 ? 0 : 100, Math.round(placing * portalShare)],
         ...ACTIONS.map(([a, fee, ext]) => [a, fee, Math.round(ext * portalShare)]),

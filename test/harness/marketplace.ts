@@ -49,7 +49,7 @@ export async function giveConsent(redirect: string, userId: number, credentials?
 export async function authorizeAccount(
   key: string,
   userId: number,
-  portal: "portal_a" | "portal_b",
+  portal: Marketplace,
   credentials?: MarketplaceCredentials,
 ) {
   const started = await call("POST", `/oauth/${userId}/${portal}/`, { key });
@@ -63,7 +63,7 @@ export async function authorizeAccount(
 }
 
 /** Connects a user to a new marketplace account (see `authorizeAccount`); answers the connection. */
-export async function connectPortal(key: string, userId: number, portal: "portal_a" | "portal_b") {
+export async function connectPortal(key: string, userId: number, portal: Marketplace) {
   const { answer } = await authorizeAccount(key, userId, portal);
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body.data;

@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { readEntityTag, readRevisions } from "../services/shared";
+import { entityTag } from "../lib/entityTags";
+import { readEntityTag, readRevision, readRevisions } from "../services/shared";
 
 /** How long a response may be served from the Workers Cache API when a client asks with `useCache=1`. */
 export const CACHE_TTL_SECONDS = 30;
@@ -20,13 +21,22 @@ export async function withCache<T extends object>(
   /** For POST lookups: the validated body, which then belongs to the key. */
   requestBody?: unknown,
 ): Promise<T> {
-  const startedAt = Date.now();
   if (!useCache) return compute();
+  return cachedAnswer(c, await readRevisions(getDb(c.env.DB), revisionKeys), compute, requestBody);
+}
+
+/** The answer under a key of the client, `revisions` (`key=revision,…`) and the request; computed on a miss. */
+async function cachedAnswer<T extends object>(
+  c: Context<AppEnv>,
+  revisions: string,
+  compute: () => Promise<T>,
+  requestBody?: unknown,
+): Promise<T> {
+  const startedAt = Date.now();
   const url = new URL(c.req.url);
   url.searchParams.delete("useCache");
   if (requestBody !== undefined) url.searchParams.set("body", await sha256Hex(JSON.stringify(requestBody)));
   url.searchParams.sort();
-  const revisions = await readRevisions(getDb(c.env.DB), revisionKeys);
   const key = new Request(
     `https://response-cache.internal/${c.get("client").id}/${encodeURIComponent(revisions)}${url.pathname.replace(/\/$/, "")}?${url.searchParams}`,
   );
@@ -50,7 +60,8 @@ export async function withCache<T extends object>(
 /**
  * A read of a resource whose data moves with one revision key (a user's, a client's, a webhook's): its
  * ETag, then the answer (from the cache with `useCache`). The tag is read first, so it is never newer than
- * what the answer shows: a write conditional on it never passes over a change it did not show.
+ * what the answer shows: a write conditional on it never passes over a change it did not show. One read
+ * of the revision serves the tag and the cache key.
  */
 export async function taggedRead<T extends object>(
   c: Context<AppEnv>,
@@ -58,8 +69,9 @@ export async function taggedRead<T extends object>(
   revisionKey: string,
   compute: () => Promise<T>,
 ): Promise<T> {
-  await answerEntityTag(c, revisionKey);
-  return withCache(c, useCache, [revisionKey], compute);
+  const revision = await readRevision(getDb(c.env.DB), revisionKey);
+  c.header("ETag", entityTag(revisionKey, revision));
+  return useCache ? cachedAnswer(c, `${revisionKey}=${revision}`, compute) : compute();
 }
 
 /** The ETag of the data that moves with the revision key, on the answer; read before the data (`taggedRead`). */

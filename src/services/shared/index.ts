@@ -7,6 +7,7 @@ export {
   clientRevision,
   preconditionFailure,
   readEntityTag,
+  readRevision,
   readRevisions,
   USER_LIST_REVISIONS,
   userRevision,

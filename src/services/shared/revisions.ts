@@ -30,12 +30,17 @@ export const clientRevision = (clientId: number) => `client:${clientId}`;
 export const webhookRevision = (webhookId: number) => `webhook:${webhookId}`;
 
 export async function readEntityTag(db: Db, key: string): Promise<string> {
+  return entityTag(key, await readRevision(db, key));
+}
+
+/** One key's revision (0 before its first write). */
+export async function readRevision(db: Db, key: string): Promise<number> {
   const row = await db
     .select({ revision: cacheRevisions.revision })
     .from(cacheRevisions)
     .where(eq(cacheRevisions.key, key))
     .get();
-  return entityTag(key, row?.revision ?? 0);
+  return row?.revision ?? 0;
 }
 
 const PRECONDITION_FAILED = "If-Match: the resource changed since the ETag was read; read it again";

@@ -46,7 +46,9 @@ function marketplaceSimulator() {
  * of a second: every queue hop of a test would otherwise wait out the production batch window.
  */
 function quickQueueConsumers() {
-  const { queueConsumers } = unstable_getMiniflareWorkerOptions("./wrangler.toml").workerOptions;
+  const { queueConsumers } = unstable_getMiniflareWorkerOptions(
+    path.join(import.meta.dirname, "wrangler.toml"),
+  ).workerOptions;
   return Object.fromEntries(
     Object.entries(queueConsumers ?? {}).map(([queue, consumer]) => [queue, { ...consumer, maxBatchTimeout: 0.05 }]),
   );

@@ -18,12 +18,11 @@ import {
   decidePublishing,
   firstRefusal,
   type PublishState,
-  paidVerdicts,
-  withFunds,
 } from "../../src/services/publishing/decide";
 import { walkFunds } from "../../src/services/publishing/jobs/funds";
 import type { PublishJobRow } from "../../src/services/publishing/jobs/states";
 import type { PublishMode } from "../../src/services/publishing/outcomes";
+import { walkWallet } from "../../src/services/publishing/preflight";
 import type { UserRow } from "../../src/services/shared/access";
 import { defined, newClient } from "../harness/api";
 import { CAR_CATEGORY, createAd, createUser, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
@@ -305,13 +304,13 @@ describe("a dry run's decisions by table", () => {
   const dryRun = async (overrides: Partial<PublishState>, adIds: number[], balance: number) => {
     const state = stateOf({ ads: adsOf(adIds), attributes: attributesOn("portal_a", adIds), ...overrides });
     const decision = decidePublishing(state, { adIds, portal: "portal_a", mode: "publish", images: true });
-    const priced = decidePreflight(state, "portal_a", decision);
-    const walked = await walkFunds(
+    const { verdicts, left } = await walkWallet(
       getDb(env.DB),
-      paidVerdicts(priced).map((verdict) => verdict.price),
+      "portal_a",
+      decidePreflight(state, "portal_a", decision),
       balance,
     );
-    return { verdicts: withFunds("portal_a", priced, walked), balanceLeft: walked.left };
+    return { verdicts, balanceLeft: left };
   };
 
   it("pays placements in order while the balance lasts, as the write does", async () => {

@@ -5,7 +5,6 @@ import { type AttributeSet, checkAttributes } from "../ads/attributes";
 import type { Catalogue } from "../catalogue/catalogue";
 import { type FeatureName, placingPrice } from "../catalogue/features";
 import type { UserRow } from "../shared/access";
-import type { FundsWalked } from "./jobs/funds";
 import type { Decision } from "./jobs/queue";
 import type { PublishJobRow } from "./jobs/states";
 import { type Outcome, type PublishMode, REFUSAL_TEXTS, refused } from "./outcomes";
@@ -244,7 +243,7 @@ export interface DryVerdict {
  * What a publish call would do with its decision, as `writePublishDecision` and `queueJobs` do it: a
  * refusal stays; an open job of the same kind answers (no second charge); a placement of a live listing
  * with no unpublish open is a free update. The placements and updates left are priced; whether the wallet
- * covers them is the funds rule's (`withFunds`).
+ * covers them is the funds rule's (`walkWallet` in preflight.ts).
  */
 export function decidePreflight(state: PublishState, portal: PublishTarget, decision: PublishDecision): DryVerdict[] {
   const open = (adId: number, action: string) =>
@@ -262,24 +261,5 @@ export function decidePreflight(state: PublishState, portal: PublishTarget, deci
     if (open(d.adId, action)) return { adId: d.adId, outcome: "queued", price: 0, ask: false };
     const price = action === job.action ? job.cost : 0;
     return { adId: d.adId, outcome: action === "update" ? "update" : "placement", price, ask: true };
-  });
-}
-
-/** The verdicts the wallet decides, in order: the placements and updates (free ones included, as the write walks them). */
-export const paidVerdicts = (verdicts: DryVerdict[]) =>
-  verdicts.filter((verdict) => verdict.outcome === "placement" || verdict.outcome === "update");
-
-/** The verdicts after the funds rule walked `paidVerdicts`: what it did not take is refused for insufficient means. */
-export function withFunds(portal: PublishTarget, verdicts: DryVerdict[], walked: FundsWalked): DryVerdict[] {
-  let at = 0;
-  return verdicts.map((verdict): DryVerdict => {
-    if (verdict.outcome !== "placement" && verdict.outcome !== "update") return verdict;
-    const step = at++;
-    if (walked.taken[step]) return verdict;
-    const refusal = refused("insufficient_means", portal, verdict.adId, REFUSAL_TEXTS.insufficient_means, {
-      price: verdict.price,
-      balance: walked.before[step] ?? 0,
-    });
-    return { adId: verdict.adId, outcome: "refused", price: 0, refusal, ask: false };
   });
 }

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { namedBatches } from "../../db/client";
+import { type Db, namedBatches } from "../../db/client";
 import { users } from "../../db/schema";
 import { DomainError, detail } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
@@ -18,8 +18,6 @@ import {
   decidePreflight,
   decidePublishing,
   PREFLIGHT_MAX_ADS,
-  paidVerdicts,
-  withFunds,
 } from "./decide";
 import { walkFunds } from "./jobs/funds";
 import { assembleListing, listingQueries } from "./listing";
@@ -84,13 +82,8 @@ export async function preflightPublishing(
       available = balance;
     }
     const priced = decidePreflight(state, portal, decidePublishing(state, request));
-    const walked = await walkFunds(
-      ctx.db,
-      paidVerdicts(priced).map((verdict) => verdict.price),
-      available,
-    );
-    available = walked.left;
-    const dry = withFunds(portal, priced, walked);
+    const { verdicts: dry, left } = await walkWallet(ctx.db, portal, priced, available);
+    available = left;
     const connection = connectionView(portal, connectionStateOf(portal, state.connection, nowIso()), input);
     const reviewed =
       portal === "website"
@@ -109,6 +102,37 @@ export async function preflightPublishing(
   if (payerId !== input.userId && !(await mayRead(ctx, payerId)))
     return { wallet: { payer: "another payer", payerId: 0, balance: 0, charged, balanceAfter: 0 }, verdicts };
   return { wallet: { payer: "visible", payerId, balance, charged, balanceAfter: balance - charged }, verdicts };
+}
+
+/**
+ * The wallet's part of a dry run: the placements and updates among `priced`, in order (free ones too, as
+ * the write walks them), walked by the write's funds rule from `balance`; what it does not take is refused
+ * for insufficient means, with the balance left before it. Answers the verdicts and what is left.
+ */
+export async function walkWallet(
+  db: Db,
+  portal: PublishTarget,
+  priced: DryVerdict[],
+  balance: number,
+): Promise<{ verdicts: DryVerdict[]; left: number }> {
+  const paid = (verdict: DryVerdict) => verdict.outcome === "placement" || verdict.outcome === "update";
+  const walked = await walkFunds(
+    db,
+    priced.filter(paid).map((verdict) => verdict.price),
+    balance,
+  );
+  let step = 0;
+  const verdicts = priced.map((verdict): DryVerdict => {
+    if (!paid(verdict)) return verdict;
+    const at = step++;
+    if (walked.taken[at]) return verdict;
+    const refusal = refused("insufficient_means", portal, verdict.adId, REFUSAL_TEXTS.insufficient_means, {
+      price: verdict.price,
+      balance: walked.before[at] ?? 0,
+    });
+    return { adId: verdict.adId, outcome: "refused", price: 0, refusal, ask: false };
+  });
+  return { verdicts, left: walked.left };
 }
 
 /** Whether the caller may see the user (its own client's, or any for an internal client). */

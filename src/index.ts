@@ -2,6 +2,7 @@
 // on its first request), the queue consumer and the cron.
 import { app } from "./app";
 import { runScheduled } from "./cron";
+import { withIdLeasing } from "./db/ids";
 import type { Env } from "./env";
 import { handleJobs } from "./jobs/consumer";
 import { DOCUMENT_PATH, documentResponder } from "./routes/document";
@@ -21,10 +22,10 @@ export default {
   },
 
   async queue(batch, env) {
-    await handleJobs(batch, env);
+    await handleJobs(batch, withIdLeasing(env));
   },
 
   async scheduled(controller, env) {
-    await runScheduled(env, controller.scheduledTime);
+    await runScheduled(withIdLeasing(env), controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env, JobMessage>;

@@ -13,7 +13,7 @@ export const TRIGGER_REFUSALS = {
 } as const;
 
 /** A failure's text with its causes' (an ORM wraps D1's error, whose message says what the database refused). */
-function failureText(error: unknown): string {
+export function failureText(error: unknown): string {
   const texts: string[] = [];
   for (let current = error; current !== undefined && current !== null; current = (current as Error).cause) {
     texts.push(String((current as Error).message ?? current));

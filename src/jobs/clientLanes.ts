@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { withIdLeasing } from "../db/ids";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -68,7 +69,7 @@ export class ClientLanes extends DurableObject<Env> {
   private dispatchAgain = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, withIdLeasing(env));
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS work (
       id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane TEXT NOT NULL, key TEXT NOT NULL,

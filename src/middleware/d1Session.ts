@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { leasingIdBlocks } from "../db/ids";
 import { meterSession } from "../db/meter";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
@@ -26,7 +27,7 @@ export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const session = c.env.DB.withSession(bookmark || constraint);
   c.set("d1Usage", meterSession(session));
   // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.
-  c.env = { ...c.env, DB: session as unknown as D1Database };
+  c.env = { ...c.env, DB: leasingIdBlocks(session as unknown as D1Database) };
   await next();
   const reached = session.getBookmark();
   if (reached) c.header(BOOKMARK_HEADER, reached);

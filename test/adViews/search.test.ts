@@ -6,7 +6,7 @@ import { ads } from "../../src/db/schema";
 import { getAd, searchAds } from "../../src/services/adViews";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { callerOf } from "../../src/services/shared";
-import { call, expectEnvelope, newClient } from "../harness/api";
+import { call, expectEnvelope, groupOf, newClient } from "../harness/api";
 import { countingD1 } from "../harness/d1";
 import { CAR_CATEGORY, createAd, createUser, manufacturerBody, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 
@@ -391,7 +391,9 @@ describe("GET /ads/ searches one index answers by itself", () => {
   };
 
   it("finds only the ads the caller may see, as users are deleted or move to another client", async () => {
-    const [a, b] = [await newClient({ partner: true }), await newClient({ partner: true })];
+    const a = await newClient({ partner: true });
+    // In a's client group: a user moves only within its group.
+    const b = await newClient({ partner: true, groupId: await groupOf(a.client.id) });
     const internal = (await newClient({ internal: true })).key;
     const [sellerA, sellerB] = [(await createUser(a.key)).userId, (await createUser(b.key)).userId];
     const word = `zichtbaar${Date.now()}`;

@@ -27,10 +27,22 @@ export async function newClient(options: Partial<NewClient> = {}) {
   });
 }
 
-/** The pair of clients most tests act as: a partner client and an internal one, each with its own key. */
+/**
+ * The pair of clients most tests act as: a partner client and an internal one, each with its own key, in
+ * one client group (so the internal client's users may pay for the partner's).
+ */
 export async function twoClients() {
-  const [partner, internal] = await Promise.all([newClient({ partner: true }), newClient({ internal: true })]);
+  const partner = await newClient({ partner: true });
+  const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
   return { key: partner.key, internalKey: internal.key };
+}
+
+/** A client's group (`client_groups`). */
+export async function groupOf(clientId: number): Promise<number> {
+  const row = await env.DB.prepare("SELECT group_id AS g FROM api_clients WHERE id = ?")
+    .bind(clientId)
+    .first<{ g: number }>();
+  return defined(row, `client ${clientId}`).g;
 }
 
 export interface CallOptions {

@@ -1,5 +1,9 @@
 import { env } from "cloudflare:test";
+import { sql } from "drizzle-orm";
 import { expect } from "vitest";
+import { d1Statement } from "../../src/db/client";
+import { groupOfUser, ID_BLOCK_SLACK, leasingIdBlocks, nextId } from "../../src/db/ids";
+import { ads } from "../../src/db/schema";
 import { call } from "./api";
 
 /** A valid user body; tests override what they are about. */
@@ -128,13 +132,17 @@ export async function activate(key: string, user: { userId: number; activation: 
   expect(answer.status).toBe(200);
 }
 
-/** `count` ads of a user written straight to D1 (ids ascending; every third one archived). */
+/** `count` ads of a user written straight to D1 (ids ascending from its group's block; every third one archived). */
 export async function seedAds(userId: number, count: number) {
-  await env.DB.prepare(
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
-     INSERT INTO ads (user_id, title, description, category_id, price_model, price, status)
-     SELECT ?1, 'Seeded ad ' || i, 'Seeded', ?3, 'fixed', i, CASE WHEN i % 3 = 0 THEN 'archive' ELSE 'active' END FROM n`,
-  )
-    .bind(userId, count, SOFA_CATEGORY)
-    .run();
+  const d1 = leasingIdBlocks(env.DB);
+  // In inserts of at most ID_BLOCK_SLACK rows, as the API writes them.
+  for (let from = 1; from <= count; from += ID_BLOCK_SLACK) {
+    await d1Statement(
+      d1,
+      sql`WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${Math.min(count, from + ID_BLOCK_SLACK - 1)})
+       INSERT INTO ads (id, user_id, title, description, category_id, price_model, price, status)
+       SELECT ${nextId(ads, groupOfUser(userId), sql`i - ${from}`)}, ${userId}, 'Seeded ad ' || i, 'Seeded', ${SOFA_CATEGORY}, 'fixed', i,
+         CASE WHEN i % 3 = 0 THEN 'archive' ELSE 'active' END FROM n`,
+    ).run();
+  }
 }

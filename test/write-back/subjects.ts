@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import committed from "../../openapi/openapi.json";
 import { COUNTIES } from "../../src/lib/dutch";
-import { call, newClient } from "../harness/api";
+import { call, groupOf, newClient } from "../harness/api";
 import {
   CAR_ATTRIBUTES,
   CAR_CATEGORY,
@@ -65,8 +65,10 @@ let otherClientId: number;
 
 /** The clients a test file of these checks acts as: call it in the file's beforeAll. */
 export async function setUp(): Promise<string> {
-  key = (await newClient({ internal: true })).key;
-  otherClientId = (await newClient()).client.id;
+  const internal = await newClient({ internal: true });
+  key = internal.key;
+  // Of the same client group: a user moves only within its group.
+  otherClientId = (await newClient({ groupId: await groupOf(internal.client.id) })).client.id;
   return key;
 }
 

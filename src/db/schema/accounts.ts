@@ -18,6 +18,8 @@ export const apiClients = sqliteTable("api_clients", {
   revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
   /** Origins a consent may return the user to (`returnUrl` of POST /oauth/…), as the client registered them. */
   returnOrigins: text("return_origins", { mode: "json" }).$type<string[]>().notNull().default([]),
+  /** The client group (`client_groups`) whose blocks its rows' ids come from; the clients before groups are in 1. */
+  groupId: integer("group_id").notNull().default(1),
   createdAt: createdAt(),
 });
 

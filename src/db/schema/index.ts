@@ -2,6 +2,7 @@
 export * from "./accounts";
 export * from "./ads";
 export * from "./catalogue";
+export * from "./directory";
 export * from "./events";
 export * from "./images";
 export * from "./market";

@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { apiClients } from "../../db/schema";
+import { and, eq, sql } from "drizzle-orm";
+import { type Db, namedBatch } from "../../db/client";
+import { apiClients, clientGroups } from "../../db/schema";
 import type { ApiClient } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { clientIdOf } from "../shared/access";
@@ -55,23 +55,32 @@ export interface NewClient {
   partner?: boolean;
   rate?: number | null;
   burst?: number | null;
+  /** The client group it joins; without one, a new group of its own. */
+  groupId?: number;
 }
 
 /** Creates a client with a fresh key; the key is returned once and only its hash is stored. */
 export async function createApiClient(db: Db, input: NewClient): Promise<{ client: ApiClient; key: string }> {
   const key = `cam_${randomToken(32)}`;
-  const row = await db
-    .insert(apiClients)
-    .values({
-      name: input.name,
-      keyHash: await sha256Hex(key),
-      internal: input.internal ?? false,
-      partner: input.partner ?? false,
-      rate: input.rate ?? null,
-      burst: input.burst ?? null,
-    })
-    .returning()
-    .get();
+  const { group, created } = await namedBatch(db, {
+    group:
+      input.groupId === undefined ? db.insert(clientGroups).values({}).returning({ id: clientGroups.id }) : undefined,
+    created: db
+      .insert(apiClients)
+      .values({
+        name: input.name,
+        keyHash: await sha256Hex(key),
+        internal: input.internal ?? false,
+        partner: input.partner ?? false,
+        rate: input.rate ?? null,
+        burst: input.burst ?? null,
+        // The group inserted just before, in the same transaction.
+        groupId: input.groupId ?? sql`(SELECT max(${clientGroups.id}) FROM ${clientGroups})`,
+      })
+      .returning(),
+  });
+  const [row] = created;
+  if (!row || (group && !group[0])) throw new Error("the client's insert returned no row");
   const { id, name, internal, partner, rate, burst } = row;
   return { client: { id, name, internal, partner, rate, burst }, key };
 }

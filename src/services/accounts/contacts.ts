@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNotNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { ads, contacts, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
@@ -147,7 +148,7 @@ export async function createContact(ctx: ServiceContext, input: ContactInput): P
   try {
     // The trigger contacts_max_per_user refuses the insert past maxContacts, even under concurrent creates.
     await db.batch([
-      db.insert(contacts).values({ ...fields, userId, postalCode }),
+      db.insert(contacts).values({ ...fields, userId, postalCode, id: nextId(contacts, groupOfUser(userId)) }),
       bumpRevisions(db, userWriteRevisions(userId), ctx.precondition),
     ]);
   } catch (error) {

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
 import { adTallies, folders } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
@@ -69,7 +70,10 @@ export async function createFolder(ctx: ServiceContext, input: { userId: number;
   const { db, caller } = ctx;
   await requireUser(db, caller, input.userId);
   const { row } = await namedBatch(db, {
-    row: db.insert(folders).values(input).returning(),
+    row: db
+      .insert(folders)
+      .values({ ...input, id: nextId(folders, groupOfUser(input.userId)) })
+      .returning(),
     revisions: bumpRevisions(db, userWriteRevisions(input.userId), ctx.precondition),
   });
   return row.map(toView);

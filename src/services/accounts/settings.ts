@@ -5,6 +5,7 @@ import { DomainError } from "../../lib/errors";
 import type { AdType } from "../../lib/vocabulary";
 import { type Caller, isInternal, requireInternal, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { groupsOfUsers, otherGroup } from "../shared/groups";
 import { bumpRevisions, userWriteRevisions } from "../shared/revisions";
 import type { SettingsInput, SettingsPatch } from "./schemas/settings";
 import { visibleUserIds } from "./users";
@@ -45,20 +46,29 @@ export async function getSettings(ctx: ServiceContext, userId: number): Promise<
   return toSettingsView(await loadSettings(db, userId));
 }
 
-/** mainUserId and walletUserId, where they change, must name users the client may see. */
+/**
+ * mainUserId and walletUserId, where they change, must name users the client may see, in the user's
+ * client group (a payer and its seller are written in one transaction).
+ */
 async function checkReferences(
   db: Db,
   caller: Caller,
-  input: Partial<SettingsInput>,
+  input: Partial<SettingsInput> & { userId: number },
   current: SettingsRow,
 ): Promise<void> {
   const refs = (["mainUserId", "walletUserId"] as const).filter(
     (f) => input[f] !== undefined && input[f] !== null && input[f] !== current[f],
   );
+  if (refs.length === 0) return;
   const ids = refs.map((f) => input[f] as number);
-  const visible = await visibleUserIds(db, caller, ids);
+  const [visible, groups] = await Promise.all([
+    visibleUserIds(db, caller, ids),
+    groupsOfUsers(db, [input.userId, ...ids]),
+  ]);
   const problems = refs.filter((f) => !visible.has(input[f] as number)).map((f) => `${f}: user ${input[f]} not found`);
   if (problems.length > 0) throw DomainError.of("reference_not_found", ...problems);
+  const apart = refs.find((f) => groups.get(input[f] as number) !== groups.get(input.userId));
+  if (apart) throw otherGroup(apart, `user ${input[apart]}`);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfClient, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import {
   adImages,
   ads,
-  apiClients,
   contacts,
   folders,
   notifications,
@@ -34,6 +34,7 @@ import {
   visibleUsers,
 } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
+import { groupOfClientRow, otherGroup } from "../shared/groups";
 import { bumpRevisions, requirePrecondition, userWriteRevisions } from "../shared/revisions";
 import { type ContactsSummary, contactsSummaries } from "./contacts";
 import type { UserInput, UserPatch } from "./schemas/users";
@@ -179,11 +180,18 @@ const refuseUserWrite = (externalUserId: number | null | undefined) => (error: u
   throw error;
 };
 
-/** A user given to another client (internal clients only) goes to one that exists. */
-async function requireClient(db: Db, clientId: number | null | undefined): Promise<void> {
+/**
+ * A user given to another client (internal clients only) goes to one that exists; a user that moves stays
+ * in its client's group (`from`: its client now), since its rows' ids name that group.
+ */
+async function requireClient(db: Db, clientId: number | null | undefined, from?: number | null): Promise<void> {
   if (clientId === null || clientId === undefined) return;
-  const client = await db.select({ id: apiClients.id }).from(apiClients).where(eq(apiClients.id, clientId)).get();
-  if (!client) throw DomainError.of("reference_not_found", `clientId: client ${clientId} not found`);
+  const [group, fromGroup] = await Promise.all([
+    groupOfClientRow(db, clientId),
+    from === undefined ? undefined : from === null ? 1 : groupOfClientRow(db, from),
+  ]);
+  if (group === undefined) throw DomainError.of("reference_not_found", `clientId: client ${clientId} not found`);
+  if (fromGroup !== undefined && fromGroup !== group) throw otherGroup("clientId", `client ${clientId}`);
 }
 
 export async function createUser(ctx: ServiceContext, input: UserInput): Promise<UserView> {
@@ -201,7 +209,12 @@ export async function createUser(ctx: ServiceContext, input: UserInput): Promise
     clientId: input.clientId === undefined ? clientIdOf(caller) : input.clientId,
     email: input.email,
   });
-  const row = await db.insert(users).values(columns).returning().get().catch(refuseUserWrite(columns.externalUserId));
+  const row = await db
+    .insert(users)
+    .values({ ...columns, id: nextId(users, groupOfClient(columns.clientId ?? clientIdOf(caller))) })
+    .returning()
+    .get()
+    .catch(refuseUserWrite(columns.externalUserId));
   await db.batch([
     db.insert(userSettings).values({ userId: row.id }),
     bumpRevisions(db, userWriteRevisions(row.id), ctx.precondition),
@@ -215,7 +228,7 @@ export async function updateUser(ctx: ServiceContext, patch: UserPatch): Promise
   const { userId, ...changes } = patch;
   if (changes.clientId !== undefined && changes.clientId !== current.clientId) {
     requireInternal(caller, "clientId");
-    await requireClient(db, changes.clientId);
+    await requireClient(db, changes.clientId, current.clientId);
   }
   if (changes.externalUserId !== undefined && changes.externalUserId !== current.externalUserId) {
     requireInternal(caller, "externalUserId");

@@ -1,7 +1,8 @@
-import { and, eq, gte, or, sql } from "drizzle-orm";
+import { and, eq, gte, or, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfUser, newestId, nextId } from "../../db/ids";
 import { rowsAsJson } from "../../db/nestedRows";
 import { rowChunks } from "../../db/rowChunks";
 import { adAttributes, adDetails, adSettings, ads, contacts, folders, userSettings } from "../../db/schema";
@@ -151,12 +152,14 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
   if (problems.length > 0) throw new DomainError(problems);
 
   // One batch, one transaction: the ad and everything below it are stored together or not at all.
-  // The rows below the ad take its id from the AUTOINCREMENT sequence inside that transaction.
-  const newAdId = sql`(SELECT seq FROM sqlite_sequence WHERE name = 'ads')`;
+  // The rows below the ad take its id as the newest of its group's block inside that transaction.
+  const group = groupOfUser(input.userId);
+  const newAdId = newestId(ads, group);
   const { created } = await namedBatch(db, {
     created: db
       .insert(ads)
       .values({
+        id: nextId(ads, group),
         userId: input.userId,
         contactId: input.contactId ?? null,
         folderId: input.folderId ?? null,
@@ -171,7 +174,7 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
         ...priceColumns(input.price),
         licensePlate: input.misc?.licensePlate ?? null,
         provider: input.provider ?? null,
-        createdAt: creationTime,
+        createdAt: creationTime(group),
       })
       .returning({ id: ads.id }),
     attributes: insertAttributes(
@@ -189,10 +192,12 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
 }
 
 /**
- * An ad's creation time: now, or the newest ad's if the clock reads earlier. Creation order is then id order
- * (searches page by id for `created`), and the dates a client sees in that order never run backwards.
+ * An ad's creation time: now, or its client group's newest ad's if the clock reads earlier. Creation order
+ * is then id order within a group, which holds every list a client sees (searches page by id for
+ * `created`), and the dates it sees in that order never run backwards.
  */
-const creationTime = sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce((SELECT created_at FROM ads ORDER BY id DESC LIMIT 1), ''))`;
+const creationTime = (group: SQL) =>
+  sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce((SELECT created_at FROM ads WHERE id = ${newestId(ads, group)}), ''))`;
 
 /**
  * Rewrites the ad's details copy (`ad_details`) from its attribute and setting rows, once per command and

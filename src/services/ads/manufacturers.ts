@@ -1,5 +1,6 @@
 import { and, asc, count, eq, like, type SQL, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfUser, nextId, withIds } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { rowChunks } from "../../db/rowChunks";
 import { adPublications, ads, adUpdateRequests, categories, manufacturers, users } from "../../db/schema";
@@ -167,6 +168,7 @@ export async function createManufacturer(ctx: ServiceContext, input: Manufacture
   const row = await db
     .insert(manufacturers)
     .values({
+      id: nextId(manufacturers, groupOfUser(input.userId)),
       userId: input.userId,
       tradename: input.manufacturerTradename,
       address: input.manufacturerAddress,
@@ -271,7 +273,9 @@ export async function attachManufacturer(
       ? rowChunks(
           adUpdateRequests,
           published.map((p) => ({ ...p, reason: "manufacturer" })),
-        ).map((rows) => db.insert(adUpdateRequests).values(rows))
+        ).map((rows) =>
+          db.insert(adUpdateRequests).values(withIds(adUpdateRequests, rows, () => groupOfUser(input.userId))),
+        )
       : []),
     bumpRevisions(db, adWriteRevisions(input.userId), ctx.precondition),
   ]);

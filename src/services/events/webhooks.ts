@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, sql } from "drizzle-orm";
 import { namedBatch } from "../../db/client";
+import { groupOfClient, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Env } from "../../env";
@@ -107,6 +108,7 @@ export async function createWebhook(ctx: ServiceContext, input: WebhookInput) {
     created: ctx.db
       .insert(webhookEndpoints)
       .values({
+        id: nextId(webhookEndpoints, groupOfClient(clientId)),
         clientId,
         url: input.url,
         types: input.types?.length ? input.types : null,

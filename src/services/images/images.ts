@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfAd, nextId, withIds } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { rowChunks } from "../../db/rowChunks";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
@@ -54,7 +55,7 @@ const requestUpdates = (db: Db, adId: number) =>
   db.insert(adUpdateRequests).select(
     db
       .select({
-        id: sql<number>`NULL`.as("id"),
+        id: sql<number>`${nextId(adUpdateRequests, groupOfAd(adId), sql`row_number() OVER ()`)}`.as("id"),
         adId: adPublications.adId,
         portal: adPublications.portal,
         reason: sql<string>`'images'`.as("reason"),
@@ -138,7 +139,10 @@ export async function queueImages(
     autoupdate: input.autoupdate,
   }));
   const insertJobs = rowChunks(imageJobs, jobRows).map((rows) =>
-    db.insert(imageJobs).values(rows).returning({ id: imageJobs.id }),
+    db
+      .insert(imageJobs)
+      .values(withIds(imageJobs, rows, () => groupOfAd(ad.id)))
+      .returning({ id: imageJobs.id }),
   );
   let jobs: { id: number }[];
   try {

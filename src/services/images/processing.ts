@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, d1Statement, namedD1Batch } from "../../db/client";
-import { imageJobs } from "../../db/schema";
+import { groupOfAd, nextId } from "../../db/ids";
+import { adImages, adUpdateRequests, imageJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
@@ -204,10 +205,12 @@ export async function runImageJob(ctx: JobContext, input: { jobId: number }): Pr
     ]);
     // One transaction: the image only lands if the job was not cancelled meanwhile, and the job records it.
     const { inserted } = await namedD1Batch(env.DB, {
-      inserted: env.DB.prepare(
-        `INSERT INTO ad_images (ad_id, job_id, sort_key, original_key, thumbnail_key, content_type, width, height)
-         SELECT ?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM image_jobs WHERE id = ?2 AND done = 0)`,
-      ).bind(job.adId, job.id, stored.originalKey, stored.thumbnailKey, type, width, height),
+      inserted: d1Statement(
+        env.DB,
+        sql`INSERT INTO ad_images (id, ad_id, job_id, sort_key, original_key, thumbnail_key, content_type, width, height)
+         SELECT ${nextId(adImages, groupOfAd(job.adId))}, ${job.adId}, ${job.id}, ${job.id}, ${stored.originalKey}, ${stored.thumbnailKey}, ${type}, ${width}, ${height}
+         WHERE EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
+      ),
       // Its event, while the job is still open (so a redelivered job reports nothing twice).
       event: d1Statement(
         env.DB,
@@ -228,11 +231,12 @@ export async function runImageJob(ctx: JobContext, input: { jobId: number }): Pr
            reason = CASE WHEN EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?1) THEN NULL ELSE coalesce(reason, 'cancelled') END
          WHERE id = ?1`,
       ).bind(job.id),
-      updateRequests: env.DB.prepare(
-        `INSERT INTO ad_update_requests (ad_id, portal, reason)
-         SELECT ad_id, portal, 'images' FROM ad_publications
-         WHERE ad_id = ?1 AND active = 1 AND ?2 = 1 AND EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?3)`,
-      ).bind(job.adId, job.autoupdate ? 1 : 0, job.id),
+      updateRequests: d1Statement(
+        env.DB,
+        sql`INSERT INTO ad_update_requests (id, ad_id, portal, reason)
+         SELECT ${nextId(adUpdateRequests, groupOfAd(job.adId), sql`row_number() OVER ()`)}, ad_id, portal, 'images' FROM ad_publications
+         WHERE ad_id = ${job.adId} AND active = 1 AND ${job.autoupdate ? 1 : 0} = 1 AND EXISTS (SELECT 1 FROM ad_images WHERE job_id = ${job.id})`,
+      ),
       revisions: d1Statement(env.DB, bumpRevisions(db, adWriteRevisions(job.userId))),
     });
     if (!inserted.meta.changes) await deleteObjects(env.MEDIA, [stored]);

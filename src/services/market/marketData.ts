@@ -1,5 +1,6 @@
 import { and, asc, between, eq, inArray, sql } from "drizzle-orm";
 import { namedBatches } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
@@ -50,6 +51,7 @@ export async function pullMarketData(ctx: JobContext, input: { limit: number }) 
         const adId = adOf.get(bid.remoteAdId);
         if (!adId) return [];
         const values = {
+          id: nextId(bids, groupOfUser(userId)),
           adId,
           portal: portal as Marketplace,
           remoteBidId: bid.bidId,

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { byTurns } from "../../db/fairShare";
+import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { adPublications, ads, taskRuns, tasks, users } from "../../db/schema";
 import { amsterdamDay, amsterdamToUtc } from "../../lib/time";
@@ -51,7 +52,12 @@ export async function runDueTasks(ctx: JobContext, input: { limit: number }) {
       if (task.dayOfWeek && !(task.dayOfWeek as string[]).includes(weekday)) continue;
       const claimed = await db
         .insert(taskRuns)
-        .values({ taskId: task.id, runKey: `${task.id}@${date}T${task.time}`, dueAt: dueAt.toISOString() })
+        .values({
+          id: nextId(taskRuns, groupOfUser(task.userId)),
+          taskId: task.id,
+          runKey: `${task.id}@${date}T${task.time}`,
+          dueAt: dueAt.toISOString(),
+        })
         .onConflictDoNothing()
         .returning({ id: taskRuns.id });
       if (!claimed[0]) continue;

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { ads, taskRuns, tasks, type WEEKDAYS } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
@@ -133,7 +134,7 @@ export async function createTask(ctx: ServiceContext, input: TaskInput): Promise
       .select(
         db
           .select({
-            id: sql<number>`NULL`.as("id"),
+            id: sql<number>`${nextId(tasks, groupOfUser(input.userId))}`.as("id"),
             userId: sql<number>`${input.userId}`.as("user_id"),
             portal: sql<Marketplace>`${input.portal}`.as("portal"),
             feature: sql<string>`${input.feature ?? "upcall"}`.as("feature"),

@@ -1,5 +1,6 @@
 import { desc, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
 import { notifications, userSettings, walletEntries } from "../../db/schema";
 import { formatDateTime } from "../../lib/time";
 import { eventOf } from "../events/events";
@@ -57,6 +58,7 @@ export async function adjustWallet(
   requireInternal(caller, "wallet");
   await requireUser(db, caller, input.userId);
   await db.insert(walletEntries).values({
+    id: nextId(walletEntries, groupOfUser(input.userId)),
     userId: input.userId,
     amount: input.amount,
     kind: input.amount >= 0 ? "credit" : "debit",
@@ -82,7 +84,9 @@ export async function noteBudgetCrossing(db: Db, payerId: number, charged: numbe
   if (limit <= 0 || after >= limit || after + charged < limit) return;
   const message = `balance ${after} cents is below the notification limit of ${limit} cents`;
   await db.batch([
-    db.insert(notifications).values({ userId: payerId, kind: "budget", message }),
+    db
+      .insert(notifications)
+      .values({ id: nextId(notifications, groupOfUser(payerId)), userId: payerId, kind: "budget", message }),
     eventOf(db, {
       type: "wallet.below_limit",
       userId: payerId,

@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatches } from "../../../db/client";
+import { groupOfUser, nextId } from "../../../db/ids";
 import { adFeatures, adPublications, publishJobs, walletEntries } from "../../../db/schema";
 import type { Metrics } from "../../../lib/metrics";
 import type { JobAction } from "../../../lib/vocabulary";
@@ -260,7 +261,7 @@ const refundOf = (db: Db, itemId: number, reason: string) =>
     .select(
       db
         .select({
-          id: sql<number>`NULL`.as("id"),
+          id: sql<number>`${nextId(walletEntries, groupOfUser(publishJobs.payerId))}`.as("id"),
           userId: sql<number>`${publishJobs.payerId}`.as("user_id"),
           amount: publishJobs.cost,
           kind: sql<"refund">`'refund'`.as("kind"),

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, d1Statement, namedD1Batch, rowsOf } from "../../../db/client";
-import { publishJobs } from "../../../db/schema";
+import { groupOfUser, nextId } from "../../../db/ids";
+import { publishJobs, walletEntries } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { randomToken } from "../../../lib/crypto";
 import { log } from "../../../lib/log";
@@ -169,17 +170,18 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?:
     // Jobs for the applicable decisions with no open job, taken by the funds rule (jobs/funds.ts) from
     // their payer's balance in this transaction.
     insert: statement(sql`INSERT OR IGNORE INTO queue_items
- (ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
+ (id, ad_id, user_id, portal, action, feature, images, nonce, external_ref, cost, payer_id, retry_at, retry_of, request_id)
  WITH RECURSIVE ${fundsWalk(sql`(SELECT d.*, ${payerBalance("d")} AS funds FROM ${decided} d
  WHERE d.applicable AND NOT EXISTS (SELECT 1 FROM queue_items o WHERE ${sameOpenJob("d")}))`)}
- SELECT c.ad_id, c.user_id, c.portal, c.action, c.feature, c.images, ${nonce},
+ SELECT ${nextId(publishJobs, groupOfUser(sql`c.user_id`), sql`c.idx`)}, c.ad_id, c.user_id, c.portal, c.action, c.feature, c.images, ${nonce},
  coalesce(c.external_ref, 'ad-' || c.ad_id || '-' || c.portal || '-' || ${nonce}), c.cost, c.payer_id, ${now}, c.retry_of, ${requestId ?? null}
  FROM candidates c JOIN walk w ON w.idx = c.idx
  WHERE w.taken
  ORDER BY c.idx`),
     // Their charges, in the same transaction: never a charge without a job, nor a job unpaid.
-    charges: statement(sql`INSERT INTO wallet_entries (user_id, amount, kind, description, ad_id, portal, queue_item_id)
- SELECT q.payer_id, -q.cost, 'charge', d.description, q.ad_id, q.portal, q.id
+    charges:
+      statement(sql`INSERT INTO wallet_entries (id, user_id, amount, kind, description, ad_id, portal, queue_item_id)
+ SELECT ${nextId(walletEntries, groupOfUser(sql`q.payer_id`), sql`row_number() OVER (ORDER BY q.id)`)}, q.payer_id, -q.cost, 'charge', d.description, q.ad_id, q.portal, q.id
  FROM queue_items q JOIN ${decided} d
  ON d.ad_id = q.ad_id AND d.portal = q.portal AND d.action = q.action AND coalesce(d.feature, '') = coalesce(q.feature, '')
  WHERE q.nonce = ${nonce} AND q.cost > 0`),

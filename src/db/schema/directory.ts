@@ -1,0 +1,26 @@
+/** Client groups and the blocks of ids each group leases: what a split over many databases routes by. */
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt } from "./shared";
+
+/** A group of API clients (a dealer group, an agency with its dealers): the data of a group stays together. */
+export const clientGroups = sqliteTable("client_groups", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  createdAt: createdAt(),
+});
+
+/**
+ * Blocks of ids (src/db/ids.ts): block `block` of a table holds its ids `block × ID_BLOCK_SIZE` to the
+ * next block's first, all issued to rows of one client group, so an id names its group by its block.
+ */
+export const idBlocks = sqliteTable(
+  "id_blocks",
+  {
+    /** The table whose ids the block holds. */
+    kind: text("kind").notNull(),
+    block: integer("block").notNull(),
+    groupId: integer("group_id").notNull(),
+    /** The highest id deleted while it was the newest of its block: no id up to it is issued again. */
+    deletedHigh: integer("deleted_high"),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.block] }), index("id_blocks_group").on(t.kind, t.groupId, t.block)],
+);

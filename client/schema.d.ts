@@ -2123,6 +2123,16 @@ export interface components {
             migration?: string | null;
             /** @description deep=1: connections whose tokens are still sealed with a previous key */
             tokensToReseal?: number | null;
+            /**
+             * @description deep=1: per table whose ids come from client groups' blocks, the share of its 32-bit id space leased (0 to 1)
+             * @example {
+             *       "ads": 0.0004,
+             *       "users": 0.0001
+             *     }
+             */
+            idSpace?: {
+                [key: string]: number;
+            } | null;
             /** @description deep=1: each dependency with its latency */
             checks?: {
                 d1: components["schemas"]["DependencyCheck"];
@@ -3989,6 +3999,10 @@ export interface operations {
                      *         "version": "1.0.0",
                      *         "migration": "0019_keyword_prefix_index.sql",
                      *         "tokensToReseal": 1,
+                     *         "idSpace": {
+                     *           "ads": 0.0004,
+                     *           "users": 0.0001
+                     *         },
                      *         "checks": {
                      *           "d1": {
                      *             "ok": true,

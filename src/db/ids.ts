@@ -13,7 +13,7 @@
  */
 import { getTableName, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { d1Statement } from "./client";
+import { type Db, d1Statement } from "./client";
 import {
   adImages,
   ads,
@@ -109,23 +109,29 @@ const ID_TABLES: readonly IdTable[] = [
 ];
 
 /**
- * Leases a table's next free block to every group whose latest block of it is more than half used, or
- * that has none yet: one statement per table, each atomic in its database, so two at once never lease
- * one block twice.
+ * Leases a table's next free block to every group (or the one group given) whose latest block of it is
+ * more than half used, or that has none yet: one statement per table, each atomic in its database, so
+ * two at once never lease one block twice.
  */
-const topUp = (table: IdTable) => {
+const topUp = (table: IdTable, group?: SQL) => {
   const kind = kindOf(table);
   return sql`INSERT INTO ${idBlocks} (kind, block, group_id)
     SELECT ${kind}, (SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${kind}) + row_number() OVER (ORDER BY g.id), g.id
     FROM ${clientGroups} g
-    WHERE NOT EXISTS (SELECT 1 FROM (SELECT b.block, ${newestIn(table, sql`b.block * ${SIZE}`)} AS newest FROM ${latestBlock(table, sql`g.id`)})
+    WHERE ${group ? sql`g.id = ${group}` : sql`1`} AND NOT EXISTS (SELECT 1 FROM (SELECT b.block, ${newestIn(table, sql`b.block * ${SIZE}`)} AS newest FROM ${latestBlock(table, sql`g.id`)})
       WHERE newest < block * ${SIZE} + ${SIZE} / 2)`;
 };
 
-/** Leases a block to each group and table that needs one (`topUp`): one batch. */
+/**
+ * Leases a block to each group and table that needs one (`topUp`): one batch. It runs when an insert
+ * found its block full, which does not say whose: every group's latest blocks are looked at.
+ */
 export async function topUpIdBlocks(d1: D1Database): Promise<void> {
   await d1.batch(ID_TABLES.map((table) => d1Statement(d1, topUp(table))));
 }
+
+/** A new group's first block of every table, for the batch that creates it (`group`: its id, as SQL). */
+export const firstBlocks = (group: SQL): SQL[] => ID_TABLES.map((table) => topUp(table, group));
 
 /** Whether a write failed because an id block it issues from is full or missing (nothing was written). */
 export const outOfIdBlock = (error: unknown) => failureText(error).includes(OUT_OF_BLOCK);
@@ -200,3 +206,15 @@ export const withIds = <Row>(table: IdTable, rows: Row[], groupOf: (row: Row) =>
 export const newestId = (table: IdTable, group: GroupRef): SQL =>
   sql`(SELECT newest FROM (SELECT (SELECT id FROM ${sql.identifier(getTableName(table))} WHERE id BETWEEN b.block * ${SIZE} AND b.block * ${SIZE} + ${SIZE} - 1 ORDER BY id DESC LIMIT 1) AS newest
     FROM id_blocks b WHERE b.kind = ${kindOf(table)} AND b.group_id = ${group} ORDER BY b.block DESC) WHERE newest IS NOT NULL LIMIT 1)`;
+
+/** Blocks of a table that fit in a positive 32-bit id. */
+const BLOCKS_IN_32_BITS = 2 ** 31 / ID_BLOCK_SIZE;
+
+/** Per table, the share of its 32-bit id space up to its highest block leased (what an operator watches). */
+export async function idSpaceLeased(db: Db): Promise<Record<string, number>> {
+  const rows = await db
+    .select({ kind: idBlocks.kind, highest: sql<number>`max(${idBlocks.block})` })
+    .from(idBlocks)
+    .groupBy(idBlocks.kind);
+  return Object.fromEntries(rows.map((row) => [row.kind, (row.highest + 1) / BLOCKS_IN_32_BITS]));
+}

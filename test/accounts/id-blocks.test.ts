@@ -4,9 +4,10 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ID_BLOCK_SIZE, ID_BLOCK_SLACK } from "../../src/db/ids";
 import { receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
-import { call, eventually, expectEnvelope, expectError, groupOf, newClient } from "../harness/api";
-import { contactBody, createAd, createUser, manufacturerBody } from "../harness/data";
+import { call, eventually, expectEnvelope, expectError, groupOf, newClient, twoClients } from "../harness/api";
+import { contactBody, createAd, createUser, manufacturerBody, PAID_CATEGORY } from "../harness/data";
 import { sellerImages } from "../harness/images";
+import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
 import { clientTasks, cronAt } from "../harness/tasks";
 
 /** The block's group of an id of `kind`. */
@@ -75,8 +76,10 @@ describe("ids that route", () => {
     const internal = await newClient({ internal: true });
     const [a, b] = [await newClient({ partner: true }), await newClient({ partner: true })];
     const [groupA, groupB] = [await groupOf(a.client.id), await groupOf(b.client.id)];
-    expect(groupA).toBeDefined();
     expect(groupA).not.toBe(groupB);
+    // A new group holds a block of every table from its creation on.
+    const leased = await env.DB.prepare("SELECT count(*) AS n FROM id_blocks WHERE group_id = ?").bind(groupA).first();
+    expect(leased?.n).toBe(15);
     const [lifeA, lifeB] = await Promise.all([
       liveAClientsLife(a.key, internal.key),
       liveAClientsLife(b.key, internal.key),
@@ -125,6 +128,41 @@ describe("ids that route", () => {
     expect(await blockGroup("ads", ids[1] as number)).toBe(group);
     expect(new Set([first, ...ids]).size).toBe(4);
     for (const id of ids) expect(id).toBeLessThan(2 ** 31);
+  });
+
+  it("a batch of paid placements at a full block of jobs: each job in the new block, charged once", async () => {
+    const { key, internalKey } = await twoClients();
+    const userId = await connectedSeller(key, internalKey, 100_000);
+    const adIds: number[] = [];
+    for (let i = 0; i < 5; i += 1)
+      adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, externalAdId: 700 + i })).adId);
+    const group = await groupOf((await call("GET", "/client/", { key })).body.data.clientId);
+    // The group's blocks of jobs and ledger entries as if all but three of the ids they issue were issued.
+    for (const kind of ["queue_items", "wallet_entries"])
+      await env.DB.prepare(
+        `UPDATE id_blocks SET deleted_high = (block + 1) * ${ID_BLOCK_SIZE} - ${ID_BLOCK_SLACK} - 3
+         WHERE kind = ? AND group_id = ? AND block = (SELECT max(block) FROM id_blocks WHERE kind = ? AND group_id = ?)`,
+      )
+        .bind(kind, group, kind, group)
+        .run();
+    const placed = await call("POST", "/publish/batch", { key, body: { userId, adId: adIds, portal: "portal_a" } });
+    expectEnvelope(placed, 200);
+    const { results: jobs } = await env.DB.prepare(
+      `SELECT q.id, (SELECT count(*) FROM wallet_entries w WHERE w.queue_item_id = q.id AND w.kind = 'charge') AS charges
+       FROM queue_items q WHERE q.user_id = ?`,
+    )
+      .bind(userId)
+      .all<{ id: number; charges: number }>();
+    expect(jobs).toHaveLength(5);
+    for (const job of jobs) {
+      expect(job.charges).toBe(1);
+      expect(await blockGroup("queue_items", job.id)).toBe(group);
+    }
+    expect(new Set(jobs.map((job) => Math.floor(job.id / ID_BLOCK_SIZE))).size).toBe(1);
+    await eventually(
+      async () => ((await listingsAtMarketplace(key, userId)).length === 5 ? true : undefined),
+      "5 listings",
+    );
   });
 
   it("an id deleted while it was the newest is never issued again", async () => {

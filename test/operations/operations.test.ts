@@ -5,6 +5,7 @@ import journal from "../../migrations/meta/_journal.json";
 import simulatorToml from "../../simulator/wrangler.toml?raw";
 import { app } from "../../src/app";
 import { runScheduled } from "../../src/cron";
+import { ID_BLOCK_SIZE } from "../../src/db/ids";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { open } from "../../src/lib/secretBox";
@@ -198,6 +199,14 @@ describe("readiness", () => {
     });
     for (const name of ["d1", "r2", "queue", "rateLimiter"] as const)
       expect(deep.body.data.checks?.[name], name).toMatchObject({ ok: true, latencyMs: expect.any(Number) });
+    // The share of each table's 32-bit ids its blocks took: the highest block leased + 1, of 2^31 / 4,096.
+    const { results: highest } = await env.DB.prepare(
+      "SELECT kind, max(block) AS block FROM id_blocks GROUP BY kind",
+    ).all<{ kind: string; block: number }>();
+    expect(highest.length).toBeGreaterThan(0);
+    expect(deep.body.data.idSpace).toEqual(
+      Object.fromEntries(highest.map(({ kind, block }) => [kind, (block + 1) / (2 ** 31 / ID_BLOCK_SIZE)])),
+    );
 
     const brokenR2 = {
       ...env,

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
+import { firstBlocks } from "../../db/ids";
 import { apiClients, clientGroups } from "../../db/schema";
 import type { ApiClient } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
@@ -62,9 +63,13 @@ export interface NewClient {
 /** Creates a client with a fresh key; the key is returned once and only its hash is stored. */
 export async function createApiClient(db: Db, input: NewClient): Promise<{ client: ApiClient; key: string }> {
   const key = `cam_${randomToken(32)}`;
+  const ownGroup = input.groupId === undefined;
+  // The group inserted first, in the same transaction.
+  const newGroup = sql`(SELECT max(${clientGroups.id}) FROM ${clientGroups})`;
   const { group, created } = await namedBatch(db, {
-    group:
-      input.groupId === undefined ? db.insert(clientGroups).values({}).returning({ id: clientGroups.id }) : undefined,
+    group: ownGroup ? db.insert(clientGroups).values({}).returning({ id: clientGroups.id }) : undefined,
+    // Its first blocks of ids, so that its first writes need not lease them.
+    blocks: ownGroup ? firstBlocks(newGroup).map((lease) => db.run(lease)) : undefined,
     created: db
       .insert(apiClients)
       .values({
@@ -74,8 +79,7 @@ export async function createApiClient(db: Db, input: NewClient): Promise<{ clien
         partner: input.partner ?? false,
         rate: input.rate ?? null,
         burst: input.burst ?? null,
-        // The group inserted just before, in the same transaction.
-        groupId: input.groupId ?? sql`(SELECT max(${clientGroups.id}) FROM ${clientGroups})`,
+        groupId: input.groupId ?? newGroup,
       })
       .returning(),
   });

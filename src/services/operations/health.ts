@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { idSpaceLeased } from "../../db/ids";
 import { tokensToReseal } from "../publishing/connections";
 import type { ServiceContext } from "../shared/context";
 
@@ -25,8 +26,8 @@ async function timed(probe: () => Promise<unknown>): Promise<DependencyCheck> {
 /**
  * Readiness: each dependency is touched once (D1 a trivial query, R2 a head, the queue a `ping` message
  * the consumer acknowledges, the rate-limit Durable Object a call) and answers with its latency; plus the
- * deployed commit, the last migration applied, and how many connections still hold tokens sealed with
- * a previous key.
+ * deployed commit, the last migration applied, how many connections still hold tokens sealed with a
+ * previous key, and how much of each table's id space the client groups' blocks have taken.
  */
 export async function readiness({ db, env }: ServiceContext) {
   const [d1, r2, queue, rateLimiter] = await Promise.all([
@@ -35,12 +36,13 @@ export async function readiness({ db, env }: ServiceContext) {
     timed(() => env.JOBS.send({ kind: "ping" })),
     timed(() => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("health")).ping()),
   ]);
-  const [migration, reseal] = await Promise.all([
+  const [migration, reseal, idSpace] = await Promise.all([
     db
       .all<{ name: string }>(sql`SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1`)
       .then((rows) => rows[0]?.name ?? null)
       .catch(() => null),
     d1.ok ? tokensToReseal({ db, env }).catch(() => null) : Promise.resolve(null),
+    d1.ok ? idSpaceLeased(db).catch(() => null) : Promise.resolve(null),
   ]);
   const checks = { d1, r2, queue, rateLimiter };
   return {
@@ -48,6 +50,7 @@ export async function readiness({ db, env }: ServiceContext) {
     version: env.GIT_COMMIT ?? "development",
     migration,
     tokensToReseal: reseal,
+    idSpace,
     checks,
   };
 }

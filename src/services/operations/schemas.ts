@@ -18,6 +18,15 @@ export const Health = z
       .nullable()
       .optional()
       .openapi({ description: "deep=1: connections whose tokens are still sealed with a previous key" }),
+    idSpace: z
+      .record(z.string(), z.number())
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "deep=1: per table whose ids come from client groups' blocks, the share of its 32-bit id space leased (0 to 1)",
+        example: { ads: 0.0004, users: 0.0001 },
+      }),
     checks: z
       .object({ d1: DependencyCheck, r2: DependencyCheck, queue: DependencyCheck, rateLimiter: DependencyCheck })
       .optional()

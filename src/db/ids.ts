@@ -1,15 +1,16 @@
 /**
- * Ids that route. Every id of a group-owned table (but the two logs, events and webhook deliveries, whose
- * ids are the event feed's cursor and must grow with time across groups) is issued from a block of ID_BLOCK_SIZE ids leased to one
- * client group (`id_blocks`), so any id names its group by its block without a lookup in the tables: the
- * key to spreading groups over many databases, and to moving a group without renumbering what its
- * clients stored. An id stays a positive 32-bit integer while fewer than 2^31 / 4,096 = 524,288 blocks of
- * its table are leased.
+ * Ids that route. Every id of a table of rows a client group owns is issued from a block of
+ * ID_BLOCK_SIZE ids leased to that group (`id_blocks`), so an id names its group by its block, with no
+ * lookup in the data: what lets the groups spread over many databases, and a group move without
+ * renumbering what its clients stored. The two logs, events and webhook deliveries, keep the database's
+ * own ids: theirs are the event feed's cursor, which must grow with time across groups. An id stays a
+ * positive 32-bit integer while fewer than 2^31 / 4,096 = 524,288 blocks of its table are leased.
  *
  * An insert gives its id as `nextId(table, group)`: one past the newest id of the group's latest block
- * (and past any newest one deleted, so no id comes back). Past the block's end, or before the group has a
- * block, the expression yields text, which SQLite refuses for an integer primary key ("datatype
- * mismatch"), so nothing is written; `leasingIdBlocks` then leases blocks and runs the write again.
+ * (and past the newest one deleted there, so no id comes back). When the block has fewer than
+ * ID_BLOCK_SLACK ids left, or the group has none, the expression yields text, which SQLite refuses for an
+ * integer primary key ("datatype mismatch"): nothing is written, and `leasingIdBlocks` leases blocks and
+ * runs the write again.
  */
 import { getTableName, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
@@ -53,10 +54,6 @@ export const groupOfUser = (userId: GroupRef): SQL =>
 
 /** The group of an ad's rows: its user's. */
 export const groupOfAd = (adId: GroupRef): SQL => groupOfUser(sql`(SELECT user_id FROM ads WHERE id = ${adId})`);
-
-/** The group of a webhook endpoint's rows: its client's. */
-export const groupOfEndpoint = (endpointId: GroupRef): SQL =>
-  groupOfClient(sql`(SELECT client_id FROM webhook_endpoints WHERE id = ${endpointId})`);
 
 // Literals, not parameters: D1 binds at most 100 parameters to a statement, and a multi-row insert names
 // an id per row.
@@ -134,7 +131,7 @@ export async function topUpIdBlocks(d1: D1Database): Promise<void> {
 export const firstBlocks = (group: SQL): SQL[] => ID_TABLES.map((table) => topUp(table, group));
 
 /** Whether a write failed because an id block it issues from is full or missing (nothing was written). */
-export const outOfIdBlock = (error: unknown) => failureText(error).includes(OUT_OF_BLOCK);
+const outOfIdBlock = (error: unknown) => failureText(error).includes(OUT_OF_BLOCK);
 
 /** Runs a write; when an id block it issues from is full, leases blocks and runs it once more. */
 async function leasingOnce<T>(d1: D1Database, write: () => Promise<T>): Promise<T> {

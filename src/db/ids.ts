@@ -108,12 +108,13 @@ const ID_TABLES: readonly IdTable[] = [
 /**
  * Leases a table's next free block to every group (or the one group given) whose latest block of it is
  * more than half used, or that has none yet: one statement per table, each atomic in its database, so
- * two at once never lease one block twice.
+ * two at once never lease one block twice. A block leased lies past every id of the table, so it starts
+ * empty even where rows were written without an id of a block (a seed, a bench).
  */
 const topUp = (table: IdTable, group?: SQL) => {
   const kind = kindOf(table);
   return sql`INSERT INTO ${idBlocks} (kind, block, group_id)
-    SELECT ${kind}, (SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${kind}) + row_number() OVER (ORDER BY g.id), g.id
+    SELECT ${kind}, max((SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${kind}), (SELECT coalesce(max(id), -1) FROM ${sql.identifier(getTableName(table))}) / ${SIZE}) + row_number() OVER (ORDER BY g.id), g.id
     FROM ${clientGroups} g
     WHERE ${group ? sql`g.id = ${group}` : sql`1`} AND NOT EXISTS (SELECT 1 FROM (SELECT b.block, ${newestIn(table, sql`b.block * ${SIZE}`)} AS newest FROM ${latestBlock(table, sql`g.id`)})
       WHERE newest < block * ${SIZE} + ${SIZE} / 2)`;

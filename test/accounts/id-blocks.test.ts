@@ -165,6 +165,29 @@ describe("ids that route", () => {
     );
   });
 
+  it("a block is leased past every id of its table, one written without a block's id included", async () => {
+    const { key, client } = await newClient({ partner: true });
+    const userId = (await createUser(key)).userId as number;
+    const newest = (await env.DB.prepare("SELECT max(id) AS id FROM ads").first<{ id: number }>())?.id ?? 0;
+    // An ad written straight three blocks on, as a seed or the bench writes them, with no block of its own.
+    const stray = (Math.floor(newest / ID_BLOCK_SIZE) + 3) * ID_BLOCK_SIZE + 10;
+    await env.DB.prepare(
+      `INSERT INTO ads (id, user_id, title, description, category_id, price_model, price, status)
+       VALUES (?, ?, 'Los geschreven', 'Los', 9301, 'fixed', 1, 'active')`,
+    )
+      .bind(stray, userId)
+      .run();
+    await env.DB.prepare(
+      `UPDATE id_blocks SET deleted_high = (block + 1) * ${ID_BLOCK_SIZE} - 1
+       WHERE kind = 'ads' AND group_id = ? AND block = (SELECT max(block) FROM id_blocks WHERE kind = 'ads' AND group_id = ?)`,
+    )
+      .bind(await groupOf(client.id), await groupOf(client.id))
+      .run();
+    const ad = (await createAd(key, userId)).adId as number;
+    expect(Math.floor(ad / ID_BLOCK_SIZE)).toBeGreaterThan(Math.floor(stray / ID_BLOCK_SIZE));
+    expect(await blockGroup("ads", ad)).toBe(await groupOf(client.id));
+  });
+
   it("an id deleted while it was the newest is never issued again", async () => {
     const { key } = await newClient({ partner: true });
     const userId = (await createUser(key)).userId as number;

@@ -5,7 +5,7 @@
 import { app } from "../src/app";
 import { ok } from "../src/lib/envelope";
 
-export { default, RateLimiter, UserTokens } from "../src/index";
+export { ClientLanes, default, RateLimiter, UserTokens } from "../src/index";
 
 app.get("/rest/v1/bench/ceiling", async (c) => {
   const rows = Number(c.req.query("rows"));

@@ -211,6 +211,9 @@ describe("ids that route", () => {
     });
     expectError(moved, "client_group_mismatch");
     expect(moved.body.errors[0]).toContain("clientId");
+    // No client is group 1's.
+    const unowned = await call("PUT", "/users/", { key: internal.key, body: { userId: user, clientId: null } });
+    expectError(unowned, "client_group_mismatch");
     const settings = await call("POST", "/user/settings/", {
       key: internal.key,
       body: { userId: user, walletUserId: payerElsewhere },

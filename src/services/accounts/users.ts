@@ -180,18 +180,23 @@ const refuseUserWrite = (externalUserId: number | null | undefined) => (error: u
   throw error;
 };
 
+/** The group of a user's client: a user without one is in group 1, as every user before groups. */
+const groupOfUsersClient = async (db: Db, clientId: number | null) =>
+  clientId === null ? 1 : groupOfClientRow(db, clientId);
+
 /**
- * A user given to another client (internal clients only) goes to one that exists; a user that moves stays
- * in its client's group (`from`: its client now), since its rows' ids name that group.
+ * A user given to another client (internal clients only) goes to one that exists; a user that moves
+ * (`from`: its client now) stays in its group, since its rows' ids name that group. No client is group 1's.
  */
 async function requireClient(db: Db, clientId: number | null | undefined, from?: number | null): Promise<void> {
-  if (clientId === null || clientId === undefined) return;
+  if (clientId === undefined) return;
   const [group, fromGroup] = await Promise.all([
-    groupOfClientRow(db, clientId),
-    from === undefined ? undefined : from === null ? 1 : groupOfClientRow(db, from),
+    groupOfUsersClient(db, clientId),
+    from === undefined ? undefined : groupOfUsersClient(db, from),
   ]);
   if (group === undefined) throw DomainError.of("reference_not_found", `clientId: client ${clientId} not found`);
-  if (fromGroup !== undefined && fromGroup !== group) throw otherGroup("clientId", `client ${clientId}`);
+  if (fromGroup !== undefined && fromGroup !== group)
+    throw otherGroup("clientId", clientId === null ? "no client (group 1)" : `client ${clientId}`);
 }
 
 export async function createUser(ctx: ServiceContext, input: UserInput): Promise<UserView> {

@@ -192,9 +192,9 @@ const leasing = new WeakMap<D1Database, D1Database>();
 /** The Worker's bindings with the database that leases id blocks (`leasingIdBlocks`). */
 export const withIdLeasing = <E extends { DB: D1Database }>(env: E): E => ({ ...env, DB: leasingIdBlocks(env.DB) });
 
-/** The rows of one multi-row insert, each with its id from its group (`groupOf`). */
-export const withIds = <Row>(table: IdTable, rows: Row[], groupOf: (row: Row) => GroupRef) =>
-  rows.map((row, index) => ({ ...row, id: nextId(table, groupOf(row), index) }));
+/** The rows of one multi-row insert of one group, each with its id. */
+export const withIds = <Row>(table: IdTable, rows: Row[], group: GroupRef) =>
+  rows.map((row, index) => ({ ...row, id: nextId(table, group, index) }));
 
 /**
  * The newest row of the group's table: the newest of its latest block that holds any (a block leased

@@ -273,9 +273,7 @@ export async function attachManufacturer(
       ? rowChunks(
           adUpdateRequests,
           published.map((p) => ({ ...p, reason: "manufacturer" })),
-        ).map((rows) =>
-          db.insert(adUpdateRequests).values(withIds(adUpdateRequests, rows, () => groupOfUser(input.userId))),
-        )
+        ).map((rows) => db.insert(adUpdateRequests).values(withIds(adUpdateRequests, rows, groupOfUser(input.userId))))
       : []),
     bumpRevisions(db, adWriteRevisions(input.userId), ctx.precondition),
   ]);

@@ -141,7 +141,7 @@ export async function queueImages(
   const insertJobs = rowChunks(imageJobs, jobRows).map((rows) =>
     db
       .insert(imageJobs)
-      .values(withIds(imageJobs, rows, () => groupOfAd(ad.id)))
+      .values(withIds(imageJobs, rows, groupOfAd(ad.id)))
       .returning({ id: imageJobs.id }),
   );
   let jobs: { id: number }[];

@@ -58,6 +58,7 @@ const neighbours = process.env.TEST_SUITE === "neighbours";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  const directoryMigrations = await readD1Migrations(path.join(import.meta.dirname, "migrations/directory"));
   return {
     plugins: [
       cloudflareTest({
@@ -69,6 +70,7 @@ export default defineConfig(async () => {
           queueConsumers: quickQueueConsumers(),
           bindings: {
             TEST_MIGRATIONS: migrations,
+            TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
             LOG_REQUESTS: "false",
             // Test files share one client IP; the per-IP limit has its own test with its own limits.
             RATE_LIMIT_IP_RPS: "100000",

@@ -48,7 +48,9 @@ function seededState(ads) {
     if (run.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed`);
     return run.stdout.toString();
   };
-  wrangler(["d1", "migrations", "apply", "DB"]);
+  // The directory and every shard, migrated and seeded as npm run db:setup does.
+  const setup = spawnSync("node", ["scripts/db-setup.mjs"], { env: stateEnv, stdio: ["ignore", "ignore", "inherit"] });
+  if (setup.status !== 0) throw new Error("migrating the local databases failed");
   const seed = spawnSync("node", ["scripts/seed.mjs"], { env: stateEnv, stdio: "inherit" });
   if (seed.status !== 0) throw new Error("seeding the dev clients failed");
   const dealers = Math.max(1, Math.ceil(ads / ADS_PER_DEALER));

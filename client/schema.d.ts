@@ -2119,9 +2119,9 @@ export interface components {
             time: string;
             /** @description deep=1: the deployed commit */
             version?: string;
-            /** @description deep=1: the last D1 migration applied */
+            /** @description deep=1: the last D1 migration applied to every shard (the least advanced shard's) */
             migration?: string | null;
-            /** @description deep=1: connections whose tokens are still sealed with a previous key */
+            /** @description deep=1: connections whose tokens are still sealed with a previous key, on all shards */
             tokensToReseal?: number | null;
             /**
              * @description deep=1: per table whose ids come from client groups' blocks, the share of its 32-bit id space leased (0 to 1)
@@ -2133,13 +2133,25 @@ export interface components {
             idSpace?: {
                 [key: string]: number;
             } | null;
+            /** @description deep=1: each shard (D1 database) of the client groups' data */
+            shards?: components["schemas"]["ShardHealth"][];
             /** @description deep=1: each dependency with its latency */
             checks?: {
-                d1: components["schemas"]["DependencyCheck"];
+                d1: components["schemas"]["DependencyCheck"] & unknown;
+                directory?: components["schemas"]["DependencyCheck"];
                 r2: components["schemas"]["DependencyCheck"];
                 queue: components["schemas"]["DependencyCheck"];
                 rateLimiter: components["schemas"]["DependencyCheck"];
             };
+        };
+        ShardHealth: components["schemas"]["DependencyCheck"] & {
+            /** @description 1 is the DB binding, n is DB_n */
+            shard: number;
+            /** @description the last migration applied to this shard */
+            migration: string | null;
+            tokensToReseal: number | null;
+            /** @description the shard's database size */
+            sizeBytes: number | null;
         };
         DependencyCheck: {
             ok: boolean;
@@ -3859,6 +3871,7 @@ export type JobWaitEndedEvent = components['schemas']['JobWaitEndedEvent'];
 export type JobUnresolvedEvent = components['schemas']['JobUnresolvedEvent'];
 export type WebhookTestData = components['schemas']['WebhookTestData'];
 export type Health = components['schemas']['Health'];
+export type ShardHealth = components['schemas']['ShardHealth'];
 export type DependencyCheck = components['schemas']['DependencyCheck'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
@@ -4003,8 +4016,24 @@ export interface operations {
                      *           "ads": 0.0004,
                      *           "users": 0.0001
                      *         },
+                     *         "shards": [
+                     *           {
+                     *             "ok": true,
+                     *             "latencyMs": 1,
+                     *             "error": "the endpoint answered HTTP 500",
+                     *             "shard": 1,
+                     *             "migration": "0019_keyword_prefix_index.sql",
+                     *             "tokensToReseal": 1,
+                     *             "sizeBytes": 1
+                     *           }
+                     *         ],
                      *         "checks": {
                      *           "d1": {
+                     *             "ok": true,
+                     *             "latencyMs": 1,
+                     *             "error": "the endpoint answered HTTP 500"
+                     *           },
+                     *           "directory": {
                      *             "ok": true,
                      *             "latencyMs": 1,
                      *             "error": "the endpoint answered HTTP 500"

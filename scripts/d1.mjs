@@ -1,25 +1,95 @@
-// Helpers for the command-line scripts: run SQL on the D1 database through wrangler.
+// Helpers for the command-line scripts: run SQL on the D1 databases through wrangler.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { parse } from "smol-toml";
 
 export const sha256Hex = (value) => createHash("sha256").update(value).digest("hex");
 
 /** SQL string literal. */
 export const sqlText = (value) => `'${String(value).replaceAll("'", "''")}'`;
 
+/** SQL literal of a JSON value a D1 query answered (text, number, null). */
+export const sqlValue = (value) =>
+  value === null ? "NULL" : typeof value === "number" ? String(value) : sqlText(value);
+
 /**
- * Runs SQL against the local database by default, or the deployed one of `env` with `remote`. A local
- * database kept elsewhere than .wrangler/state (the benchmark's own) is named by D1_PERSIST_TO.
+ * The arguments that aim a wrangler command at the local database by default, or the deployed one of
+ * `env` with `remote`. A local database kept elsewhere than .wrangler/state (the benchmark's own) is
+ * named by D1_PERSIST_TO.
  */
-export function executeSql(sql, { remote = false, env } = {}) {
-  const args = ["wrangler", "d1", "execute", "DB", remote ? "--remote" : "--local", "--command", sql];
-  if (env) args.push("--env", env);
-  if (!remote && process.env.D1_PERSIST_TO) args.push("--persist-to", process.env.D1_PERSIST_TO);
-  return execFileSync("npx", args, {
+const target = ({ remote = false, env } = {}) => [
+  remote ? "--remote" : "--local",
+  ...(env ? ["--env", env] : []),
+  ...(!remote && process.env.D1_PERSIST_TO ? ["--persist-to", process.env.D1_PERSIST_TO] : []),
+];
+
+/** Runs wrangler with the scripts' environment; its output. */
+export const wrangler = (args) =>
+  execFileSync("npx", ["wrangler", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
   }).toString();
+
+/** Runs SQL against a database (`binding`: DB, DB_n or DIRECTORY; default DB). */
+export function executeSql(sql, { binding = "DB", ...where } = {}) {
+  return wrangler(["d1", "execute", binding, ...target(where), "--command", sql]);
+}
+
+/** The rows of a query, as D1 answers them. */
+export function queryRows(sql, options = {}) {
+  const answers = JSON.parse(
+    wrangler(["d1", "execute", options.binding ?? "DB", ...target(options), "--json", "--command", sql]),
+  );
+  return answers.flatMap((answer) => answer.results ?? []);
+}
+
+/** Applies a database's migrations; answers how many were applied. */
+export function applyMigrations(binding, where = {}) {
+  const out = wrangler(["d1", "migrations", "apply", binding, ...target(where)]);
+  // Wrangler reports each migration it applied as a table row marked ✅.
+  return new Set(out.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
+}
+
+/** The shards' bindings in wrangler.toml for an environment (DB, DB_2, …; src/db/shards.ts). */
+export function shardBindings(env) {
+  const config = parse(readFileSync("wrangler.toml", "utf8"));
+  const databases = (env ? config.env?.[env]?.d1_databases : config.d1_databases) ?? [];
+  return databases.map((database) => database.binding).filter((binding) => /^DB(_\d+)?$/.test(binding));
+}
+
+/** A shard's binding by number: 1 is DB, n is DB_n. */
+export const shardBinding = (shard) => (shard === 1 ? "DB" : `DB_${shard}`);
+
+/** Inserts rows into a table (an upsert by `conflict`, e.g. `ON CONFLICT(id) DO UPDATE SET …`). */
+export function insertRows(table, rows, conflict, options) {
+  for (let at = 0; at < rows.length; at += 200) {
+    const chunk = rows.slice(at, at + 200);
+    const columns = Object.keys(chunk[0]);
+    const values = chunk.map((row) => `(${columns.map((column) => sqlValue(row[column])).join(", ")})`);
+    executeSql(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${values.join(", ")} ${conflict};`, options);
+  }
+}
+
+/**
+ * Copies a group's row and clients from the directory into its shard (as src/db/directory.ts does in
+ * the Worker); its id blocks are leased on its first writes.
+ */
+export function copyGroupToShard(groupId, options = {}) {
+  const directory = { ...options, binding: "DIRECTORY" };
+  const [group] = queryRows(`SELECT * FROM client_groups WHERE id = ${Number(groupId)};`, directory);
+  if (!group) throw new Error(`the directory has no group ${groupId}`);
+  const shard = { ...options, binding: shardBinding(group.shard) };
+  insertRows("client_groups", [group], "ON CONFLICT(id) DO UPDATE SET shard = excluded.shard", shard);
+  const clients = queryRows(
+    `SELECT id, name, key_hash, internal, partner, rate, burst, revoked, group_id FROM api_clients WHERE group_id = ${Number(groupId)};`,
+    directory,
+  );
+  const fromDirectory = Object.keys(clients[0] ?? {})
+    .filter((column) => column !== "id")
+    .map((column) => `${column} = excluded.${column}`);
+  if (clients.length > 0)
+    insertRows("api_clients", clients, `ON CONFLICT(id) DO UPDATE SET ${fromDirectory.join(", ")}`, shard);
 }
 
 /** KEY=value lines of .dev.vars (local development only). */

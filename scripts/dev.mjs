@@ -7,7 +7,7 @@
 // with `--port` (default 8787). A request's URLs follow its own origin, unless MEDIA_BASE_URL is passed.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
-import { readDevVars } from "./d1.mjs";
+import { readDevVars, shardBindings } from "./d1.mjs";
 
 const args = process.argv.slice(2);
 const options = parseArgs({
@@ -35,17 +35,9 @@ function setUp(what, command, commandArgs) {
   return run.stdout;
 }
 
-const migrations = setUp("applying the D1 migrations", "npx", [
-  "wrangler",
-  "d1",
-  "migrations",
-  "apply",
-  "DB",
-  "--local",
-  ...(persistTo ? ["--persist-to", persistTo] : []),
-]);
-// Wrangler reports each migration it applied as a table row marked ✅ (the table is printed as it goes).
-const applied = new Set(migrations.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
+// The directory and every shard (src/db/shards.ts), as npm run db:setup does.
+const setup = setUp("applying the D1 migrations", "node", ["scripts/db-setup.mjs"]);
+const applied = Number(/applied (\d+) migration/.exec(setup)?.[1] ?? 0);
 setUp("seeding the development clients", "node", ["scripts/seed.mjs"]);
 
 const port = typeof options.port === "string" ? options.port : "8787";
@@ -53,7 +45,8 @@ const origin = `http://localhost:${port}`;
 const vars = readDevVars();
 console.log(`
   Classified Advertisement Management API (development)
-  D1 ${applied ? `${applied} migration(s) applied` : "up to date"}; development clients seeded
+  D1 (the directory and shards ${shardBindings().join(", ")}) ${applied ? `${applied} migration(s) applied` : "up to date"};
+  development clients seeded
   API    ${origin}/rest/v1/   (Authorization: Bearer ${vars.DEV_INTERNAL_KEY}, or ${vars.DEV_PARTNER_KEY} as a partner)
   Docs   ${origin}/docs
   Cron   curl "${origin}/__scheduled?cron=*+*+*+*+*"

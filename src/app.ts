@@ -4,7 +4,7 @@ import { BASE_PATH } from "./lib/calls";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
-import { d1Session } from "./middleware/d1Session";
+import { d1Bookmark, d1Session } from "./middleware/d1Session";
 import { BODY_TOO_LARGE, onError, onNotFound } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { ipRateLimit, rateLimit } from "./middleware/rateLimit";
@@ -56,7 +56,7 @@ export function createApp() {
   app.route("/", mediaRouter);
   app.route("/", oauthPublicRouter);
 
-  app.use(`${BASE_PATH}/*`, d1Session, authenticate, rateLimit, bracketQuery);
+  app.use(`${BASE_PATH}/*`, d1Bookmark, authenticate, rateLimit, bracketQuery);
   app.use(
     `${BASE_PATH}/*`,
     bodyLimit({
@@ -66,7 +66,8 @@ export function createApp() {
       },
     }),
   );
-  app.use(`${BASE_PATH}/*`, idempotency, dispatchAfterWrites);
+  // The D1 session on the request's shard, which an internal client's request names by its ids (body included).
+  app.use(`${BASE_PATH}/*`, d1Session, idempotency, dispatchAfterWrites);
   // The resource routers, each mounted by name behind authentication and rate limiting.
   app
     .route(BASE_PATH, clientRouter)

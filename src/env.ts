@@ -15,6 +15,8 @@ export interface ApiClient {
   partner: boolean;
   rate: number | null;
   burst: number | null;
+  /** The shard its group's rows are on (src/db/shards.ts). */
+  shard: number;
 }
 
 export interface AppVariables {

@@ -1,8 +1,7 @@
 // The Worker, the same in every environment: the API (with its OpenAPI document, built from the routes
 // on its first request), the queue consumer and the cron.
 import { app } from "./app";
-import { runScheduled } from "./cron";
-import { withIdLeasing } from "./db/ids";
+import { runScheduledOnEveryShard } from "./cron";
 import type { Env } from "./env";
 import { handleJobs } from "./jobs/consumer";
 import { DOCUMENT_PATH, documentResponder } from "./routes/document";
@@ -22,10 +21,10 @@ export default {
   },
 
   async queue(batch, env) {
-    await handleJobs(batch, withIdLeasing(env));
+    await handleJobs(batch, env);
   },
 
   async scheduled(controller, env) {
-    await runScheduled(withIdLeasing(env), controller.scheduledTime);
+    await runScheduledOnEveryShard(env, controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env, JobMessage>;

@@ -4,6 +4,7 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("@cloudflare/vitest-plugin").D1Migration[];
+    TEST_DIRECTORY_MIGRATIONS: import("@cloudflare/vitest-plugin").D1Migration[];
     /** The model-based test's number of runs and seed (empty: its defaults). */
     MODEL_RUNS: string;
     MODEL_SEED: string;

@@ -1,4 +1,5 @@
 import { getDb } from "../db/client";
+import { onShard, shardNumbers } from "../db/shards";
 import type { Env } from "../env";
 import { log } from "../lib/log";
 import { dispatchEvents, purgeOldEvents } from "../services/events";
@@ -56,7 +57,7 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
  * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
  * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
  */
-export async function runScheduled(env: Env, scheduledTime: number) {
+export async function runScheduled(env: Env, scheduledTime: number, shard = 1) {
   const db = getDb(env.DB);
   const now = new Date(scheduledTime);
   const runId = `cron-${now.toISOString()}`;
@@ -74,7 +75,14 @@ export async function runScheduled(env: Env, scheduledTime: number) {
       log("error", "scheduled part failed", { part: part.name, requestId: runId, error: message });
     }
   }
-  const summary = { runId, at: now.toISOString(), parts, failed, durationMs: Date.now() - startedAt };
+  const summary = { runId, shard, at: now.toISOString(), parts, failed, durationMs: Date.now() - startedAt };
   log(failed.length > 0 ? "error" : "info", "scheduled work", { ...summary, requestId: runId });
   return summary;
 }
+
+/**
+ * The cron: the minute's work of every shard, side by side. Each shard's run has the bounds of its own
+ * parts, so a busy shard takes its share of the minute and never another shard's.
+ */
+export const runScheduledOnEveryShard = (env: Env, scheduledTime: number) =>
+  Promise.all(shardNumbers(env).map((shard) => runScheduled(onShard(env, shard), scheduledTime, shard)));

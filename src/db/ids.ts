@@ -1,20 +1,23 @@
 /**
  * Ids that route. Every id of a table of rows a client group owns is issued from a block of
- * ID_BLOCK_SIZE ids leased to that group (`id_blocks`), so an id names its group by its block, with no
- * lookup in the data: what lets the groups spread over many databases, and a group move without
- * renumbering what its clients stored. The two logs, events and webhook deliveries, keep the database's
- * own ids: theirs are the event feed's cursor, which must grow with time across groups. An id stays a
+ * ID_BLOCK_SIZE ids leased to that group (`id_blocks`), so an id names its group, and so its shard
+ * (src/db/shards.ts), by its block, with no lookup in the data: what lets the groups spread over many
+ * databases, and a group move without renumbering what its clients stored. The directory leases every
+ * block (no block is leased twice, whichever shard asks); a shard keeps a copy of its groups' blocks,
+ * which its inserts read. The two logs, events and webhook deliveries, keep the database's own ids:
+ * theirs are a shard's event feed cursor, which must grow with time across groups. An id stays a
  * positive 32-bit integer while fewer than 2^31 / 4,096 = 524,288 blocks of its table are leased.
  *
  * An insert gives its id as `nextId(table, group)`: one past the newest id of the group's latest block
  * (and past the newest one deleted there, so no id comes back). When the block has fewer than
  * ID_BLOCK_SLACK ids left, or the group has none, the expression yields text, which SQLite refuses for an
- * integer primary key ("datatype mismatch"): nothing is written, and `leasingIdBlocks` leases blocks and
- * runs the write again.
+ * integer primary key ("datatype mismatch"): nothing is written, and `leasingIdBlocks` leases blocks from
+ * the directory and runs the write again.
  */
 import { getTableName, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type Db, d1Statement } from "./client";
+import { batchAll, type Db, d1Statement, getDb } from "./client";
+import { rowChunks } from "./rowChunks";
 import {
   adImages,
   ads,
@@ -105,59 +108,113 @@ const ID_TABLES: readonly IdTable[] = [
   walletEntries,
 ];
 
-/**
- * Leases a table's next free block to every group (or the one group given) whose latest block of it is
- * more than half used, or that has none yet: one statement per table, each atomic in its database, so
- * two at once never lease one block twice. A block leased lies past every id of the table, so it starts
- * empty even where rows were written without an id of a block (a seed, a bench).
- */
-const topUp = (table: IdTable, group?: SQL) => {
+/** A group's need of a block of one table, as its shard sees it: the shard's latest block of it (-1: none). */
+interface BlockNeed {
+  kind: string;
+  groupId: number;
+  latest: number;
+  /** The shard's highest block of the table, or of an id written outside any block (a seed's): leases go past it. */
+  floor: number;
+}
+
+/** The shard's groups whose latest block of the table is more than half used, or that have none yet. */
+const needsOf = (table: IdTable, shard: number) => {
   const kind = kindOf(table);
-  return sql`INSERT INTO ${idBlocks} (kind, block, group_id)
-    SELECT ${kind}, max((SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${kind}), (SELECT coalesce(max(id), -1) FROM ${sql.identifier(getTableName(table))}) / ${SIZE}) + row_number() OVER (ORDER BY g.id), g.id
+  return sql`SELECT ${kind} AS kind, g.id AS groupId,
+      coalesce((SELECT max(block) FROM id_blocks WHERE kind = ${kind} AND group_id = g.id), -1) AS latest,
+      max((SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${kind}), (SELECT coalesce(max(id), -1) FROM ${sql.identifier(getTableName(table))}) / ${SIZE}) AS floor
     FROM ${clientGroups} g
-    WHERE ${group ? sql`g.id = ${group}` : sql`1`} AND NOT EXISTS (SELECT 1 FROM (SELECT b.block, ${newestIn(table, sql`b.block * ${SIZE}`)} AS newest FROM ${latestBlock(table, sql`g.id`)})
+    WHERE g.shard = ${shard} AND NOT EXISTS (SELECT 1 FROM (SELECT b.block, ${newestIn(table, sql`b.block * ${SIZE}`)} AS newest FROM ${latestBlock(table, sql`g.id`)})
       WHERE newest < block * ${SIZE} + ${SIZE} / 2)`;
 };
 
 /**
- * Leases a block to each group and table that needs one (`topUp`): one batch. It runs when an insert
- * found its block full, which does not say whose: every group's latest blocks are looked at.
+ * In the directory: the table's next free block to the group, unless the directory already leased it one
+ * past what the shard saw (a lease under way elsewhere, or one whose copy to the shard was lost). One
+ * statement, atomic in the directory, so no block is ever leased twice, whichever shard asks.
  */
-export async function topUpIdBlocks(d1: D1Database): Promise<void> {
-  await d1.batch(ID_TABLES.map((table) => d1Statement(d1, topUp(table))));
+const lease = (need: BlockNeed) =>
+  sql`INSERT INTO ${idBlocks} (kind, block, group_id)
+    SELECT ${need.kind}, max((SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${need.kind}), ${need.floor}) + 1, ${need.groupId}
+    WHERE (SELECT coalesce(max(block), -1) FROM id_blocks WHERE kind = ${need.kind} AND group_id = ${need.groupId}) = ${need.latest}`;
+
+/** In the directory: the group's blocks of the table newer than the shard's latest. */
+const leasedSince = (need: BlockNeed) =>
+  sql`SELECT kind, block, group_id AS groupId FROM ${idBlocks} WHERE kind = ${need.kind} AND group_id = ${need.groupId} AND block > ${need.latest}`;
+
+/** Block rows as the directory lists them. */
+type BlockRow = { kind: string; block: number; groupId: number };
+
+/** Copies blocks into a shard (one it already holds is left as it is: its `deleted_high` is the shard's). */
+export async function copyBlocks(shard: D1Database, blocks: BlockRow[]): Promise<void> {
+  const db = getDb(shard);
+  await batchAll(
+    db,
+    rowChunks(idBlocks, blocks).map((chunk) => db.insert(idBlocks).values(chunk).onConflictDoNothing()),
+  );
 }
 
-/** A new group's first block of every table, for the batch that creates it (`group`: its id, as SQL). */
-export const firstBlocks = (group: SQL): SQL[] => ID_TABLES.map((table) => topUp(table, group));
+/**
+ * Leases a block to each of the shard's groups and tables that needs one: what the shard needs (one
+ * batch), the leases in the directory (one batch), their copies in the shard (one batch): three round trips. It runs when an
+ * insert found its block full, which does not say whose: every group's latest blocks are looked at. A
+ * copy lost on the way is made by the next top-up, which finds the directory's block and takes it.
+ */
+export async function topUpIdBlocks({ number, d1: shard, directory }: Shard): Promise<void> {
+  const needs = (await shard.batch(ID_TABLES.map((table) => d1Statement(shard, needsOf(table, number))))).flatMap(
+    (answer) => answer.results as BlockNeed[],
+  );
+  if (needs.length === 0) return;
+  const answers = await directory.batch([
+    ...needs.map((need) => d1Statement(directory, lease(need))),
+    ...needs.map((need) => d1Statement(directory, leasedSince(need))),
+  ]);
+  await copyBlocks(
+    shard,
+    answers.slice(needs.length).flatMap((answer) => answer.results as BlockRow[]),
+  );
+}
+
+/**
+ * A new group's first block of every table, in the directory's batch that creates it (`group`: its id,
+ * as SQL); `copyGroup` (src/db/directory.ts) then copies them to the group's shard.
+ */
+export const firstBlocks = (group: SQL): SQL[] =>
+  ID_TABLES.map(
+    (table) =>
+      sql`INSERT INTO ${idBlocks} (kind, block, group_id) SELECT ${kindOf(table)}, coalesce(max(block), -1) + 1, ${group} FROM id_blocks WHERE kind = ${kindOf(table)}`,
+  );
 
 /** Whether a write failed because an id block it issues from is full or missing (nothing was written). */
 const outOfIdBlock = (error: unknown) => failureText(error).includes(OUT_OF_BLOCK);
 
 /** Runs a write; when an id block it issues from is full, leases blocks and runs it once more. */
-async function leasingOnce<T>(d1: D1Database, write: () => Promise<T>): Promise<T> {
+async function leasingOnce<T>(shard: Shard, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
     if (!outOfIdBlock(error)) throw error;
-    await topUpIdBlocks(d1);
+    await topUpIdBlocks(shard);
     return write();
   }
 }
 
+/** A shard: its number, its database (or a session of it), and the directory it leases its id blocks from. */
+export type Shard = { number: number; d1: D1Database; directory: D1Database };
+
 const realStatement = Symbol("statement");
 type Wrapped = D1PreparedStatement & { [realStatement]: D1PreparedStatement };
 
-function wrapStatement(d1: D1Database, statement: D1PreparedStatement): Wrapped {
+function wrapStatement(shard: Shard, statement: D1PreparedStatement): Wrapped {
   return {
     [realStatement]: statement,
-    bind: (...values: unknown[]) => wrapStatement(d1, statement.bind(...values)),
+    bind: (...values: unknown[]) => wrapStatement(shard, statement.bind(...values)),
     first: (column?: string) =>
-      leasingOnce(d1, () => (column === undefined ? statement.first() : statement.first(column))),
-    run: () => leasingOnce(d1, () => statement.run()),
-    all: () => leasingOnce(d1, () => statement.all()),
+      leasingOnce(shard, () => (column === undefined ? statement.first() : statement.first(column))),
+    run: () => leasingOnce(shard, () => statement.run()),
+    all: () => leasingOnce(shard, () => statement.all()),
     raw: (options?: { columnNames?: boolean }) =>
-      leasingOnce(d1, () => (options?.columnNames ? statement.raw({ columnNames: true }) : statement.raw())),
+      leasingOnce(shard, () => (options?.columnNames ? statement.raw({ columnNames: true }) : statement.raw())),
   } as unknown as Wrapped;
 }
 
@@ -166,15 +223,16 @@ function wrapStatement(d1: D1Database, statement: D1PreparedStatement): Wrapped 
  * blocks and runs once more, so no write site handles it (the failed attempt wrote nothing: a statement
  * and a batch are each atomic).
  */
-export function leasingIdBlocks<D extends D1Database>(d1: D): D {
+export function leasingIdBlocks<D extends D1Database>(shard: Shard & { d1: D }): D {
+  const { d1 } = shard;
   const known = leasing.get(d1);
   if (known) return known as D;
   const wrapped = new Proxy(d1, {
     get(target, property, receiver) {
-      if (property === "prepare") return (query: string) => wrapStatement(target, target.prepare(query));
+      if (property === "prepare") return (query: string) => wrapStatement(shard, target.prepare(query));
       if (property === "batch") {
         return (statements: D1PreparedStatement[]) =>
-          leasingOnce(target, () =>
+          leasingOnce(shard, () =>
             target.batch(statements.map((statement) => (statement as Wrapped)[realStatement] ?? statement)),
           );
       }
@@ -188,9 +246,6 @@ export function leasingIdBlocks<D extends D1Database>(d1: D): D {
 
 /** One wrapper per binding or session (the binding lives as long as the isolate; `getDb` caches by it). */
 const leasing = new WeakMap<D1Database, D1Database>();
-
-/** The Worker's bindings with the database that leases id blocks (`leasingIdBlocks`). */
-export const withIdLeasing = <E extends { DB: D1Database }>(env: E): E => ({ ...env, DB: leasingIdBlocks(env.DB) });
 
 /** The rows of one multi-row insert of one group, each with its id. */
 export const withIds = <Row>(table: IdTable, rows: Row[], group: GroupRef) =>

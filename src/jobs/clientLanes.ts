@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { withIdLeasing } from "../db/ids";
+import { onShard, shardOf } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -64,12 +64,14 @@ export class ClientLanes extends DurableObject<Env> {
   /** Slots held by requests (`hold`), by hold id. */
   private readonly holds = new Map<string, { lane: Lane; slots: number; until: number }>();
   private clientId = 0;
+  /** The shard of the client's rows, as its latest jobs name it. */
+  private shard = 1;
   /** The dispatch of the client's events under way, and whether jobs ended since it started. */
   private dispatching: Promise<void> | undefined;
   private dispatchAgain = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, withIdLeasing(env));
+    super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS work (
       id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane TEXT NOT NULL, key TEXT NOT NULL,
@@ -237,7 +239,9 @@ export class ClientLanes extends DurableObject<Env> {
         });
       }
     }
-    // The jobs wrote events, or deliveries ended and made room in their endpoints' queues.
+    // The jobs wrote events, or deliveries ended and made room in their endpoints' queues (on the
+    // client's shard, which its jobs name).
+    this.shard = shardOf(JSON.parse(rows[0]?.body ?? "{}") as JobMessage);
     this.dispatchSoon();
     const spentMs = Date.now() - startedAt;
     for (const key of new Set(rows.map((row) => row.key))) this.spend(lane, key, spentMs);
@@ -263,7 +267,9 @@ export class ClientLanes extends DurableObject<Env> {
       this.dispatchAgain = true;
       return;
     }
-    const dispatch: Promise<void> = dispatchEvents(jobContext(this.env), { clientId: this.clientId })
+    const dispatch: Promise<void> = dispatchEvents(jobContext(onShard(this.env, this.shard)), {
+      clientId: this.clientId,
+    })
       .then(() => undefined)
       .catch((error) =>
         log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),

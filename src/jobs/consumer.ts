@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb, namedBatch } from "../db/client";
 import { inList } from "../db/inList";
 import { imageJobs, publishJobs, users, webhookEndpoints } from "../db/schema";
+import { byShard, onShard } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -27,13 +28,12 @@ const rowIdOf = (job: JobMessage) =>
   job.kind === "webhook" ? job.endpointId : job.kind === "publish" ? job.itemId : job.kind === "image" ? job.jobId : 0;
 
 /**
- * The client, lane and key of each job of a batch, read in one D1 round trip: a delivery's client is
+ * The client, lane and key of each job of a shard, read in one D1 round trip: a delivery's client is
  * its endpoint's, a publish job's its user's, an image job's its user's. A job whose row is gone is
  * placed with client 0, whose lanes run it only to find it moot. A ping has no place.
  */
-async function placementsOf(env: Env, batch: MessageBatch<JobMessage>): Promise<(Placement | undefined)[]> {
+async function placementsOf(env: Env, queue: string, jobs: JobMessage[]): Promise<(Placement | undefined)[]> {
   const db = getDb(env.DB);
-  const jobs = batch.messages.map((message) => message.body);
   const idsOf = (kind: JobMessage["kind"]) => jobs.flatMap((job) => (job.kind === kind ? [rowIdOf(job)] : []));
   // A publish or image job's client is its user's.
   const clientOfUser = { clientId: users.clientId };
@@ -53,7 +53,7 @@ async function placementsOf(env: Env, batch: MessageBatch<JobMessage>): Promise<
       .innerJoin(users, eq(users.id, imageJobs.userId))
       .where(inList(imageJobs.id, idsOf("image"))),
   });
-  const slow = batch.queue === env.WEBHOOK_SLOW_QUEUE;
+  const slow = queue === env.WEBHOOK_SLOW_QUEUE;
   return jobs.map((job): Placement | undefined => {
     switch (job.kind) {
       case "webhook": {
@@ -117,7 +117,20 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
   for (const message of batch.messages)
     if (message.attempts === 1)
       metrics.record({ event: "queue_lag", kind: message.body.kind, lagMs: Date.now() - message.timestamp.getTime() });
-  const placements = await placementsOf(env, batch);
+  const jobs = batch.messages.map((message) => message.body);
+  const placements: (Placement | undefined)[] = [];
+  await Promise.all(
+    [...byShard(jobs)].map(async ([shard, at]) => {
+      const placed = await placementsOf(
+        onShard(env, shard),
+        batch.queue,
+        at.map((index) => jobs[index] as JobMessage),
+      );
+      at.forEach((index, i) => {
+        placements[index] = placed[i];
+      });
+    }),
+  );
   const byClient = new Map<number, { jobs: LaneJob[]; messages: Message<JobMessage>[] }>();
   batch.messages.forEach((message, at) => {
     const placement = placements[at];

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
+import { byShard, onShard } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -84,11 +85,21 @@ export async function executeJobs(
 ): Promise<void> {
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
-  const jobs = batch.messages.map((message) => message.body);
   const lane: DeliveryLane = batch.queue === env.WEBHOOK_SLOW_QUEUE ? "slow" : "fast";
-  const outcomes = deadLetter
-    ? await Promise.allSettled(jobs.map((job) => giveUp(env, job)))
-    : await runAll(env, jobs, lane);
+  // Each job runs on the shard its message names.
+  const outcomes: PromiseSettledResult<void>[] = [];
+  await Promise.all(
+    [...byShard(batch.messages.map((message) => message.body))].map(async ([shard, at]) => {
+      const shardEnv = onShard(env, shard);
+      const jobs = at.map((index) => batch.messages[index]?.body as JobMessage);
+      const settled = deadLetter
+        ? await Promise.allSettled(jobs.map((job) => giveUp(shardEnv, job)))
+        : await runAll(shardEnv, jobs, lane);
+      at.forEach((index, i) => {
+        outcomes[index] = settled[i] as PromiseSettledResult<void>;
+      });
+    }),
+  );
   batch.messages.forEach((message, at) => {
     const job = message.body;
     const outcome = outcomes[at];

@@ -30,7 +30,7 @@ export async function callingClient(c: Context<AppEnv>): Promise<ApiClient> {
   if (known) return known;
   const fingerprint = await keyFingerprint(key);
   await takeIpToken(c, fingerprint);
-  const client = await findClientByKey(getDb(c.env.DB), key);
+  const client = await findClientByKey(getDb(c.env.DIRECTORY), key);
   if (!client) {
     await forgetKey(c, fingerprint);
     throw new DomainError(detail("invalid_api_key", "invalid API key"), {

@@ -1,33 +1,41 @@
 import type { MiddlewareHandler } from "hono";
-import { leasingIdBlocks } from "../db/ids";
 import { meterSession } from "../db/meter";
+import { onShard, shardDatabase } from "../db/shards";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
 import { takeIpToken } from "./rateLimit";
+import { shardOfRequest } from "./shardRouting";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
 /** D1's bookmark format: three 8-digit and one 32-digit hex group. */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/i;
+
+/** Refuses a malformed bookmark before the key is known: it costs the address's budget, as a bad key does. */
+export const d1Bookmark: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const bookmark = c.req.header(BOOKMARK_HEADER);
+  if (bookmark && !BOOKMARK.test(bookmark)) {
+    await takeIpToken(c);
+    throw DomainError.of("validation_failed", `${BOOKMARK_HEADER}: not a D1 bookmark`);
+  }
+  await next();
+};
 
 /**
  * D1 Sessions (read replication): a GET may be answered by a nearby read replica, a write goes to the
  * primary. Every answer carries the session's bookmark in `x-d1-bookmark`; a client that sends it back
  * reads at least what that answer saw, so it reads its own writes wherever it is served. The request's
  * handlers and services see the session as `env.DB`, metered: the rows it read and wrote are the
- * request's `d1Usage`, which the request context reports.
+ * request's `d1Usage`, which the request context reports. The session is on the shard of the request's rows
+ * (`shardOfRequest`), so this runs after authentication and the body limit (and `d1Bookmark` before them).
  */
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER);
-  if (bookmark && !BOOKMARK.test(bookmark)) {
-    // Refused before the key is known: it costs the address's budget, as a bad key does.
-    await takeIpToken(c);
-    throw DomainError.of("validation_failed", `${BOOKMARK_HEADER}: not a D1 bookmark`);
-  }
   const constraint = c.req.method === "GET" ? "first-unconstrained" : "first-primary";
-  const session = c.env.DB.withSession(bookmark || constraint);
+  const shard = await shardOfRequest(c);
+  const session = shardDatabase(c.env, shard).withSession(bookmark || constraint);
   c.set("d1Usage", meterSession(session));
   // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.
-  c.env = { ...c.env, DB: leasingIdBlocks(session as unknown as D1Database) };
+  c.env = onShard(c.env, shard, session as unknown as D1Database);
   await next();
   const reached = session.getBookmark();
   if (reached) c.header(BOOKMARK_HEADER, reached);

@@ -5,6 +5,8 @@ import { contactBody, createUser } from "../harness/data";
 
 let ownerKey: string;
 let otherKey: string;
+/** Another client on the other shard (src/db/shards.ts): its requests read shard 2, the owner's rows are on 1. */
+let otherShardKey: string;
 let userId: number;
 let contactId: number;
 let folderId: number;
@@ -12,6 +14,7 @@ let folderId: number;
 beforeAll(async () => {
   ownerKey = (await newClient({ partner: true })).key;
   otherKey = (await newClient({ partner: true })).key;
+  otherShardKey = (await newClient({ partner: true, shard: 2 })).key;
   const user = await createUser(ownerKey);
   userId = user.userId;
   contactId = defined(
@@ -54,20 +57,22 @@ const endpoints = (): [string, string, unknown?][] => [
 describe("tenant isolation", () => {
   it("answers 404 to another client on every endpoint, and changes nothing", async () => {
     const before = (await call("GET", `/users/${userId}`, { key: ownerKey })).body.data;
-    for (const [method, path, body] of endpoints()) {
-      const answer = await call(method, path, { key: otherKey, body });
-      expect(answer.status, `${method} ${path}`).toBe(404);
-      const message = `userId: user ${userId} not found`;
-      expect(answer.body).toEqual({
-        result: false,
-        errors: [message],
-        data: [],
-        errorDetails: [{ code: "user_not_found", field: "userId", message }],
-      });
-    }
+    for (const [method, path, body] of endpoints())
+      for (const key of [otherKey, otherShardKey]) {
+        const answer = await call(method, path, { key, body });
+        expect(answer.status, `${method} ${path}`).toBe(404);
+        const message = `userId: user ${userId} not found`;
+        expect(answer.body).toEqual({
+          result: false,
+          errors: [message],
+          data: [],
+          errorDetails: [{ code: "user_not_found", field: "userId", message }],
+        });
+      }
     const after = await call("GET", `/users/${userId}`, { key: ownerKey });
     expect(after.body.data).toEqual(before);
-    expect((await call("GET", "/users/", { key: otherKey })).body.totalItems).toBe(0);
+    for (const key of [otherKey, otherShardKey])
+      expect((await call("GET", "/users/", { key })).body.totalItems).toBe(0);
   });
 
   it("does not share cached answers between clients", async () => {

@@ -59,7 +59,8 @@ describe("envelope and status codes", () => {
     expectEnvelope(await call("GET", "/client/", { key: "no-such-key" }), 401);
 
     const { key, client } = await newClient();
-    await getDb(env.DB).update(apiClients).set({ revoked: true }).where(eq(apiClients.id, client.id));
+    // A client is revoked in the directory, which authentication reads.
+    await getDb(env.DIRECTORY).update(apiClients).set({ revoked: true }).where(eq(apiClients.id, client.id));
     const revoked = await call("GET", "/client/", { key });
     expectEnvelope(revoked, 401);
     expect(revoked.body.errors).toEqual(["invalid API key"]);

@@ -26,13 +26,15 @@ describe("layers", () => {
 
 describe("the tests", () => {
   // What is not one service's: the HTTP surface (api), attacks across services (security), reading and
-  // writing back (write-back), the marketplace simulator, the noisy-neighbour suite, and the helpers.
+  // writing back (write-back), the marketplace simulator, the noisy-neighbour suite, the data spread over
+  // shards (shards), and the helpers.
   const ACROSS_SERVICES = [
     "api",
     "security",
     "write-back",
     "simulator",
     "neighbours",
+    "shards",
     "harness",
     "fixtures",
     "outside",

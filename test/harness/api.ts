@@ -18,7 +18,10 @@ let clientSeq = 0;
 /** A fresh API client with its own key (and so its own rate-limit bucket). */
 export async function newClient(options: Partial<NewClient> = {}) {
   clientSeq += 1;
-  return createApiClient(getDb(env.DB), {
+  return createApiClient(env, {
+    // On shard 1 unless a test places it: the tests read a client's rows from env.DB (test/shards has
+    // clients on every shard).
+    shard: 1,
     name: `test-${Date.now()}-${clientSeq}-${Math.random().toString(36).slice(2)}`,
     // Tests are not about the rate limit unless they say so: a batch costs a token per ad (at most 1,000).
     rate: 1000,
@@ -29,17 +32,17 @@ export async function newClient(options: Partial<NewClient> = {}) {
 
 /**
  * The pair of clients most tests act as: a partner client and an internal one, each with its own key, in
- * one client group (so the internal client's users may pay for the partner's).
+ * one client group (so the internal client's users may pay for the partner's), on `shard`.
  */
-export async function twoClients() {
-  const partner = await newClient({ partner: true });
+export async function twoClients(shard = 1) {
+  const partner = await newClient({ partner: true, shard });
   const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
   return { key: partner.key, internalKey: internal.key };
 }
 
 /** A client's group (`client_groups`). */
 export async function groupOf(clientId: number): Promise<number> {
-  const row = await env.DB.prepare("SELECT group_id AS g FROM api_clients WHERE id = ?")
+  const row = await env.DIRECTORY.prepare("SELECT group_id AS g FROM api_clients WHERE id = ?")
     .bind(clientId)
     .first<{ g: number }>();
   return defined(row, `client ${clientId}`).g;

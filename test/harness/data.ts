@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { d1Statement } from "../../src/db/client";
 import { groupOfUser, ID_BLOCK_SLACK, leasingIdBlocks, nextId } from "../../src/db/ids";
 import { ads } from "../../src/db/schema";
+import { shardDatabase } from "../../src/db/shards";
 import { call } from "./api";
 
 /** A valid user body; tests override what they are about. */
@@ -132,9 +133,12 @@ export async function activate(key: string, user: { userId: number; activation: 
   expect(answer.status).toBe(200);
 }
 
-/** `count` ads of a user written straight to D1 (ids ascending from its group's block; every third one archived). */
-export async function seedAds(userId: number, count: number) {
-  const d1 = leasingIdBlocks(env.DB);
+/**
+ * `count` ads of a user written straight to its shard's D1 (ids ascending from its group's block; every
+ * third one archived).
+ */
+export async function seedAds(userId: number, count: number, shard = 1) {
+  const d1 = leasingIdBlocks({ number: shard, d1: shardDatabase(env, shard), directory: env.DIRECTORY });
   // In inserts of at most ID_BLOCK_SLACK rows, as the API writes them.
   for (let from = 1; from <= count; from += ID_BLOCK_SLACK) {
     await d1Statement(

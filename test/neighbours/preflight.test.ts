@@ -25,7 +25,7 @@ describe("the dry run", () => {
     for (let i = 0; i < ADS; i += 1) adIds.push((await createAd(a.key, sellerA, { externalAdId: 5000 + i })).adId);
     const sellerB = await connectedSeller(b.key, b.key);
     // A runs from now on with a deployment's limits (the isolate's memory of its row lapses first).
-    await env.DB.prepare("UPDATE api_clients SET rate = ?, burst = ? WHERE id = ?")
+    await env.DIRECTORY.prepare("UPDATE api_clients SET rate = ?, burst = ? WHERE id = ?")
       .bind(DEPLOYED.rate, DEPLOYED.burst, a.client.id)
       .run();
     await sleep(CLIENT_CACHE_MS + 500);

@@ -197,10 +197,22 @@ describe("readiness", () => {
       migration: `${journal.entries.at(-1)?.tag}.sql`,
       tokensToReseal: 0,
     });
-    for (const name of ["d1", "r2", "queue", "rateLimiter"] as const)
+    for (const name of ["d1", "directory", "r2", "queue", "rateLimiter"] as const)
       expect(deep.body.data.checks?.[name], name).toMatchObject({ ok: true, latencyMs: expect.any(Number) });
-    // The share of each table's 32-bit ids its blocks took: the highest block leased + 1, of 2^31 / 4,096.
-    const { results: highest } = await env.DB.prepare(
+    // Each shard, migrated to the last migration.
+    expect(deep.body.data.shards).toEqual(
+      [1, 2].map((shard) => ({
+        shard,
+        ok: true,
+        latencyMs: expect.any(Number),
+        migration: `${journal.entries.at(-1)?.tag}.sql`,
+        tokensToReseal: expect.any(Number),
+        sizeBytes: expect.any(Number),
+      })),
+    );
+    // The share of each table's 32-bit ids its blocks took: the highest block the directory leased + 1, of
+    // 2^31 / 4,096.
+    const { results: highest } = await env.DIRECTORY.prepare(
       "SELECT kind, max(block) AS block FROM id_blocks GROUP BY kind",
     ).all<{ kind: string; block: number }>();
     expect(highest.length).toBeGreaterThan(0);
@@ -229,6 +241,24 @@ describe("readiness", () => {
     ]);
     expect(body.data.checks.r2?.ok).toBe(false);
     expect(body.data.checks.d1?.ok).toBe(true);
+
+    // A shard that does not answer fails the check, named.
+    const brokenShard = {
+      ...env,
+      DB_2: { prepare: () => ({ run: () => Promise.reject(new Error("shard unreachable")) }) },
+    } as unknown as Env;
+    const withoutShard = await app.fetch(
+      new Request(`${BASE}/health?deep=1`, { headers: { Authorization: `Bearer ${internalKey}` } }),
+      brokenShard,
+      createExecutionContext(),
+    );
+    expect(withoutShard.status).toBe(503);
+    const report = await withoutShard.json<{ errors: string[]; data: { shards: { shard: number; ok: boolean }[] } }>();
+    expect(report.errors).toEqual(["d1: shard 2: shard unreachable"]);
+    expect(report.data.shards.map((shard) => [shard.shard, shard.ok])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
   });
 });
 

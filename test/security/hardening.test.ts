@@ -256,8 +256,9 @@ describe("URLs in data", () => {
 
 describe("unauthenticated floods", () => {
   it("300 parallel requests with one bad key hit the per-IP limit and cost one D1 lookup", async () => {
-    const counter = countingD1(env.DB);
-    const limited = { ...env, DB: counter.d1, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "20" } as Env;
+    // Keys are looked up in the directory (src/db/shards.ts).
+    const counter = countingD1(env.DIRECTORY);
+    const limited = { ...env, DIRECTORY: counter.d1, RATE_LIMIT_IP_RPS: "1", RATE_LIMIT_IP_BURST: "20" } as Env;
     const badKey = `bad-${crypto.randomUUID()}`;
     const answers = await Promise.all(
       Array.from({ length: 300 }, () =>

@@ -34,7 +34,7 @@ describe("the keys an address remembers", () => {
     const fingerprint = await keyFingerprint(key);
     expect(Object.keys(await remembered(address))).toEqual([`${GOOD_KEY_PREFIX}${fingerprint}`]);
 
-    await getDb(env.DB).update(apiClients).set({ revoked: true }).where(eq(apiClients.id, client.id));
+    await getDb(env.DIRECTORY).update(apiClients).set({ revoked: true }).where(eq(apiClients.id, client.id));
     await new Promise((resolve) => setTimeout(resolve, CLIENT_CACHE_MS + 500)); // the isolate's memory of it lapses
     expect((await fromAddress(address, key)).status).toBe(401);
     expect(await remembered(address)).toEqual({});

@@ -8,7 +8,7 @@ import { activate, contactBody, createAd, createUser } from "../harness/data";
  * Tenancy, from the OpenAPI document: every operation, called by another client with its documented
  * example aimed at the owner's resources (path ids and the ids in the body swapped for the owner's),
  * finds nothing: it answers 404 (403 where only internal clients may call), never a success and
- * never a 5xx.
+ * never a 5xx. Another client on the owner's shard, and one on the other shard (src/db/shards.ts).
  */
 
 interface Operation {
@@ -25,11 +25,15 @@ const operations = Object.entries(committed.paths as Record<string, Record<strin
 
 /** The owner's resources, by the name of the id that points at them. */
 let owned: Record<string, number>;
-let otherKey: string;
+/** Another client's key, by where it lives: on the owner's shard (1) or on shard 2. */
+let otherKeys: Record<string, string>;
 
 beforeAll(async () => {
   const owner = await newClient({ partner: true });
-  otherKey = (await newClient({ partner: true })).key;
+  otherKeys = {
+    "same shard": (await newClient({ partner: true })).key,
+    "other shard": (await newClient({ partner: true, shard: 2 })).key,
+  };
   const key = owner.key;
   const user = await createUser(key);
   await activate(key, user);
@@ -92,19 +96,22 @@ describe("tenancy of every operation", () => {
   it("finds nothing of another client's, whatever the operation", async () => {
     const leaks: string[] = [];
     let checked = 0;
-    for (const { method, path, operation } of operations) {
-      const body = aimed(operation.requestBody?.content["application/json"]?.example);
-      if (!aimsAtOwner(path, body)) continue;
-      checked += 1;
-      const answer = await call(method, `http://api.test${concrete(path)}`, { key: otherKey, body });
-      const codes = (answer.body.errorDetails ?? []).map((d) => d.code);
-      // A batch answers 200 with an outcome per ad: each must be a refusal.
-      const outcomes = Array.isArray(answer.body.data) ? (answer.body.data as { result?: boolean }[]) : [];
-      const perAdRefusals = outcomes.length > 0 && outcomes.every((o) => o?.result === false);
-      const found = answer.status < 300 && answer.body.result !== false && !perAdRefusals;
-      if (answer.status >= 500 || found || (!perAdRefusals && ![403, 404].includes(answer.status)))
-        leaks.push(`${method} ${path}: ${answer.status} ${codes.join(",")} ${answer.body.errors?.[0] ?? ""}`);
-    }
+    for (const [where, otherKey] of Object.entries(otherKeys))
+      for (const { method, path, operation } of operations) {
+        const body = aimed(operation.requestBody?.content["application/json"]?.example);
+        if (!aimsAtOwner(path, body)) continue;
+        if (where === "same shard") checked += 1;
+        const answer = await call(method, `http://api.test${concrete(path)}`, { key: otherKey, body });
+        const codes = (answer.body.errorDetails ?? []).map((d) => d.code);
+        // A batch answers 200 with an outcome per ad: each must be a refusal.
+        const outcomes = Array.isArray(answer.body.data) ? (answer.body.data as { result?: boolean }[]) : [];
+        const perAdRefusals = outcomes.length > 0 && outcomes.every((o) => o?.result === false);
+        const found = answer.status < 300 && answer.body.result !== false && !perAdRefusals;
+        if (answer.status >= 500 || found || (!perAdRefusals && ![403, 404].includes(answer.status)))
+          leaks.push(
+            `${where}: ${method} ${path}: ${answer.status} ${codes.join(",")} ${answer.body.errors?.[0] ?? ""}`,
+          );
+      }
     // 96 of the 110 operations name a resource of the owner (the rest: catalogue, feeds, creating users).
     expect(checked).toBeGreaterThanOrEqual(90);
     expect(leaks).toEqual([]);

@@ -5,6 +5,8 @@ import { createdAt } from "./shared";
 /** A group of API clients (a dealer group, an agency with its dealers): the data of a group stays together. */
 export const clientGroups = sqliteTable("client_groups", {
   id: integer("id").primaryKey({ autoIncrement: true }),
+  /** The shard (src/db/shards.ts) that holds the group's rows: 1 is `DB`, n is `DB_n`. */
+  shard: integer("shard").notNull().default(1),
   createdAt: createdAt(),
 });
 

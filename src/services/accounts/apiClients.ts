@@ -1,8 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
-import { type Db, namedBatch } from "../../db/client";
+import { type Db, getDb, namedBatch } from "../../db/client";
+import { copyGroup } from "../../db/directory";
 import { firstBlocks } from "../../db/ids";
 import { apiClients, clientGroups } from "../../db/schema";
-import type { ApiClient } from "../../env";
+import { shardDatabase, shardForNewGroup } from "../../db/shards";
+import type { ApiClient, Env } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { clientIdOf } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -25,20 +27,14 @@ export async function cachedClient(key: string): Promise<ApiClient | undefined> 
  * The client a key belongs to, or null. Lookups are shared: concurrent requests with one key make one
  * D1 query, and the response (a bad key too) is kept for CLIENT_CACHE_MS.
  */
-export async function findClientByKey(db: Db, key: string): Promise<ApiClient | null> {
+export async function findClientByKey(directory: Db, key: string): Promise<ApiClient | null> {
   const keyHash = await sha256Hex(key);
   const cached = byKeyHash.get(keyHash);
   if (cached && cached.until > Date.now()) return cached.lookup;
-  const lookup = db
-    .select({
-      id: apiClients.id,
-      name: apiClients.name,
-      internal: apiClients.internal,
-      partner: apiClients.partner,
-      rate: apiClients.rate,
-      burst: apiClients.burst,
-    })
+  const lookup = directory
+    .select({ ...clientColumns, shard: clientGroups.shard })
     .from(apiClients)
+    .innerJoin(clientGroups, eq(clientGroups.id, apiClients.groupId))
     .where(and(eq(apiClients.keyHash, keyHash), eq(apiClients.revoked, false)))
     .get()
     .then((row) => row ?? null);
@@ -58,19 +54,37 @@ export interface NewClient {
   burst?: number | null;
   /** The client group it joins; without one, a new group of its own. */
   groupId?: number;
+  /** The shard of its new group; without one, the emptiest (`shardForNewGroup`). */
+  shard?: number;
 }
 
-/** Creates a client with a fresh key; the key is returned once and only its hash is stored. */
-export async function createApiClient(db: Db, input: NewClient): Promise<{ client: ApiClient; key: string }> {
+/** A client's columns as the code knows a client (`ApiClient`, without its shard). */
+const clientColumns = {
+  id: apiClients.id,
+  name: apiClients.name,
+  internal: apiClients.internal,
+  partner: apiClients.partner,
+  rate: apiClients.rate,
+  burst: apiClients.burst,
+};
+
+/**
+ * Creates a client with a fresh key; the key is returned once and only its hash is stored. The client,
+ * and its new group with its first id blocks, are written to the directory in one batch, and then copied
+ * to the group's shard (a copy that failed is made again by `copyGroup`).
+ */
+export async function createApiClient(env: Env, input: NewClient): Promise<{ client: ApiClient; key: string }> {
   const key = `cam_${randomToken(32)}`;
+  const directory = getDb(env.DIRECTORY);
   const ownGroup = input.groupId === undefined;
+  const shard = ownGroup ? await shardForNewGroup(env, input.shard) : undefined;
   // The group inserted first, in the same transaction.
   const newGroup = sql`(SELECT max(${clientGroups.id}) FROM ${clientGroups})`;
-  const { group, created } = await namedBatch(db, {
-    group: ownGroup ? db.insert(clientGroups).values({}).returning({ id: clientGroups.id }) : undefined,
+  const { group, created } = await namedBatch(directory, {
+    group: ownGroup ? directory.insert(clientGroups).values({ shard }).returning() : undefined,
     // Its first blocks of ids, so that its first writes need not lease them.
-    blocks: ownGroup ? firstBlocks(newGroup).map((lease) => db.run(lease)) : undefined,
-    created: db
+    blocks: ownGroup ? firstBlocks(newGroup).map((lease) => directory.run(lease)) : undefined,
+    created: directory
       .insert(apiClients)
       .values({
         name: input.name,
@@ -81,12 +95,23 @@ export async function createApiClient(db: Db, input: NewClient): Promise<{ clien
         burst: input.burst ?? null,
         groupId: input.groupId ?? newGroup,
       })
-      .returning(),
+      .returning({ ...clientColumns, groupId: apiClients.groupId }),
   });
   const [row] = created;
   if (!row || (group && !group[0])) throw new Error("the client's insert returned no row");
-  const { id, name, internal, partner, rate, burst } = row;
-  return { client: { id, name, internal, partner, rate, burst }, key };
+  const placed =
+    group?.[0]?.shard ??
+    (
+      await directory
+        .select({ shard: clientGroups.shard })
+        .from(clientGroups)
+        .where(eq(clientGroups.id, row.groupId))
+        .get()
+    )?.shard;
+  if (placed === undefined) throw new Error(`the directory has no group ${row.groupId}`);
+  await copyGroup(env.DIRECTORY, shardDatabase(env, placed), row.groupId);
+  const { groupId: _inTheDirectory, ...client } = row;
+  return { client: { ...client, shard: placed }, key };
 }
 
 /** The calling client as GET /client/ shows it; `defaults` are the deployment's rate limit. */

@@ -1,5 +1,8 @@
 import { sql } from "drizzle-orm";
+import { getDb } from "../../db/client";
 import { idSpaceLeased } from "../../db/ids";
+import { shardDatabase, shardNumbers } from "../../db/shards";
+import type { Env } from "../../env";
 import { tokensToReseal } from "../publishing/connections";
 import type { ServiceContext } from "../shared/context";
 
@@ -23,34 +26,60 @@ async function timed(probe: () => Promise<unknown>): Promise<DependencyCheck> {
   }
 }
 
-/**
- * Readiness: each dependency is touched once (D1 a trivial query, R2 a head, the queue a `ping` message
- * the consumer acknowledges, the rate-limit Durable Object a call) and answers with its latency; plus the
- * deployed commit, the last migration applied, how many connections still hold tokens sealed with a
- * previous key, and how much of each table's id space the client groups' blocks have taken.
- */
-export async function readiness({ db, env }: ServiceContext) {
-  const [d1, r2, queue, rateLimiter] = await Promise.all([
-    timed(() => db.run(sql`SELECT 1`)),
-    timed(() => env.MEDIA.head("health/probe")),
-    timed(() => env.JOBS.send({ kind: "ping" })),
-    timed(() => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("health")).ping()),
-  ]);
-  const [migration, reseal, idSpace] = await Promise.all([
+/** One shard's readiness: a trivial query, its last migration, its tokens under an old key and its size. */
+async function shardReadiness(env: Env, shard: number) {
+  const d1 = shardDatabase(env, shard);
+  const db = getDb(d1);
+  let sizeBytes: number | null = null;
+  const check = await timed(async () => {
+    sizeBytes = (await d1.prepare("SELECT 1").run()).meta.size_after ?? null;
+  });
+  const [migration, tokens] = await Promise.all([
     db
       .all<{ name: string }>(sql`SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1`)
       .then((rows) => rows[0]?.name ?? null)
       .catch(() => null),
-    d1.ok ? tokensToReseal({ db, env }).catch(() => null) : Promise.resolve(null),
-    d1.ok ? idSpaceLeased(db).catch(() => null) : Promise.resolve(null),
+    check.ok ? tokensToReseal({ db, env }).catch(() => null) : Promise.resolve(null),
   ]);
-  const checks = { d1, r2, queue, rateLimiter };
+  return { shard, ...check, migration, tokensToReseal: tokens, sizeBytes };
+}
+
+/**
+ * Readiness: each dependency is touched once (the directory and every shard a trivial query, R2 a
+ * head, the queue a `ping` message the consumer acknowledges, the rate-limit Durable Object a call) and
+ * answers with its latency; plus the deployed commit, each shard's report (the last migration applied,
+ * connections still holding tokens sealed with a previous key, its size), and how much of each table's
+ * id space the client groups' blocks have taken. The top-level `migration` is the least advanced shard's.
+ */
+export async function readiness({ env }: Pick<ServiceContext, "env">) {
+  const [directory, shards, r2, queue, rateLimiter] = await Promise.all([
+    timed(() => env.DIRECTORY.prepare("SELECT 1").run()),
+    Promise.all(shardNumbers(env).map((shard) => shardReadiness(env, shard))),
+    timed(() => env.MEDIA.head("health/probe")),
+    timed(() => env.JOBS.send({ kind: "ping" })),
+    timed(() => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("health")).ping()),
+  ]);
+  const failing = shards.find((shard) => !shard.ok);
+  const d1: DependencyCheck = {
+    ok: directory.ok && !failing,
+    latencyMs: Math.max(directory.latencyMs, ...shards.map((shard) => shard.latencyMs)),
+    ...(failing
+      ? { error: `shard ${failing.shard}: ${failing.error}` }
+      : directory.error
+        ? { error: directory.error }
+        : {}),
+  };
+  const idSpace = directory.ok ? await idSpaceLeased(getDb(env.DIRECTORY)).catch(() => null) : null;
+  const migrations = shards.map((shard) => shard.migration);
+  const reseal = shards.map((shard) => shard.tokensToReseal);
+  const checks = { d1, directory, r2, queue, rateLimiter };
   return {
     ready: Object.values(checks).every((check) => check.ok),
     version: env.GIT_COMMIT ?? "development",
-    migration,
-    tokensToReseal: reseal,
+    migration: migrations.includes(null) ? null : ([...(migrations as string[])].sort()[0] ?? null),
+    tokensToReseal: reseal.includes(null) ? null : (reseal as number[]).reduce((sum, n) => sum + n, 0),
     idSpace,
+    shards,
     checks,
   };
 }

@@ -14,11 +14,15 @@ export type PublishJobRef = Pick<
  * `webhook` is one delivery attempt of an event to an endpoint; it travels on the `webhooks` queue (or
  * `webhooks-slow`), and `image` on the `images` queue.
  */
-export type JobMessage =
+export type JobMessage = (
   | ImageMessage
   | { kind: "publish"; itemId: number; item?: Omit<PublishJobRef, "id">; requestId?: string }
   | { kind: "ping"; requestId?: string }
-  | WebhookMessage;
+  | WebhookMessage
+) & {
+  /** The shard the job's rows are on, stamped by the queue binding it was sent with (src/db/shards.ts); none: 1. */
+  shard?: number;
+};
 
 /** One delivery attempt of an event (or of a test message) to a webhook endpoint. */
 export type WebhookMessage = {

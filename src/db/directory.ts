@@ -1,0 +1,55 @@
+/**
+ * The directory's rows a shard keeps a copy of (src/db/shards.ts): a group, its clients and its id
+ * blocks. The copy is what the shard's queries (a row's group, the next id of a block) and foreign keys
+ * read; the directory stays the authority.
+ */
+import { eq, sql } from "drizzle-orm";
+import { batchAll, getDb, namedBatch } from "./client";
+import { copyBlocks } from "./ids";
+import { rowChunks } from "./rowChunks";
+import { apiClients, clientGroups, idBlocks } from "./schema";
+
+/**
+ * Copies a group's row, clients and id blocks from the directory into a shard; what the shard holds of
+ * them already is brought up to the directory's (a client's return origins stay the shard's: only the
+ * shard's routes write them). Running it again changes nothing.
+ */
+export async function copyGroup(directory: D1Database, shard: D1Database, groupId: number): Promise<void> {
+  const from = getDb(directory);
+  const { group, clients, blocks } = await namedBatch(from, {
+    group: from.select().from(clientGroups).where(eq(clientGroups.id, groupId)),
+    clients: from.select().from(apiClients).where(eq(apiClients.groupId, groupId)),
+    blocks: from
+      .select({ kind: idBlocks.kind, block: idBlocks.block, groupId: idBlocks.groupId })
+      .from(idBlocks)
+      .where(eq(idBlocks.groupId, groupId)),
+  });
+  if (group.length === 0) throw new Error(`the directory has no group ${groupId}`);
+  const to = getDb(shard);
+  const fromDirectory = (column: { name: string }) => sql.raw(`excluded.${column.name}`);
+  await batchAll(to, [
+    to
+      .insert(clientGroups)
+      .values(group)
+      .onConflictDoUpdate({ target: clientGroups.id, set: { shard: fromDirectory(clientGroups.shard) } }),
+    ...rowChunks(apiClients, clients).map((chunk) =>
+      to
+        .insert(apiClients)
+        .values(chunk)
+        .onConflictDoUpdate({
+          target: apiClients.id,
+          set: {
+            name: fromDirectory(apiClients.name),
+            keyHash: fromDirectory(apiClients.keyHash),
+            internal: fromDirectory(apiClients.internal),
+            partner: fromDirectory(apiClients.partner),
+            rate: fromDirectory(apiClients.rate),
+            burst: fromDirectory(apiClients.burst),
+            revoked: fromDirectory(apiClients.revoked),
+            groupId: fromDirectory(apiClients.groupId),
+          },
+        }),
+    ),
+  ]);
+  await copyBlocks(shard, blocks);
+}

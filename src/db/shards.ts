@@ -1,0 +1,126 @@
+/**
+ * Shards: the data of the platform spreads over many D1 databases by client group. Shard 1 is the `DB`
+ * binding (the database from before shards, so nothing had to be copied to start), shard n is `DB_n`.
+ * The `DIRECTORY` binding says which shard each group lives on, and holds the clients with their keys
+ * and every block of ids leased (src/db/ids.ts); each shard keeps a copy of its own groups, clients and
+ * blocks, which its queries and foreign keys use.
+ *
+ * Work runs on one shard with `onShard(env, n)`: the bindings with that shard as `DB` (leasing id blocks
+ * from the directory) and the job queues stamping `shard: n` on every message they send, so that the
+ * consumer runs each job on the shard its rows are on. Nothing else in the code knows about shards.
+ */
+import { ID_BLOCK_SIZE, leasingIdBlocks } from "./ids";
+
+type ShardedEnv = Cloudflare.Env;
+
+const SHARD_BINDING = /^DB(?:_(\d+))?$/;
+
+/** The shards the Worker has a binding for, in order (1 is `DB`). */
+export function shardNumbers(env: ShardedEnv): number[] {
+  const numbers: number[] = [];
+  for (const name of Object.keys(env)) {
+    const match = SHARD_BINDING.exec(name);
+    if (match) numbers.push(match[1] === undefined ? 1 : Number(match[1]));
+  }
+  return numbers.sort((a, b) => a - b);
+}
+
+/** The D1 binding of shard `shard`. */
+export function shardDatabase(env: ShardedEnv, shard: number): D1Database {
+  const binding = (env as unknown as Record<string, D1Database | undefined>)[shard === 1 ? "DB" : `DB_${shard}`];
+  if (!binding) throw new Error(`no binding for shard ${shard}: add DB_${shard} to wrangler.toml`);
+  return binding;
+}
+
+/** The job queues, whose messages say which shard their rows are on. */
+const JOB_QUEUES = ["JOBS", "WEBHOOKS", "WEBHOOKS_SLOW", "IMAGE_JOBS"] as const;
+
+/** A queue that stamps `shard` on the body of every message it sends. */
+function stampingShard(queue: Queue, shard: number): Queue {
+  const stamp = (body: unknown) => ({ ...(body as object), shard });
+  return {
+    send: (body, options) => queue.send(stamp(body), options),
+    sendBatch: (messages, options) =>
+      queue.sendBatch(
+        [...messages].map((message) => ({ ...message, body: stamp(message.body) })),
+        options,
+      ),
+  } as Queue;
+}
+
+/** The bindings of work on one shard: it as `DB` (`database`: a session of it), and queues that name it. */
+export function onShard<E extends ShardedEnv>(env: E, shard: number, database = shardDatabase(env, shard)): E {
+  const queues = Object.fromEntries(JOB_QUEUES.map((name) => [name, stampingShard(env[name], shard)]));
+  return { ...env, ...queues, DB: leasingIdBlocks({ number: shard, d1: database, directory: env.DIRECTORY }) };
+}
+
+/** The shard a message's rows are on (a message from before shards names none: shard 1). */
+export const shardOf = (message: { shard?: number }) => message.shard ?? 1;
+
+/** The positions of the messages of each shard. */
+export function byShard(messages: { shard?: number }[]): Map<number, number[]> {
+  const positions = new Map<number, number[]>();
+  messages.forEach((message, at) => {
+    const shard = shardOf(message);
+    positions.set(shard, [...(positions.get(shard) ?? []), at]);
+  });
+  return positions;
+}
+
+/**
+ * The shard a new group is placed on: the one given, or the emptiest by its database's size (D1 reports
+ * it with every answer), ties to the lowest number.
+ */
+export async function shardForNewGroup(env: ShardedEnv, wanted?: number): Promise<number> {
+  const shards = shardNumbers(env);
+  if (wanted !== undefined) {
+    if (!shards.includes(wanted)) throw new Error(`no shard ${wanted}: the shards are ${shards.join(", ")}`);
+    return wanted;
+  }
+  const sizes = await Promise.all(
+    shards.map(async (shard) => (await shardDatabase(env, shard).prepare("SELECT 1").run()).meta.size_after ?? 0),
+  );
+  return shards[sizes.indexOf(Math.min(...sizes))] ?? 1;
+}
+
+/** An id a request names, with the table it was issued for. */
+export interface NamedId {
+  field: string;
+  kind: string;
+  id: number;
+}
+
+/** Which shard each block lives on, as this isolate last read it from the directory, for 10 seconds. */
+const shardOfBlock = new Map<string, { shard: number | undefined; until: number }>();
+const BLOCK_CACHE_MS = 10_000;
+const BLOCK_CACHE_SIZE = 50_000;
+
+/**
+ * The shard of each named id, by its block (src/db/ids.ts): one directory query for the blocks this
+ * isolate has not seen lately, none otherwise. An id of no leased block has no shard (undefined).
+ */
+export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(number | undefined)[]> {
+  const now = Date.now();
+  const blockOf = ({ kind, id }: NamedId) => `${kind} ${Math.floor(id / ID_BLOCK_SIZE)}`;
+  const unknown = [...new Set(named.map(blockOf))].filter((block) => (shardOfBlock.get(block)?.until ?? 0) <= now);
+  if (unknown.length > 0) {
+    const found = new Map<string, number>();
+    // Literals: every kind is a table name of ID_KINDS and every block an integer, and a request names
+    // more blocks than D1 binds parameters to one statement.
+    const pairs = unknown.map((key) => {
+      const [kind = "", block = ""] = key.split(" ");
+      return `('${kind.replace(/[^a-z_]/g, "")}', ${Number.parseInt(block, 10)})`;
+    });
+    const { results } = await env.DIRECTORY.prepare(
+      `SELECT b.kind AS kind, b.block AS block, g.shard AS shard FROM id_blocks b JOIN client_groups g ON g.id = b.group_id
+       WHERE (b.kind, b.block) IN (VALUES ${pairs.join(", ")})`,
+    ).all<{ kind: string; block: number; shard: number }>();
+    for (const row of results) found.set(`${row.kind} ${row.block}`, row.shard);
+    for (const block of unknown) {
+      shardOfBlock.delete(block);
+      shardOfBlock.set(block, { shard: found.get(block), until: now + BLOCK_CACHE_MS });
+    }
+    while (shardOfBlock.size > BLOCK_CACHE_SIZE) shardOfBlock.delete(shardOfBlock.keys().next().value as string);
+  }
+  return named.map((id) => shardOfBlock.get(blockOf(id))?.shard);
+}

@@ -1,0 +1,237 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ID_BLOCK_SIZE, topUpIdBlocks } from "../../src/db/ids";
+import { shardForNewGroup } from "../../src/db/shards";
+import type { Env } from "../../src/env";
+import { receivedBy, receiver } from "../fixtures/hooks";
+import { call, defined, eventually, expectEnvelope, expectError, groupOf, newClient, twoClients } from "../harness/api";
+import { contactBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
+import { connectedSeller, listingsAtMarketplace, settledPublication, walletBalance } from "../harness/marketplace";
+import { clientTasks, cronAt } from "../harness/tasks";
+
+/**
+ * The data spread over two shards (src/db/shards.ts): each client's rows live on its group's shard and
+ * nowhere else, its ids come from blocks the directory leased to its group, and its requests, jobs and
+ * cron work run on that shard.
+ */
+
+const SHARDS = { 1: env.DB, 2: env.DB_2 } as const;
+
+/** How many rows of `table` with this id each shard holds. */
+async function rowsOnEachShard(table: string, id: number) {
+  const count = async (d1: D1Database) =>
+    defined(await d1.prepare(`SELECT count(*) AS n FROM ${table} WHERE id = ?`).bind(id).first<{ n: number }>()).n;
+  return { 1: await count(SHARDS[1]), 2: await count(SHARDS[2]) };
+}
+
+/** The shard the directory says the group of an id's block lives on. */
+async function shardOfId(kind: string, id: number) {
+  const row = await env.DIRECTORY.prepare(
+    "SELECT g.shard AS shard FROM id_blocks b JOIN client_groups g ON g.id = b.group_id WHERE b.kind = ? AND b.block = ?",
+  )
+    .bind(kind, Math.floor(id / ID_BLOCK_SIZE))
+    .first<{ shard: number }>();
+  return row?.shard;
+}
+
+describe("two shards", () => {
+  it("a client's rows live on its group's shard only, with ids from blocks the directory leased to its group", async () => {
+    const ids: string[] = [];
+    for (const shard of [1, 2] as const) {
+      const { key } = await twoClients(shard);
+      const { userId } = await createUser(key);
+      const { adId } = await createAd(key, userId);
+      const contactId = defined(
+        (await call("POST", "/contacts/", { key, body: contactBody(userId) })).body.data[0]?.contactId as number,
+      );
+      for (const [table, id] of [
+        ["users", userId],
+        ["ads", adId],
+        ["contacts", contactId],
+      ] as const) {
+        expect(await rowsOnEachShard(table, id), `${table} ${id}`).toEqual({
+          1: shard === 1 ? 1 : 0,
+          2: shard === 2 ? 1 : 0,
+        });
+        expect(await shardOfId(table, id), `${table} ${id}`).toBe(shard);
+        ids.push(`${table} ${id}`);
+      }
+      // Read back over the API from its own shard.
+      expect((await call("GET", `/ads/?userId=${userId}`, { key })).body.data).toMatchObject([{ adId, userId }]);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("publishes, charges and delivers webhooks on shard 2: the job runs there and its listing reaches the marketplace", async () => {
+    const { key, internalKey } = await twoClients(2);
+    const hook = receiver("ok");
+    expectEnvelope(await call("POST", "/webhooks/", { key, body: { url: hook.url } }), 200);
+    const userId = await connectedSeller(key, internalKey, 100_000);
+    const { adId } = await createAd(key, userId, { categoryId: PAID_CATEGORY });
+    const published = await call("POST", "/publish/", { key, body: { userId, adId, portal: "portal_a" } });
+    expectEnvelope(published, 200);
+    const jobId = Number(published.headers.get("Location")?.split("/").pop());
+    expect((await settledPublication(key, userId, adId))?.active).toBe(true);
+
+    expect(await rowsOnEachShard("queue_items", jobId)).toEqual({ 1: 0, 2: 1 });
+    const job = await env.DB_2.prepare("SELECT status FROM queue_items WHERE id = ?").bind(jobId).first();
+    expect(job).toEqual({ status: "done" });
+    const listings = await listingsAtMarketplace(key, userId);
+    expect(listings).toHaveLength(1);
+    expect(await walletBalance(key, userId)).toBeLessThan(100_000);
+    const events = await eventually(async () => {
+      const received = await receivedBy(hook.name);
+      return received.some((r) => r.body.includes(`"adId":${adId}`)) ? received : undefined;
+    }, "the webhook of the publication");
+    expect(events.length).toBeGreaterThan(0);
+  });
+
+  it("the cron runs the due tasks of every shard", async () => {
+    const runsOf = async (shard: 1 | 2) => {
+      const { key, internalKey } = await twoClients(shard);
+      const tasks = clientTasks(key, internalKey);
+      const { userId } = await tasks.sellerWithAds(1);
+      const { taskId } = await tasks.task(userId, { time: "07:30" });
+      return { tasks, userId, taskId };
+    };
+    const [one, two] = [await runsOf(1), await runsOf(2)];
+    await cronAt("2026-12-02T06:30:00.000Z");
+    for (const { tasks, userId, taskId } of [one, two])
+      expect(await tasks.runs(userId, taskId), `task ${taskId}`).toHaveLength(1);
+  });
+
+  it("leases of two shards at once never share a block, and a block whose copy was lost is copied, not leased again", async () => {
+    const users: Record<1 | 2, number> = { 1: 0, 2: 0 };
+    for (const shard of [1, 2] as const) {
+      const { key } = await twoClients(shard);
+      users[shard] = (await createUser(key)).userId;
+      // More than half of its block of ads used: the next top-up leases it another.
+      await seedAds(users[shard], ID_BLOCK_SIZE / 2 + 10, shard);
+    }
+    await Promise.all(
+      ([1, 2, 1, 2] as const).map((shard) =>
+        topUpIdBlocks({ number: shard, d1: SHARDS[shard], directory: env.DIRECTORY }),
+      ),
+    );
+
+    const { results: directory } = await env.DIRECTORY.prepare(
+      "SELECT b.kind, b.block, b.group_id AS groupId, g.shard FROM id_blocks b JOIN client_groups g ON g.id = b.group_id",
+    ).all<{ kind: string; block: number; groupId: number; shard: number }>();
+    for (const shard of [1, 2] as const) {
+      const { results: copies } = await SHARDS[shard]
+        .prepare("SELECT kind, block, group_id AS groupId FROM id_blocks")
+        .all<{ kind: string; block: number; groupId: number }>();
+      // Every block a shard holds is the directory's, of the same group; a group's newest block is on its shard.
+      const leased = new Map(directory.map((row) => [`${row.kind} ${row.block}`, row]));
+      // (Block 0 is the one every new database gives group 1: migration 0030.)
+      for (const copy of copies.filter((row) => row.block > 0)) {
+        const lease = leased.get(`${copy.kind} ${copy.block}`);
+        expect(lease?.groupId, `${copy.kind} ${copy.block}`).toBe(copy.groupId);
+        expect(lease?.shard, `${copy.kind} ${copy.block}`).toBe(shard);
+      }
+      const group = await groupOfUser(users[shard], SHARDS[shard]);
+      const newest = Math.max(
+        ...directory.filter((row) => row.kind === "ads" && row.groupId === group).map((r) => r.block),
+      );
+      expect(copies.some((row) => row.kind === "ads" && row.block === newest)).toBe(true);
+      expect(directory.find((row) => row.kind === "ads" && row.block === newest)?.shard).toBe(shard);
+    }
+
+    // Shard 2 loses its copy of its group's newest block of ads: the next top-up copies it back.
+    const group = await groupOfUser(users[2], SHARDS[2]);
+    const lost = defined(
+      await env.DB_2.prepare("SELECT max(block) AS block FROM id_blocks WHERE kind = 'ads' AND group_id = ?")
+        .bind(group)
+        .first<{ block: number }>(),
+    ).block;
+    await env.DB_2.prepare("DELETE FROM id_blocks WHERE kind = 'ads' AND block = ?").bind(lost).run();
+    const leasedBefore = await blocksLeased(group);
+    await topUpIdBlocks({ number: 2, d1: env.DB_2, directory: env.DIRECTORY });
+    expect(await blocksLeased(group)).toBe(leasedBefore);
+    expect(
+      await env.DB_2.prepare("SELECT group_id AS g FROM id_blocks WHERE kind = 'ads' AND block = ?").bind(lost).first(),
+    ).toEqual({ g: group });
+  });
+
+  it("an internal client's call runs on the shard of the ids it names, in its path, query or body", async () => {
+    const internal = await newClient({ internal: true, shard: 1 });
+    const partner = await newClient({ partner: true, shard: 2 });
+    const onShard2 = await createUser(partner.key);
+    const onShard1 = await createUser(internal.key);
+    const key = internal.key;
+
+    expect((await call("GET", `/users/${onShard2.userId}`, { key })).body.data[0]).toMatchObject({
+      userId: onShard2.userId,
+    });
+    expectEnvelope(await call("PUT", "/users/", { key, body: { userId: onShard2.userId, city: "Venlo" } }), 200);
+    expect(await env.DB_2.prepare("SELECT city FROM users WHERE id = ?").bind(onShard2.userId).first()).toEqual({
+      city: "Venlo",
+    });
+    const { adId } = await createAd(key, onShard2.userId);
+    expect(await rowsOnEachShard("ads", adId)).toEqual({ 1: 0, 2: 1 });
+    expect((await call("GET", `/ads/?userId=${onShard2.userId}`, { key })).body.data).toMatchObject([{ adId }]);
+    expectEnvelope(
+      await call("POST", "/wallet/", {
+        key,
+        body: { userId: onShard2.userId, amount: 500, description: "opwaardering" },
+      }),
+      200,
+    );
+    expect((await call("GET", `/wallet/${onShard2.userId}`, { key })).body.data.balance).toBe(500);
+
+    // Ids of two shards are ids of two client groups: refused, naming the field.
+    const across = await call("PUT", "/users/", {
+      key,
+      body: { userId: onShard2.userId, walletUserId: onShard1.userId },
+    });
+    expectError(across, "client_group_mismatch");
+    expect(across.body.errorDetails?.[0]?.field).toBe("walletUserId");
+    // An id of no block is looked for on the client's own shard, and is not found.
+    expectError(await call("GET", "/users/2000000000", { key }), "user_not_found");
+    // A partner client's call stays on its own shard, whatever it names.
+    expectError(
+      await call("GET", `/users/${onShard2.userId}`, { key: (await newClient({ shard: 1 })).key }),
+      "user_not_found",
+    );
+  });
+
+  it("a new client goes to the shard named, or to the emptiest; a shard without a binding is refused", async () => {
+    const named = await newClient({ shard: 2 });
+    expect(named.client.shard).toBe(2);
+    const copy = async (d1: D1Database) =>
+      d1.prepare("SELECT name FROM api_clients WHERE id = ?").bind(named.client.id).first();
+    expect(await copy(env.DB_2)).toEqual({ name: named.client.name });
+    expect(await copy(env.DB)).toBeNull();
+    expect(
+      await env.DB_2.prepare("SELECT shard FROM client_groups WHERE id = ?")
+        .bind(await groupOf(named.client.id))
+        .first(),
+    ).toEqual({ shard: 2 });
+
+    const sized = (bytes: number) => ({ prepare: () => ({ run: async () => ({ meta: { size_after: bytes } }) }) });
+    const bySize = (one: number, two: number) =>
+      shardForNewGroup({ ...env, DB: sized(one), DB_2: sized(two) } as unknown as Env);
+    expect(await bySize(5_000, 4_000)).toBe(2);
+    expect(await bySize(4_000, 5_000)).toBe(1);
+    expect(await bySize(4_000, 4_000)).toBe(1);
+    await expect(newClient({ shard: 3 })).rejects.toThrow("no shard 3: the shards are 1, 2");
+  });
+});
+
+/** The group of a user's client, as its shard's copy says. */
+async function groupOfUser(userId: number, d1: D1Database) {
+  const row = await d1
+    .prepare("SELECT c.group_id AS g FROM users u JOIN api_clients c ON c.id = u.client_id WHERE u.id = ?")
+    .bind(userId)
+    .first<{ g: number }>();
+  return defined(row, `user ${userId}`).g;
+}
+
+/** How many blocks the directory leased to a group. */
+async function blocksLeased(group: number) {
+  return defined(
+    await env.DIRECTORY.prepare("SELECT count(*) AS n FROM id_blocks WHERE group_id = ?")
+      .bind(group)
+      .first<{ n: number }>(),
+  ).n;
+}

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { getDb } from "../../src/db/client";
+import { onShard, shardDatabase } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { executeJobs } from "../../src/jobs/execute";
 import { marketplaceSimulator } from "../../src/portals/gateway";
@@ -22,7 +23,7 @@ import { authorizeAccount, connectedSellerAccount, type MarketplaceCredentials }
  * command says so), a consumer that can be killed between its marketplace call and its writes, a
  * marketplace that can go down, and commands that race with their D1 round trips interleaved by
  * fast-check's scheduler. After every run the queue is drained and the invariants are checked against
- * what the marketplace simulator holds.
+ * what the marketplace simulator holds. A run's seller and payer live on one shard (src/db/shards.ts).
  */
 
 const FEATURE = "omhoogplaatsen";
@@ -51,6 +52,9 @@ export interface World {
   /** The messages sent and not yet acknowledged, oldest first. */
   queue: Message[];
   env: Env;
+  /** The seller's shard (src/db/shards.ts), and its database as the test reads it (not intercepted). */
+  shard: number;
+  db: D1Database;
   /** The run's scheduler; `active` while a race hands it the D1 round trips. */
   scheduler: fc.Scheduler | null;
   racing: boolean;
@@ -105,7 +109,12 @@ const jobIdOf = (answer: Answer): number | undefined => {
  * Sets up one run: a connected seller with credit, two ads in a paid category, and the held queue. With
  * `payer`, another user's wallet pays for the seller (its `walletUserId`, set by the internal client).
  */
-export async function newWorld(key: string, internalKey: string, options: { payer?: boolean } = {}): Promise<World> {
+export async function newWorld(
+  key: string,
+  internalKey: string,
+  options: { payer?: boolean; shard?: number } = {},
+): Promise<World> {
+  const shard = options.shard ?? 1;
   const { userId, credentials } = await connectedSellerAccount(key, internalKey, 100_000);
   let payerId = userId;
   if (options.payer) {
@@ -138,6 +147,8 @@ export async function newWorld(key: string, internalKey: string, options: { paye
     featurePrice: featurePrice(catalogue, PAID_CATEGORY, PORTAL, FEATURE)?.total ?? 0,
     queue: [],
     env,
+    shard,
+    db: shardDatabase(env, shard),
     scheduler: null,
     racing: false,
     portalDown: false,
@@ -146,7 +157,7 @@ export async function newWorld(key: string, internalKey: string, options: { paye
     crashed: new Set(),
     holds: [],
   };
-  const d1 = interceptD1(env.DB, async (kind, sql) => {
+  const d1 = interceptD1(world.db, async (kind, sql) => {
     const hold = world.holds.find((h) => h.matches(sql));
     if (hold) {
       world.holds.splice(world.holds.indexOf(hold), 1);
@@ -170,9 +181,12 @@ export async function newWorld(key: string, internalKey: string, options: { paye
     for (const body of bodies) if (body.kind === "publish") world.queue.push({ body, attempts: 0 });
   };
   const simulator = marketplaceSimulator(env);
-  world.env = {
+  // The bindings of work on the seller's shard, as the cron and the consumer have them (`onShard`): the
+  // shard's database intercepted, under its binding's name (the API opens it there), and queues that
+  // stamp the shard on what they send.
+  const bindings = {
     ...env,
-    DB: d1,
+    [shard === 1 ? "DB" : `DB_${shard}`]: d1,
     JOBS: {
       send: async (body: JobMessage) => send([body]),
       sendBatch: async (messages: { body: JobMessage }[]) => send(messages.map((m) => m.body)),
@@ -185,6 +199,7 @@ export async function newWorld(key: string, internalKey: string, options: { paye
           : simulator.fetch(new Request(input, init)),
     },
   } as unknown as Env;
+  world.env = onShard(bindings, shard, d1);
   return world;
 }
 
@@ -429,7 +444,8 @@ export class Reject implements Command {
   check = () => true;
   async run(_: Model, world: World) {
     const adId = adOf(world, this.ad);
-    await env.DB.prepare("UPDATE ads SET title = ? WHERE id = ?")
+    await world.db
+      .prepare("UPDATE ads SET title = ? WHERE id = ?")
       .bind(this.on ? `Brommer ${adId} [reject]` : `Brommer ${adId}`, adId)
       .run();
   }
@@ -441,7 +457,7 @@ export class Archive implements Command {
   check = () => true;
   async run(model: Model, world: World) {
     const adId = adOf(world, this.ad);
-    await env.DB.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(adId).run();
+    await world.db.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(adId).run();
     model.archived.add(adId);
   }
   toString = () => `archive(${this.ad})`;
@@ -465,9 +481,8 @@ export class ExpireTokens implements Command {
   check = () => true;
   async run(_: Model, world: World) {
     await marketplace(PORTAL).expireTokens();
-    await env.DB.prepare(
-      "UPDATE portal_connections SET access_token_expire = '2026-01-01T00:00:00.000Z' WHERE user_id = ?",
-    )
+    await world.db
+      .prepare("UPDATE portal_connections SET access_token_expire = '2026-01-01T00:00:00.000Z' WHERE user_id = ?")
       .bind(world.userId)
       .run();
   }
@@ -534,7 +549,8 @@ export class PassWaitBound implements Command {
 
 async function passWaitBound(world: World) {
   const past = new Date(Date.now() - WAIT_BOUND_MS - 60_000).toISOString();
-  await env.DB.prepare("UPDATE queue_items SET waiting_since = ? WHERE user_id = ? AND waiting_since IS NOT NULL")
+  await world.db
+    .prepare("UPDATE queue_items SET waiting_since = ? WHERE user_id = ? AND waiting_since IS NOT NULL")
     .bind(past, world.userId)
     .run();
 }
@@ -649,9 +665,10 @@ export class Autoreplace implements Command {
   check = () => true;
   async run(model: Model, world: World) {
     const adId = adOf(world, this.ad);
-    const publication = await env.DB.prepare(
-      "SELECT remote_ad_id AS remoteAdId FROM ad_publications WHERE ad_id = ? AND portal = ? AND active = 1 AND pending = 0",
-    )
+    const publication = await world.db
+      .prepare(
+        "SELECT remote_ad_id AS remoteAdId FROM ad_publications WHERE ad_id = ? AND portal = ? AND active = 1 AND pending = 0",
+      )
       .bind(adId, PORTAL)
       .first<{ remoteAdId: number }>();
     if (!publication || gone(model, adId)) return;
@@ -662,9 +679,8 @@ export class Autoreplace implements Command {
     });
     expect(settings.status, JSON.stringify(settings.body)).toBe(200);
     await marketplace(PORTAL).closeListing(publication.remoteAdId);
-    await env.DB.prepare(
-      "UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ? AND portal = ?",
-    )
+    await world.db
+      .prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ? AND portal = ?")
       .bind(adId, PORTAL)
       .run();
     // The marketplace ended the listing: the client's last publish no longer holds.
@@ -840,13 +856,12 @@ export async function settle(world: World) {
       const message = world.queue.shift() as Message;
       if (!(await deliver(world, message))) world.queue.push(message);
       if (message.attempts > 20) {
-        const job = await env.DB.prepare("SELECT * FROM queue_items WHERE id = ?").bind(message.body.itemId).first();
+        const job = await world.db.prepare("SELECT * FROM queue_items WHERE id = ?").bind(message.body.itemId).first();
         throw new Error(`message of item ${message.body.itemId} never settles: ${JSON.stringify(job)}`);
       }
     }
-    const open = await env.DB.prepare(
-      "SELECT count(*) AS n FROM queue_items WHERE user_id = ? AND status IN ('pending', 'processing')",
-    )
+    const open = await world.db
+      .prepare("SELECT count(*) AS n FROM queue_items WHERE user_id = ? AND status IN ('pending', 'processing')")
       .bind(world.userId)
       .first<{ n: number }>();
     if (!open?.n) {
@@ -884,13 +899,15 @@ export async function checkInvariants(model: Model, world: World) {
   const atAccount = (account: number | null, ref: string | null) => `${account}:${ref}`;
   const held = await Promise.all(world.accounts.map((account) => simulator.summary(account)));
   const adOfRef = (ref: string) => Number(/^ad-(\d+)-/.exec(ref)?.[1] ?? 0);
-  const paid = await env.DB.prepare(
-    "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id IN (?, ?) AND kind IN ('charge', 'refund')",
-  )
+  const paid = await world.db
+    .prepare(
+      "SELECT coalesce(-sum(amount), 0) AS cents FROM wallet_entries WHERE user_id IN (?, ?) AND kind IN ('charge', 'refund')",
+    )
     .bind(world.userId, world.payerId)
     .first<{ cents: number }>();
   if (world.payerId !== world.userId && !model.payerDeleted) {
-    const own = await env.DB.prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ? AND kind = 'charge'")
+    const own = await world.db
+      .prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ? AND kind = 'charge'")
       .bind(world.userId)
       .first<{ n: number }>();
     expect(own?.n, "the payer the internal client chose pays every charge").toBe(0);
@@ -904,9 +921,10 @@ export async function checkInvariants(model: Model, world: World) {
   // A job settled without an answer (a wait past its bound, a deleted seller, another account) was
   // refunded and recorded: what the marketplace holds of it is named by its record, for an operator.
   const unresolved = (
-    await env.DB.prepare(
-      "SELECT json_extract(data, '$.kind') AS kind, json_extract(data, '$.externalRef') AS ref, json_extract(data, '$.account') AS account, json_extract(data, '$.cost') AS cost, ad_id AS adId FROM events WHERE type = 'job.unresolved' AND user_id = ?",
-    )
+    await world.db
+      .prepare(
+        "SELECT json_extract(data, '$.kind') AS kind, json_extract(data, '$.externalRef') AS ref, json_extract(data, '$.account') AS account, json_extract(data, '$.cost') AS cost, ad_id AS adId FROM events WHERE type = 'job.unresolved' AND user_id = ?",
+      )
       .bind(world.userId)
       .all<{ kind: string; ref: string | null; account: number | null; cost: number; adId: number }>()
   ).results;
@@ -989,8 +1007,12 @@ export const newModel = (): Model => ({
 });
 
 /** One property run: a fresh world (its seller paid for by another user), the commands, then drained and checked. */
-export async function modelRun(key: string, internalKey: string, scheduler: fc.Scheduler, commands: Iterable<Command>) {
-  const world = await newWorld(key, internalKey, { payer: true });
+export async function modelRun(
+  clients: { key: string; internalKey: string; shard: number },
+  scheduler: fc.Scheduler,
+  commands: Iterable<Command>,
+) {
+  const world = await newWorld(clients.key, clients.internalKey, { payer: true, shard: clients.shard });
   world.scheduler = scheduler;
   const model = newModel();
   await fc.asyncModelRun(() => ({ model, real: world }), commands);
@@ -999,9 +1021,10 @@ export async function modelRun(key: string, internalKey: string, scheduler: fc.S
     await checkInvariants(model, world);
   } catch (error) {
     // The seller's jobs as they ended: what a shrunk counterexample needs to be read.
-    const items = await env.DB.prepare(
-      "SELECT id, ad_id, action, status, cost, retry_of, attempts, reason FROM queue_items WHERE user_id = ? ORDER BY id",
-    )
+    const items = await world.db
+      .prepare(
+        "SELECT id, ad_id, action, status, cost, retry_of, attempts, reason FROM queue_items WHERE user_id = ? ORDER BY id",
+      )
       .bind(world.userId)
       .all();
     console.error("the seller's jobs:", JSON.stringify(items.results));

@@ -22,6 +22,10 @@ export interface ApiClient {
 export interface AppVariables {
   requestId: string;
   client: ApiClient;
+  /** The shard the request's D1 session is on (set by the d1Session middleware, src/db/shards.ts). */
+  shard?: number;
+  /** An internal client's request that names no row: its lists span every shard (src/routes/acrossShards.ts). */
+  spansShards?: boolean;
   /** What the request's D1 session read and wrote (set by the d1Session middleware). */
   d1Usage?: D1Usage;
   /**

@@ -62,6 +62,7 @@ export const ERROR_CODES = {
   activation_limit_reached: { status: 429 },
   internal_error: { status: 500 },
   service_unavailable: { status: 503 },
+  shard_unavailable: { status: 503 },
   dns_unavailable: { status: 503 },
 } as const satisfies Record<string, { status: number }>;
 

@@ -31,7 +31,9 @@ export const d1Bookmark: MiddlewareHandler<AppEnv> = async (c, next) => {
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER);
   const constraint = c.req.method === "GET" ? "first-unconstrained" : "first-primary";
-  const shard = await shardOfRequest(c);
+  const { shard, spansShards } = await shardOfRequest(c);
+  c.set("shard", shard);
+  c.set("spansShards", spansShards);
   const session = shardDatabase(c.env, shard).withSession(bookmark || constraint);
   c.set("d1Usage", meterSession(session));
   // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
+import { shardDatabase, shardNumbers } from "../db/shards";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { entityTag } from "../lib/entityTags";
@@ -22,7 +23,19 @@ export async function withCache<T extends object>(
   requestBody?: unknown,
 ): Promise<T> {
   if (!useCache) return compute();
-  return cachedAnswer(c, await readRevisions(getDb(c.env.DB), revisionKeys), compute, requestBody);
+  return cachedAnswer(c, await revisionsOf(c, revisionKeys), compute, requestBody);
+}
+
+/** The revisions of the keys on the request's shard, or on every shard for a list that spans them all. */
+async function revisionsOf(c: Context<AppEnv>, revisionKeys: string[]): Promise<string> {
+  if (!c.var.spansShards) return readRevisions(getDb(c.env.DB), revisionKeys);
+  const shards = shardNumbers(c.env);
+  const each = await Promise.all(
+    shards.map((shard) =>
+      readRevisions(getDb(shard === c.var.shard ? c.env.DB : shardDatabase(c.env, shard)), revisionKeys),
+    ),
+  );
+  return each.map((revisions, at) => `${shards[at]}:${revisions}`).join(";");
 }
 
 /** The answer under a key of the client, `revisions` (`key=revision,…`) and the request; computed on a miss. */

@@ -70,25 +70,28 @@ async function idsOfRequest(c: Context<AppEnv>): Promise<NamedId[]> {
  * The shard a request runs on: its client's; for an internal client (which acts on every client's
  * users), the shard of the rows its ids name, found by their blocks without asking any shard. Ids of
  * rows on two shards are of two client groups, which no call ties together: 409 `client_group_mismatch`.
- * A request that names no id of a known block runs on the client's own shard.
+ * A request that names no id of a known block runs on the client's own shard; an internal client's lists
+ * then span every shard (`spansShards`, src/routes/acrossShards.ts).
  */
-export async function shardOfRequest(c: Context<AppEnv>): Promise<number> {
+export async function shardOfRequest(c: Context<AppEnv>): Promise<{ shard: number; spansShards: boolean }> {
   const client = c.var.client;
-  if (!client.internal) return client.shard;
+  const own = { shard: client.shard, spansShards: client.internal };
+  if (!client.internal) return own;
   const ids = await idsOfRequest(c);
-  if (ids.length === 0) return client.shard;
+  if (ids.length === 0) return own;
   const shards = await shardsOfIds(c.env, ids);
   const placed = ids.flatMap((id, at) => {
     const shard = shards[at];
     return shard === undefined ? [] : [{ ...id, shard }];
   });
   const [first] = placed;
-  if (!first) return client.shard;
+  // Ids of no block name no row: the request finds nothing on the client's own shard.
+  if (!first) return { ...own, spansShards: false };
   const elsewhere = placed.find((id) => id.shard !== first.shard);
   if (elsewhere)
     throw DomainError.of(
       "client_group_mismatch",
       `${elsewhere.field}: ${elsewhere.id} is in another client group than ${first.field} ${first.id}; they must be in the same one`,
     );
-  return first.shard;
+  return { shard: first.shard, spansShards: false };
 }

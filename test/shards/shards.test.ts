@@ -5,7 +5,7 @@ import { shardForNewGroup } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { receivedBy, receiver } from "../fixtures/hooks";
 import { call, defined, eventually, expectEnvelope, expectError, groupOf, newClient, twoClients } from "../harness/api";
-import { contactBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
+import { activate, contactBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
 import { connectedSeller, listingsAtMarketplace, settledPublication, walletBalance } from "../harness/marketplace";
 import { clientTasks, cronAt } from "../harness/tasks";
 
@@ -193,6 +193,76 @@ describe("two shards", () => {
       await call("GET", `/users/${onShard2.userId}`, { key: (await newClient({ shard: 1 })).key }),
       "user_not_found",
     );
+  });
+
+  it("an internal client's lists of users and jobs span both shards, page by page, in the list's order", async () => {
+    const internal = await newClient({ internal: true, shard: 1 });
+    for (const shard of [1, 2, 2]) {
+      const { key } = await twoClients(shard);
+      const user = await createUser(key);
+      await activate(key, user);
+      const { adId } = await createAd(key, user.userId);
+      expectEnvelope(
+        await call("POST", "/publish/", { key, body: { userId: user.userId, adId, portal: "website" } }),
+        200,
+      );
+    }
+    const idsOnShards = async (query: string) =>
+      (await Promise.all([env.DB, env.DB_2].map((d1) => d1.prepare(query).all<{ id: number }>()))).flatMap(
+        ({ results }) => results.map((row) => row.id),
+      );
+    const walk = async (path: string, idOf: (item: Record<string, number>) => number) => {
+      const seen: number[] = [];
+      let total = 0;
+      for (let page = 1; page < 100; page += 1) {
+        const answer = await call("GET", `${path}page=${page}&itemsPerPage=3`, { key: internal.key });
+        expectEnvelope(answer, 200);
+        total = answer.body.totalItems as number;
+        if (answer.body.data.length === 0) break;
+        seen.push(...answer.body.data.map(idOf));
+      }
+      return { seen, total };
+    };
+
+    const users = await walk("/users/?", (user) => user.userId as number);
+    const allUsers = (await idsOnShards("SELECT id FROM users WHERE deleted_at IS NULL")).sort((a, b) => a - b);
+    expect(users.seen).toEqual(allUsers);
+    expect(users.total).toBe(allUsers.length);
+
+    const jobs = await walk("/jobs/?", (job) => job.queueItemId as number);
+    const allJobs = (await idsOnShards("SELECT id FROM queue_items")).sort((a, b) => b - a);
+    expect(jobs.seen).toEqual(allJobs);
+    expect(jobs.total).toBe(allJobs.length);
+    // Both shards are in them.
+    const [onShard2] = (await env.DB_2.prepare("SELECT id FROM users ORDER BY id DESC LIMIT 1").all<{ id: number }>())
+      .results;
+    expect(users.seen).toContain(onShard2?.id);
+
+    // A cached list spans both shards too: a user new on shard 2 is in the next answer.
+    const cachedTotal = async () => {
+      const answer = await call("GET", "/users/?useCache=1", { key: internal.key });
+      expectEnvelope(answer, 200);
+      return answer.body.totalItems as number;
+    };
+    const before = await cachedTotal();
+    await createUser((await twoClients(2)).key);
+    expect(await cachedTotal()).toBe(before + 1);
+
+    // A shard that does not answer: 503 shard_unavailable, never a short page.
+    const shardDown = {
+      ...env,
+      DB_2: new Proxy(env.DB_2, {
+        get: (target, name) =>
+          name === "prepare" || name === "batch"
+            ? () => {
+                throw new Error("shard 2 unreachable");
+              }
+            : Reflect.get(target, name),
+      }),
+    } as Env;
+    const refused = await call("GET", "/users/?page=1&itemsPerPage=3", { key: internal.key, env: shardDown });
+    expectError(refused, "shard_unavailable");
+    expect(refused.headers.get("Retry-After")).toBe("5");
   });
 
   it("a new client goes to the shard named, or to the emptiest; a shard without a binding is refused", async () => {

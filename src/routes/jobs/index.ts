@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { getJob, Job, JobsQuery, listJobs, retryJob } from "../../services/publishing";
+import { pageOfEveryShard } from "../acrossShards";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, JOB_HEADERS, listEnvelope, nameJobs } from "../openapi";
 
@@ -22,7 +23,7 @@ export const jobsRouter = createRouter()
     async (c) => {
       const startedAt = Date.now();
       const { useCache: _, ...filter } = c.req.valid("query");
-      const page = await listJobs(serviceContext(c), filter);
+      const page = await pageOfEveryShard(c, filter, listJobs, { idOf: (job) => job.queueItemId, descending: true });
       return c.json(list(page, startedAt), 200);
     },
   )

@@ -17,6 +17,7 @@ import {
   updateUser,
 } from "../../services/accounts";
 import { USER_LIST_REVISIONS, userRevision } from "../../services/shared";
+import { pageOfEveryShard } from "../acrossShards";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody, listEnvelope } from "../openapi";
 
@@ -85,7 +86,7 @@ export const usersRouter = createRouter()
     const query = c.req.valid("query");
     const startedAt = Date.now();
     const body = await withCache(c, query.useCache, USER_LIST_REVISIONS, async () =>
-      list(await listUsers(serviceContext(c), query), startedAt),
+      list(await pageOfEveryShard(c, query, listUsers, { idOf: (user) => user.userId, descending: false }), startedAt),
     );
     return c.json(body, 200);
   })

@@ -1,0 +1,61 @@
+import type { Context } from "hono";
+import { getDb } from "../db/client";
+import { onShard, shardNumbers } from "../db/shards";
+import type { AppEnv } from "../env";
+import type { Page } from "../lib/envelope";
+import { DomainError } from "../lib/errors";
+import type { ServiceContext } from "../services/shared";
+import { serviceContext } from "./context";
+
+/** Seconds a caller waits before asking again for a list a shard did not answer. */
+const SHARD_RETRY_SECONDS = 5;
+
+type Paging = { page: number; itemsPerPage: number };
+
+/**
+ * A list in pages ordered by id (ids are unique across shards). An internal client's list that names
+ * no row spans every shard (`spansShards`): each shard answers its first `page × itemsPerPage` rows,
+ * one query each and side by side, and the page is their merge in the list's order, the total their
+ * sum. A deeper page costs more rows, as with any list merged from many databases; a list by user
+ * (`userId`) is one shard's. A shard that does not answer fails the call with 503 `shard_unavailable`:
+ * never a short page.
+ */
+export async function pageOfEveryShard<T, Q extends Paging>(
+  c: Context<AppEnv>,
+  query: Q,
+  list: (ctx: ServiceContext, query: Q) => Promise<Page<T>>,
+  order: { idOf: (item: T) => number; descending: boolean },
+): Promise<Page<T>> {
+  const here = serviceContext(c);
+  if (!c.var.spansShards) return list(here, query);
+  const window = { ...query, page: 1, itemsPerPage: query.page * query.itemsPerPage };
+  const pages = await Promise.all(
+    shardNumbers(c.env).map(async (shard) => {
+      if (shard === c.var.shard) return list(here, window);
+      const env = onShard(c.env, shard);
+      try {
+        return await list({ ...here, env, db: getDb(env.DB) }, window);
+      } catch (error) {
+        if (error instanceof DomainError) throw error;
+        throw new DomainError(
+          {
+            code: "shard_unavailable",
+            message: `shard ${shard} did not answer; the list would be short, so try again`,
+          },
+          { retryAfterSeconds: SHARD_RETRY_SECONDS },
+        );
+      }
+    }),
+  );
+  const sign = order.descending ? -1 : 1;
+  const merged = pages
+    .flatMap((page) => page.items)
+    .sort((a, b) => sign * (order.idOf(a) - order.idOf(b)))
+    .slice((query.page - 1) * query.itemsPerPage, query.page * query.itemsPerPage);
+  return {
+    items: merged,
+    totalItems: pages.reduce((sum, page) => sum + page.totalItems, 0),
+    page: query.page,
+    itemsPerPage: query.itemsPerPage,
+  };
+}

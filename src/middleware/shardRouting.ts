@@ -54,10 +54,11 @@ async function idsOfRequest(c: Context<AppEnv>): Promise<NamedId[]> {
   const fromPath = pattern.flatMap((segment, at) =>
     segment.startsWith(":") ? named(segment.slice(1).replace(/\{.*$/, ""), decodeURIComponent(path[at] ?? "")) : [],
   );
-  const fromQuery = Object.entries(c.req.queries()).flatMap(([field, values]) =>
+  // Values as the bracket parser left them (`bracketQuery`): text ("1,2"), a list (`adId[]`) or an object.
+  const fromQuery = Object.entries(c.req.queries() as Record<string, unknown[]>).flatMap(([field, values]) =>
     named(
-      field.replace(/\[\]$/, ""),
-      values.flatMap((value) => value.split(",")),
+      field,
+      values.flatMap((value) => (typeof value === "string" ? value.split(",") : value)),
     ),
   );
   const json = c.req.method !== "GET" && (c.req.header("Content-Type") ?? "").includes("json");

@@ -10,31 +10,21 @@ import { serviceContext } from "./context";
 /** Seconds a caller waits before asking again for a list a shard did not answer. */
 const SHARD_RETRY_SECONDS = 5;
 
-type Paging = { page: number; itemsPerPage: number };
-
 /**
- * A list in pages ordered by id (ids are unique across shards). An internal client's list that names
- * no row spans every shard (`spansShards`): each shard answers its first `page × itemsPerPage` rows,
- * one query each and side by side, and the page is their merge in the list's order, the total their
- * sum. A deeper page costs more rows, as with any list merged from many databases; a list by user
- * (`userId`) is one shard's. A shard that does not answer fails the call with 503 `shard_unavailable`:
- * never a short page.
+ * Runs a read on every shard an internal client's list spans (`spansShards`: it names no row), side by
+ * side, or on the request's own shard only; one answer per shard. A shard other than the request's is
+ * read without a session. A shard that does not answer fails the call with 503 `shard_unavailable`:
+ * never a short list.
  */
-export async function pageOfEveryShard<T, Q extends Paging>(
-  c: Context<AppEnv>,
-  query: Q,
-  list: (ctx: ServiceContext, query: Q) => Promise<Page<T>>,
-  order: { idOf: (item: T) => number; descending: boolean },
-): Promise<Page<T>> {
+export async function onEveryShard<T>(c: Context<AppEnv>, read: (ctx: ServiceContext) => Promise<T>): Promise<T[]> {
   const here = serviceContext(c);
-  if (!c.var.spansShards) return list(here, query);
-  const window = { ...query, page: 1, itemsPerPage: query.page * query.itemsPerPage };
-  const pages = await Promise.all(
+  if (!c.var.spansShards) return [await read(here)];
+  return Promise.all(
     shardNumbers(c.env).map(async (shard) => {
-      if (shard === c.var.shard) return list(here, window);
+      if (shard === c.var.shard) return read(here);
       const env = onShard(c.env, shard);
       try {
-        return await list({ ...here, env, db: getDb(env.DB) }, window);
+        return await read({ ...here, env, db: getDb(env.DB) });
       } catch (error) {
         if (error instanceof DomainError) throw error;
         throw new DomainError(
@@ -47,6 +37,25 @@ export async function pageOfEveryShard<T, Q extends Paging>(
       }
     }),
   );
+}
+
+type Paging = { page: number; itemsPerPage: number };
+
+/**
+ * A list in pages ordered by id (ids are unique across shards), on every shard it spans: each shard
+ * answers its first `page × itemsPerPage` rows, one query each, and the page is their merge in the
+ * list's order, the total their sum. A deeper page costs more rows, as with any list merged from many
+ * databases; a list by user (`userId`) is one shard's.
+ */
+export async function pageOfEveryShard<T, Q extends Paging>(
+  c: Context<AppEnv>,
+  query: Q,
+  list: (ctx: ServiceContext, query: Q) => Promise<Page<T>>,
+  order: { idOf: (item: T) => number; descending: boolean },
+): Promise<Page<T>> {
+  if (!c.var.spansShards) return list(serviceContext(c), query);
+  const window = { ...query, page: 1, itemsPerPage: query.page * query.itemsPerPage };
+  const pages = await onEveryShard(c, (ctx) => list(ctx, window));
   const sign = order.descending ? -1 : 1;
   const merged = pages
     .flatMap((page) => page.items)

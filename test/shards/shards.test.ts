@@ -265,6 +265,66 @@ describe("two shards", () => {
     expect(refused.headers.get("Retry-After")).toBe("5");
   });
 
+  it("an internal client's list of every ad spans both shards, by cursor in creation order and by page in another", async () => {
+    const internal = await newClient({ internal: true, shard: 1 });
+    for (const shard of [1, 2]) {
+      const { key } = await twoClients(shard);
+      const { userId } = await createUser(key);
+      for (const price of [500, 1500, 1000, 1000])
+        await createAd(key, userId, { title: "Verdeelde bank", price: { model: "fixed", price } });
+    }
+    const adsOnShards = async () =>
+      (
+        await Promise.all(
+          [env.DB, env.DB_2].map((d1) =>
+            d1
+              .prepare(
+                "SELECT a.id AS id, a.price AS price FROM ads a JOIN users u ON u.id = a.user_id WHERE u.deleted_at IS NULL AND a.title = 'Verdeelde bank'",
+              )
+              .all<{ id: number; price: number | null }>(),
+          ),
+        )
+      ).flatMap(({ results }) => results);
+    const all = await adsOnShards();
+
+    expect(all).toHaveLength(8);
+    // In creation order (ids), page after page by the cursor each page hands out.
+    const byCursor: number[] = [];
+    let cursor: string | undefined;
+    let total = 0;
+    do {
+      const answer = await call(
+        "GET",
+        `/ads/?simple=1&title=Verdeelde&itemsPerPage=3${cursor ? `&cursor=${cursor}` : ""}`,
+        {
+          key: internal.key,
+        },
+      );
+      expectEnvelope(answer, 200);
+      byCursor.push(...answer.body.data.map((ad: { adId: number }) => ad.adId));
+      total = answer.body.totalItems as number;
+      cursor = answer.body.nextCursor as string | undefined;
+    } while (cursor);
+    expect(byCursor).toEqual(all.map((ad) => ad.id).sort((a, b) => a - b));
+    expect(total).toBe(all.length);
+
+    // By price, highest first (SQLite puts no price last), ties by id: page by page.
+    const byPrice: number[] = [];
+    for (let page = 1; page <= Math.ceil(all.length / 3); page += 1) {
+      const answer = await call(
+        "GET",
+        `/ads/?simple=1&title=Verdeelde&itemsPerPage=3&page=${page}&order[0][field]=price&order[0][descending]=true`,
+        { key: internal.key },
+      );
+      expectEnvelope(answer, 200);
+      byPrice.push(...answer.body.data.map((ad: { adId: number }) => ad.adId));
+    }
+    const expected = [...all]
+      .sort((a, b) => (b.price ?? Number.NEGATIVE_INFINITY) - (a.price ?? Number.NEGATIVE_INFINITY) || a.id - b.id)
+      .map((ad) => ad.id);
+    expect(byPrice).toEqual(expected);
+  });
+
   it("a new client goes to the shard named, or to the emptiest; a shard without a binding is refused", async () => {
     const named = await newClient({ shard: 2 });
     expect(named.client.shard).toBe(2);

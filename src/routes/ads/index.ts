@@ -17,9 +17,20 @@ import {
   setAdStatus,
   updateAd,
 } from "../../services/ads";
-import { Ad, AdsQuery, CreateAd, getAd, SimpleAd, searchAds, UpdateAd } from "../../services/adViews";
+import {
+  Ad,
+  AdsQuery,
+  adsPartOf,
+  CreateAd,
+  getAd,
+  mergeAdsParts,
+  SimpleAd,
+  searchAds,
+  UpdateAd,
+} from "../../services/adViews";
 import { withdrawUnstartedJobs } from "../../services/publishing";
 import { userRevision } from "../../services/shared";
+import { onEveryShard } from "../acrossShards";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
@@ -44,7 +55,12 @@ export const adsRouter = createRouter()
       if (query.userId !== undefined) await answerEntityTag(c, userRevision(query.userId));
       return c.json(
         await withCache(c, query.useCache, [ADS_REVISION], async () =>
-          list(await searchAds(serviceContext(c), query), startedAt),
+          list(
+            c.var.spansShards
+              ? mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)))
+              : await searchAds(serviceContext(c), query),
+            startedAt,
+          ),
         ),
         200,
       );

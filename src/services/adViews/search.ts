@@ -1,6 +1,7 @@
 import { type AnyColumn, and, asc, count, eq, gt, inArray, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { namedBatch } from "../../db/client";
+import { inList } from "../../db/inList";
 import {
   adAttributes,
   ads,
@@ -196,6 +197,13 @@ interface OrderKey {
   descending: boolean;
 }
 
+/** The order of a list: its keys, then the id ascending (as every plan breaks ties). */
+const orderKeysOf = (order: AdsQueryInput["order"]): OrderKey[] =>
+  (order ?? [{ field: "created" as const, descending: false }]).map(({ field, descending }) => ({
+    expression: ORDER_EXPRESSIONS[field] as SQL,
+    descending,
+  }));
+
 /**
  * The `matchList` plan's page: a search visits every match both to count it and to sort it, so the
  * matches are listed once, with their order keys, and the count and the page both come from that list
@@ -259,12 +267,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   const descending = q.order?.[0]?.descending ?? false;
   const position = pagePosition(q, descending);
   const { visible, filters } = conditions(caller, q);
-  const orderKeys = (q.order ?? [{ field: "created" as const, descending: false }]).map(
-    ({ field, descending }): OrderKey => ({
-      expression: ORDER_EXPRESSIONS[field] as SQL,
-      descending,
-    }),
-  );
+  const orderKeys = orderKeysOf(q.order);
   // Categories and groups are joined only for the filters that read them.
   const needsCatalogue = q.groupId !== undefined || Boolean(q.groupDescription) || Boolean(q.categoryDescription);
   // Dynamic queries are changed in place by their join methods.
@@ -346,4 +349,100 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   ]);
   const [counted] = counts;
   return answer(catalogue, rows, counted?.n ?? 0, inCreationOrder(q));
+}
+
+/** Compares two values of one order key as SQLite does: NULL first, text without case (`COLLATE NOCASE`). */
+function compareValues(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === "string" && typeof b === "string") {
+    const [x, y] = [a.toLowerCase(), b.toLowerCase()];
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return Number(a) - Number(b);
+}
+
+/** One partition's part of a merged page (`adsPartOf`): its page and each ad's order values. */
+export interface AdsPart {
+  page: Page<AdView | SimpleAdView>;
+  values: Map<number, unknown[]>;
+}
+
+/** The window of a merged page: every row up to the page's end, or, seeking by id, the next page past it. */
+function mergedWindow(q: AdsQueryInput) {
+  const itemsPerPage = q.itemsPerPage ?? 25;
+  const descending = q.order?.[0]?.descending ?? false;
+  const position = pagePosition(q, descending);
+  const window: AdsQueryInput =
+    position.after === undefined
+      ? { ...q, cursor: undefined, page: 1, itemsPerPage: position.page * itemsPerPage }
+      : { ...q, cursor: { page: 1, after: position.after, descending }, itemsPerPage };
+  return { window, position, itemsPerPage, descending, seeks: inCreationOrder(q) };
+}
+
+/**
+ * One partition's part of an ads page merged from many (each partition a database of its own): its
+ * rows up to the page's end (or, in the order by creation with a cursor's id, its next page past that
+ * id), with each ad's order values as the list's query computes them.
+ */
+export async function adsPartOf(ctx: ServiceContext, q: AdsQueryInput): Promise<AdsPart> {
+  const { window, seeks } = mergedWindow(q);
+  const page = await searchAds(ctx, window);
+  const ids = page.items.map((item) => item.adId);
+  const values = seeks || ids.length === 0 ? [] : await orderValues(ctx, ids, orderKeysOf(q.order));
+  return { page, values: new Map(values.map((row) => [row.id, row.values])) };
+}
+
+/**
+ * The ads page merged from the partitions' parts, in the list's order (ties by id, as every plan breaks
+ * them), with the total their sum. Its cursor names the page, and the last id where the order seeks by id.
+ */
+export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]): Page<AdView | SimpleAdView> {
+  const { position, itemsPerPage, descending, seeks } = mergedWindow(q);
+  const keys = seeks ? [{ descending }] : orderKeysOf(q.order);
+  const ranked = parts.flatMap(({ page, values }) =>
+    page.items.map((item) => ({ item, values: values.get(item.adId) ?? [item.adId] })),
+  );
+  ranked.sort((a, b) => {
+    for (const [at, key] of keys.entries()) {
+      const order = compareValues(a.values[at], b.values[at]);
+      if (order !== 0) return key.descending ? -order : order;
+    }
+    return a.item.adId - b.item.adId;
+  });
+  const skipped = position.after === undefined ? (position.page - 1) * itemsPerPage : 0;
+  const items = ranked.slice(skipped, skipped + itemsPerPage).map(({ item }) => item);
+  const totalItems = parts.reduce((sum, { page }) => sum + page.totalItems, 0);
+  const last = items.at(-1);
+  const more = items.length === itemsPerPage && position.page * itemsPerPage < totalItems;
+  return {
+    items,
+    totalItems,
+    page: position.page,
+    itemsPerPage,
+    nextCursor:
+      more && last
+        ? encodeCursor(
+            seeks
+              ? { page: position.page + 1, after: last.adId, ...(descending && { descending }) }
+              : { page: position.page + 1 },
+          )
+        : undefined,
+  };
+}
+
+/** The order values of the ads, as the list's query computes them. */
+async function orderValues(ctx: ServiceContext, adIds: number[], keys: OrderKey[]) {
+  const rows = await ctx.db
+    .select({
+      id: ads.id,
+      ...Object.fromEntries(keys.map((key, at) => [`k${at}`, sql<unknown>`${key.expression}`])),
+    })
+    .from(ads)
+    .where(inList(ads.id, adIds));
+  return rows.map((row) => ({
+    id: row.id,
+    values: keys.map((_, at) => (row as Record<string, unknown>)[`k${at}`]),
+  }));
 }

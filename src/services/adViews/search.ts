@@ -175,6 +175,23 @@ interface PageWindow {
   after?: number;
 }
 
+/**
+ * The cursor of the page after one that showed `ids`, when there is one: its number and, where the order
+ * seeks by id (`seeks`), the last id shown.
+ */
+function nextCursorOf(
+  ids: number[],
+  page: { position: PagePositionValue; itemsPerPage: number; totalItems: number; descending: boolean },
+  seeks: boolean,
+): string | undefined {
+  const { position, itemsPerPage, totalItems, descending } = page;
+  const last = ids.at(-1);
+  if (ids.length < itemsPerPage || position.page * itemsPerPage >= totalItems || last === undefined) return undefined;
+  return encodeCursor(
+    seeks ? { page: position.page + 1, after: last, ...(descending && { descending }) } : { page: position.page + 1 },
+  );
+}
+
 /** The ids past the cursor's, in the window's direction (an index seeks there); none without a cursor. */
 const pastCursor = (id: SQLWrapper, { after, descending }: PageWindow) =>
   after === undefined ? undefined : descending ? lt(id, after) : gt(id, after);
@@ -283,21 +300,16 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
         and(inArray(ads.userId, db.select({ id: users.id }).from(users).where(visible)), ...filters),
       );
   const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
-    const last = rows.at(-1);
-    const more = rows.length === itemsPerPage && position.page * itemsPerPage < totalItems;
     return {
       items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
       totalItems,
       page: position.page,
       itemsPerPage,
-      nextCursor:
-        more && last
-          ? encodeCursor(
-              seeks
-                ? { page: position.page + 1, after: last.ad.id, ...(descending && { descending }) }
-                : { page: position.page + 1 },
-            )
-          : undefined,
+      nextCursor: nextCursorOf(
+        rows.map((row) => row.ad.id),
+        { position, itemsPerPage, totalItems, descending },
+        seeks,
+      ),
     };
   };
 
@@ -414,21 +426,16 @@ export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]): Page<AdView |
   const skipped = position.after === undefined ? (position.page - 1) * itemsPerPage : 0;
   const items = ranked.slice(skipped, skipped + itemsPerPage).map(({ item }) => item);
   const totalItems = parts.reduce((sum, { page }) => sum + page.totalItems, 0);
-  const last = items.at(-1);
-  const more = items.length === itemsPerPage && position.page * itemsPerPage < totalItems;
   return {
     items,
     totalItems,
     page: position.page,
     itemsPerPage,
-    nextCursor:
-      more && last
-        ? encodeCursor(
-            seeks
-              ? { page: position.page + 1, after: last.adId, ...(descending && { descending }) }
-              : { page: position.page + 1 },
-          )
-        : undefined,
+    nextCursor: nextCursorOf(
+      items.map((item) => item.adId),
+      { position, itemsPerPage, totalItems, descending },
+      seeks,
+    ),
   };
 }
 

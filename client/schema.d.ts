@@ -30665,6 +30665,8 @@ export interface operations {
                 userId?: number;
                 /** @description At most 500; default 100 */
                 limit?: number;
+                /** @description Internal clients, without `userId`: the shard whose feed to read. Every client's events are kept with its data on one shard, each shard's feed with its own cursor; the answer's `shards` lists them. Default: your own client's shard */
+                shard?: number;
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
@@ -30709,7 +30711,11 @@ export interface operations {
                      *           }
                      *         }
                      *       ],
-                     *       "cursor": 1
+                     *       "cursor": 1,
+                     *       "shard": 1,
+                     *       "shards": [
+                     *         1
+                     *       ]
                      *     }
                      */
                     "application/json": {
@@ -30718,6 +30724,10 @@ export interface operations {
                         data: components["schemas"]["Event"][];
                         /** @description Pass as `after` to read on */
                         cursor: number;
+                        /** @description Internal clients: the shard whose feed this is */
+                        shard?: number;
+                        /** @description Internal clients: every shard, each a feed of its own (`shard`) */
+                        shards?: number[];
                     };
                 };
             };

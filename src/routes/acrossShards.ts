@@ -22,9 +22,8 @@ export async function onEveryShard<T>(c: Context<AppEnv>, read: (ctx: ServiceCon
   return Promise.all(
     shardNumbers(c.env).map(async (shard) => {
       if (shard === c.var.shard) return read(here);
-      const env = onShard(c.env, shard);
       try {
-        return await read({ ...here, env, db: getDb(env.DB) });
+        return await read(contextOnShard(c, shard));
       } catch (error) {
         if (error instanceof DomainError) throw error;
         throw new DomainError(
@@ -37,6 +36,17 @@ export async function onEveryShard<T>(c: Context<AppEnv>, read: (ctx: ServiceCon
       }
     }),
   );
+}
+
+/** The request's service context on another shard (read without a session); 400 for a shard that does not exist. */
+export function contextOnShard(c: Context<AppEnv>, shard: number): ServiceContext {
+  const here = serviceContext(c);
+  if (shard === c.var.shard) return here;
+  const shards = shardNumbers(c.env);
+  if (!shards.includes(shard))
+    throw DomainError.of("validation_failed", `shard: there is no shard ${shard}; the shards are ${shards.join(", ")}`);
+  const env = onShard(c.env, shard);
+  return { ...here, env, db: getDb(env.DB) };
 }
 
 type Paging = { page: number; itemsPerPage: number };

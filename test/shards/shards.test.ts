@@ -325,6 +325,41 @@ describe("two shards", () => {
     expect(byPrice).toEqual(expected);
   });
 
+  it("every shard keeps its clients' event feed, each with its own cursor; an internal client names the shard it reads", async () => {
+    const internal = await newClient({ internal: true, shard: 1 });
+    const partner = await newClient({ partner: true, shard: 2 });
+    const user = await createUser(partner.key);
+    await activate(partner.key, user);
+    const { userId } = user;
+    const { adId } = await createAd(partner.key, userId);
+    // Its publication writes events (publish.pending, publish.active) on shard 2.
+    expectEnvelope(
+      await call("POST", "/publish/", { key: partner.key, body: { userId, adId, portal: "website" } }),
+      200,
+    );
+    await settledPublication(partner.key, userId, adId, "website");
+    const feed = async (query: string, key = internal.key) => call("GET", `/events/?${query}`, { key });
+    const namesAd = (events: { adId: number | null }[]) => events.some((event) => event.adId === adId);
+
+    const own = await feed("after=0&limit=500");
+    expectEnvelope(own, 200);
+    expect(own.body).toMatchObject({ shard: 1, shards: [1, 2] });
+    expect(namesAd(own.body.data)).toBe(false);
+    const second = await feed("after=0&limit=500&shard=2");
+    expect(second.body).toMatchObject({ shard: 2, shards: [1, 2] });
+    expect(namesAd(second.body.data)).toBe(true);
+    // A user's feed is read where the user lives, whatever shard is named.
+    const ofUser = await feed(`after=0&userId=${userId}&shard=1`);
+    expect(ofUser.body.shard).toBe(2);
+    expect(namesAd(ofUser.body.data)).toBe(true);
+    // The partner's own feed is its shard's; it names no shard, and its answer says nothing of shards.
+    const partnerFeed = await feed("after=0", partner.key);
+    expect(namesAd(partnerFeed.body.data)).toBe(true);
+    expect(partnerFeed.body).not.toHaveProperty("shards");
+    expectError(await feed("after=0&shard=2", partner.key), "internal_only");
+    expectError(await feed("after=0&shard=3"), "validation_failed");
+  });
+
   it("a new client goes to the shard named, or to the emptiest; a shard without a binding is refused", async () => {
     const named = await newClient({ shard: 2 });
     expect(named.client.shard).toBe(2);

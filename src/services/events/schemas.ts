@@ -142,6 +142,10 @@ export const EventsQuery = z.object({
   type: eventTypes.optional(),
   userId: queryInt().optional(),
   limit: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),
+  shard: queryInt(1).optional().openapi({
+    description:
+      "Internal clients, without `userId`: the shard whose feed to read. Every client's events are kept with its data on one shard, each shard's feed with its own cursor; the answer's `shards` lists them. Default: your own client's shard",
+  }),
 });
 
 /** Event types as a webhook endpoint subscribes to them (written and read alike). */

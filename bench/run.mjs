@@ -4,6 +4,7 @@
 // then publishes 1,000 ads. Three runs by default, then the medians.
 //   npm run bench [-- --ads 200000]   the seeded ads (default 20,000, 5,000 per dealer)
 //   npm run bench -- --growth         the read scenarios at 20,000 and 1,000,000 ads: growth of CPU and rows
+//   npm run bench -- --shards         publishing from two clients at once, on one shard and on two
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,7 +16,11 @@ import autocannon from "autocannon";
 import { simulatorOperator } from "../scripts/d1.mjs";
 
 const { values: options } = parseArgs({
-  options: { ads: { type: "string" }, growth: { type: "boolean", default: false } },
+  options: {
+    ads: { type: "string" },
+    growth: { type: "boolean", default: false },
+    shards: { type: "boolean", default: false },
+  },
 });
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -218,10 +223,10 @@ async function waitForHealth(deadline = Date.now() + 60_000) {
 }
 
 /** One API call: its data, and the D1 rows it read and wrote (its Server-Timing). */
-const apiCall = async (method, path, body) => {
+const apiCall = async (method, path, body, headers = auth) => {
   const response = await fetch(`${origin}/rest/v1${path}`, {
     method,
-    headers: { ...auth, "Content-Type": "application/json" },
+    headers: { ...headers, "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = await response.json();
@@ -229,7 +234,7 @@ const apiCall = async (method, path, body) => {
   const [, read, written] = /rows_read=(\d+) rows_written=(\d+)/.exec(response.headers.get("Server-Timing")) ?? [];
   return { data: json.data, rowsRead: Number(read), rowsWritten: Number(written) };
 };
-const api = async (method, path, body) => (await apiCall(method, path, body)).data;
+const api = async (method, path, body, headers = auth) => (await apiCall(method, path, body, headers)).data;
 
 /**
  * Rows written per hot write, against the floor the schema sets (for docs/capacity.md). Jobs, due tasks
@@ -264,21 +269,24 @@ const PUBLISH_TARGET_ADS_PER_SECOND = 150;
  * it is the queue's throughput; as batches of 100 polled each second, what an integrator sees.
  */
 async function publishScenario(
-  { batch = 1000, pollMs = 500 } = {},
+  { batch = 1000, pollMs = 500, key } = {},
   count = Number(process.env.BENCH_PUBLISH_ADS ?? 1000),
 ) {
-  const user = await api("POST", "/users/", {
-    externalUserId: Date.now(),
+  // The dev internal client's, or another internal client's (on a shard of its own: shardsBench).
+  const headers = key ? { Authorization: `Bearer ${key}` } : auth;
+  const call = (method, path, body) => api(method, path, body, headers);
+  const user = await call("POST", "/users/", {
+    externalUserId: Date.now() + Math.floor(Math.random() * 1000),
     lastName: "Bench",
     email: "publish@example.nl",
     phone: "0201234567",
   });
-  await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
-  const { redirect } = await api("POST", `/oauth/${user.userId}/portal_a/`);
+  await call("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+  const { redirect } = await call("POST", `/oauth/${user.userId}/portal_a/`);
   // A marketplace account of its own, made on the consent page's sign-up form (its hidden fields are
   // the authorization request's parameters), so the simulator's counts are this run's alone.
   const signup = new URLSearchParams(new URL(redirect).search);
-  signup.set("username", `bench-${Date.now()}`);
+  signup.set("username", `bench-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   signup.set("password", "bench-password");
   const approval = await fetch(`${origin}/simulator/portal_a/signup`, {
     method: "POST",
@@ -286,7 +294,7 @@ async function publishScenario(
     redirect: "manual",
   });
   const callback = new URL(approval.headers.get("Location"));
-  await api("PUT", `/oauth/${user.userId}/portal_a/`, {
+  await call("PUT", `/oauth/${user.userId}/portal_a/`, {
     code: callback.searchParams.get("code"),
     state: callback.searchParams.get("state"),
   });
@@ -294,7 +302,7 @@ async function publishScenario(
   for (let i = 0; i < count; i += 20) {
     const created = await Promise.all(
       Array.from({ length: Math.min(20, count - i) }, (_, j) =>
-        api("POST", "/ads/", {
+        call("POST", "/ads/", {
           userId: user.userId,
           // Brommers: placing one on portal_a costs money, so the ledger shows one charge per ad.
           categoryId: 9204,
@@ -307,17 +315,17 @@ async function publishScenario(
     );
     adIds.push(...created.map((ad) => ad.adId));
   }
-  const [ad] = await api("GET", `/ads/?adId=${adIds[0]}`);
+  const [ad] = await call("GET", `/ads/?adId=${adIds[0]}`);
   const price = ad.prices.portal_a[0].priceTotal;
   const credit = price * adIds.length * 2;
-  await api("POST", "/wallet/", { userId: user.userId, amount: credit, description: "benchmark" });
-  const preflight = await preflightOf(user.userId, adIds.slice(0, 100));
+  await call("POST", "/wallet/", { userId: user.userId, amount: credit, description: "benchmark" });
+  const preflight = await preflightOf(user.userId, adIds.slice(0, 100), headers);
   const started = Date.now();
   for (let i = 0; i < adIds.length; i += batch)
-    await api("POST", "/publish/batch", { userId: user.userId, adId: adIds.slice(i, i + batch), portal: "portal_a" });
+    await call("POST", "/publish/batch", { userId: user.userId, adId: adIds.slice(i, i + batch), portal: "portal_a" });
   const queuedAfter = (Date.now() - started) / 1000;
   for (;;) {
-    const statuses = await api("POST", "/status/", { userId: user.userId, adId: adIds, itemsPerPage: 1000 });
+    const statuses = await call("POST", "/status/", { userId: user.userId, adId: adIds, itemsPerPage: 1000 });
     const active = statuses.filter((s) => s.portals[0].publish.active).length;
     if (active === adIds.length) break;
     if (Date.now() - started > 600_000) throw new Error(`only ${active} of ${adIds.length} active after 10 minutes`);
@@ -325,9 +333,9 @@ async function publishScenario(
   }
   const seconds = (Date.now() - started) / 1000;
   // What it cost and what reached the marketplace: one charge and one live listing per ad.
-  const wallet = await api("GET", `/wallet/${user.userId}`);
+  const wallet = await call("GET", `/wallet/${user.userId}`);
   const charges = (credit - wallet.balance) / price;
-  const connection = await api("GET", `/oauth/${user.userId}/portal_a/`);
+  const connection = await call("GET", `/oauth/${user.userId}/portal_a/`);
   // The simulator's control route is the operator's: the portal's OAuth client credentials (.dev.vars).
   const marketplace = await (
     await fetch(`${origin}/simulator/portal_a/control/accounts/${connection.externalUserId}`, {
@@ -350,13 +358,15 @@ async function publishScenario(
  * A dry run of publishing `adIds` (at most 100) to portal_a: its time against a health call's made right
  * after it, its D1 rows, and how many of the ads it would place (the marketplace reviews each one).
  */
-async function preflightOf(userId, adIds) {
+async function preflightOf(userId, adIds, headers = auth) {
   const timed = async (work) => {
     const started = performance.now();
     const result = await work();
     return { result, ms: performance.now() - started };
   };
-  const dry = await timed(() => apiCall("POST", "/publish/preflight/", { userId, adId: adIds, portal: "portal_a" }));
+  const dry = await timed(() =>
+    apiCall("POST", "/publish/preflight/", { userId, adId: adIds, portal: "portal_a" }, headers),
+  );
   const health = await timed(() => fetch(`${origin}/rest/v1/health`).then((r) => r.text()));
   const { data, rowsRead, rowsWritten } = dry.result;
   return {
@@ -629,4 +639,82 @@ async function webhookRun(fixture) {
   }
 }
 
-await (options.growth ? growthBench() : sizeBench());
+/**
+ * `npm run bench -- --shards`: publishing from two clients at once, both on shard 1, then one on each
+ * shard, in the same run (each layout `BENCH_PUBLISH_ADS` ads per client, default 500), as ads/s and
+ * as a ratio to the health route's requests/s measured in that run. Medians of the runs.
+ */
+async function shardsBench() {
+  const fixture = seededState(1000);
+  const count = Number(process.env.BENCH_PUBLISH_ADS ?? 500);
+  const stateEnv = { ...env, D1_PERSIST_TO: fixture.state };
+  const newKey = (name, shard) => {
+    const run = spawnSync(
+      "node",
+      [
+        "scripts/client.mjs",
+        "create",
+        "--name",
+        name,
+        "--internal",
+        "--rate",
+        "10000",
+        "--burst",
+        "10000",
+        "--shard",
+        String(shard),
+      ],
+      { env: stateEnv, encoding: "utf8" },
+    );
+    if (run.status !== 0) throw new Error(`creating client ${name} failed: ${run.stderr}`);
+    return run.stdout.trim().split("\n").at(-1);
+  };
+  const layouts = {
+    "one shard": [newKey("bench-1a", 1), newKey("bench-1b", 1)],
+    "two shards": [newKey("bench-2a", 1), newKey("bench-2b", 2)],
+  };
+  const measured = [];
+  try {
+    for (let r = 1; r <= runs; r += 1) {
+      const row = await withServer(fixture.state, async () => {
+        const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
+        const perLayout = {};
+        for (const [layout, keys] of Object.entries(layouts)) {
+          const started = Date.now();
+          const published = await Promise.all(keys.map((key) => publishScenario({ key }, count)));
+          const ads = published.reduce((sum, p) => sum + p.ads, 0);
+          // Each client's clock starts when its ads are sent; the layout's when both began their set-up.
+          const slowest = Math.max(...published.map((p) => p.seconds));
+          perLayout[layout] = {
+            adsPerSecond: ads / slowest,
+            charges: published.map((p) => p.charges),
+            wall: (Date.now() - started) / 1000,
+          };
+        }
+        return { health: health.requests.average, perLayout };
+      });
+      console.log(`\nrun ${r} of ${runs}: health ${Math.round(row.health)} req/s`);
+      console.table(
+        Object.entries(row.perLayout).map(([layout, p]) => ({
+          layout,
+          "ads/s": p.adsPerSecond.toFixed(1),
+          "ads/s per 1,000 health req/s": ((1000 * p.adsPerSecond) / row.health).toFixed(1),
+          charged: p.charges.join(", "),
+        })),
+      );
+      measured.push(row);
+    }
+    const ratio = measured.map(
+      (row) => row.perLayout["two shards"].adsPerSecond / row.perLayout["one shard"].adsPerSecond,
+    );
+    console.log(
+      `\npublishing from two clients at once, ${count} ads each: two shards ÷ one shard = ${runsOf(ratio)} ` +
+        `(one shard ${runsOf(measured.map((row) => row.perLayout["one shard"].adsPerSecond))} ads/s, ` +
+        `two shards ${runsOf(measured.map((row) => row.perLayout["two shards"].adsPerSecond))} ads/s)`,
+    );
+  } finally {
+    rmSync(fixture.state, { recursive: true, force: true });
+  }
+}
+
+await (options.growth ? growthBench() : options.shards ? shardsBench() : sizeBench());

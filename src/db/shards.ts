@@ -90,37 +90,56 @@ export interface NamedId {
   id: number;
 }
 
-/** Which shard each block lives on, as this isolate last read it from the directory, for 10 seconds. */
-const shardOfBlock = new Map<string, { shard: number | undefined; until: number }>();
-const BLOCK_CACHE_MS = 10_000;
-const BLOCK_CACHE_SIZE = 50_000;
+/** The shard of each block (`ads 3`) and client (`client 7`), as this isolate last read it from the directory. */
+const knownShards = new Map<string, { shard: number | undefined; until: number }>();
+const SHARD_CACHE_MS = 10_000;
+const SHARD_CACHE_SIZE = 50_000;
 
 /**
- * The shard of each named id, by its block (src/db/ids.ts): one directory query for the blocks this
- * isolate has not seen lately, none otherwise. An id of no leased block has no shard (undefined).
+ * The shard of each key, from this isolate's memory of the last 10 seconds, or else `lookup` (one
+ * directory query for every key it does not know); a key the directory does not know has none.
+ */
+async function cachedShards(keys: string[], lookup: (unknown: string[]) => Promise<Map<string, number>>) {
+  const now = Date.now();
+  const unknown = [...new Set(keys)].filter((key) => (knownShards.get(key)?.until ?? 0) <= now);
+  if (unknown.length > 0) {
+    const found = await lookup(unknown);
+    for (const key of unknown) {
+      knownShards.delete(key);
+      knownShards.set(key, { shard: found.get(key), until: now + SHARD_CACHE_MS });
+    }
+    while (knownShards.size > SHARD_CACHE_SIZE) knownShards.delete(knownShards.keys().next().value as string);
+  }
+  return keys.map((key) => knownShards.get(key)?.shard);
+}
+
+/**
+ * The shard of each named id, by its block (src/db/ids.ts), or, for a client's id, by its group: one
+ * directory query for what this isolate has not seen lately, none otherwise. An id of no leased block
+ * (or no client) has no shard (undefined).
  */
 export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(number | undefined)[]> {
-  const now = Date.now();
-  const blockOf = ({ kind, id }: NamedId) => `${kind} ${Math.floor(id / ID_BLOCK_SIZE)}`;
-  const unknown = [...new Set(named.map(blockOf))].filter((block) => (shardOfBlock.get(block)?.until ?? 0) <= now);
-  if (unknown.length > 0) {
-    const found = new Map<string, number>();
-    // Literals: every kind is a table name of ID_KINDS and every block an integer, and a request names
-    // more blocks than D1 binds parameters to one statement.
-    const pairs = unknown.map((key) => {
-      const [kind = "", block = ""] = key.split(" ");
-      return `('${kind.replace(/[^a-z_]/g, "")}', ${Number.parseInt(block, 10)})`;
+  const keyOf = ({ kind, id }: NamedId) =>
+    kind === CLIENTS ? `client ${id}` : `${kind} ${Math.floor(id / ID_BLOCK_SIZE)}`;
+  return cachedShards(named.map(keyOf), async (unknown) => {
+    // Literals: every kind is a table name and every number an integer, and a request names more blocks
+    // than D1 binds parameters to one statement.
+    const parts = unknown.map((key) => {
+      const [kind = "", value = ""] = key.split(" ");
+      return { kind: kind.replace(/[^a-z_]/g, ""), value: Number.parseInt(value, 10) };
     });
+    const blocks = parts.filter((part) => part.kind !== "client");
+    const clients = parts.filter((part) => part.kind === "client");
     const { results } = await env.DIRECTORY.prepare(
-      `SELECT b.kind AS kind, b.block AS block, g.shard AS shard FROM id_blocks b JOIN client_groups g ON g.id = b.group_id
-       WHERE (b.kind, b.block) IN (VALUES ${pairs.join(", ")})`,
-    ).all<{ kind: string; block: number; shard: number }>();
-    for (const row of results) found.set(`${row.kind} ${row.block}`, row.shard);
-    for (const block of unknown) {
-      shardOfBlock.delete(block);
-      shardOfBlock.set(block, { shard: found.get(block), until: now + BLOCK_CACHE_MS });
-    }
-    while (shardOfBlock.size > BLOCK_CACHE_SIZE) shardOfBlock.delete(shardOfBlock.keys().next().value as string);
-  }
-  return named.map((id) => shardOfBlock.get(blockOf(id))?.shard);
+      `SELECT b.kind || ' ' || b.block AS key, g.shard AS shard FROM id_blocks b JOIN client_groups g ON g.id = b.group_id
+       WHERE (b.kind, b.block) IN (VALUES ${blocks.map((b) => `('${b.kind}', ${b.value})`).join(", ") || "(NULL, NULL)"})
+       UNION ALL
+       SELECT 'client ' || c.id AS key, g.shard AS shard FROM api_clients c JOIN client_groups g ON g.id = c.group_id
+       WHERE c.id IN (${clients.map((c) => c.value).join(", ") || "NULL"})`,
+    ).all<{ key: string; shard: number }>();
+    return new Map(results.map((row) => [row.key, row.shard]));
+  });
 }
+
+/** The kind of a named client id (`shardsOfIds`): a client is found by its group, not by a block. */
+export const CLIENTS = "api_clients";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { routePath } from "hono/route";
-import { type NamedId, shardsOfIds } from "../db/shards";
+import { CLIENTS, type NamedId, shardsOfIds } from "../db/shards";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
 
@@ -20,6 +20,8 @@ const ROUTING_FIELDS: Record<string, string> = {
   bidId: "bids",
   entryId: "wallet_entries",
   webhookId: "webhook_endpoints",
+  // A user an internal client creates for, or gives to, another client lives with that client's group.
+  clientId: CLIENTS,
 };
 
 /** The positive integers a value holds: a number, a numeric string, or a list of them. */

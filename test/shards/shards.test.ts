@@ -179,6 +179,13 @@ describe("two shards", () => {
     );
     expect((await call("GET", `/wallet/${onShard2.userId}`, { key })).body.data.balance).toBe(500);
 
+    // A user created for another client lives with that client's group.
+    const forPartner = await createUser(key, { clientId: partner.client.id });
+    expect(await rowsOnEachShard("users", forPartner.userId)).toEqual({ 1: 0, 2: 1 });
+    expect((await call("GET", `/users/${forPartner.userId}`, { key: partner.key })).body.data[0]).toMatchObject({
+      userId: forPartner.userId,
+    });
+
     // Ids of two shards are ids of two client groups: refused, naming the field.
     const across = await call("PUT", "/users/", {
       key,

@@ -1,7 +1,9 @@
 // Helpers for the command-line scripts: run SQL on the D1 databases through wrangler.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { parse } from "smol-toml";
 
 export const sha256Hex = (value) => createHash("sha256").update(value).digest("hex");
@@ -24,12 +26,14 @@ const target = ({ remote = false, env } = {}) => [
   ...(!remote && process.env.D1_PERSIST_TO ? ["--persist-to", process.env.D1_PERSIST_TO] : []),
 ];
 
-/** Runs wrangler with the scripts' environment; its output. */
+/** Runs wrangler (this project's, without npx's start-up) with the scripts' environment; its output. */
 export const wrangler = (args) =>
-  execFileSync("npx", ["wrangler", ...args], {
+  execFileSync(process.execPath, [WRANGLER, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
   }).toString();
+
+const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 
 /** Runs SQL against a database (`binding`: DB, DB_n or DIRECTORY; default DB). */
 export function executeSql(sql, { binding = "DB", ...where } = {}) {
@@ -44,11 +48,21 @@ export function queryRows(sql, options = {}) {
   return answers.flatMap((answer) => answer.results ?? []);
 }
 
-/** Applies a database's migrations; answers how many were applied. */
-export function applyMigrations(binding, where = {}) {
-  const out = wrangler(["d1", "migrations", "apply", binding, ...target(where)]);
+/**
+ * Applies a database's migrations (wrangler run beside the others: each database is a file of its own);
+ * answers how many were applied.
+ */
+export async function applyMigrations(binding, where = {}) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [WRANGLER, "d1", "migrations", "apply", binding, ...target(where)],
+    {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   // Wrangler reports each migration it applied as a table row marked ✅.
-  return new Set(out.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
+  return new Set(stdout.match(/\d{4}_[\w-]+\.sql(?= *│ ✅)/g)).size;
 }
 
 /** The shards' bindings in wrangler.toml for an environment (DB, DB_2, …; src/db/shards.ts). */
@@ -76,20 +90,38 @@ export function insertRows(table, rows, conflict, options) {
  * the Worker); its id blocks are leased on its first writes.
  */
 export function copyGroupToShard(groupId, options = {}) {
-  const directory = { ...options, binding: "DIRECTORY" };
-  const [group] = queryRows(`SELECT * FROM client_groups WHERE id = ${Number(groupId)};`, directory);
-  if (!group) throw new Error(`the directory has no group ${groupId}`);
-  const shard = { ...options, binding: shardBinding(group.shard) };
-  insertRows("client_groups", [group], "ON CONFLICT(id) DO UPDATE SET shard = excluded.shard", shard);
-  const clients = queryRows(
-    `SELECT id, name, key_hash, internal, partner, rate, burst, revoked, group_id FROM api_clients WHERE group_id = ${Number(groupId)};`,
-    directory,
-  );
-  const fromDirectory = Object.keys(clients[0] ?? {})
+  const group = Number(groupId);
+  const [groups, clients] = JSON.parse(
+    wrangler([
+      "d1",
+      "execute",
+      "DIRECTORY",
+      ...target(options),
+      "--json",
+      "--command",
+      `SELECT * FROM client_groups WHERE id = ${group}; SELECT id, name, key_hash, internal, partner, rate, burst, revoked, group_id FROM api_clients WHERE group_id = ${group};`,
+    ]),
+  ).map((answer) => answer.results ?? []);
+  const [row] = groups;
+  if (!row) throw new Error(`the directory has no group ${groupId}`);
+  const values = (rows, columns) =>
+    rows.map((r) => `(${columns.map((column) => sqlValue(r[column])).join(", ")})`).join(", ");
+  const groupColumns = Object.keys(row);
+  const clientColumns = Object.keys(clients[0] ?? {});
+  const fromDirectory = clientColumns
     .filter((column) => column !== "id")
     .map((column) => `${column} = excluded.${column}`);
-  if (clients.length > 0)
-    insertRows("api_clients", clients, `ON CONFLICT(id) DO UPDATE SET ${fromDirectory.join(", ")}`, shard);
+  executeSql(
+    [
+      `INSERT INTO client_groups (${groupColumns.join(", ")}) VALUES ${values([row], groupColumns)} ON CONFLICT(id) DO UPDATE SET shard = excluded.shard;`,
+      ...(clients.length > 0
+        ? [
+            `INSERT INTO api_clients (${clientColumns.join(", ")}) VALUES ${values(clients, clientColumns)} ON CONFLICT(id) DO UPDATE SET ${fromDirectory.join(", ")};`,
+          ]
+        : []),
+    ].join("\n"),
+    { ...options, binding: shardBinding(row.shard) },
+  );
 }
 
 /** KEY=value lines of .dev.vars (local development only). */

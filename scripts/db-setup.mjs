@@ -10,8 +10,9 @@ const { values } = parseArgs({
 });
 const where = { remote: values.remote, env: values.env };
 
-let applied = applyMigrations("DIRECTORY", where);
-for (const binding of shardBindings(values.env)) applied += applyMigrations(binding, where);
+const applied = (
+  await Promise.all(["DIRECTORY", ...shardBindings(values.env)].map((binding) => applyMigrations(binding, where)))
+).reduce((sum, n) => sum + n, 0);
 
 // A directory beside a database from before shards: its clients, groups and id blocks are shard 1's.
 const directory = { ...where, binding: "DIRECTORY" };

@@ -16,14 +16,17 @@ const SHARD_RETRY_SECONDS = 5;
  * read without a session. A shard that does not answer fails the call with 503 `shard_unavailable`:
  * never a short list.
  */
-export async function onEveryShard<T>(c: Context<AppEnv>, read: (ctx: ServiceContext) => Promise<T>): Promise<T[]> {
+export async function onEveryShard<T>(
+  c: Context<AppEnv>,
+  read: (ctx: ServiceContext, at: number) => Promise<T>,
+): Promise<T[]> {
   const here = serviceContext(c);
-  if (!c.var.spansShards) return [await read(here)];
+  if (!c.var.spansShards) return [await read(here, 0)];
   return Promise.all(
-    shardNumbers(c.env).map(async (shard) => {
-      if (shard === c.var.shard) return read(here);
+    shardNumbers(c.env).map(async (shard, at) => {
+      if (shard === c.var.shard) return read(here, at);
       try {
-        return await read(contextOnShard(c, shard));
+        return await read(contextOnShard(c, shard), at);
       } catch (error) {
         if (error instanceof DomainError) throw error;
         throw new DomainError(

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
 import { MARKETPLACES } from "../../lib/vocabulary";
@@ -21,6 +23,7 @@ import {
   Ad,
   AdsQuery,
   adsPartOf,
+  adViewsOf,
   CreateAd,
   getAd,
   mergeAdsParts,
@@ -35,6 +38,22 @@ import { serviceContext } from "../context";
 import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } from "../openapi";
 
 const tags = ["Ads"];
+
+/**
+ * An internal client's list of every ad, from every shard: the ids of each shard's part, merged in the
+ * list's order, then the views of the ads shown, each from its shard (two queries per shard).
+ */
+async function adsOfEveryShard(c: Context<AppEnv>, query: z.infer<typeof AdsQuery>) {
+  const { shown, ...page } = mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)));
+  const views = await onEveryShard(c, (ctx, at) =>
+    adViewsOf(
+      ctx,
+      query,
+      shown.filter((ad) => ad.part === at).map((ad) => ad.adId),
+    ),
+  );
+  return { ...page, items: shown.flatMap(({ part, adId }) => views[part]?.get(adId) ?? []) };
+}
 
 export const adsRouter = createRouter()
   .openapi(
@@ -56,9 +75,7 @@ export const adsRouter = createRouter()
       return c.json(
         await withCache(c, query.useCache, [ADS_REVISION], async () =>
           list(
-            c.var.spansShards
-              ? mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)))
-              : await searchAds(serviceContext(c), query),
+            c.var.spansShards ? await adsOfEveryShard(c, query) : await searchAds(serviceContext(c), query),
             startedAt,
           ),
         ),

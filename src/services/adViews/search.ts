@@ -226,10 +226,18 @@ const orderKeysOf = (order: AdsQueryInput["order"]): OrderKey[] =>
  * matches are listed once, with their order keys, and the count and the page both come from that list
  * (SQLite materialises a CTE read twice). Each row carries the number of matches as `total`.
  */
+/**
+ * What a page selects of each ad: its view's columns, or, for a page of ids (`idsOnly`: a part of a list
+ * merged from many shards), the ad's row alone. The rows of an ids page are only read for their ad's id.
+ */
+const pageColumns = (q: AdsQueryInput, idsOnly: boolean) =>
+  idsOnly ? ({ ad: viewColumns(true).ad } as unknown as ReturnType<typeof viewColumns>) : viewColumns(q.simple);
+
 function matchListPage(
   { db }: ServiceContext,
   q: AdsQueryInput,
   list: ListConditions & {
+    idsOnly: boolean;
     orderKeys: OrderKey[];
     withCatalogue: <T extends SQLiteSelect>(query: T) => T;
     limit: number;
@@ -262,7 +270,7 @@ function matchListPage(
   );
   return db
     .with(matches, pageIds)
-    .select({ total: sql<number>`(SELECT count(*) FROM ${matches})`, ...viewColumns(q.simple) })
+    .select({ total: sql<number>`(SELECT count(*) FROM ${matches})`, ...pageColumns(q, list.idsOnly) })
     .from(pageIds)
     .innerJoin(ads, eq(ads.id, pageIds.id))
     .orderBy(...sorted(pageIds));
@@ -278,7 +286,15 @@ function matchListPage(
  * after the first seeks past the id its cursor carries, so it reads what it shows however deep it is;
  * other orders skip rows (`pagePosition` refuses a cursor's id in them).
  */
-export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<Page<AdView | SimpleAdView>> {
+export const searchAds = (ctx: ServiceContext, q: AdsQueryInput) =>
+  searchPage(ctx, q, false) as Promise<Page<AdView | SimpleAdView>>;
+
+/** The ads list's page (`searchAds`), or only the ids of its ads (`idsOnly`), with the same count and cursor. */
+async function searchPage(
+  ctx: ServiceContext,
+  q: AdsQueryInput,
+  idsOnly: boolean,
+): Promise<Page<AdView | SimpleAdView | { adId: number }>> {
   const { db, caller } = ctx;
   const itemsPerPage = q.itemsPerPage ?? 25;
   const descending = q.order?.[0]?.descending ?? false;
@@ -301,7 +317,9 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
       );
   const answer = (catalogue: Catalogue, rows: ViewRow[], totalItems: number, seeks: boolean) => {
     return {
-      items: assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
+      items: idsOnly
+        ? rows.map((row) => ({ adId: row.ad.id }))
+        : assembleViews(catalogue, rows, q.simple, ctx.mediaBase),
       totalItems,
       page: position.page,
       itemsPerPage,
@@ -331,7 +349,7 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
       db
-        .select({ total: sql<number>`(${indexed.total})`, ...viewColumns(q.simple) })
+        .select({ total: sql<number>`(${indexed.total})`, ...pageColumns(q, idsOnly) })
         .from(ads)
         .where(sql`${ads.id} IN (${indexed.pageIds})`)
         .orderBy(directed(ads.id, descending)),
@@ -342,14 +360,22 @@ export async function searchAds(ctx: ServiceContext, q: AdsQueryInput): Promise<
   if (plan === "matchList") {
     const [catalogue, rows] = await Promise.all([
       loadCatalogue(db),
-      matchListPage(ctx, q, { visible, filters, orderKeys, withCatalogue, limit: itemsPerPage, offset: skipped }),
+      matchListPage(ctx, q, {
+        visible,
+        filters,
+        orderKeys,
+        withCatalogue,
+        limit: itemsPerPage,
+        offset: skipped,
+        idsOnly,
+      }),
     ]);
     return answer(catalogue, rows, await totalOf(rows), false);
   }
 
   // The `filteredPage` plan: the count and the page in one batch.
   const pageQuery = withCatalogue(
-    db.select(viewColumns(q.simple)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
+    db.select(pageColumns(q, idsOnly)).from(ads).innerJoin(users, eq(users.id, ads.userId)).$dynamic(),
   )
     .where(and(visible, ...filters, pastCursor(ads.id, window)))
     .orderBy(...orderKeys.map(({ expression, descending }) => directed(expression, descending)), asc(ads.id))
@@ -375,10 +401,11 @@ function compareValues(a: unknown, b: unknown): number {
   return Number(a) - Number(b);
 }
 
-/** One partition's part of a merged page (`adsPartOf`): its page and each ad's order values. */
+/** One partition's part of a merged page (`adsPartOf`): its ads' ids in order, their order values, its count. */
 export interface AdsPart {
-  page: Page<AdView | SimpleAdView>;
+  adIds: number[];
   values: Map<number, unknown[]>;
+  totalItems: number;
 }
 
 /** The window of a merged page: every row up to the page's end, or, seeking by id, the next page past it. */
@@ -394,49 +421,57 @@ function mergedWindow(q: AdsQueryInput) {
 }
 
 /**
- * One partition's part of an ads page merged from many (each partition a database of its own): its
- * rows up to the page's end (or, in the order by creation with a cursor's id, its next page past that
- * id), with each ad's order values as the list's query computes them.
+ * One partition's part of an ads page merged from many (each partition a database of its own): the ids
+ * of its ads up to the page's end (or, in the order by creation with a cursor's id, of its next page past
+ * that id), no views, with each ad's order values as the list's query computes them.
  */
 export async function adsPartOf(ctx: ServiceContext, q: AdsQueryInput): Promise<AdsPart> {
   const { window, seeks } = mergedWindow(q);
-  const page = await searchAds(ctx, window);
-  const ids = page.items.map((item) => item.adId);
-  const values = seeks || ids.length === 0 ? [] : await orderValues(ctx, ids, orderKeysOf(q.order));
-  return { page, values: new Map(values.map((row) => [row.id, row.values])) };
+  const page = await searchPage(ctx, window, true);
+  const adIds = page.items.map((item) => item.adId);
+  const values = seeks || adIds.length === 0 ? [] : await orderValues(ctx, adIds, orderKeysOf(q.order));
+  return { adIds, values: new Map(values.map((row) => [row.id, row.values])), totalItems: page.totalItems };
 }
 
 /**
  * The ads page merged from the partitions' parts, in the list's order (ties by id, as every plan breaks
- * them), with the total their sum. Its cursor names the page, and the last id where the order seeks by id.
+ * them), with the total their sum: its ads as the partition (by its place in `parts`) and id to show, and
+ * its cursor, which names the page, and the last id where the order seeks by id.
  */
-export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]): Page<AdView | SimpleAdView> {
+export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]) {
   const { position, itemsPerPage, descending, seeks } = mergedWindow(q);
   const keys = seeks ? [{ descending }] : orderKeysOf(q.order);
-  const ranked = parts.flatMap(({ page, values }) =>
-    page.items.map((item) => ({ item, values: values.get(item.adId) ?? [item.adId] })),
+  const ranked = parts.flatMap(({ adIds, values }, part) =>
+    adIds.map((adId) => ({ part, adId, values: values.get(adId) ?? [adId] })),
   );
   ranked.sort((a, b) => {
     for (const [at, key] of keys.entries()) {
       const order = compareValues(a.values[at], b.values[at]);
       if (order !== 0) return key.descending ? -order : order;
     }
-    return a.item.adId - b.item.adId;
+    return a.adId - b.adId;
   });
   const skipped = position.after === undefined ? (position.page - 1) * itemsPerPage : 0;
-  const items = ranked.slice(skipped, skipped + itemsPerPage).map(({ item }) => item);
-  const totalItems = parts.reduce((sum, { page }) => sum + page.totalItems, 0);
+  const shown = ranked.slice(skipped, skipped + itemsPerPage).map(({ part, adId }) => ({ part, adId }));
+  const totalItems = parts.reduce((sum, part) => sum + part.totalItems, 0);
   return {
-    items,
+    shown,
     totalItems,
     page: position.page,
     itemsPerPage,
     nextCursor: nextCursorOf(
-      items.map((item) => item.adId),
+      shown.map(({ adId }) => adId),
       { position, itemsPerPage, totalItems, descending },
       seeks,
     ),
   };
+}
+
+/** The views of the ads a merged page shows of one partition, by id (`simple` as the list asks). */
+export async function adViewsOf(ctx: ServiceContext, q: AdsQueryInput, adIds: number[]) {
+  if (adIds.length === 0) return new Map<number, AdView | SimpleAdView>();
+  const page = await searchAds(ctx, { page: 1, simple: q.simple, adId: adIds, itemsPerPage: adIds.length });
+  return new Map(page.items.map((view) => [view.adId, view]));
 }
 
 /** The order values of the ads, as the list's query computes them. */

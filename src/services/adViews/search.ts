@@ -228,10 +228,12 @@ const orderKeysOf = (order: AdsQueryInput["order"]): OrderKey[] =>
  */
 /**
  * What a page selects of each ad: its view's columns, or, for a page of ids (`idsOnly`: a part of a list
- * merged from many shards), the ad's row alone. The rows of an ids page are only read for their ad's id.
+ * merged from many shards), its id alone (as the `ad` whose id the page reads).
  */
 const pageColumns = (q: AdsQueryInput, idsOnly: boolean) =>
-  idsOnly ? ({ ad: viewColumns(true).ad } as unknown as ReturnType<typeof viewColumns>) : viewColumns(q.simple);
+  idsOnly
+    ? ({ ad: sql`${ads.id}`.mapWith((id: number) => ({ id })) } as unknown as ReturnType<typeof viewColumns>)
+    : viewColumns(q.simple);
 
 function matchListPage(
   { db }: ServiceContext,

@@ -4,7 +4,6 @@ import { exports } from "cloudflare:workers";
 import { z } from "@hono/zod-openapi";
 import { expect } from "vitest";
 import type { ApiSchema } from "../../src/app";
-import { getDb } from "../../src/db/client";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";

@@ -46,11 +46,7 @@ const tags = ["Ads"];
 async function adsOfEveryShard(c: Context<AppEnv>, query: z.infer<typeof AdsQuery>) {
   const { shown, ...page } = mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)));
   const views = await onEveryShard(c, (ctx, at) =>
-    adViewsOf(
-      ctx,
-      query,
-      shown.filter((ad) => ad.part === at).map((ad) => ad.adId),
-    ),
+    adViewsOf(ctx, { simple: query.simple, adIds: shown.filter((ad) => ad.part === at).map((ad) => ad.adId) }),
   );
   return { ...page, items: shown.flatMap(({ part, adId }) => views[part]?.get(adId) ?? []) };
 }

@@ -470,9 +470,10 @@ export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]) {
 }
 
 /** The views of the ads a merged page shows of one partition, by id (`simple` as the list asks). */
-export async function adViewsOf(ctx: ServiceContext, q: AdsQueryInput, adIds: number[]) {
+export async function adViewsOf(ctx: ServiceContext, input: { simple: boolean; adIds: number[] }) {
+  const { simple, adIds } = input;
   if (adIds.length === 0) return new Map<number, AdView | SimpleAdView>();
-  const page = await searchAds(ctx, { page: 1, simple: q.simple, adId: adIds, itemsPerPage: adIds.length });
+  const page = await searchAds(ctx, { page: 1, simple, adId: adIds, itemsPerPage: adIds.length });
   return new Map(page.items.map((view) => [view.adId, view]));
 }
 

@@ -5,24 +5,26 @@ import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
 
 /** The fields whose ids name a row of one client group, and the table each one's ids are issued for. */
-const ROUTING_FIELDS: Record<string, string> = {
-  userId: "users",
-  mainUserId: "users",
-  walletUserId: "users",
-  payerId: "users",
-  adId: "ads",
-  contactId: "contacts",
-  folderId: "folders",
-  manufacturerId: "manufacturers",
-  taskId: "tasks",
-  queueItemId: "queue_items",
-  jobId: "queue_items",
-  bidId: "bids",
-  entryId: "wallet_entries",
-  webhookId: "webhook_endpoints",
-  // A user an internal client creates for, or gives to, another client lives with that client's group.
-  clientId: CLIENTS,
-};
+const ROUTING_FIELDS = new Map<string, string>(
+  Object.entries({
+    userId: "users",
+    mainUserId: "users",
+    walletUserId: "users",
+    payerId: "users",
+    adId: "ads",
+    contactId: "contacts",
+    folderId: "folders",
+    manufacturerId: "manufacturers",
+    taskId: "tasks",
+    queueItemId: "queue_items",
+    jobId: "queue_items",
+    bidId: "bids",
+    entryId: "wallet_entries",
+    webhookId: "webhook_endpoints",
+    // A user an internal client creates for, or gives to, another client lives with that client's group.
+    clientId: CLIENTS,
+  }),
+);
 
 /** The positive integers a value holds: a number, a numeric string, or a list of them. */
 const idsIn = (value: unknown): number[] =>
@@ -32,7 +34,7 @@ const idsIn = (value: unknown): number[] =>
   });
 
 const named = (field: string, value: unknown): NamedId[] => {
-  const kind = ROUTING_FIELDS[field];
+  const kind = ROUTING_FIELDS.get(field);
   return kind ? idsIn(value).map((id) => ({ field, kind, id })) : [];
 };
 
@@ -41,7 +43,7 @@ function idsOfBody(body: unknown, depth = 0): NamedId[] {
   if (Array.isArray(body)) return depth < 2 ? body.flatMap((item) => idsOfBody(item, depth + 1)) : [];
   if (!body || typeof body !== "object") return [];
   return Object.entries(body).flatMap(([field, value]) =>
-    ROUTING_FIELDS[field]
+    ROUTING_FIELDS.has(field)
       ? named(field, value)
       : depth < 2 && typeof value === "object"
         ? idsOfBody(value, depth + 1)
@@ -60,7 +62,9 @@ async function idsOfRequest(c: Context<AppEnv>): Promise<NamedId[]> {
   const fromQuery = Object.entries(c.req.queries() as Record<string, unknown[]>).flatMap(([field, values]) =>
     named(
       field,
-      values.flatMap((value) => (typeof value === "string" ? value.split(",") : value)),
+      (Array.isArray(values) ? values : [values]).flatMap((value) =>
+        typeof value === "string" ? value.split(",") : value,
+      ),
     ),
   );
   const json = c.req.method !== "GET" && (c.req.header("Content-Type") ?? "").includes("json");

@@ -193,6 +193,13 @@ describe("two shards", () => {
     });
     expectError(across, "client_group_mismatch");
     expect(across.body.errorDetails?.[0]?.field).toBe("walletUserId");
+    // Names the prototype's own keys carry are no routing fields: refused as unknown, never a 500.
+    for (const query of ["__proto__=1", "constructor=1", "toString[x]=1"])
+      expectError(await call("GET", `/jobs/?${query}`, { key }), "unknown_field");
+    expectError(
+      await call("PUT", "/users/", { key, body: { userId: onShard2.userId, constructor: 1 } }),
+      "unknown_field",
+    );
     // An id of no block is looked for on the client's own shard, and is not found.
     expectError(await call("GET", "/users/2000000000", { key }), "user_not_found");
     // A partner client's call stays on its own shard, whatever it names.

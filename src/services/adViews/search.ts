@@ -16,7 +16,7 @@ import {
 import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
-import { type Caller, clientIdOf, isInternal } from "../shared/access";
+import { type Caller, clientIdOf, isInternal, visibleUsers } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type AdsQueryInput, encodeCursor, type PagePositionValue } from "./schemas";
 import {
@@ -469,12 +469,22 @@ export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]) {
   };
 }
 
-/** The views of the ads a merged page shows of one partition, by id (`simple` as the list asks). */
+/**
+ * The views of the ads a merged page shows of one partition, by id (`simple` as the list asks): one
+ * statement, without the list's count or filters, which its part (`adsPartOf`) applied.
+ */
 export async function adViewsOf(ctx: ServiceContext, input: { simple: boolean; adIds: number[] }) {
   const { simple, adIds } = input;
   if (adIds.length === 0) return new Map<number, AdView | SimpleAdView>();
-  const page = await searchAds(ctx, { page: 1, simple, adId: adIds, itemsPerPage: adIds.length });
-  return new Map(page.items.map((view) => [view.adId, view]));
+  const [catalogue, rows] = await Promise.all([
+    loadCatalogue(ctx.db),
+    ctx.db
+      .select(viewColumns(simple))
+      .from(ads)
+      .innerJoin(users, eq(users.id, ads.userId))
+      .where(and(inList(ads.id, adIds), visibleUsers(ctx.caller))),
+  ]);
+  return new Map(assembleViews(catalogue, rows, simple, ctx.mediaBase).map((view) => [view.adId, view]));
 }
 
 /** The order values of the ads, as the list's query computes them. */

@@ -57,14 +57,37 @@ export function onShard<E extends ShardedEnv>(env: E, shard: number, database = 
 /** The shard a message's rows are on (a message from before shards names none: shard 1). */
 export const shardOf = (message: { shard?: number }) => message.shard ?? 1;
 
-/** The positions of the messages of each shard. */
-export function byShard(messages: { shard?: number }[]): Map<number, number[]> {
+/**
+ * Runs `work` once per shard on that shard's messages, side by side, and answers each message's result
+ * in the messages' order. A shard whose work fails fails only its own messages (rejected with its error):
+ * a shard that does not answer holds up no other shard's jobs.
+ */
+export async function onEachShard<M extends { shard?: number }, R>(
+  messages: M[],
+  work: (shard: number, messages: M[]) => Promise<R[]>,
+): Promise<PromiseSettledResult<R>[]> {
   const positions = new Map<number, number[]>();
   messages.forEach((message, at) => {
     const shard = shardOf(message);
     positions.set(shard, [...(positions.get(shard) ?? []), at]);
   });
-  return positions;
+  const results: PromiseSettledResult<R>[] = [];
+  await Promise.all(
+    [...positions].map(async ([shard, at]) => {
+      try {
+        const answered = await work(
+          shard,
+          at.map((index) => messages[index] as M),
+        );
+        at.forEach((index, i) => {
+          results[index] = { status: "fulfilled", value: answered[i] as R };
+        });
+      } catch (reason) {
+        for (const index of at) results[index] = { status: "rejected", reason };
+      }
+    }),
+  );
+  return results;
 }
 
 /**

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb, namedBatch } from "../db/client";
 import { inList } from "../db/inList";
 import { imageJobs, publishJobs, users, webhookEndpoints } from "../db/schema";
-import { byShard, onShard } from "../db/shards";
+import { onEachShard, onShard } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -117,23 +117,23 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
   for (const message of batch.messages)
     if (message.attempts === 1)
       metrics.record({ event: "queue_lag", kind: message.body.kind, lagMs: Date.now() - message.timestamp.getTime() });
-  const jobs = batch.messages.map((message) => message.body);
-  const placements: (Placement | undefined)[] = [];
-  await Promise.all(
-    [...byShard(jobs)].map(async ([shard, at]) => {
-      const placed = await placementsOf(
-        onShard(env, shard),
-        batch.queue,
-        at.map((index) => jobs[index] as JobMessage),
-      );
-      at.forEach((index, i) => {
-        placements[index] = placed[i];
-      });
-    }),
+  // Placed by the rows on each message's shard; a shard that does not answer retries its own messages.
+  const placements = await onEachShard(
+    batch.messages.map((message) => message.body),
+    (shard, jobs) => placementsOf(onShard(env, shard), batch.queue, jobs),
   );
   const byClient = new Map<number, { jobs: LaneJob[]; messages: Message<JobMessage>[] }>();
   batch.messages.forEach((message, at) => {
-    const placement = placements[at];
+    const placed = placements[at];
+    if (placed?.status === "rejected") {
+      log("error", "placing a job failed (its shard did not answer), will retry", {
+        job: message.body,
+        error: placed.reason instanceof Error ? placed.reason.message : String(placed.reason),
+      });
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      return;
+    }
+    const placement = placed?.value;
     if (!placement) {
       message.ack();
       return;

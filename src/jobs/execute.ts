@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
-import { byShard, onShard } from "../db/shards";
+import { onEachShard, onShard } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -86,20 +86,16 @@ export async function executeJobs(
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
   const lane: DeliveryLane = batch.queue === env.WEBHOOK_SLOW_QUEUE ? "slow" : "fast";
-  // Each job runs on the shard its message names.
-  const outcomes: PromiseSettledResult<void>[] = [];
-  await Promise.all(
-    [...byShard(batch.messages.map((message) => message.body))].map(async ([shard, at]) => {
-      const shardEnv = onShard(env, shard);
-      const jobs = at.map((index) => batch.messages[index]?.body as JobMessage);
-      const settled = deadLetter
-        ? await Promise.allSettled(jobs.map((job) => giveUp(shardEnv, job)))
-        : await runAll(shardEnv, jobs, lane);
-      at.forEach((index, i) => {
-        outcomes[index] = settled[i] as PromiseSettledResult<void>;
-      });
-    }),
-  );
+  // Each job runs on the shard its message names; a shard that fails as a whole fails its own jobs.
+  const outcomes = (
+    await onEachShard(
+      batch.messages.map((message) => message.body),
+      (shard, jobs) => {
+        const shardEnv = onShard(env, shard);
+        return deadLetter ? Promise.allSettled(jobs.map((job) => giveUp(shardEnv, job))) : runAll(shardEnv, jobs, lane);
+      },
+    )
+  ).map((outcome): PromiseSettledResult<void> => (outcome.status === "fulfilled" ? outcome.value : outcome));
   batch.messages.forEach((message, at) => {
     const job = message.body;
     const outcome = outcomes[at];

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ID_BLOCK_SIZE, topUpIdBlocks } from "../../src/db/ids";
 import { shardForNewGroup } from "../../src/db/shards";
 import type { Env } from "../../src/env";
+import { handleJobs } from "../../src/jobs/consumer";
+import type { JobMessage } from "../../src/services/shared";
 import { receivedBy, receiver } from "../fixtures/hooks";
 import { call, defined, eventually, expectEnvelope, expectError, groupOf, newClient, twoClients } from "../harness/api";
 import { activate, contactBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
@@ -372,6 +374,43 @@ describe("two shards", () => {
     expect(partnerFeed.body).not.toHaveProperty("shards");
     expectError(await feed("after=0&shard=2", partner.key), "internal_only");
     expectError(await feed("after=0&shard=3"), "validation_failed");
+  });
+
+  it("a shard that does not answer holds up no other shard's messages in a batch: only its own are retried", async () => {
+    const shardDown = {
+      ...env,
+      DB_2: new Proxy(env.DB_2, {
+        get: (target, name) =>
+          name === "prepare" || name === "batch"
+            ? () => {
+                throw new Error("shard 2 unreachable");
+              }
+            : Reflect.get(target, name),
+      }),
+    } as Env;
+    const settled: Record<number, string> = {};
+    const message = (shard: number): Message<JobMessage> => ({
+      id: String(shard),
+      timestamp: new Date(),
+      attempts: 1,
+      body: { kind: "ping", shard },
+      ack: () => {
+        settled[shard] = "acked";
+      },
+      retry: () => {
+        settled[shard] = "retried";
+      },
+    });
+    await handleJobs(
+      {
+        queue: "jobs",
+        messages: [message(1), message(2)],
+        retryAll: () => {},
+        ackAll: () => {},
+      } as unknown as MessageBatch<JobMessage>,
+      shardDown,
+    );
+    expect(settled).toEqual({ 1: "acked", 2: "retried" });
   });
 
   it("a new client goes to the shard named, or to the emptiest; a shard without a binding is refused", async () => {

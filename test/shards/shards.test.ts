@@ -265,17 +265,7 @@ describe("two shards", () => {
     expect(await cachedTotal()).toBe(before + 1);
 
     // A shard that does not answer: 503 shard_unavailable, never a short page.
-    const shardDown = {
-      ...env,
-      DB_2: new Proxy(env.DB_2, {
-        get: (target, name) =>
-          name === "prepare" || name === "batch"
-            ? () => {
-                throw new Error("shard 2 unreachable");
-              }
-            : Reflect.get(target, name),
-      }),
-    } as Env;
+    const shardDown = withShard2Down();
     const refused = await call("GET", "/users/?page=1&itemsPerPage=3", { key: internal.key, env: shardDown });
     expectError(refused, "shard_unavailable");
     expect(refused.headers.get("Retry-After")).toBe("5");
@@ -377,17 +367,7 @@ describe("two shards", () => {
   });
 
   it("a shard that does not answer holds up no other shard's messages in a batch: only its own are retried", async () => {
-    const shardDown = {
-      ...env,
-      DB_2: new Proxy(env.DB_2, {
-        get: (target, name) =>
-          name === "prepare" || name === "batch"
-            ? () => {
-                throw new Error("shard 2 unreachable");
-              }
-            : Reflect.get(target, name),
-      }),
-    } as Env;
+    const shardDown = withShard2Down();
     const settled: Record<number, string> = {};
     const message = (shard: number): Message<JobMessage> => ({
       id: String(shard),
@@ -452,4 +432,19 @@ async function blocksLeased(group: number) {
       .bind(group)
       .first<{ n: number }>(),
   ).n;
+}
+
+/** The bindings with shard 2 not answering: every statement sent to it throws. */
+function withShard2Down(): Env {
+  return {
+    ...env,
+    DB_2: new Proxy(env.DB_2, {
+      get: (target, name) =>
+        name === "prepare" || name === "batch"
+          ? () => {
+              throw new Error("shard 2 unreachable");
+            }
+          : Reflect.get(target, name),
+    }),
+  } as Env;
 }

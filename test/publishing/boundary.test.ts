@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { closeDeletedUsersConnections, replaceExpiredListings } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
-import { call, twoClients } from "../harness/api";
+import { call, defined, twoClients } from "../harness/api";
 import { CAR_CATEGORY, createAd, PAID_CATEGORY } from "../harness/data";
 import { withoutMessages } from "../harness/jobs";
 import { authorizeAccount, connectedSeller, walletBalance } from "../harness/marketplace";
@@ -12,6 +12,7 @@ import {
   deliver,
   deliverAll,
   deliverTogether,
+  endListing,
   Feature,
   Lock,
   type Model,
@@ -72,6 +73,9 @@ const publication = async (world: World, adId: number) =>
   (await call("GET", `/status/${world.userId}/${adId}`, { key: world.key })).body.data[0]?.portals.find(
     (p: { portal: string }) => p.portal === PORTAL,
   );
+
+const remoteAdIdOf = async (world: World, adId: number): Promise<number> =>
+  defined((await publication(world, adId))?.publish.remoteAdId);
 
 async function liveAd(model: Model, world: World): Promise<number> {
   await new Publish(0).run(model, world);
@@ -283,13 +287,7 @@ describe("scheduled charges make the checks of a fresh publish", () => {
         body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] },
       });
       expect(settings.status, JSON.stringify(settings.body)).toBe(200);
-      const listing = (await publication(world, adId))?.publish;
-      await marketplace(PORTAL).closeListing(listing?.remoteAdId ?? 0);
-      // The marketplace ended the listing: the client's publish no longer holds.
-      model.lastRequest.delete(adId);
-      await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
-        .bind(adId)
-        .run();
+      await endListing(model, world, adId, await remoteAdIdOf(world, adId));
       if (seller === "locked") await new Lock(true).run(model, world);
       const { replaced } = await replaceExpiredListings(jobContext(world.env), { limit: 50 });
       await deliverAll(world);
@@ -302,6 +300,27 @@ describe("scheduled charges make the checks of a fresh publish", () => {
   }
 });
 
+describe("a listing past its close date", () => {
+  it("is not brought back by an update sent after it ended; a publish then places it anew, paid", async () => {
+    const world = await newWorld(key, internalKey);
+    const model = newModel();
+    const adId = await liveAd(model, world);
+    const ended = await remoteAdIdOf(world, adId);
+    // Publishing a live ad queues a free update, which is sent only after the listing ended.
+    await new Publish(0).run(model, world);
+    await endListing(model, world, adId, ended);
+    await deliverAll(world);
+    expect(await newestJob(world)).toMatchObject({ kind: "update", state: "error", cost: 0 });
+    // Publishing it now is a placement, charged as a first one, which makes a new listing.
+    await new Publish(0).run(model, world);
+    expect(await newestJob(world)).toMatchObject({ kind: "placement", state: "pending", cost: world.placementPrice });
+    await deliverAll(world);
+    expect((await publication(world, adId))?.publish.active).toBe(true);
+    expect(await remoteAdIdOf(world, adId)).not.toBe(ended);
+    await checkInvariants(model, world);
+  });
+});
+
 describe("autoreplace waits for a feature that may be bought", () => {
   it("a listing ending while its feature's answer was lost is replaced only after the purchase settled, kept and paid", async () => {
     const world = await newWorld(key, internalKey);
@@ -310,11 +329,7 @@ describe("autoreplace waits for a feature that may be bought", () => {
     await call("POST", "/adsettings/", { key, body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] } });
     await sentOnceAmbiguously(world, model, new Feature(0), "lost-answer");
     // The marketplace ends the listing at its close date, before the purchase's retry.
-    await marketplace(PORTAL).closeListing((await publication(world, adId))?.publish.remoteAdId ?? 0);
-    await env.DB.prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ?")
-      .bind(adId)
-      .run();
-    model.lastRequest.delete(adId);
+    await endListing(model, world, adId, await remoteAdIdOf(world, adId));
     const clock = new Date();
     expect((await replaceExpiredListings({ ...jobContext(world.env), now: clock }, { limit: 50 })).replaced).toBe(0);
     await deliverAll(world);

@@ -17,6 +17,7 @@ import {
   decidePreflight,
   decidePublishing,
   firstRefusal,
+  isLive,
   type PublishState,
 } from "../../src/services/publishing/decide";
 import { walkFunds } from "../../src/services/publishing/jobs/funds";
@@ -58,8 +59,9 @@ beforeAll(async () => {
 const attributesOn = (portal: PublishTarget, adIds: number[]) =>
   new Map(adIds.map((adId) => [adId, plainAttributes.filter((row) => row.portal === portal)]));
 
-/** A state in which everything is allowed (for a call to portal_a); each case changes one fact. */
+/** A state in which everything is allowed (for a call to portal_a); each case changes one fact. A live ad is active. */
 const stateOf = (overrides: Partial<PublishState> = {}): PublishState => ({
+  active: overrides.live ?? new Set(),
   user,
   payerId: user.id,
   locked: false,
@@ -177,6 +179,18 @@ describe("decidePublishing by table", () => {
     expect(decision.ads).toEqual([{ adId: plainAd.id, settledByWithdrawal: true }]);
     const live = decide("unpublish", { jobs: pending, live: new Set([plainAd.id]) });
     expect(live.ads).toEqual([{ adId: plainAd.id, job: expect.objectContaining({ action: "unpublish", cost: 0 }) }]);
+    // A listing past its close date is still taken down.
+    const ended = decide("unpublish", { active: new Set([plainAd.id]) });
+    expect(ended.ads).toEqual([{ adId: plainAd.id, job: expect.objectContaining({ action: "unpublish" }) }]);
+  });
+
+  it("reads a listing as live while active and before its close date", () => {
+    const now = "2026-11-27T10:00:00.000Z";
+    expect(isLive({ active: true, closeDate: null }, now)).toBe(true);
+    expect(isLive({ active: true, closeDate: "2026-11-27T10:00:01.000Z" }, now)).toBe(true);
+    expect(isLive({ active: true, closeDate: now }, now)).toBe(false);
+    expect(isLive({ active: false, closeDate: null }, now)).toBe(false);
+    expect(isLive(undefined, now)).toBe(false);
   });
 });
 
@@ -214,6 +228,8 @@ describe("decidePublishing by property", () => {
     known: fc.subarray([1, 2, 3, 4]),
     archived: fc.subarray([1, 2, 3, 4]),
     live: fc.subarray([1, 2, 3, 4]),
+    /** Active, past their close date. */
+    ended: fc.subarray([1, 2, 3, 4]),
     pending: fc.subarray([1, 2, 3, 4]),
   });
   const toState = (
@@ -224,6 +240,7 @@ describe("decidePublishing by property", () => {
       known: number[];
       archived: number[];
       live: number[];
+      ended: number[];
       pending: number[];
     },
   ): PublishState =>
@@ -233,7 +250,8 @@ describe("decidePublishing by property", () => {
       ads: new Map(
         s.known.map((id) => [id, { ...plainAd, id, status: s.archived.includes(id) ? "archive" : "active" } as AdRow]),
       ),
-      live: new Set(s.live),
+      live: new Set(s.live.filter((id) => !s.ended.includes(id))),
+      active: new Set([...s.live, ...s.ended]),
       attributes: attributesOn(portal, s.known),
       jobs: s.pending.map((id) => pendingJob(id, "update")),
     });
@@ -249,7 +267,7 @@ describe("decidePublishing by property", () => {
           const ad = defined(state.ads.get(d.adId));
           expect(d.job).toMatchObject({ adId: d.adId, userId: user.id, portal: request.portal });
           if (request.mode === "unpublish") {
-            expect(state.live.has(d.adId) && state.connected).toBe(true);
+            expect(state.active.has(d.adId) && state.connected).toBe(true);
             expect(d.job.cost).toBe(0);
             continue;
           }
@@ -270,9 +288,9 @@ describe("decidePublishing by property", () => {
     fc.assert(
       fc.property(stateArb, requestArb, (s, request) => {
         const state = toState(request.portal, s);
-        const before = structuredClone({ live: state.live, jobs: state.jobs, ads: state.ads });
+        const before = structuredClone({ active: state.active, live: state.live, jobs: state.jobs, ads: state.ads });
         expect(decidePublishing(state, request)).toEqual(decidePublishing(state, request));
-        expect({ live: state.live, jobs: state.jobs, ads: state.ads }).toEqual(before);
+        expect({ active: state.active, live: state.live, jobs: state.jobs, ads: state.ads }).toEqual(before);
       }),
     );
   });
@@ -347,5 +365,8 @@ describe("a dry run's decisions by table", () => {
     );
     expect(live.verdicts.map((v) => v.outcome)).toEqual(["update", "refused", "queued"]);
     expect(live.verdicts.map((v) => v.ask)).toEqual([true, false, false]);
+    // A listing past its close date was ended by the marketplace: publishing it is a placement again.
+    const ended = await dryRun({ active: new Set([1]), live: new Set() }, [1], price());
+    expect(ended.verdicts.map((v) => [v.outcome, v.price])).toEqual([["placement", price()]]);
   });
 });

@@ -656,6 +656,17 @@ export class PartnerSettings implements Command {
   toString = () => `partnerSettings(${this.allowbids})`;
 }
 
+/** The listing `remoteAdId` of the ad reaches its close date: the marketplace ends it. */
+export async function endListing(model: Model, world: World, adId: number, remoteAdId: number) {
+  await marketplace(PORTAL).closeListing(remoteAdId);
+  await world.db
+    .prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ? AND portal = ?")
+    .bind(adId, PORTAL)
+    .run();
+  // The client's last publish no longer holds.
+  model.lastRequest.delete(adId);
+}
+
 /**
  * A live listing reaches its close date (the marketplace ends it) and asks to be placed again: the cron's
  * autoreplace charges and places it only when a fresh publish would.
@@ -678,13 +689,7 @@ export class Autoreplace implements Command {
       body: { adId, settings: [{ portal: PORTAL, autoreplace: true }] },
     });
     expect(settings.status, JSON.stringify(settings.body)).toBe(200);
-    await marketplace(PORTAL).closeListing(publication.remoteAdId);
-    await world.db
-      .prepare("UPDATE ad_publications SET close_date = '2026-01-01T00:00:00.000Z' WHERE ad_id = ? AND portal = ?")
-      .bind(adId, PORTAL)
-      .run();
-    // The marketplace ended the listing: the client's last publish no longer holds.
-    model.lastRequest.delete(adId);
+    await endListing(model, world, adId, publication.remoteAdId);
     const outcome = await replaceExpiredListings(jobContext(world.env), { limit: 50 });
     if (!replaced) expect(outcome.replaced, `${this} of a seller a fresh publish would refuse`).toBe(0);
   }

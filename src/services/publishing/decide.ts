@@ -48,6 +48,14 @@ export function firstRefusal(facts: ListingFacts, needsLive: boolean): Refusal |
   return null;
 }
 
+/**
+ * A listing is live while it is active and its close date has not passed: past it the marketplace has
+ * ended the listing, so an update cannot bring it back and a publish places it anew (paid, as autoreplace
+ * would). Close dates are ISO times, compared as text.
+ */
+export const isLive = (publication: { active: boolean; closeDate: string | null } | undefined, now: string) =>
+  Boolean(publication?.active) && (publication?.closeDate == null || publication.closeDate > now);
+
 /** What a publish call read, once, before deciding. */
 export interface PublishState {
   user: UserRow;
@@ -57,7 +65,9 @@ export interface PublishState {
   catalogue: Catalogue;
   /** The user's ads asked for, in the order read. */
   ads: Map<number, AdRow>;
-  /** Ads active on the target. */
+  /** Ads active on the target: an unpublish takes their listing down, ended or not. */
+  active: Set<number>;
+  /** Ads live on the target (`isLive`): a publish updates them. */
   live: Set<number>;
   /** Attributes of the ads on the target, per ad in their order. */
   attributes: Map<number, AttributeRow[]>;
@@ -108,6 +118,7 @@ export function decidePublishing(state: PublishState, request: PublishRequest): 
     const ad = state.ads.get(adId);
     if (!ad) return refuse(adId, "ad_not_found");
     const live = state.live.has(adId);
+    const active = state.active.has(adId);
     const job = {
       adId,
       userId: state.user.id,
@@ -118,8 +129,9 @@ export function decidePublishing(state: PublishState, request: PublishRequest): 
       images: false,
     };
     if (mode === "unpublish") {
-      // A placement that never happened needs nothing more; a listing that is live still goes down.
-      if (!live) return withdrawable.has(adId) ? { adId, settledByWithdrawal: true } : refuse(adId, "ad_not_published");
+      // A placement that never happened needs nothing more; an active listing still goes down.
+      if (!active)
+        return withdrawable.has(adId) ? { adId, settledByWithdrawal: true } : refuse(adId, "ad_not_published");
       if (!state.connected) return refuse(adId, "portal_not_connected");
       return { adId, job: { ...job, action: "unpublish", ...retry } };
     }

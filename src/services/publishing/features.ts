@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { namedBatch } from "../../db/client";
 import { adPublications, ads, userSettings } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
+import { nowIso } from "../../lib/time";
 import type { Marketplace } from "../../lib/vocabulary";
 import type { AdRow } from "../ads/access";
 import { loadCatalogue } from "../catalogue/catalogue";
@@ -10,7 +11,7 @@ import { requireUser } from "../shared/access";
 import { type JobContext, jobContextOf, type ServiceContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
-import { decideFeature, type RetryOf } from "./decide";
+import { decideFeature, isLive, type RetryOf } from "./decide";
 import { queueJobs } from "./jobs/queue";
 import { type Outcome, queuedOutcome, REFUSAL_TEXTS, refusal, refused } from "./outcomes";
 
@@ -51,7 +52,7 @@ export async function queueFeature(
     connection: [connection],
   } = await namedBatch(db, {
     publication: db
-      .select({ active: adPublications.active })
+      .select({ active: adPublications.active, closeDate: adPublications.closeDate })
       .from(adPublications)
       .where(and(eq(adPublications.adId, ad.id), eq(adPublications.portal, portal))),
     settings: db
@@ -65,7 +66,7 @@ export async function queueFeature(
       locked: settings?.status === "locked",
       connected: connection?.status ?? false,
       archived: ad.status === "archive",
-      live: publication?.active ?? false,
+      live: isLive(publication, nowIso()),
       payerId: payerIdOf(ad.userId, settings?.walletUserId),
       price: featurePrice(await loadCatalogue(db), ad.categoryId, portal, feature)?.total ?? null,
     },

@@ -11,7 +11,7 @@ import { isInternal, userNotFound, visibleUsers } from "../shared/access";
 import { jobContextOf, type ServiceContext } from "../shared/context";
 import { payerIdOf } from "../wallet/wallet";
 import { connectionQuery } from "./connections";
-import { decidePublishing, type PublishDecision, type PublishRequest, type PublishState } from "./decide";
+import { decidePublishing, isLive, type PublishDecision, type PublishRequest, type PublishState } from "./decide";
 import { noteRefund, transition } from "./jobs/lifecycle";
 import { queueJobs } from "./jobs/queue";
 import { DELETED_BEFORE_START, type PublishJobRow } from "./jobs/states";
@@ -125,7 +125,7 @@ export async function readPublishState(
     // By the primary key (ad, portal); whether it is active is read, not filtered, or the planner would
     // walk `ad_publications_active`, every active listing of the portal.
     publications: db
-      .select({ adId: adPublications.adId, active: adPublications.active })
+      .select({ adId: adPublications.adId, active: adPublications.active, closeDate: adPublications.closeDate })
       .from(adPublications)
       .where(and(adIdsIn(adPublications.adId), eq(adPublications.portal, portal))),
     jobs: db
@@ -152,6 +152,7 @@ export async function readPublishState(
   });
   const [user] = userRows;
   if (!user) throw userNotFound(input.userId);
+  const now = nowIso();
   const [settings] = settingRows;
   return {
     user,
@@ -160,7 +161,8 @@ export async function readPublishState(
     connected: portal === "website" || (connections[0]?.status ?? false),
     catalogue: await loadCatalogue(db),
     ads: new Map(adRows.map((ad) => [ad.id, ad])),
-    live: new Set(publications.filter((p) => p.active).map((p) => p.adId)),
+    active: new Set(publications.filter((p) => p.active).map((p) => p.adId)),
+    live: new Set(publications.filter((p) => isLive(p, now)).map((p) => p.adId)),
     attributes: groupByAd(attributeRows),
     connection: connections[0],
     jobs,

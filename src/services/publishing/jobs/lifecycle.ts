@@ -56,9 +56,13 @@ export function publicationChange(
       const job = { pending: false, processing: false, error: false, errorReason: null, clientResult: true };
       if (kind === "unpublish") return { listing: { active: false, online: false }, job };
       const outcome = detail.outcome ?? {};
-      const closes = outcome.closeDate ? { closeDate: outcome.closeDate } : {};
-      if (kind === "update") return { listing: { online: outcome.online ?? true, ...closes }, job };
-      // Only a placement makes a listing: an update keeps the listing's id and start.
+      if (kind === "update")
+        return {
+          listing: { online: outcome.online ?? true, ...(outcome.closeDate ? { closeDate: outcome.closeDate } : {}) },
+          job,
+        };
+      // Only a placement makes a listing: an update keeps the listing's id and start. A new listing does
+      // not keep the close date of the one it replaces.
       return {
         listing: {
           active: true,
@@ -66,7 +70,7 @@ export function publicationChange(
           ...(outcome.remoteAdId ? { remoteAdId: outcome.remoteAdId } : {}),
           ...(outcome.remoteAccountId !== undefined ? { remoteAccountId: outcome.remoteAccountId } : {}),
           ...(outcome.startDate ? { startDate: outcome.startDate } : {}),
-          ...closes,
+          closeDate: outcome.closeDate ?? null,
         },
         job,
       };

@@ -102,14 +102,15 @@ interface OutcomeRow {
  * `action` and `cost` (a placement of a live listing asked for with `updateIfLive` is a free update) and
  * `applicable`: a placement needs a listing that is not live, an update or a feature a live one, an
  * unpublish an active one, and a retry must still be the newest attempt of its listing (or feature).
- * Live means active with no unpublish queued: the queued work will take it down.
+ * Live is `isLive` (active, its close date not passed) with no unpublish queued: the queued work will take it down.
  */
-function decisionsTable(rows: string) {
-  const activeSql =
-    "EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1)";
-  const active = sql.raw(activeSql);
-  const live = sql.raw(`(${activeSql} AND NOT EXISTS (SELECT 1 FROM queue_items u WHERE u.ad_id = i.ad_id
- AND u.portal = i.portal AND u.action = 'unpublish' AND u.status IN ('pending', 'processing')))`);
+function decisionsTable(rows: string, now: string) {
+  const active = sql.raw(
+    "EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1)",
+  );
+  const live = sql`(EXISTS (SELECT 1 FROM ad_publications p WHERE p.ad_id = i.ad_id AND p.portal = i.portal AND p.active = 1
+ AND (p.close_date IS NULL OR p.close_date > ${now})) AND NOT EXISTS (SELECT 1 FROM queue_items u WHERE u.ad_id = i.ad_id
+ AND u.portal = i.portal AND u.action = 'unpublish' AND u.status IN ('pending', 'processing')))`;
   const job = {
     adId: sql.raw("i.ad_id"),
     portal: sql.raw("i.portal"),
@@ -164,7 +165,7 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?:
   );
   const nonce = randomToken(12);
   const now = nowIso();
-  const decided = decisionsTable(rows);
+  const decided = decisionsTable(rows, now);
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
     // Jobs for the applicable decisions with no open job, taken by the funds rule (jobs/funds.ts) from

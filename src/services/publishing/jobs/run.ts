@@ -12,6 +12,7 @@ import { PortalError } from "../../../portals/gateway";
 import type { JobContext } from "../../shared/context";
 import type { PublishMessage } from "../../shared/jobMessages";
 import { type ConnectionRow, connectionQuery } from "../connections";
+import { isLive } from "../decide";
 import { type ListingRows, listingQueries } from "../listing";
 import { REFUSAL_TEXTS } from "../outcomes";
 import { noteRefund, transition } from "./lifecycle";
@@ -91,7 +92,8 @@ export async function runPublishJobs(
         ending: conclude(env, running, mode, {
           ad: read.ad[0],
           ownerDeleted: Boolean(read.owner[0]?.deletedAt),
-          live: read.publication[0]?.active ?? false,
+          live: isLive(read.publication[0], now),
+          active: read.publication[0]?.active ?? false,
           remoteAdId: read.publication[0]?.remoteAdId ?? 0,
           remoteAccountId: read.publication[0]?.remoteAccountId ?? null,
           superseded: read.newer.length > 0,
@@ -181,8 +183,10 @@ async function conclude(
     ad: AdRow | undefined;
     /** The ad's user was deleted (anonymised). */
     ownerDeleted: boolean;
-    /** The listing is live now, the earlier jobs of its listing having ended. */
+    /** The listing is live now (`isLive`), the earlier jobs of its listing having ended. */
     live: boolean;
+    /** The listing is active now, whether or not its close date passed. */
+    active: boolean;
     remoteAdId: number;
     /** The marketplace account holding the listing (null: not known). */
     remoteAccountId: number | null;
@@ -228,8 +232,10 @@ async function conclude(
         event: "failed",
         reason: "the listing is still live: the unpublish before it did not run; publish again to update it",
       };
-    // An update or a feature needs the listing live (an unpublish before it may have taken it down).
-    if ((job.action === "update" || job.action === "feature") && !read.live)
+    // An update or a feature needs the listing live: an unpublish before it may have taken it down, and
+    // past its close date the marketplace ended it. One that may already be at the marketplace (bought
+    // before the listing ended) needs it active, and is settled by asking.
+    if ((job.action === "update" || job.action === "feature") && !(neverSent ? read.live : read.active))
       return { event: "failed", reason: REFUSAL_TEXTS.ad_not_published };
   }
   // A listing is changed only through the account that holds it: another account's connection would

@@ -17,17 +17,24 @@ const SHARD_BINDING = /^DB(?:_(\d+))?$/;
 
 /** The shards the Worker has a binding for, in order (1 is `DB`). */
 export function shardNumbers(env: ShardedEnv): number[] {
-  const numbers: number[] = [];
+  const numbers = new Set<number>();
   for (const name of Object.keys(env)) {
     const match = SHARD_BINDING.exec(name);
-    if (match) numbers.push(match[1] === undefined ? 1 : Number(match[1]));
+    if (match) numbers.add(match[1] === undefined ? 1 : Number(match[1]));
   }
-  return numbers.sort((a, b) => a - b);
+  return [...numbers].sort((a, b) => a - b);
 }
+
+/**
+ * Where work on a shard (`onShard`) keeps shard 1's own binding: its `DB` is the shard it works on, which
+ * is not always shard 1.
+ */
+const SHARD_1 = "DB_1";
 
 /** The D1 binding of shard `shard`. */
 export function shardDatabase(env: ShardedEnv, shard: number): D1Database {
-  const binding = (env as unknown as Record<string, D1Database | undefined>)[shard === 1 ? "DB" : `DB_${shard}`];
+  const bindings = env as unknown as Record<string, D1Database | undefined>;
+  const binding = shard === 1 ? (bindings[SHARD_1] ?? bindings.DB) : bindings[`DB_${shard}`];
   if (!binding) throw new Error(`no binding for shard ${shard}: add DB_${shard} to wrangler.toml`);
   return binding;
 }
@@ -51,7 +58,12 @@ function stampingShard(queue: Queue, shard: number): Queue {
 /** The bindings of work on one shard: it as `DB` (`database`: a session of it), and queues that name it. */
 export function onShard<E extends ShardedEnv>(env: E, shard: number, database = shardDatabase(env, shard)): E {
   const queues = Object.fromEntries(JOB_QUEUES.map((name) => [name, stampingShard(env[name], shard)]));
-  return { ...env, ...queues, DB: leasingIdBlocks({ number: shard, d1: database, directory: env.DIRECTORY }) };
+  return {
+    ...env,
+    ...queues,
+    [SHARD_1]: shardDatabase(env, 1),
+    DB: leasingIdBlocks({ number: shard, d1: database, directory: env.DIRECTORY }),
+  };
 }
 
 /** The shard a message's rows are on (a message from before shards names none: shard 1). */
@@ -116,20 +128,29 @@ export interface NamedId {
 /** The shard of each block (`ads 3`) and client (`client 7`), as this isolate last read it from the directory. */
 const knownShards = new Map<string, { shard: number | undefined; until: number }>();
 const SHARD_CACHE_MS = 10_000;
+const MOVING_SHARD_CACHE_MS = 1_000;
 const SHARD_CACHE_SIZE = 50_000;
 
 /**
  * The shard of each key, from this isolate's memory of the last 10 seconds, or else `lookup` (one
  * directory query for every key it does not know); a key the directory does not know has none.
  */
-async function cachedShards(keys: string[], lookup: (unknown: string[]) => Promise<Map<string, number>>) {
+async function cachedShards(
+  keys: string[],
+  lookup: (unknown: string[]) => Promise<Map<string, { shard: number; moving: boolean }>>,
+) {
   const now = Date.now();
   const unknown = [...new Set(keys)].filter((key) => (knownShards.get(key)?.until ?? 0) <= now);
   if (unknown.length > 0) {
     const found = await lookup(unknown);
     for (const key of unknown) {
+      const place = found.get(key);
       knownShards.delete(key);
-      knownShards.set(key, { shard: found.get(key), until: now + SHARD_CACHE_MS });
+      // A moving group's shard changes soon (src/db/moves.ts): it is asked again within a second.
+      knownShards.set(key, {
+        shard: place?.shard,
+        until: now + (place?.moving ? MOVING_SHARD_CACHE_MS : SHARD_CACHE_MS),
+      });
     }
     while (knownShards.size > SHARD_CACHE_SIZE) knownShards.delete(knownShards.keys().next().value as string);
   }
@@ -154,13 +175,15 @@ export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(n
     const blocks = parts.filter((part) => part.kind !== "client");
     const clients = parts.filter((part) => part.kind === "client");
     const { results } = await env.DIRECTORY.prepare(
-      `SELECT b.kind || ' ' || b.block AS key, g.shard AS shard FROM id_blocks b JOIN client_groups g ON g.id = b.group_id
+      `SELECT b.kind || ' ' || b.block AS key, g.shard AS shard, g.moving_to IS NOT NULL AS moving FROM id_blocks b
+       JOIN client_groups g ON g.id = b.group_id
        WHERE (b.kind, b.block) IN (VALUES ${blocks.map((b) => `('${b.kind}', ${b.value})`).join(", ") || "(NULL, NULL)"})
        UNION ALL
-       SELECT 'client ' || c.id AS key, g.shard AS shard FROM api_clients c JOIN client_groups g ON g.id = c.group_id
+       SELECT 'client ' || c.id AS key, g.shard AS shard, g.moving_to IS NOT NULL AS moving FROM api_clients c
+       JOIN client_groups g ON g.id = c.group_id
        WHERE c.id IN (${clients.map((c) => c.value).join(", ") || "NULL"})`,
-    ).all<{ key: string; shard: number }>();
-    return new Map(results.map((row) => [row.key, row.shard]));
+    ).all<{ key: string; shard: number; moving: number }>();
+    return new Map(results.map((row) => [row.key, { shard: row.shard, moving: row.moving === 1 }]));
   });
 }
 

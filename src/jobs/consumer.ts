@@ -9,7 +9,7 @@ import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { clientLanesOf, type JobMessage } from "../services/shared";
 import type { Lane, LaneJob } from "./clientLanes";
-import { executeJobs } from "./execute";
+import { executeJobs, routedToTheirShards, rowIdOf } from "./execute";
 
 /** Where a job waits and whose share it takes: its client, lane and share key (endpoint, host, or the lane). */
 type Placement = { clientId: number; lane: Lane; key: string };
@@ -22,10 +22,6 @@ const hostOf = (url: string | undefined) => {
     return "";
   }
 };
-
-/** The D1 row a job names: its endpoint, publish job or image job. */
-const rowIdOf = (job: JobMessage) =>
-  job.kind === "webhook" ? job.endpointId : job.kind === "publish" ? job.itemId : job.kind === "image" ? job.jobId : 0;
 
 /**
  * The client, lane and key of each job of a shard, read in one D1 round trip: a delivery's client is
@@ -117,11 +113,12 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
   for (const message of batch.messages)
     if (message.attempts === 1)
       metrics.record({ event: "queue_lag", kind: message.body.kind, lagMs: Date.now() - message.timestamp.getTime() });
-  // Placed by the rows on each message's shard; a shard that does not answer retries its own messages.
-  const placements = await onEachShard(
+  const jobs = await routedToTheirShards(
+    env,
     batch.messages.map((message) => message.body),
-    (shard, jobs) => placementsOf(onShard(env, shard), batch.queue, jobs),
   );
+  // Placed by the rows on each message's shard; a shard that does not answer retries its own messages.
+  const placements = await onEachShard(jobs, (shard, onIt) => placementsOf(onShard(env, shard), batch.queue, onIt));
   const byClient = new Map<number, { jobs: LaneJob[]; messages: Message<JobMessage>[] }>();
   batch.messages.forEach((message, at) => {
     const placed = placements[at];
@@ -139,7 +136,7 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
       return;
     }
     const group = byClient.get(placement.clientId) ?? { jobs: [], messages: [] };
-    group.jobs.push({ queue: batch.queue, lane: placement.lane, key: placement.key, message: message.body });
+    group.jobs.push({ queue: batch.queue, lane: placement.lane, key: placement.key, message: jobs[at] as JobMessage });
     group.messages.push(message);
     byClient.set(placement.clientId, group);
   });

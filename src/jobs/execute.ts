@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
-import { onEachShard, onShard } from "../db/shards";
+import { onEachShard, onShard, shardOf, shardsOfIds } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
@@ -72,6 +72,35 @@ async function runAll(env: Env, jobs: JobMessage[], lane: DeliveryLane): Promise
   });
 }
 
+/** The D1 row a job names: its endpoint, publish job or image job. */
+export const rowIdOf = (job: JobMessage) =>
+  job.kind === "webhook" ? job.endpointId : job.kind === "publish" ? job.itemId : job.kind === "image" ? job.jobId : 0;
+
+/** The table of the row a job names, whose id blocks say its group's shard. */
+const ROW_TABLES: Partial<Record<JobMessage["kind"], string>> = {
+  webhook: "webhook_endpoints",
+  publish: "queue_items",
+  image: "image_jobs",
+};
+
+/**
+ * The jobs as their groups' shards have them now: a job sent (or retried by its client's lanes) before
+ * its group moved shards (src/db/moves.ts) goes to the group's new shard, marked `movedFrom` the shard it
+ * named. One directory query for the blocks this isolate has not seen lately (`shardsOfIds`).
+ */
+export async function routedToTheirShards(env: Env, jobs: JobMessage[]): Promise<JobMessage[]> {
+  const named = jobs.map((job) => ({ field: "", kind: ROW_TABLES[job.kind] ?? "", id: rowIdOf(job) }));
+  const known = named.filter((name) => name.kind !== "");
+  const shards = await shardsOfIds(env, known);
+  const shardOfRow = new Map(known.map((name, at) => [`${name.kind} ${name.id}`, shards[at]]));
+  return jobs.map((job, at) => {
+    const name = named[at] as (typeof named)[number];
+    const now = shardOfRow.get(`${name.kind} ${name.id}`);
+    const sent = shardOf(job);
+    return now === undefined || now === sent ? job : { ...job, shard: now, movedFrom: job.movedFrom ?? sent };
+  });
+}
+
 /**
  * Runs a batch of a queue's jobs and acknowledges or retries each, as a queue consumer: the batches of
  * the dead-letter queues (DEAD_LETTER_QUEUE, WEBHOOK_DEAD_LETTER_QUEUE: configuration, not a guess from
@@ -86,10 +115,13 @@ export async function executeJobs(
   const deadLetter = batch.queue === env.DEAD_LETTER_QUEUE || batch.queue === env.WEBHOOK_DEAD_LETTER_QUEUE;
   const metrics = metricsOf(env);
   const lane: DeliveryLane = batch.queue === env.WEBHOOK_SLOW_QUEUE ? "slow" : "fast";
-  // Each job runs on the shard its message names; a shard that fails as a whole fails its own jobs.
+  // Each job runs on its group's shard; a shard that fails as a whole fails its own jobs.
   const outcomes = (
     await onEachShard(
-      batch.messages.map((message) => message.body),
+      await routedToTheirShards(
+        env,
+        batch.messages.map((message) => message.body),
+      ),
       (shard, jobs) => {
         const shardEnv = onShard(env, shard);
         return deadLetter ? Promise.allSettled(jobs.map((job) => giveUp(shardEnv, job))) : runAll(shardEnv, jobs, lane);

@@ -63,6 +63,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500 },
   service_unavailable: { status: 503 },
   shard_unavailable: { status: 503 },
+  group_moving: { status: 503 },
   dns_unavailable: { status: 503 },
 } as const satisfies Record<string, { status: number }>;
 

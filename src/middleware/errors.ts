@@ -1,6 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { RouterRoute } from "hono/types";
+import { GROUP_MOVING } from "../db/moves";
+import { failureText } from "../db/triggers";
 import type { AppEnv } from "../env";
 import { failure } from "../lib/envelope";
 import { DomainError, detail } from "../lib/errors";
@@ -22,6 +24,18 @@ function fromHttpException(error: HTTPException): DomainError | null {
   }
 }
 
+/** Seconds a write refused during a group's switch to another shard waits: the switch takes about that long. */
+const GROUP_MOVING_RETRY_SECONDS = 2;
+
+/** A write refused because the client's group is switching shards (src/db/moves.ts), as the coded error. */
+const groupMovingFailure = (error: unknown) =>
+  failureText(error).includes(GROUP_MOVING)
+    ? new DomainError(
+        detail("group_moving", "the client's data is moving to another database; try again in a few seconds"),
+        { retryAfterSeconds: GROUP_MOVING_RETRY_SECONDS },
+      )
+    : undefined;
+
 /** The one place errors become answers: the envelope with codes, never a stack trace. */
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
   const known =
@@ -29,7 +43,7 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
       ? error
       : error instanceof HTTPException
         ? fromHttpException(error)
-        : (preconditionFailure(error) ?? null);
+        : (preconditionFailure(error) ?? groupMovingFailure(error) ?? null);
   // An ETag read before the failure names no answer (and no resource of another client).
   c.header("ETag", undefined);
   if (known) {

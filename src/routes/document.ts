@@ -16,6 +16,7 @@ import { registerWebhookPayloads } from "./webhooks";
 const TAG_DESCRIPTIONS = {
   System: "Health and readiness",
   Client: "The calling API client",
+  Groups: "Client groups, and moving one to another shard (internal clients)",
   Users: "The platform's users (sellers) of a client",
   "User activation": "Activation tokens of new users",
   "Login link": "One-time login links to the website",
@@ -54,7 +55,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     info: {
       title: "Classified Advertisement Management API",
       // Semver of the document: additive changes raise the minor (CHANGELOG.md, docs/versioning.md).
-      version: "1.5.0",
+      version: "1.6.0",
       description: `Manage users of an advertising platform and their ads, and publish them asynchronously to ${MARKETPLACES.join(", ")} and the website. Every answer is the envelope \`{result, errors, data}\`; error answers add \`errorDetails\` with a stable code per message.`,
       license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },

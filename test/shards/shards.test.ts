@@ -212,7 +212,11 @@ describe("two shards", () => {
   });
 
   it("an internal client's lists of users and jobs span both shards, page by page, in the list's order", async () => {
-    const internal = await newClient({ internal: true, shard: 1 });
+    // An internal client of either shard lists both: its requests' own shard is not shard 1's binding.
+    const [internal, internalOnShard2] = [
+      await newClient({ internal: true, shard: 1 }),
+      await newClient({ internal: true, shard: 2 }),
+    ];
     for (const shard of [1, 2, 2]) {
       const { key } = await twoClients(shard);
       const user = await createUser(key);
@@ -227,11 +231,11 @@ describe("two shards", () => {
       (await Promise.all([env.DB, env.DB_2].map((d1) => d1.prepare(query).all<{ id: number }>()))).flatMap(
         ({ results }) => results.map((row) => row.id),
       );
-    const walk = async (path: string, idOf: (item: Record<string, number>) => number) => {
+    const walk = async (path: string, idOf: (item: Record<string, number>) => number, key = internal.key) => {
       const seen: number[] = [];
       let total = 0;
       for (let page = 1; page < 100; page += 1) {
-        const answer = await call("GET", `${path}page=${page}&itemsPerPage=3`, { key: internal.key });
+        const answer = await call("GET", `${path}page=${page}&itemsPerPage=3`, { key });
         expectEnvelope(answer, 200);
         total = answer.body.totalItems as number;
         if (answer.body.data.length === 0) break;
@@ -244,6 +248,7 @@ describe("two shards", () => {
     const allUsers = (await idsOnShards("SELECT id FROM users WHERE deleted_at IS NULL")).sort((a, b) => a - b);
     expect(users.seen).toEqual(allUsers);
     expect(users.total).toBe(allUsers.length);
+    expect(await walk("/users/?", (user) => user.userId as number, internalOnShard2.key)).toEqual(users);
 
     const jobs = await walk("/jobs/?", (job) => job.queueItemId as number);
     const allJobs = (await idsOnShards("SELECT id FROM queue_items")).sort((a, b) => b - a);

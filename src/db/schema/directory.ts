@@ -7,6 +7,13 @@ export const clientGroups = sqliteTable("client_groups", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   /** The shard (src/db/shards.ts) that holds the group's rows: 1 is `DB`, n is `DB_n`. */
   shard: integer("shard").notNull().default(1),
+  /** While the group moves (src/db/moves.ts): the shard it moves to. Clients of a moving group are cached briefly. */
+  movingTo: integer("moving_to"),
+  /**
+   * After a move, the id of the group's first event on its shard: an event cursor below it was handed out
+   * by the shard before, and is read through the moved events' `origin_id`.
+   */
+  eventsFrom: integer("events_from"),
   createdAt: createdAt(),
 });
 

@@ -22,8 +22,14 @@ export const events = sqliteTable(
     portal: text("portal"),
     data: text("data").notNull().default("{}"),
     occurredAt: text("occurred_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+    /** An event a group move brought from another shard: its id there (src/db/moves.ts). */
+    originId: integer("origin_id"),
   },
-  (t) => [index("events_client").on(t.clientId, t.id), index("events_user").on(t.userId, t.id)],
+  (t) => [
+    index("events_client").on(t.clientId, t.id),
+    index("events_user").on(t.userId, t.id),
+    index("events_origin").on(t.originId).where(sql`${t.originId} IS NOT NULL`),
+  ],
 );
 
 /** A client's webhook endpoint; its signing secrets are sealed like portal tokens. */

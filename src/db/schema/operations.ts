@@ -36,3 +36,17 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.clientId, t.key] }), index("idempotency_keys_expiry").on(t.expiresAt)],
 );
+
+/**
+ * The change log of a group move (src/db/moves.ts): while a group moves off this shard, triggers the move
+ * installs write here the key of every row of the group that changes, so the move copies it again.
+ */
+export const moveLog = sqliteTable("move_log", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  /** The moving group. */
+  groupId: integer("group_id").notNull(),
+  /** The table of the row that changed. */
+  tableName: text("table_name").notNull(),
+  /** Its primary key, as a JSON array of the key's columns. */
+  rowKey: text("row_key").notNull(),
+});

@@ -12,6 +12,11 @@ import { bumpRevisions, clientRevision } from "../shared/revisions";
 
 /** How long an isolate trusts a key it has looked up; a revocation takes effect within this time. */
 export const CLIENT_CACHE_MS = 10_000;
+/**
+ * How long it trusts the key of a client whose group is moving shards (src/db/moves.ts): a request finds
+ * the group's new shard this soon after the switch, which is as long as its writes wait.
+ */
+export const MOVING_CLIENT_CACHE_MS = 1_000;
 /** Keys remembered per isolate, good and bad; the oldest go first past this. */
 const CLIENT_CACHE_SIZE = 10_000;
 const byKeyHash = new Map<string, { lookup: Promise<ApiClient | null>; until: number }>();
@@ -31,15 +36,22 @@ export async function findClientByKey(directory: Db, key: string): Promise<ApiCl
   const keyHash = await sha256Hex(key);
   const cached = byKeyHash.get(keyHash);
   if (cached && cached.until > Date.now()) return cached.lookup;
-  const lookup = directory
-    .select({ ...clientColumns, shard: clientGroups.shard })
+  const entry = { lookup: Promise.resolve<ApiClient | null>(null), until: Date.now() + CLIENT_CACHE_MS };
+  entry.lookup = directory
+    .select({ ...clientColumns, shard: clientGroups.shard, movingTo: clientGroups.movingTo })
     .from(apiClients)
     .innerJoin(clientGroups, eq(clientGroups.id, apiClients.groupId))
     .where(and(eq(apiClients.keyHash, keyHash), eq(apiClients.revoked, false)))
     .get()
-    .then((row) => row ?? null);
+    .then((row) => {
+      if (!row) return null;
+      const { movingTo, ...client } = row;
+      if (movingTo !== null) entry.until = Math.min(entry.until, Date.now() + MOVING_CLIENT_CACHE_MS);
+      return client;
+    });
+  const { lookup } = entry;
   byKeyHash.delete(keyHash);
-  byKeyHash.set(keyHash, { lookup, until: Date.now() + CLIENT_CACHE_MS });
+  byKeyHash.set(keyHash, entry);
   if (byKeyHash.size > CLIENT_CACHE_SIZE) byKeyHash.delete(byKeyHash.keys().next().value as string);
   // A failed lookup is not remembered.
   lookup.catch(() => byKeyHash.delete(keyHash));

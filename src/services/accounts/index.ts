@@ -9,10 +9,12 @@ export {
 } from "./apiClients";
 export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
 export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";
+export { confirmGroupMove, moveClientGroup } from "./groupMoves";
 export { UserAdSetting, UserAdSettings, UserAdSettingsInput } from "./schemas/adSettings";
 export { Client, ReturnOrigin, UpdateClient } from "./schemas/clients";
 export { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas/contacts";
 export { CreateFolder, DeleteFolder, Folder, FoldersQuery, UpdateFolder } from "./schemas/folders";
+export { ConfirmedMove, GroupMove, MoveGroup } from "./schemas/groups";
 export { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas/settings";
 export {
   Activate,

@@ -2,6 +2,7 @@ import { and, asc, eq, gt, lt, max, notLike, or, type SQL, sql } from "drizzle-o
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
+import { feedCursor } from "../../db/moves";
 import { events, users, webhookDeliveries } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
@@ -41,6 +42,7 @@ export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`, from?: 
     portal: sql<string | null>`${fields.portal ?? null}`.as("portal"),
     data: sql<string>`${fields.data}`.as("data"),
     occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
+    originId: sql<number | null>`NULL`.as("origin_id"),
   };
   const ofUser = sql`${users.id} = ${fields.userId}`;
   return db
@@ -117,7 +119,7 @@ export async function readEvents(
       .from(events)
       .where(
         and(
-          gt(events.id, after),
+          gt(events.id, feedCursor(after, clientIdOf(ctx.caller))),
           visible,
           input.userId !== undefined ? eq(events.userId, input.userId) : undefined,
           input.types?.length ? inList(events.type, input.types) : undefined,

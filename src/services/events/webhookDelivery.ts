@@ -10,7 +10,7 @@ import { open } from "../../lib/secretBox";
 import { runInShares } from "../../lib/shares";
 import { formatDateTime, nowIso } from "../../lib/time";
 import type { JobContext } from "../shared/context";
-import type { WebhookMessage } from "../shared/jobMessages";
+import type { MessageRouting, WebhookMessage } from "../shared/jobMessages";
 import { bumpRevisions, webhookRevision } from "../shared/revisions";
 import { eventView } from "./events";
 import { DELIVERY_LIMITS, type DeliveryLane, type EndpointRow, laneOf, queueOf } from "./webhookDispatch";
@@ -165,7 +165,12 @@ const timedOut = (failure: unknown) => failure instanceof Error && failure.name 
  * anything else is tried again on the schedule, counts towards the breaker, and an endpoint failing
  * every delivery for 3 days is disabled (`webhook.disabled` is recorded).
  */
-async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: DeliveryLane): Promise<DeliveryOutcome> {
+async function deliverWebhook(
+  db: Db,
+  env: Env,
+  message: WebhookMessage & MessageRouting,
+  lane: DeliveryLane,
+): Promise<DeliveryOutcome> {
   const now = nowIso();
   const {
     lease: [lease],
@@ -177,7 +182,15 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
     event: db
       .select()
       .from(events)
-      .where(eq(events.id, message.eventId ?? 0)),
+      .where(
+        message.movedFrom === undefined
+          ? eq(events.id, message.eventId ?? 0)
+          : // Sent before its group moved shards: the event's id there (src/db/moves.ts).
+            and(
+              eq(events.originId, message.eventId ?? 0),
+              sql`${events.clientId} = (SELECT client_id FROM ${webhookEndpoints} WHERE id = ${message.endpointId})`,
+            ),
+      ),
   });
   const moot = !endpoint?.enabled || (message.eventId !== undefined && !event);
   if (moot) {
@@ -203,7 +216,8 @@ async function deliverWebhook(db: Db, env: Env, message: WebhookMessage, lane: D
     );
     return "waiting";
   }
-  const messageId = event ? `evt_${event.id}` : (message.messageId ?? `msg_test_${randomToken(9)}`);
+  // An event moved from another shard keeps the webhook-id it was first sent with.
+  const messageId = event ? `evt_${event.originId ?? event.id}` : (message.messageId ?? `msg_test_${randomToken(9)}`);
   const at = new Date();
   const payload = JSON.stringify(
     event

@@ -19,9 +19,18 @@ export type JobMessage = (
   | { kind: "publish"; itemId: number; item?: Omit<PublishJobRef, "id">; requestId?: string }
   | { kind: "ping"; requestId?: string }
   | WebhookMessage
-) & {
+) &
+  MessageRouting;
+
+/** Where a message's rows are. */
+export type MessageRouting = {
   /** The shard the job's rows are on, stamped by the queue binding it was sent with (src/db/shards.ts); none: 1. */
   shard?: number;
+  /**
+   * The shard the message was sent on, when its group has moved since (src/db/moves.ts): the consumer
+   * sends it to `shard`, and an event id it names is the old shard's (the event's `origin_id`).
+   */
+  movedFrom?: number;
 };
 
 /** One delivery attempt of an event (or of a test message) to a webhook endpoint. */

@@ -1,0 +1,34 @@
+import { z } from "@hono/zod-openapi";
+import type { MoveReport } from "../../../db/moves";
+
+/** POST /groups/<groupId>/move: the shard to move the group to. */
+export const MoveGroup = z
+  .object({ shard: z.number().int().positive().openapi({ description: "The shard to move the group to" }) })
+  .strict()
+  .openapi("MoveGroup", { example: { shard: 2 } });
+
+/** What a group move did (src/db/moves.ts), in figures. */
+export const GroupMove = z
+  .object({
+    group: z.number().int(),
+    from: z.number().int().openapi({
+      description: "The shard the group left (it keeps the rows, refusing writes, until the move is confirmed)",
+    }),
+    to: z.number().int(),
+    copied: z.number().int().openapi({ description: "Rows copied before the catch-up" }),
+    copiedPerTable: z.record(z.string(), z.number().int()),
+    copyMs: z.number().int(),
+    caughtUp: z.number().int().openapi({ description: "Changed rows copied again while the clients worked" }),
+    rounds: z.number().int(),
+    pauseMs: z.number().int().openapi({ description: "How long the group's writes were refused (503 group_moving)" }),
+    eventsFrom: z.number().int().openapi({ description: "The group's first event id on its new shard" }),
+  })
+  .openapi("GroupMove") satisfies z.ZodType<MoveReport>;
+
+/** POST /groups/<groupId>/move/confirm: the rows each old shard dropped. */
+export const ConfirmedMove = z
+  .object({
+    groupId: z.number().int(),
+    deleted: z.record(z.string(), z.number().int()).openapi({ description: "Rows deleted, per old shard" }),
+  })
+  .openapi("ConfirmedMove");

@@ -1,0 +1,289 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { groupHoldings, type MoveReport } from "../../src/db/moves";
+import { MOVING_CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
+import { receivedBy, receiver } from "../fixtures/hooks";
+import { type Answer, call, defined, eventually, expectError, groupOf, newClient } from "../harness/api";
+import { activate, adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
+import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
+
+/**
+ * Moving a client group between shards online (src/db/moves.ts): its clients publish, pay and receive
+ * webhooks while the move copies, catches up and switches; afterwards nothing is lost or done twice,
+ * and once the move is confirmed nothing of the group stays on its old shard.
+ */
+
+const SHARDS: Record<number, D1Database> = { 1: env.DB, 2: env.DB_2 };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A partner and an internal client of one new group on shard 1, with a connected, paid-up seller. */
+async function groupOnShard1() {
+  const partner = await newClient({ partner: true, shard: 1 });
+  const group = await groupOf(partner.client.id);
+  const internal = await newClient({ internal: true, groupId: group });
+  const sellerId = await connectedSeller(partner.key, internal.key, 100_000);
+  return { group, key: partner.key, internalKey: internal.key, clientId: partner.client.id, sellerId };
+}
+
+/** Calls as a client does while its group switches shards: a write refused with 503 `group_moving` waits and goes again. */
+function movingClient(key: string) {
+  const refused: number[] = [];
+  return {
+    refused,
+    async call(method: "POST" | "PUT", path: string, body: unknown): Promise<Answer> {
+      const first = Date.now();
+      let waited = false;
+      for (;;) {
+        const answer = await call(method, path as "/ads/", { key, body });
+        if (answer.status !== 503) {
+          if (waited) refused.push(Date.now() - first);
+          return answer;
+        }
+        waited = true;
+        expectError(answer, "group_moving");
+        expect(answer.headers.get("Retry-After")).toBe("2");
+        // A switch pauses writes for seconds: a client would not wait this long.
+        expect(Date.now() - first, `${method} ${path} refused for so long`).toBeLessThan(30_000);
+        await sleep(100);
+      }
+    },
+  };
+}
+
+/** POST /groups/<group>/move, as the internal client of the group: the move's report. */
+async function moved(internalKey: string, group: number, shard: number): Promise<MoveReport> {
+  const answer = await call("POST", `/groups/${group}/move`, { key: internalKey, body: { shard } });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data as MoveReport;
+}
+
+/** POST /groups/<group>/move/confirm. */
+async function confirmed(internalKey: string, group: number) {
+  const answer = await call("POST", `/groups/${group}/move/confirm`, { key: internalKey });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data as { groupId: number; deleted: Record<number, number> };
+}
+
+const placedJobsOf = async (key: string, userId: number) =>
+  (await call("GET", `/jobs/?userId=${userId}&itemsPerPage=500`, { key })).body.data as {
+    adId: number;
+    kind: string;
+    state: string;
+  }[];
+
+describe("moving a client group between shards", () => {
+  it("moves a group while its clients publish, pay and receive webhooks: nothing lost, nothing done twice, nothing left behind", async () => {
+    const world = await groupOnShard1();
+    const { group, key, internalKey, sellerId } = world;
+    const hook = receiver("ok");
+    expect((await call("POST", "/webhooks/", { key, body: { url: hook.url } })).status).toBe(200);
+    const before: number[] = [];
+    for (let i = 0; i < 3; i += 1)
+      before.push(
+        (await createAd(key, sellerId, { categoryId: PAID_CATEGORY, title: `Voor de verhuizing ${i}` })).adId,
+      );
+    for (const adId of before.slice(0, 2))
+      expect(
+        (await call("POST", "/publish/", { key, body: { userId: sellerId, adId, portal: "portal_a" } })).status,
+      ).toBe(200);
+    // A few hundred more rows, so that the copy takes pages.
+    await seedAds(sellerId, 600, 1);
+    await eventually(async () => {
+      const jobs = await placedJobsOf(key, sellerId);
+      return jobs.every((job) => job.state === "done") ? jobs : undefined;
+    }, "the first placements");
+    const cursor = (await call("GET", "/events/?after=latest", { key })).body.cursor as number;
+
+    // The clients work throughout the move: ads written and published, the wallet topped up.
+    const client = movingClient(key);
+    const internal = movingClient(internalKey);
+    const written: number[] = [];
+    let toppedUp = 0;
+    let moving = true;
+    const work = (async () => {
+      for (let i = 0; moving || i < 2; i += 1) {
+        const ad = await client.call(
+          "POST",
+          "/ads/",
+          adBody(sellerId, { categoryId: PAID_CATEGORY, title: `Tijdens de verhuizing ${i}` }),
+        );
+        expect(ad.status, JSON.stringify(ad.body)).toBe(200);
+        const adId = ad.body.data.adId as number;
+        written.push(adId);
+        const published = await client.call("POST", "/publish/", { userId: sellerId, adId, portal: "portal_a" });
+        expect(published.status, JSON.stringify(published.body)).toBe(200);
+        const topUp = await internal.call("POST", "/wallet/", {
+          userId: sellerId,
+          amount: 500,
+          description: `storting ${i}`,
+        });
+        expect(topUp.status, JSON.stringify(topUp.body)).toBe(200);
+        toppedUp += 500;
+        // A pause between rounds, as a client takes: without one, the pool's isolate never gets to the move's timers.
+        await sleep(20);
+      }
+    })();
+    let report: MoveReport | undefined;
+    try {
+      report = await moved(internalKey, group, 2);
+    } finally {
+      moving = false;
+      await work;
+    }
+    expect(report).toMatchObject({ group, from: 1, to: 2 });
+    console.info(`group move: ${JSON.stringify(report)}; writes waited ${JSON.stringify(client.refused)} ms`);
+    expect(
+      await env.DIRECTORY.prepare("SELECT shard, moving_to AS m FROM client_groups WHERE id = ?").bind(group).first(),
+    ).toEqual({ shard: 2, m: null });
+
+    // Every job ends, on the new shard, once.
+    let all: Awaited<ReturnType<typeof placedJobsOf>> = [];
+    const jobs = await eventually(async () => {
+      all = await placedJobsOf(key, sellerId);
+      return all.length >= before.length - 1 + written.length && all.every((job) => job.state === "done")
+        ? all
+        : undefined;
+    }, "every placement done").catch((error) => {
+      throw new Error(`${error}: ${JSON.stringify(all.filter((job) => job.state !== "done"))} of ${all.length}`);
+    });
+    const published = [...before.slice(0, 2), ...written];
+    expect(
+      jobs
+        .filter((job) => job.kind === "placement")
+        .map((job) => job.adId)
+        .sort((a, b) => a - b),
+    ).toEqual([...published].sort((a, b) => a - b));
+    const listings = await listingsAtMarketplace(key, sellerId);
+    for (const adId of published) {
+      const held = listings.filter((listing) => listing.externalRef.startsWith(`ad-${adId}-`) && listing.online);
+      expect(held, `ad ${adId}: one listing at the marketplace`).toHaveLength(1);
+      const status = defined((await call("GET", `/status/${sellerId}/${adId}`, { key })).body.data[0]);
+      const publish = status.portals.find((p: { portal: string }) => p.portal === "portal_a")?.publish;
+      expect(publish?.remoteAdId, `ad ${adId}: /status/ knows the listing`).toBe(held[0]?.remoteAdId);
+    }
+    // Paid once per listing, and every top-up kept.
+    const balance = (await call("GET", `/wallet/${sellerId}`, { key })).body.data.balance as number;
+    const price = defined(
+      (await call("GET", `/jobs/?userId=${sellerId}&kind=placement&itemsPerPage=1`, { key })).body.data[0],
+    ).cost as number;
+    expect(balance).toBe(100_000 + toppedUp - published.length * price);
+
+    // The events feed goes on from the cursor the old shard handed out, in order; read from the start it
+    // holds every placement's event once, before the move or after.
+    const activeAds = async (after: number) => {
+      const feed = await call("GET", `/events/?after=${after}&limit=500`, { key });
+      expect(feed.status).toBe(200);
+      const events = feed.body.data as { eventId: number; type: string; adId: number | null }[];
+      const ids = events.map((event) => event.eventId);
+      expect(ids, "in order, each once").toEqual([...new Set(ids)].sort((a, b) => a - b));
+      return events.filter((event) => event.type === "publish.active").map((event) => event.adId as number);
+    };
+    const sinceCursor = await activeAds(cursor);
+    for (const adId of written) expect(sinceCursor, `ad ${adId} published during the move`).toContain(adId);
+    expect((await activeAds(0)).sort((a, b) => a - b)).toEqual([...published].sort((a, b) => a - b));
+    // The webhook receiver gets the events of the new shard. A delivery under way at the switch may come
+    // again (at least once), with the webhook-id it had, and the event's id on its new shard.
+    const next = await createAd(key, sellerId, { categoryId: PAID_CATEGORY, title: "Na de verhuizing" });
+    expect(
+      (await call("POST", "/publish/", { key, body: { userId: sellerId, adId: next.adId, portal: "portal_a" } }))
+        .status,
+    ).toBe(200);
+    // (A delivery the switch refused is sent again after its backoff, so it may come after later ones.)
+    const announced = (all: { body: string }[], adId: number) =>
+      all.some((r) => r.body.includes(`"adId":${adId}`) && r.body.includes("publish.active"));
+    let deliveries: Awaited<ReturnType<typeof receivedBy>> = [];
+    const received = await eventually(
+      async () => {
+        deliveries = await receivedBy(hook.name);
+        return [...written, next.adId].every((adId) => announced(deliveries, adId)) ? deliveries : undefined;
+      },
+      "the webhooks of every publication, during the move and after",
+      300,
+    ).catch((error) => {
+      throw new Error(`${error}: none for ${[...written, next.adId].filter((adId) => !announced(deliveries, adId))}`);
+    });
+    const bodies = new Map<string, string>();
+    const withoutEventId = (body: string) => {
+      const { data, type } = JSON.parse(body) as { type: string; data: Record<string, unknown> };
+      return JSON.stringify({ type, data: { ...data, eventId: undefined } });
+    };
+    for (const r of received) {
+      const id = defined(r.headers["webhook-id"]);
+      expect(bodies.get(id) ?? withoutEventId(r.body), `webhook-id ${id}: one event`).toBe(withoutEventId(r.body));
+      bodies.set(id, withoutEventId(r.body));
+    }
+
+    // Confirmed: nothing of the group stays on shard 1; shard 2 holds it all, and the clients carry on.
+    await sleep(MOVING_CLIENT_CACHE_MS);
+    const onTarget = await groupHoldings(SHARDS[2] as D1Database, group);
+    expect(await confirmed(internalKey, group)).toEqual({ groupId: group, deleted: { 1: expect.any(Number) } });
+    const left = await groupHoldings(SHARDS[1] as D1Database, group);
+    expect(
+      Object.values(left).every((n) => n === 0),
+      JSON.stringify(left),
+    ).toBe(true);
+    expect(await groupHoldings(SHARDS[2] as D1Database, group)).toEqual(onTarget);
+    const { results: triggers } = await env.DB.prepare(
+      `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'move_${group}_%'`,
+    ).all();
+    expect(triggers).toEqual([]);
+    const ads = await call("GET", `/ads/?userId=${sellerId}&itemsPerPage=1`, { key });
+    expect(ads.body.totalItems, "every ad written before, during and after the move").toBe(
+      before.length + 600 + written.length + 1,
+    );
+  }, 120_000);
+
+  it("copies every row and every cent: the same holdings on both shards at the switch, none on the old one once confirmed", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    const user = await createUser(key);
+    await activate(key, user);
+    for (let i = 0; i < 3; i += 1) await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
+    await seedAds(user.userId, 300, 1);
+    const atStart = await groupHoldings(SHARDS[1] as D1Database, group);
+    const report = await moved(internalKey, group, 2);
+    const [source, target] = [
+      await groupHoldings(SHARDS[1] as D1Database, group),
+      await groupHoldings(SHARDS[2] as D1Database, group),
+    ];
+    expect(source).toEqual(atStart);
+    expect(target).toEqual(source);
+    expect(report.copied).toBeGreaterThanOrEqual(300);
+    // The old shard refuses the group's writes until the move is confirmed.
+    await expect(
+      SHARDS[1]?.prepare("UPDATE ads SET title = 'x' WHERE user_id = ?").bind(sellerId).run(),
+    ).rejects.toThrow(/group_moving/);
+    // An isolate that still routes by what it read before the switch finds the old shard refusing: 503.
+    const stale = await newClient({ internal: true, groupId: group });
+    await env.DIRECTORY.prepare("UPDATE client_groups SET shard = 1 WHERE id = ?").bind(group).run();
+    expect((await call("GET", `/ads/?userId=${sellerId}&itemsPerPage=1`, { key: stale.key })).status).toBe(200);
+    await env.DIRECTORY.prepare("UPDATE client_groups SET shard = 2 WHERE id = ?").bind(group).run();
+    const refused = await call("POST", "/ads/", { key: stale.key, body: adBody(sellerId) });
+    expectError(refused, "group_moving");
+    expect(refused.headers.get("Retry-After")).toBe("2");
+    await sleep(MOVING_CLIENT_CACHE_MS);
+    await confirmed(internalKey, group);
+    expect(Object.values(await groupHoldings(SHARDS[1] as D1Database, group)).every((n) => n === 0)).toBe(true);
+    expect(await groupHoldings(SHARDS[2] as D1Database, group)).toEqual(target);
+    // The tallies a list counts by are rebuilt by the new shard's triggers.
+    const list = await call("GET", `/ads/?userId=${user.userId}&itemsPerPage=1`, { key });
+    expect(list.body.totalItems).toBe(300);
+  }, 120_000);
+
+  it("refuses a move to the shard the group is on, to a shard that does not exist, and of an unknown group", async () => {
+    const { group, key, internalKey } = await groupOnShard1();
+    const refusals = [
+      [internalKey, group, 1, "validation_failed", `shard: group ${group} is on shard 1 already`],
+      [internalKey, group, 9, "validation_failed", "shard: no shard 9; the shards are 1, 2"],
+      [internalKey, 999_999, 2, "validation_failed", "groupId: no client group 999999"],
+      [key, group, 2, "internal_only", "groupId: groups are moved by internal clients only"],
+    ] as const;
+    for (const [caller, groupId, shard, code, message] of refusals) {
+      const answer = await call("POST", `/groups/${groupId}/move`, { key: caller, body: { shard } });
+      expect(expectError(answer, code).map((d) => d.message)).toEqual([message]);
+    }
+    expectError(
+      await call("POST", `/groups/${group}/move`, { key: internalKey, body: { shard: "2" } }),
+      "validation_failed",
+    );
+  });
+});

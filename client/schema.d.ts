@@ -45,7 +45,7 @@ export interface paths {
         patch: operations["client.patch"];
         trace?: never;
     };
-    "/rest/v1/groups/{groupId}/move": {
+    "/rest/v1/clientgroups/{groupId}/move": {
         parameters: {
             query?: never;
             header?: never;
@@ -58,14 +58,14 @@ export interface paths {
          * Move a client group to another shard, online (internal clients)
          * @description Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Answers when the group is on its new shard; the old one keeps its rows, refusing writes, until `/confirm`.
          */
-        post: operations["groups.byGroupId.move.create"];
+        post: operations["clientgroups.byGroupId.move.create"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/rest/v1/groups/{groupId}/move/confirm": {
+    "/rest/v1/clientgroups/{groupId}/move/confirm": {
         parameters: {
             query?: never;
             header?: never;
@@ -78,7 +78,7 @@ export interface paths {
          * Drop what the group's old shards still hold of it (internal clients)
          * @description Call it 10 seconds or more after the move answered: no Worker routes the group by an older read then.
          */
-        post: operations["groups.byGroupId.move.confirm.create"];
+        post: operations["clientgroups.byGroupId.move.confirm.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4882,10 +4882,12 @@ export interface operations {
             };
         };
     };
-    "groups.byGroupId.move.create": {
+    "clientgroups.byGroupId.move.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -4918,6 +4920,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5053,6 +5057,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -5073,6 +5106,33 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }
@@ -5142,10 +5202,12 @@ export interface operations {
             };
         };
     };
-    "groups.byGroupId.move.confirm.create": {
+    "clientgroups.byGroupId.move.confirm.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
             };
@@ -5169,6 +5231,8 @@ export interface operations {
                     "RateLimit-Cost"?: string;
                     /** @description The database bookmark this answer saw; send it back to read your own writes */
                     "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5289,6 +5353,62 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
                      *         }
                      *       ]
                      *     }

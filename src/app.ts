@@ -15,11 +15,11 @@ import { adsRouter } from "./routes/ads";
 import { bidsRouter } from "./routes/bids";
 import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
+import { clientGroupsRouter } from "./routes/clientGroups";
 import { contactsRouter } from "./routes/contacts";
 import { eventsRouter } from "./routes/events";
 import { featuresRouter } from "./routes/features";
 import { foldersRouter } from "./routes/folders";
-import { groupsRouter } from "./routes/groups";
 import { imagesRouter } from "./routes/images";
 import { jobsRouter } from "./routes/jobs";
 import { loginLinksRouter } from "./routes/loginLinks";
@@ -72,7 +72,7 @@ export function createApp() {
   // The resource routers, each mounted by name behind authentication and rate limiting.
   app
     .route(BASE_PATH, clientRouter)
-    .route(BASE_PATH, groupsRouter)
+    .route(BASE_PATH, clientGroupsRouter)
     .route(BASE_PATH, usersRouter)
     .route(BASE_PATH, contactsRouter)
     .route(BASE_PATH, foldersRouter)

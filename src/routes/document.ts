@@ -16,7 +16,7 @@ import { registerWebhookPayloads } from "./webhooks";
 const TAG_DESCRIPTIONS = {
   System: "Health and readiness",
   Client: "The calling API client",
-  Groups: "Client groups, and moving one to another shard (internal clients)",
+  "Client groups": "Client groups, and moving one to another shard (internal clients)",
   Users: "The platform's users (sellers) of a client",
   "User activation": "Activation tokens of new users",
   "Login link": "One-time login links to the website",

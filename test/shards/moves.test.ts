@@ -50,16 +50,16 @@ function movingClient(key: string) {
   };
 }
 
-/** POST /groups/<group>/move, as the internal client of the group: the move's report. */
+/** POST /clientgroups/<group>/move, as the internal client of the group: the move's report. */
 async function moved(internalKey: string, group: number, shard: number): Promise<MoveReport> {
-  const answer = await call("POST", `/groups/${group}/move`, { key: internalKey, body: { shard } });
+  const answer = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard } });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body.data as MoveReport;
 }
 
-/** POST /groups/<group>/move/confirm. */
+/** POST /clientgroups/<group>/move/confirm. */
 async function confirmed(internalKey: string, group: number) {
-  const answer = await call("POST", `/groups/${group}/move/confirm`, { key: internalKey });
+  const answer = await call("POST", `/clientgroups/${group}/move/confirm`, { key: internalKey });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body.data as { groupId: number; deleted: Record<number, number> };
 }
@@ -138,12 +138,16 @@ describe("moving a client group between shards", () => {
 
     // Every job ends, on the new shard, once.
     let all: Awaited<ReturnType<typeof placedJobsOf>> = [];
-    const jobs = await eventually(async () => {
-      all = await placedJobsOf(key, sellerId);
-      return all.length >= before.length - 1 + written.length && all.every((job) => job.state === "done")
-        ? all
-        : undefined;
-    }, "every placement done").catch((error) => {
+    const jobs = await eventually(
+      async () => {
+        all = await placedJobsOf(key, sellerId);
+        return all.length >= before.length - 1 + written.length && all.every((job) => job.state === "done")
+          ? all
+          : undefined;
+      },
+      "every placement done",
+      600,
+    ).catch((error) => {
       throw new Error(`${error}: ${JSON.stringify(all.filter((job) => job.state !== "done"))} of ${all.length}`);
     });
     const published = [...before.slice(0, 2), ...written];
@@ -278,11 +282,11 @@ describe("moving a client group between shards", () => {
       [key, group, 2, "internal_only", "groupId: groups are moved by internal clients only"],
     ] as const;
     for (const [caller, groupId, shard, code, message] of refusals) {
-      const answer = await call("POST", `/groups/${groupId}/move`, { key: caller, body: { shard } });
+      const answer = await call("POST", `/clientgroups/${groupId}/move`, { key: caller, body: { shard } });
       expect(expectError(answer, code).map((d) => d.message)).toEqual([message]);
     }
     expectError(
-      await call("POST", `/groups/${group}/move`, { key: internalKey, body: { shard: "2" } }),
+      await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard: "2" } }),
       "validation_failed",
     );
   });

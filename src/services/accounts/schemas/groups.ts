@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { MoveReport } from "../../../db/moves";
 
-/** POST /groups/<groupId>/move: the shard to move the group to. */
+/** POST /clientgroups/<groupId>/move: the shard to move the group to. */
 export const MoveGroup = z
   .object({ shard: z.number().int().positive().openapi({ description: "The shard to move the group to" }) })
   .strict()
@@ -25,7 +25,7 @@ export const GroupMove = z
   })
   .openapi("GroupMove") satisfies z.ZodType<MoveReport>;
 
-/** POST /groups/<groupId>/move/confirm: the rows each old shard dropped. */
+/** POST /clientgroups/<groupId>/move/confirm: the rows each old shard dropped. */
 export const ConfirmedMove = z
   .object({
     groupId: z.number().int(),

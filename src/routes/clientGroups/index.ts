@@ -5,14 +5,14 @@ import { ConfirmedMove, confirmGroupMove, GroupMove, MoveGroup, moveClientGroup 
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
-const tags = ["Groups"];
+const tags = ["Client groups"];
 const groupParams = z.object({ groupId: pathId("groupId") });
 
-export const groupsRouter = createRouter()
+export const clientGroupsRouter = createRouter()
   .openapi(
     apiRoute({
       method: "post",
-      path: "/groups/{groupId}/move",
+      path: "/clientgroups/{groupId}/move",
       tags,
       summary: "Move a client group to another shard, online (internal clients)",
       description:
@@ -29,7 +29,7 @@ export const groupsRouter = createRouter()
   .openapi(
     apiRoute({
       method: "post",
-      path: "/groups/{groupId}/move/confirm",
+      path: "/clientgroups/{groupId}/move/confirm",
       tags,
       summary: "Drop what the group's old shards still hold of it (internal clients)",
       description:

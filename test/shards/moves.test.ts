@@ -244,7 +244,16 @@ describe("moving a client group between shards", () => {
     for (let i = 0; i < 3; i += 1) await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
     await seedAds(user.userId, 300, 1);
     const atStart = await groupHoldings(SHARDS[1] as D1Database, group);
-    const report = await moved(internalKey, group, 2);
+    // The platform's operator (an internal client of another group) moves it, with an Idempotency-Key:
+    // the same request again is answered by the first answer, and moves nothing twice.
+    const operator = await newClient({ internal: true, shard: 1 });
+    const once = { key: operator.key, body: { shard: 2 }, headers: { "Idempotency-Key": crypto.randomUUID() } };
+    const first = await call("POST", `/clientgroups/${group}/move`, once);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const report = first.body.data as MoveReport;
+    const again = await call("POST", `/clientgroups/${group}/move`, once);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body.data).toEqual(report);
     const [source, target] = [
       await groupHoldings(SHARDS[1] as D1Database, group),
       await groupHoldings(SHARDS[2] as D1Database, group),

@@ -398,6 +398,46 @@ describe("two shards", () => {
     expect(settled).toEqual({ 1: "acked", 2: "retried" });
   });
 
+  it("a directory that does not answer stops no job: each goes where its message says", async () => {
+    const directoryDown = {
+      ...env,
+      DIRECTORY: new Proxy(env.DIRECTORY, {
+        get: (target, name) =>
+          name === "prepare" || name === "batch"
+            ? () => {
+                throw new Error("the directory is unreachable");
+              }
+            : Reflect.get(target, name),
+      }),
+    } as Env;
+    let settled = "";
+    // A job of a block no isolate has looked up: finding its shard asks the directory.
+    const itemId = ID_BLOCK_SIZE * 400_000 + 7;
+    await handleJobs(
+      {
+        queue: "jobs",
+        messages: [
+          {
+            id: "1",
+            timestamp: new Date(),
+            attempts: 1,
+            body: { kind: "publish", itemId, shard: 2 },
+            ack: () => {
+              settled = "acked";
+            },
+            retry: () => {
+              settled = "retried";
+            },
+          },
+        ],
+        retryAll: () => {},
+        ackAll: () => {},
+      } as unknown as MessageBatch<JobMessage>,
+      directoryDown,
+    );
+    expect(settled).toBe("acked");
+  });
+
   it("a new client goes to the shard named, or to the emptiest; a shard without a binding is refused", async () => {
     const named = await newClient({ shard: 2 });
     expect(named.client.shard).toBe(2);

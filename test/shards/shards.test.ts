@@ -270,7 +270,7 @@ describe("two shards", () => {
     expect(await cachedTotal()).toBe(before + 1);
 
     // A shard that does not answer: 503 shard_unavailable, never a short page.
-    const shardDown = withShard2Down();
+    const shardDown = withDatabaseDown("DB_2");
     const refused = await call("GET", "/users/?page=1&itemsPerPage=3", { key: internal.key, env: shardDown });
     expectError(refused, "shard_unavailable");
     expect(refused.headers.get("Retry-After")).toBe("5");
@@ -372,7 +372,7 @@ describe("two shards", () => {
   });
 
   it("a shard that does not answer holds up no other shard's messages in a batch: only its own are retried", async () => {
-    const shardDown = withShard2Down();
+    const shardDown = withDatabaseDown("DB_2");
     const settled: Record<number, string> = {};
     const message = (shard: number): Message<JobMessage> => ({
       id: String(shard),
@@ -399,17 +399,7 @@ describe("two shards", () => {
   });
 
   it("a directory that does not answer stops no job: each goes where its message says", async () => {
-    const directoryDown = {
-      ...env,
-      DIRECTORY: new Proxy(env.DIRECTORY, {
-        get: (target, name) =>
-          name === "prepare" || name === "batch"
-            ? () => {
-                throw new Error("the directory is unreachable");
-              }
-            : Reflect.get(target, name),
-      }),
-    } as Env;
+    const directoryDown = withDatabaseDown("DIRECTORY");
     let settled = "";
     // A job of a block no isolate has looked up: finding its shard asks the directory.
     const itemId = ID_BLOCK_SIZE * 400_000 + 7;
@@ -479,15 +469,15 @@ async function blocksLeased(group: number) {
   ).n;
 }
 
-/** The bindings with shard 2 not answering: every statement sent to it throws. */
-function withShard2Down(): Env {
+/** The bindings with one D1 database not answering: every statement sent to it throws. */
+function withDatabaseDown(binding: "DB_2" | "DIRECTORY"): Env {
   return {
     ...env,
-    DB_2: new Proxy(env.DB_2, {
+    [binding]: new Proxy(env[binding], {
       get: (target, name) =>
         name === "prepare" || name === "batch"
           ? () => {
-              throw new Error("shard 2 unreachable");
+              throw new Error(`${binding} unreachable`);
             }
           : Reflect.get(target, name),
     }),

@@ -4,7 +4,7 @@
 // A new client gets a group of its own (on --shard, default the shard with the fewest groups), or joins --group.
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { copyGroupToShard, executeSql, queryRows, sha256Hex, shardBindings, sqlText } from "./d1.mjs";
+import { copyGroupToShard, openDatabases, sha256Hex, shardBindings, sqlText } from "./d1.mjs";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -28,8 +28,7 @@ if (!values.name || !["create", "revoke"].includes(command)) {
   console.error(usage);
   process.exit(2);
 }
-const target = { remote: values.remote, env: values.env };
-const directory = { ...target, binding: "DIRECTORY" };
+const databases = await openDatabases({ remote: values.remote, env: values.env });
 const optionalInt = (value) => (value === undefined ? "NULL" : String(Number.parseInt(value, 10)));
 
 if (command === "create") {
@@ -38,10 +37,9 @@ if (command === "create") {
   if (group === undefined) {
     const shards = shardBindings(values.env).map((binding) => (binding === "DB" ? 1 : Number(binding.slice(3))));
     const counts = new Map(
-      queryRows("SELECT shard, count(*) AS n FROM client_groups GROUP BY shard;", directory).map((row) => [
-        row.shard,
-        row.n,
-      ]),
+      (await databases.query("DIRECTORY", "SELECT shard, count(*) AS n FROM client_groups GROUP BY shard;")).map(
+        (row) => [row.shard, row.n],
+      ),
     );
     const shard =
       values.shard === undefined
@@ -49,26 +47,31 @@ if (command === "create") {
         : Number.parseInt(values.shard, 10);
     if (!shards.includes(shard)) {
       console.error(`no shard ${shard}: the shards are ${shards.join(", ")}`);
+      await databases.close();
       process.exit(2);
     }
-    [{ id: group }] = queryRows(`INSERT INTO client_groups (shard) VALUES (${shard}) RETURNING id;`, directory);
+    [{ id: group }] = await databases.query(
+      "DIRECTORY",
+      `INSERT INTO client_groups (shard) VALUES (${shard}) RETURNING id;`,
+    );
   }
-  executeSql(
+  await databases.execute("DIRECTORY", [
     `INSERT INTO api_clients (name, key_hash, internal, partner, rate, burst, group_id) VALUES (${sqlText(values.name)}, ${sqlText(sha256Hex(key))}, ${values.internal ? 1 : 0}, ${values.partner ? 1 : 0}, ${optionalInt(values.rate)}, ${optionalInt(values.burst)}, ${group});`,
-    directory,
-  );
+  ]);
   // Its group's id blocks are leased on its first writes.
-  copyGroupToShard(group, target);
+  await copyGroupToShard(databases, group);
   console.log(`client ${values.name} created in group ${group}. Its key, shown only now:\n${key}`);
 } else {
-  const [client] = queryRows(
+  const [client] = await databases.query(
+    "DIRECTORY",
     `UPDATE api_clients SET revoked = 1 WHERE name = ${sqlText(values.name)} RETURNING group_id;`,
-    directory,
   );
   if (!client) {
     console.error(`no client named ${values.name}`);
+    await databases.close();
     process.exit(1);
   }
-  copyGroupToShard(client.group_id, target);
+  await copyGroupToShard(databases, client.group_id);
   console.log(`client ${values.name} revoked (takes effect within 10 seconds on every isolate)`);
 }
+await databases.close();

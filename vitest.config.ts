@@ -103,10 +103,10 @@ export default defineConfig(async () => {
       include: [neighbours ? "test/neighbours/**/*.test.ts" : "test/**/*.test.ts"],
       exclude: [...configDefaults.exclude, ...(neighbours ? [] : ["test/neighbours/**"])],
       setupFiles: ["./test/setup.ts"],
-      // Files run side by side, one more than the cores (vitest's default leaves a 2-core machine one):
-      // part of a file's time is waiting on workerd (on 2 cores, 3 files at once took 344 s, 2 took 378 s).
-      // The timed neighbour suite runs its files one at a time.
-      maxWorkers: neighbours ? 1 : availableParallelism() + 1,
+      // Files run side by side, two per core (vitest's default leaves a 2-core machine one): part of a
+      // file's time is waiting on workerd (on 2 cores, the suite took 378 s with 2 files at once, 344 s with
+      // 3, 331 s with 4). The timed neighbour suite runs its files one at a time.
+      maxWorkers: neighbours ? 1 : 2 * availableParallelism(),
       testTimeout: 20_000,
     },
   };

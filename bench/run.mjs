@@ -4,7 +4,8 @@
 // then publishes 1,000 ads. Three runs by default, then the medians.
 //   npm run bench [-- --ads 200000]   the seeded ads (default 20,000, 5,000 per dealer)
 //   npm run bench -- --growth         the read scenarios at 20,000 and 1,000,000 ads: growth of CPU and rows
-//   npm run bench -- --shards         publishing from two clients at once, on one shard and on two
+//   npm run bench -- --shards         1, 2 and 4 shards in one run: the read scenarios, and publishing from
+//                                     four clients at once spread over the shards
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { parse, stringify } from "smol-toml";
 import { simulatorOperator } from "../scripts/d1.mjs";
 
 const { values: options } = parseArgs({
@@ -41,10 +43,13 @@ const env = {
   WRANGLER_LOG_PATH: mkdtempSync(join(tmpdir(), "bench-wrangler-logs-")),
 };
 
-/** A local D1 of its own with `ads` seeded ads: migrations, the dev clients, then bench/seed-ads.sql. */
-function seededState(ads) {
+/**
+ * A local D1 of its own with `ads` seeded ads: migrations (of the shards `config` declares), the dev
+ * clients, then bench/seed-ads.sql on shard 1.
+ */
+function seededState(ads, config = "wrangler.toml") {
   const state = mkdtempSync(join(tmpdir(), "bench-state-"));
-  const stateEnv = { ...env, D1_PERSIST_TO: state };
+  const stateEnv = { ...env, D1_PERSIST_TO: state, D1_CONFIG: config };
   const wrangler = (args) => {
     const run = spawnSync("npx", ["wrangler", ...args, "--local", "--persist-to", state], {
       env: stateEnv,
@@ -81,7 +86,7 @@ function seededState(ads) {
       "SELECT u.id AS userId, f.id AS folderId FROM users u JOIN folders f ON f.user_id = u.id WHERE u.external_user_id = 990000001",
     ]),
   );
-  return { state, ads, dealer: results[0] };
+  return { state, stateEnv, ads, dealer: results[0] };
 }
 
 const searchAttribute =
@@ -168,7 +173,7 @@ function scenariosOf({ ads, dealer }) {
   ];
 }
 
-function startServer(state) {
+function startServer(state, config) {
   return spawn(
     "npx",
     [
@@ -176,7 +181,7 @@ function startServer(state) {
       "dev",
       // The API (bench/worker.ts in place of its main) and the marketplace simulator beside it.
       "--config",
-      "wrangler.toml",
+      config,
       "--config",
       "simulator/wrangler.toml",
       "bench/worker.ts",
@@ -200,8 +205,8 @@ function startServer(state) {
  * wrangler dev's local proxy keeps a socket per request and runs out of file descriptors after some
  * 20,000 requests.
  */
-async function withServer(state, work) {
-  const server = startServer(state);
+async function withServer(state, work, config = "wrangler.toml") {
+  const server = startServer(state, config);
   const exited = new Promise((resolve) => server.on("exit", resolve));
   try {
     await waitForHealth();
@@ -449,14 +454,15 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const runsOf = (values) => `${median(values).toFixed(2)} (${values.map((v) => v.toFixed(2)).join(", ")})`;
 
 /** Every scenario, each against a fresh server, `runs` times: each run's table, then per scenario its runs. */
-async function readScenarios(fixture, scenarios, { afterRun } = {}) {
+async function readScenarios(fixture, scenarios, { afterRun, config, label = "" } = {}) {
   const readRuns = [];
   for (let r = 1; r <= runs; r += 1) {
     const rows = [];
-    for (const scenario of scenarios) rows.push(await withServer(fixture.state, (server) => measure(scenario, server)));
+    for (const scenario of scenarios)
+      rows.push(await withServer(fixture.state, (server) => measure(scenario, server), config));
     const base = rows[0];
     console.log(
-      `\n${fixture.ads.toLocaleString("en")} ads, run ${r} of ${runs}: ${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each\n`,
+      `\n${fixture.ads.toLocaleString("en")} ads${label}, run ${r} of ${runs}: ${seconds}s per scenario, ${connections} connections, a fresh wrangler dev each\n`,
     );
     console.table(
       rows.map((row) => ({
@@ -639,81 +645,131 @@ async function webhookRun(fixture) {
   }
 }
 
+/** The shard counts `npm run bench -- --shards` compares in one run. */
+const SHARD_COUNTS = [1, 2, 4];
+/** Publishing clients per shard count, spread over its shards in turn (4 shards: one each). */
+const PUBLISHING_CLIENTS = 4;
+
 /**
- * `npm run bench -- --shards`: publishing from two clients at once, both on shard 1, then one on each
- * shard, in the same run (each layout `BENCH_PUBLISH_ADS` ads per client, default 500), as ads/s and
- * as a ratio to the health route's requests/s measured in that run. Medians of the runs.
+ * wrangler.toml with shards 1 … `shards` (DB_3 and on made like DB_2), written beside it so that its
+ * relative paths still hold, for the bench alone; answers its path. Local state is keyed by database id, so
+ * every count's server reads the same databases.
+ */
+function configWithShards(shards) {
+  const { env: _environments, ...config } = parse(readFileSync("wrangler.toml", "utf8"));
+  const isShard = (database) => /^DB(_\d+)?$/.test(database.binding);
+  const first = config.d1_databases.find((database) => database.binding === "DB");
+  const declared = new Map(config.d1_databases.filter(isShard).map((database) => [database.binding, database]));
+  const shardDatabases = Array.from({ length: shards }, (_, i) => {
+    const binding = i === 0 ? "DB" : `DB_${i + 1}`;
+    return (
+      declared.get(binding) ?? {
+        ...first,
+        binding,
+        database_name: `${first.database_name}-${i + 1}`,
+        database_id: `00000000-0000-4000-8000-${String((i + 1) * 100).padStart(12, "0")}`,
+      }
+    );
+  });
+  const path = `wrangler.bench-${shards}-shards.toml`;
+  writeFileSync(
+    path,
+    stringify({ ...config, d1_databases: [...config.d1_databases.filter((d) => !isShard(d)), ...shardDatabases] }),
+  );
+  return path;
+}
+
+/**
+ * `npm run bench -- --shards`: with 1, 2 and 4 shards in one run, on the same seeded ads (on shard 1),
+ *  - the read scenarios, each against a fresh server: CPU per request and D1 rows read per shard count;
+ *  - publishing from four clients at once, placed on the shards in turn (`BENCH_PUBLISH_ADS` ads each,
+ *    default 250), as ads/s and as a ratio to the health route's requests/s in that server.
+ * Then the medians of the runs.
  */
 async function shardsBench() {
-  const fixture = seededState(1000);
-  const count = Number(process.env.BENCH_PUBLISH_ADS ?? 500);
-  const stateEnv = { ...env, D1_PERSIST_TO: fixture.state };
+  const configs = new Map(SHARD_COUNTS.map((shards) => [shards, configWithShards(shards)]));
+  const widest = configs.get(Math.max(...SHARD_COUNTS));
+  const fixture = seededState(Number(options.ads ?? 20000), widest);
+  const perClient = Number(process.env.BENCH_PUBLISH_ADS ?? 250);
   const newKey = (name, shard) => {
-    const run = spawnSync(
-      "node",
-      [
-        "scripts/client.mjs",
-        "create",
-        "--name",
-        name,
-        "--internal",
-        "--rate",
-        "10000",
-        "--burst",
-        "10000",
-        "--shard",
-        String(shard),
-      ],
-      { env: stateEnv, encoding: "utf8" },
-    );
+    const args = ["create", "--name", name, "--internal", "--rate", "10000", "--burst", "10000", "--shard"];
+    const run = spawnSync("node", ["scripts/client.mjs", ...args, String(shard)], {
+      env: fixture.stateEnv,
+      encoding: "utf8",
+    });
     if (run.status !== 0) throw new Error(`creating client ${name} failed: ${run.stderr}`);
     return run.stdout.trim().split("\n").at(-1);
   };
-  const layouts = {
-    "one shard": [newKey("bench-1a", 1), newKey("bench-1b", 1)],
-    "two shards": [newKey("bench-2a", 1), newKey("bench-2b", 2)],
-  };
-  const measured = [];
+  const publishers = new Map(
+    SHARD_COUNTS.map((shards) => [
+      shards,
+      Array.from({ length: PUBLISHING_CLIENTS }, (_, c) => newKey(`bench-${shards}-${c}`, 1 + (c % shards))),
+    ]),
+  );
+  const scenarios = scenariosOf(fixture).filter((scenario) => scenario.kind !== "ceiling");
   try {
-    for (let r = 1; r <= runs; r += 1) {
-      const row = await withServer(fixture.state, async () => {
-        const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
-        const perLayout = {};
-        for (const [layout, keys] of Object.entries(layouts)) {
-          const started = Date.now();
-          const published = await Promise.all(keys.map((key) => publishScenario({ key }, count)));
-          const ads = published.reduce((sum, p) => sum + p.ads, 0);
-          // Each client's clock starts when its ads are sent; the layout's when both began their set-up.
-          const slowest = Math.max(...published.map((p) => p.seconds));
-          perLayout[layout] = {
-            adsPerSecond: ads / slowest,
-            charges: published.map((p) => p.charges),
-            wall: (Date.now() - started) / 1000,
-          };
-        }
-        return { health: health.requests.average, perLayout };
-      });
-      console.log(`\nrun ${r} of ${runs}: health ${Math.round(row.health)} req/s`);
-      console.table(
-        Object.entries(row.perLayout).map(([layout, p]) => ({
-          layout,
-          "ads/s": p.adsPerSecond.toFixed(1),
-          "ads/s per 1,000 health req/s": ((1000 * p.adsPerSecond) / row.health).toFixed(1),
-          charged: p.charges.join(", "),
-        })),
-      );
-      measured.push(row);
-    }
-    const ratio = measured.map(
-      (row) => row.perLayout["two shards"].adsPerSecond / row.perLayout["one shard"].adsPerSecond,
+    const reads = new Map();
+    for (const [shards, config] of configs)
+      reads.set(shards, await readScenarios(fixture, scenarios, { config, label: ` on ${shards} shard(s)` }));
+    const publishing = new Map(SHARD_COUNTS.map((shards) => [shards, []]));
+    for (let r = 1; r <= runs; r += 1)
+      for (const [shards, config] of configs) {
+        const row = await withServer(
+          fixture.state,
+          async () => {
+            const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
+            const published = await Promise.all(
+              publishers.get(shards).map((key) => publishScenario({ key }, perClient)),
+            );
+            // Each client's clock starts when its ads are sent; all of them are active by the slowest one's end.
+            const slowest = Math.max(...published.map((p) => p.seconds));
+            const ads = published.reduce((sum, p) => sum + p.ads, 0);
+            return {
+              adsPerSecond: ads / slowest,
+              perHealth: (1000 * ads) / slowest / health.requests.average,
+              charges: published.map((p) => p.charges),
+              duplicates: published.reduce((sum, p) => sum + p.marketplace.duplicateRefs, 0),
+            };
+          },
+          config,
+        );
+        console.log(
+          `run ${r} of ${runs}, ${shards} shard(s): ${PUBLISHING_CLIENTS} clients × ${perClient} ads at once, ` +
+            `${row.adsPerSecond.toFixed(1)} ads/s (${row.perHealth.toFixed(1)} per 1,000 health req/s), charged ` +
+            `${row.charges.join(", ")}, references with more than one listing ${row.duplicates}`,
+        );
+        publishing.get(shards).push(row);
+      }
+
+    const [one, ...more] = SHARD_COUNTS;
+    console.log(`\nthe read scenarios by shard count, medians of ${runs} runs (the ads are on shard 1)\n`);
+    console.table(
+      scenarios.map((scenario, i) => {
+        const of = (shards, field) => median(reads.get(shards)[i][field]);
+        return {
+          scenario: scenario.name,
+          ...Object.fromEntries(SHARD_COUNTS.map((shards) => [`CPU ms/req ${shards}`, of(shards, "cpuMs").toFixed(1)])),
+          ...Object.fromEntries(SHARD_COUNTS.map((shards) => [`rows read ${shards}`, of(shards, "rowsRead")])),
+          [`CPU ${SHARD_COUNTS.at(-1)} ÷ ${one}`]: (of(SHARD_COUNTS.at(-1), "cpuMs") / of(one, "cpuMs")).toFixed(2),
+        };
+      }),
     );
+    const publishedOne = publishing.get(one);
     console.log(
-      `\npublishing from two clients at once, ${count} ads each: two shards ÷ one shard = ${runsOf(ratio)} ` +
-        `(one shard ${runsOf(measured.map((row) => row.perLayout["one shard"].adsPerSecond))} ads/s, ` +
-        `two shards ${runsOf(measured.map((row) => row.perLayout["two shards"].adsPerSecond))} ads/s)`,
+      `\npublishing from ${PUBLISHING_CLIENTS} clients at once, ${perClient} ads each, medians of ${runs} runs:`,
     );
+    for (const shards of SHARD_COUNTS) {
+      const rows = publishing.get(shards);
+      const ratio = rows.map((row, r) => row.adsPerSecond / publishedOne[r].adsPerSecond);
+      console.log(
+        `  ${shards} shard(s): ${runsOf(rows.map((row) => row.adsPerSecond))} ads/s, ` +
+          `${runsOf(rows.map((row) => row.perHealth))} per 1,000 health req/s` +
+          (more.includes(shards) ? `; ÷ ${one} shard: ${runsOf(ratio)}` : ""),
+      );
+    }
   } finally {
     rmSync(fixture.state, { recursive: true, force: true });
+    for (const config of configs.values()) rmSync(config, { force: true });
   }
 }
 

@@ -52,11 +52,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Where a client group's move stands (internal clients)
+         * @description Under way, or on the new shard until the move is confirmed.
+         */
+        get: operations["clientgroups.byGroupId.move.get"];
         put?: never;
         /**
          * Move a client group to another shard, online (internal clients)
-         * @description Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Answers when the group is on its new shard; the old one keeps its rows, refusing writes, until `/confirm`.
+         * @description Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Runs the move for up to 20 seconds and answers where it stands: `moved` once the group is on its new shard, or `moving`, and the cron runs it on each minute (as does this call again, to the same shard). Whatever stops a move, it resumes where it was. The old shard keeps the group's rows, refusing writes, until `/confirm`.
          */
         post: operations["clientgroups.byGroupId.move.create"];
         delete?: never;
@@ -2276,7 +2280,12 @@ export interface components {
         };
         GroupMove: {
             group: number;
-            /** @description The shard the group left (it keeps the rows, refusing writes, until the move is confirmed) */
+            /**
+             * @description `moving`: under way (the cron runs it on each minute, as does this call again); `moved`: the group is on its new shard, and `/confirm` drops what the old one holds
+             * @enum {string}
+             */
+            state: "moving" | "moved";
+            /** @description The shard the group leaves (it keeps the rows, refusing writes, until the move is confirmed) */
             from: number;
             to: number;
             /** @description Rows copied before the catch-up */
@@ -2288,10 +2297,10 @@ export interface components {
             /** @description Changed rows copied again while the clients worked */
             caughtUp: number;
             rounds: number;
-            /** @description How long the group's writes were refused (503 group_moving) */
-            pauseMs: number;
-            /** @description The group's first event id on its new shard */
-            eventsFrom: number;
+            /** @description How long the group's writes were refused (503 group_moving); null while moving */
+            pauseMs: number | null;
+            /** @description The group's first event id on its new shard; null while moving */
+            eventsFrom: number | null;
         };
         /**
          * @example {
@@ -4882,6 +4891,231 @@ export interface operations {
             };
         };
     };
+    "clientgroups.byGroupId.move.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                groupId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "group": 1,
+                     *         "state": "moving",
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "copied": 1,
+                     *         "copiedPerTable": {},
+                     *         "copyMs": 1,
+                     *         "caughtUp": 1,
+                     *         "rounds": 1,
+                     *         "pauseMs": 1,
+                     *         "eventsFrom": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["GroupMove"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     "clientgroups.byGroupId.move.create": {
         parameters: {
             query?: never;
@@ -4931,6 +5165,7 @@ export interface operations {
                      *       "errors": [],
                      *       "data": {
                      *         "group": 1,
+                     *         "state": "moving",
                      *         "from": 1,
                      *         "to": 1,
                      *         "copied": 1,

@@ -1,4 +1,6 @@
 // Helpers for the command-line scripts: SQL on the D1 databases, locally or through wrangler remotely.
+// The databases are wrangler.toml's, or those of the configuration D1_CONFIG names (the benchmark's, with
+// more shards); local state is .wrangler/state's, or D1_PERSIST_TO's.
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,7 +32,7 @@ const wrangler = (args) =>
 const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 
 /**
- * The databases of wrangler.toml (the directory and every shard) for `where`: local by default, in one
+ * The databases of the configuration (the directory and every shard) for `where`: local by default, in one
  * local runtime (wrangler's getPlatformProxy, on D1_PERSIST_TO or .wrangler/state), or the deployed ones
  * of `where.env` with `where.remote`, through wrangler's commands. Answers
  * - `query(binding, sql)`: the rows of one statement;
@@ -44,7 +46,7 @@ export async function openDatabases(where = {}) {
   const declared = declaredDatabases(where.env);
   const migrationsOf = (binding) => {
     const database = declared.find((d) => d.binding === binding);
-    if (!database) throw new Error(`wrangler.toml declares no D1 database ${binding}`);
+    if (!database) throw new Error(`the configuration declares no D1 database ${binding}`);
     return { dir: database.migrations_dir ?? "migrations", table: database.migrations_table ?? "d1_migrations" };
   };
   if (where.remote) {
@@ -143,9 +145,9 @@ async function applyInOneRuntime(db, migrations, table) {
   return pending.length;
 }
 
-/** The D1 databases wrangler.toml declares for an environment (the top level without one). */
+/** The D1 databases the configuration declares for an environment (the top level without one). */
 function declaredDatabases(env) {
-  const config = parse(readFileSync("wrangler.toml", "utf8"));
+  const config = parse(readFileSync(process.env.D1_CONFIG ?? "wrangler.toml", "utf8"));
   return (env ? config.env?.[env]?.d1_databases : config.d1_databases) ?? [];
 }
 

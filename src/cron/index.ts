@@ -2,6 +2,7 @@ import { getDb } from "../db/client";
 import { onShard, shardNumbers } from "../db/shards";
 import type { Env } from "../env";
 import { log } from "../lib/log";
+import { continueGroupMoves } from "../services/accounts";
 import { dispatchEvents, purgeOldEvents } from "../services/events";
 import { pullMarketData } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
@@ -81,8 +82,27 @@ export async function runScheduled(env: Env, scheduledTime: number, shard = 1) {
 }
 
 /**
- * The cron: the minute's work of every shard, side by side. Each shard's run has the bounds of its own
- * parts, so a busy shard takes its share of the minute and never another shard's.
+ * The cron: the minute's work of every shard, side by side, and beside it the group moves under way (the
+ * directory's work, not a shard's). Each shard's run has the bounds of its own parts, so a busy shard takes
+ * its share of the minute and never another shard's. Answers each shard's summary.
  */
-export const runScheduledOnEveryShard = (env: Env, scheduledTime: number) =>
-  Promise.all(shardNumbers(env).map((shard) => runScheduled(onShard(env, shard), scheduledTime, shard)));
+export async function runScheduledOnEveryShard(env: Env, scheduledTime: number) {
+  const [summaries] = await Promise.all([
+    Promise.all(shardNumbers(env).map((shard) => runScheduled(onShard(env, shard), scheduledTime, shard))),
+    runGroupMoves(env, scheduledTime),
+  ]);
+  return summaries;
+}
+
+/** Runs the group moves under way on (src/db/moves.ts): one that fails resumes at the next run. */
+async function runGroupMoves(env: Env, scheduledTime: number) {
+  const requestId = `cron-${new Date(scheduledTime).toISOString()}`;
+  try {
+    const counts = await continueGroupMoves(env);
+    if (counts.moving + counts.confirmed + counts.failed.length > 0)
+      log(counts.failed.length > 0 ? "error" : "info", "group moves", { ...counts, requestId });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log("error", "scheduled part failed", { part: "groupMoves", requestId, error: message });
+  }
+}

@@ -30,8 +30,12 @@ export async function copyGroup(directory: D1Database, shard: D1Database, groupI
   await batchAll(to, [
     to
       .insert(clientGroups)
-      .values(group)
-      .onConflictDoUpdate({ target: clientGroups.id, set: { shard: fromDirectory(clientGroups.shard) } }),
+      // A move's progress is the directory's alone.
+      .values(group.map(({ moveProgress: _, ...copied }) => copied))
+      .onConflictDoUpdate({
+        target: clientGroups.id,
+        set: { shard: fromDirectory(clientGroups.shard), eventsFrom: fromDirectory(clientGroups.eventsFrom) },
+      }),
     ...rowChunks(apiClients, clients).map((chunk) =>
       to
         .insert(apiClients)

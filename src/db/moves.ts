@@ -1,9 +1,11 @@
 /**
  * Moving a client group from one shard to another while its clients work (issue 56).
  *
- * 1. **Start.** The directory marks the group `moving_to` (its clients are then cached for a second only,
- *    src/middleware/auth.ts), the target gets the group's clients and id blocks (`copyGroup`), and the
- *    source gets triggers that write the key of every row of the group that changes to `move_log`.
+ * 1. **Start** (`beginMove`). The directory marks the group `moving_to` (its clients are then cached for a
+ *    second only, src/middleware/auth.ts) and keeps the move's progress. Its first step gives the target
+ *    the group's clients and id blocks (`copyGroup`) and triggers that keep every writer but the move off
+ *    the group's rows there (`guard`), and the source triggers that write the key of every row of the
+ *    group that changes to `move_log`.
  * 2. **Copy.** Each table's rows of the group go to the target in pages, parents before children; a row
  *    whose parent is not there yet was written after its parent's page, so the log has it.
  * 3. **Catch up.** The logged keys are read again on the source and written (or deleted) on the target,
@@ -11,9 +13,14 @@
  * 4. **Switch.** Triggers on the source refuse every write to the group's rows (`group_moving`: the API
  *    answers 503 with Retry-After, a job's message is retried); the last changes are caught up; the
  *    group's events and webhook deliveries get the target's ids; the directory names the target. Writes
- *    pause for this step only. The group's open jobs are sent again on the target.
+ *    pause for this step only. The group's open jobs run on the target (src/jobs/execute.ts).
  * 5. **Confirm**, once no isolate can still route to the source (`confirmMove`): the source's rows of the
  *    group, its triggers and its log go.
+ *
+ * Steps 2 to 4 run in steps of a budget (`advanceMove`: the move's request, then the cron each minute),
+ * each keeping the progress in the directory, one runner at a time: a runner that dies leaves the move
+ * where its last finished part did, and the next resumes it there. Every part can run twice: the copy and
+ * the catch-up write what the source holds, and the numbering of the logs is fixed before it is done.
  *
  * Events and webhook deliveries keep their shard's own ids (their feed's cursor), so they are copied with
  * negative ids (minus their id on the source), which no cursor reaches, and numbered at the switch past
@@ -138,7 +145,8 @@ async function columnsOf(d1: D1Database, table: string): Promise<Columns> {
   return { all: results.map((column) => column.name), key };
 }
 
-const triggerName = (group: number, purpose: "log" | "fence", table: string, op: string) =>
+type TriggerPurpose = "log" | "fence" | "guard";
+const triggerName = (group: number, purpose: TriggerPurpose, table: string, op: string) =>
   quoted(`move_${group}_${purpose}_${table}_${op}`);
 const OPERATIONS = [
   { op: "insert", rows: ["NEW"] },
@@ -161,16 +169,33 @@ function logTriggers(group: number, table: MovedTable, columns: Columns): string
   });
 }
 
-/** The triggers that refuse every write to the group's rows on the source. */
-function fenceTriggers(group: number, table: MovedTable): string[] {
+/**
+ * The triggers that keep every other writer off the group's rows:
+ * - on the source at the switch (`fence`), refusing the write (the API answers 503 `group_moving`);
+ * - on the target from the start until the switch (`guard`), but for the move's own batches (`moveBatch`),
+ *   skipping the write: the target's cron changes nothing of a copy (which the catch-up would not bring
+ *   back), and a statement of it that also touches other clients' rows still changes theirs.
+ */
+function refusingTriggers(group: number, table: MovedTable, purpose: "fence" | "guard"): string[] {
+  const exceptMove = purpose === "guard" ? `NOT EXISTS (SELECT 1 FROM move_writes WHERE group_id = ${group}) AND ` : "";
+  const refusal = purpose === "guard" ? "RAISE(IGNORE)" : `RAISE(ABORT, '${GROUP_MOVING}')`;
   return OPERATIONS.map(
     ({ op, rows }) =>
-      `CREATE TRIGGER IF NOT EXISTS ${triggerName(group, "fence", table.name, op)} BEFORE ${op.toUpperCase()} ON ${quoted(table.name)}
-       WHEN ${rows.map((row) => ownedBy(table, row, group)).join(" OR ")} BEGIN SELECT RAISE(ABORT, '${GROUP_MOVING}'); END`,
+      `CREATE TRIGGER IF NOT EXISTS ${triggerName(group, purpose, table.name, op)} BEFORE ${op.toUpperCase()} ON ${quoted(table.name)}
+       WHEN ${exceptMove}(${rows.map((row) => ownedBy(table, row, group)).join(" OR ")}) BEGIN SELECT ${refusal}; END`,
   );
 }
 
-const dropTriggers = (group: number, purpose: "log" | "fence") =>
+/** Statements in one batch of the move's own on the target: the group's guard triggers let them through. */
+function moveBatch(target: D1Database, group: number, statements: D1PreparedStatement[]) {
+  return target.batch([
+    target.prepare("INSERT INTO move_writes (group_id) VALUES (?1) ON CONFLICT DO NOTHING").bind(group),
+    ...statements,
+    target.prepare("DELETE FROM move_writes WHERE group_id = ?1").bind(group),
+  ]);
+}
+
+const dropTriggers = (group: number, purpose: TriggerPurpose) =>
   MOVED_TABLES.flatMap((table) =>
     OPERATIONS.map(({ op }) => `DROP TRIGGER IF EXISTS ${triggerName(group, purpose, table.name, op)}`),
   );
@@ -216,7 +241,8 @@ function deleteKeys(target: D1Database, table: MovedTable, columns: Columns, key
     .bind(JSON.stringify(keys));
 }
 
-export interface MoveReport {
+/** A move's figures so far. */
+export interface MoveFigures {
   group: number;
   from: number;
   to: number;
@@ -227,10 +253,39 @@ export interface MoveReport {
   /** Keys caught up, and rounds, before the switch. */
   caughtUp: number;
   rounds: number;
-  /** How long writes to the group were refused. */
-  pauseMs: number;
-  /** The group's first event id on the target. */
-  eventsFrom: number;
+}
+
+/** Where a move stands: still moving, or on the target (where `/confirm` finds it). */
+export interface MoveState extends MoveFigures {
+  state: "moving" | "moved";
+  /** Once moved: how long writes to the group were refused. */
+  pauseMs: number | null;
+  /** Once moved: the group's first event id on the target. */
+  eventsFrom: number | null;
+}
+
+/**
+ * Where a move stands between its steps, kept in the directory (`client_groups.move_progress`), so that
+ * any runner resumes it where the last step ended: a step that fails leaves it as the step before did.
+ */
+interface MoveProgress extends MoveFigures {
+  /** When it began (ms): an isolate may route by what it read of the directory before, for `settleMs`. */
+  startedAt: number;
+  /** The target has the group's clients, and the source the triggers that log its changes. */
+  prepared: boolean;
+  /** The copy's next table (an index of MOVED_TABLES; past the last once all are copied), and rowid. */
+  table: number;
+  after: number;
+  /** The change log's last entry caught up. */
+  seq: number;
+  /** When writes were fenced (set just before), and the ids the group's logs get, fixed once caught up. */
+  fencedAt: number | null;
+  numbering: { eventsFrom: number; deliveriesFrom: number } | null;
+  /** Once on the target: how long writes waited, and when the directory named the target (ms). */
+  pauseMs: number | null;
+  switchedAt: number | null;
+  /** Who runs the move's step now, until when: one runner at a time. */
+  lease: { runner: string; until: number } | null;
 }
 
 export interface MoveShards {
@@ -239,94 +294,216 @@ export interface MoveShards {
   target: D1Database;
 }
 
+/** How long past its budget a step's lease holds, before another runner may take the move over. */
+const LEASE_MARGIN_MS = 30_000;
+
 /**
- * Moves group `group` from shard `from` to shard `to` (steps 1 to 4 above), answering what it did. The
- * source keeps the group's rows, refusing writes, until `confirmMove`.
+ * Starts moving group `group` from shard `from` to shard `to` (step 1 above): the directory marks it moving
+ * and keeps its progress. `advanceMove` then does the work; answers false if it is not on `from`, or moving.
  */
-export async function moveGroup(
+export async function beginMove(
+  directory: D1Database,
+  input: { group: number; from: number; to: number },
+): Promise<boolean> {
+  const { group, from, to } = input;
+  const progress: MoveProgress = {
+    group,
+    from,
+    to,
+    copied: 0,
+    copiedPerTable: {},
+    copyMs: 0,
+    caughtUp: 0,
+    rounds: 0,
+    startedAt: Date.now(),
+    prepared: false,
+    table: 0,
+    after: Number.MIN_SAFE_INTEGER,
+    seq: 0,
+    fencedAt: null,
+    numbering: null,
+    pauseMs: null,
+    switchedAt: null,
+    lease: null,
+  };
+  const started = await directory
+    .prepare(
+      "UPDATE client_groups SET moving_to = ?2, move_progress = ?4 WHERE id = ?1 AND shard = ?3 AND moving_to IS NULL",
+    )
+    .bind(group, to, from, JSON.stringify(progress))
+    .run();
+  return Boolean(started.meta.changes);
+}
+
+/** The groups a move switched over `olderThanMs` ago and nobody confirmed yet (the cron confirms them). */
+export async function switchedMoves(directory: D1Database, olderThanMs: number): Promise<number[]> {
+  const { results } = await directory
+    .prepare(
+      "SELECT id FROM client_groups WHERE moving_to IS NULL AND move_progress ->> '$.switchedAt' <= ?1 ORDER BY id",
+    )
+    .bind(Date.now() - olderThanMs)
+    .all<{ id: number }>();
+  return results.map((row) => row.id);
+}
+
+/** Where group `group`'s move stands, or null when it has none since its last confirmed one. */
+export async function moveState(directory: D1Database, group: number): Promise<MoveState | null> {
+  const row = await directory
+    .prepare("SELECT move_progress AS progress FROM client_groups WHERE id = ?1")
+    .bind(group)
+    .first<{ progress: string | null }>();
+  return row?.progress ? stateOf(JSON.parse(row.progress) as MoveProgress) : null;
+}
+
+function stateOf(progress: MoveProgress): MoveState {
+  const { group, from, to, copied, copiedPerTable, copyMs, caughtUp, rounds, pauseMs, numbering } = progress;
+  const figures = { group, from, to, copied, copiedPerTable, copyMs, caughtUp, rounds };
+  return pauseMs !== null && numbering
+    ? { ...figures, state: "moved", pauseMs, eventsFrom: numbering.eventsFrom }
+    : { ...figures, state: "moving", pauseMs: null, eventsFrom: null };
+}
+
+/**
+ * Runs group `group`'s move on (steps 2 to 4 above) for about `budgetMs`, then keeps its progress and
+ * answers where it stands. The switch, once begun, runs to its end whatever the budget: writes wait for it
+ * only. One runner at a time holds the move (another's call answers where it stands and does nothing);
+ * one that fails leaves the move where its last finished part left it, for the next to resume.
+ */
+export async function advanceMove(
   shards: MoveShards,
-  input: {
-    group: number;
-    from: number;
-    to: number;
+  group: number,
+  options: {
     /** How long an isolate may route by what it read of the directory before the move began. */
     settleMs: number;
+    budgetMs: number;
   },
-): Promise<MoveReport> {
+): Promise<MoveState | null> {
   const { directory, source, target } = shards;
-  const { group, from, to } = input;
-  const startedAt = Date.now();
-  const started = await directory
-    .prepare("UPDATE client_groups SET moving_to = ?2 WHERE id = ?1 AND shard = ?3 AND moving_to IS NULL")
-    .bind(group, to, from)
-    .run();
-  if (!started.meta.changes) throw new Error(`group ${group} is not on shard ${from}, or is moving already`);
-  await copyGroup(directory, target, group);
-  const columns = new Map(
-    await Promise.all(MOVED_TABLES.map(async (t) => [t.name, await columnsOf(source, t.name)] as const)),
-  );
-  const columnsOfTable = (table: MovedTable) => columns.get(table.name) as Columns;
-  await source.batch(
-    MOVED_TABLES.flatMap((table) => logTriggers(group, table, columnsOfTable(table))).map((ddl) => source.prepare(ddl)),
-  );
+  const runner = crypto.randomUUID();
+  const deadline = Date.now() + options.budgetMs;
+  const claimed = await directory
+    .prepare(
+      `UPDATE client_groups SET move_progress = json_set(move_progress, '$.lease', json(?2))
+       WHERE id = ?1 AND moving_to IS NOT NULL AND coalesce(move_progress ->> '$.lease.until', 0) < ?3
+       RETURNING move_progress AS progress`,
+    )
+    .bind(group, JSON.stringify({ runner, until: deadline + LEASE_MARGIN_MS }), Date.now())
+    .first<{ progress: string }>();
+  if (!claimed) return moveState(directory, group);
+  const progress = JSON.parse(claimed.progress) as MoveProgress;
+  /** Keeps the progress, while this runner holds the move (`release`: and lets it go). */
+  const save = async (release = false) => {
+    const kept = { ...progress, lease: release ? null : progress.lease };
+    const { meta } = await directory
+      .prepare("UPDATE client_groups SET move_progress = ?2 WHERE id = ?1 AND move_progress ->> '$.lease.runner' = ?3")
+      .bind(group, JSON.stringify(kept), runner)
+      .run();
+    if (!meta.changes) throw new Error(`group ${group}: another runner took the move over`);
+  };
+  const pause = async () => {
+    await save(true);
+    return stateOf(progress);
+  };
+  try {
+    const columns = new Map(
+      await Promise.all(MOVED_TABLES.map(async (t) => [t.name, await columnsOf(source, t.name)] as const)),
+    );
+    const columnsOfTable = (table: MovedTable) => columns.get(table.name) as Columns;
+    if (!progress.numbering) {
+      if (!progress.prepared) {
+        await copyGroup(directory, target, group);
+        await target.batch(
+          MOVED_TABLES.flatMap((table) => refusingTriggers(group, table, "guard")).map((ddl) => target.prepare(ddl)),
+        );
+        await source.batch(
+          MOVED_TABLES.flatMap((table) => logTriggers(group, table, columnsOfTable(table))).map((ddl) =>
+            source.prepare(ddl),
+          ),
+        );
+        progress.prepared = true;
+      }
+      // 2. Copy, table by table, in pages by rowid: at least a page a step.
+      const copyStart = Date.now();
+      while (progress.table < MOVED_TABLES.length) {
+        const table = MOVED_TABLES[progress.table] as MovedTable;
+        const { results } = await source
+          .prepare(
+            `SELECT rowid AS move_rowid, * FROM ${quoted(table.name)} t WHERE rowid > ?1 AND ${ownedBy(table, "t", group)} ORDER BY rowid LIMIT ${PAGE}`,
+          )
+          .bind(progress.after)
+          .all<Row & { move_rowid: number }>();
+        if (results.length > 0) {
+          await moveBatch(target, group, [upsert(target, table, columnsOfTable(table), results.map(withoutRowid))]);
+          progress.after = results.at(-1)?.move_rowid as number;
+          progress.copied += results.length;
+          progress.copiedPerTable[table.name] = (progress.copiedPerTable[table.name] ?? 0) + results.length;
+        }
+        if (results.length < PAGE) {
+          progress.table += 1;
+          progress.after = Number.MIN_SAFE_INTEGER;
+        }
+        if (Date.now() >= deadline) break;
+      }
+      progress.copyMs += Date.now() - copyStart;
+      if (progress.table < MOVED_TABLES.length) return await pause();
 
-  // 2. Copy, table by table, in pages by rowid.
-  const copyStart = Date.now();
-  const copiedPerTable: Record<string, number> = {};
-  for (const table of MOVED_TABLES) {
-    const tableColumns = columnsOfTable(table);
-    let after = Number.MIN_SAFE_INTEGER;
-    let rows = 0;
-    for (;;) {
-      const { results } = await source
-        .prepare(
-          `SELECT rowid AS move_rowid, * FROM ${quoted(table.name)} t WHERE rowid > ?1 AND ${ownedBy(table, "t", group)} ORDER BY rowid LIMIT ${PAGE}`,
-        )
-        .bind(after)
-        .all<Row & { move_rowid: number }>();
-      if (results.length === 0) break;
-      after = results.at(-1)?.move_rowid as number;
-      await upsert(target, table, tableColumns, results.map(withoutRowid)).run();
-      rows += results.length;
+      // 3. Catch up while writes go on, until a round finds little to do and every isolate reads the
+      // directory again within a second (what it read before the move began is at most `settleMs` old).
+      for (;;) {
+        const round = await catchUp(shards, group, columnsOfTable, progress.seq);
+        progress.seq = round.seq;
+        progress.caughtUp += round.keys;
+        progress.rounds += 1;
+        const settled = round.keys < PAGE / 5 && Date.now() >= progress.startedAt + options.settleMs;
+        if (settled) break;
+        if (Date.now() >= deadline) return await pause();
+        if (round.keys < PAGE / 5) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+
+      // 4. The switch: writes refused from here, the last changes caught up, the logs' ids fixed.
+      progress.fencedAt ??= Date.now();
+      await save();
+      await source.batch(
+        MOVED_TABLES.flatMap((table) => refusingTriggers(group, table, "fence")).map((ddl) => source.prepare(ddl)),
+      );
+      for (;;) {
+        const round = await catchUp(shards, group, columnsOfTable, progress.seq);
+        progress.seq = round.seq;
+        progress.caughtUp += round.keys;
+        if (round.keys === 0) break;
+      }
+      progress.numbering = await numberingPast(shards);
+      await save();
     }
-    copiedPerTable[table.name] = rows;
+    const { eventsFrom } = progress.numbering;
+    await numberMovedLogs(shards, group, progress.numbering);
+    // The target holds what the fenced source holds: from here on it is the group's.
+    await target.batch(dropTriggers(group, "guard").map((ddl) => target.prepare(ddl)));
+    const switchedAt = Date.now();
+    const moved: MoveProgress = {
+      ...progress,
+      pauseMs: switchedAt - (progress.fencedAt ?? switchedAt),
+      switchedAt,
+      lease: null,
+    };
+    const switched = await directory
+      .prepare(
+        `UPDATE client_groups SET shard = ?2, moving_to = NULL, events_from = ?3, move_progress = ?4
+         WHERE id = ?1 AND moving_to = ?2 AND move_progress ->> '$.lease.runner' = ?5`,
+      )
+      .bind(group, progress.to, eventsFrom, JSON.stringify(moved), runner)
+      .run();
+    if (!switched.meta.changes) throw new Error(`group ${group}: another runner took the move over`);
+    progress.pauseMs = moved.pauseMs;
+    await copyGroup(directory, target, group);
+    await source.prepare("UPDATE client_groups SET shard = ?2 WHERE id = ?1").bind(group, progress.to).run();
+    await source.batch(dropTriggers(group, "log").map((ddl) => source.prepare(ddl)));
+    return stateOf(progress);
+  } catch (error) {
+    // What this step finished is kept, and the move is free for the next runner at once.
+    await save(true).catch(() => undefined);
+    throw error;
   }
-  const copied = Object.values(copiedPerTable).reduce((sum, n) => sum + n, 0);
-  const copyMs = Date.now() - copyStart;
-
-  // 3. Catch up while writes go on, until a round finds little to do and every isolate reads the
-  // directory again within a second (what it read before the move began is at most `settleMs` old).
-  let seq = 0;
-  let caughtUp = 0;
-  let rounds = 0;
-  for (;;) {
-    const round = await catchUp(shards, group, columnsOfTable, seq);
-    seq = round.seq;
-    caughtUp += round.keys;
-    rounds += 1;
-    if (round.keys >= PAGE / 5) continue;
-    if (Date.now() >= startedAt + input.settleMs) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const pauseStart = Date.now();
-  await source.batch(MOVED_TABLES.flatMap((table) => fenceTriggers(group, table)).map((ddl) => source.prepare(ddl)));
-  for (;;) {
-    const round = await catchUp(shards, group, columnsOfTable, seq);
-    seq = round.seq;
-    caughtUp += round.keys;
-    if (round.keys === 0) break;
-  }
-  const eventsFrom = await numberMovedLogs(shards, group);
-  await directory.batch([
-    directory
-      .prepare("UPDATE client_groups SET shard = ?2, moving_to = NULL, events_from = ?3 WHERE id = ?1")
-      .bind(group, to, eventsFrom),
-  ]);
-  await copyGroup(directory, target, group);
-  await source.prepare("UPDATE client_groups SET shard = ?2 WHERE id = ?1").bind(group, to).run();
-  await source.batch(dropTriggers(group, "log").map((ddl) => source.prepare(ddl)));
-  const pauseMs = Date.now() - pauseStart;
-  return { group, from, to, copied, copiedPerTable, copyMs, caughtUp, rounds, pauseMs, eventsFrom };
 }
 
 const withoutRowid = ({ move_rowid: _, ...row }: Row) => row;
@@ -375,16 +552,12 @@ async function catchUp(
     if (gone.length > 0) deletes.push(deleteKeys(target, table, columns, gone));
   });
   // Children's deletes first, then parents' writes first: what the source holds, in one transaction.
-  await target.batch([...deletes.reverse(), ...writes]);
+  await moveBatch(target, group, [...deletes.reverse(), ...writes]);
   return { seq: logged.at(-1)?.seq as number, keys: logged.length };
 }
 
-/**
- * Numbers the group's copied events and webhook deliveries past every id either shard handed out, in
- * their order, and points the deliveries and the endpoints' positions at the new event ids. Answers the
- * first event id.
- */
-async function numberMovedLogs({ source, target }: MoveShards, group: number): Promise<number> {
+/** The ids past every one either shard handed out: where the group's events and deliveries are numbered from. */
+async function numberingPast({ source, target }: MoveShards): Promise<{ eventsFrom: number; deliveriesFrom: number }> {
   const highest = async (table: string) => {
     const [onSource, onTarget] = await Promise.all(
       [source, target].map((d1) =>
@@ -393,11 +566,27 @@ async function numberMovedLogs({ source, target }: MoveShards, group: number): P
     );
     return Math.max(onSource?.id ?? 0, onTarget?.id ?? 0);
   };
-  const eventsFrom = (await highest("events")) + 1;
-  const deliveriesFrom = (await highest("webhook_deliveries")) + 1;
+  return { eventsFrom: (await highest("events")) + 1, deliveriesFrom: (await highest("webhook_deliveries")) + 1 };
+}
+
+/**
+ * Numbers the group's copied events and webhook deliveries from `numbering`, in their order, and points the
+ * deliveries and the endpoints' positions at the new event ids, in one batch that ends by writing
+ * `events_from` to the target's copy of the group: a resumed switch finds it there and numbers nothing twice.
+ */
+async function numberMovedLogs(
+  { target }: MoveShards,
+  group: number,
+  { eventsFrom, deliveriesFrom }: { eventsFrom: number; deliveriesFrom: number },
+): Promise<void> {
+  const numbered = await target
+    .prepare("SELECT 1 FROM client_groups WHERE id = ?1 AND events_from = ?2")
+    .bind(group, eventsFrom)
+    .first();
+  if (numbered) return;
   const ownEvents = ownedBy(movedTable("events"), "e", group);
   const ownDeliveries = ownedBy(movedTable("webhook_deliveries"), "d", group);
-  await target.batch([
+  await moveBatch(target, group, [
     target
       .prepare(
         `UPDATE events SET id = r.renumbered FROM (SELECT id AS staged, ?1 - 1 + row_number() OVER (ORDER BY origin_id) AS renumbered
@@ -421,8 +610,8 @@ async function numberMovedLogs({ source, target }: MoveShards, group: number): P
          WHERE ${ownedBy(movedTable("webhook_endpoints"), "webhook_endpoints", group)}`,
       )
       .bind(eventsFrom),
+    target.prepare("UPDATE client_groups SET events_from = ?2 WHERE id = ?1").bind(group, eventsFrom),
   ]);
-  return eventsFrom;
 }
 
 /**
@@ -452,7 +641,10 @@ export function feedCursor(after: number, client: number): SQL {
  */
 export async function confirmMove(shards: Pick<MoveShards, "source">, group: number): Promise<number> {
   const { source } = shards;
-  await source.batch(dropTriggers(group, "fence").map((ddl) => source.prepare(ddl)));
+  // (A move abandoned before its switch left its guard triggers on the shard it was going to.)
+  await source.batch(
+    [...dropTriggers(group, "fence"), ...dropTriggers(group, "guard")].map((ddl) => source.prepare(ddl)),
+  );
   let deleted = 0;
   for (const table of [...MOVED_TABLES].reverse()) {
     for (;;) {
@@ -475,6 +667,17 @@ export async function confirmMove(shards: Pick<MoveShards, "source">, group: num
     source.prepare("DELETE FROM client_groups WHERE id = ?1").bind(group),
   ]);
   return deleted;
+}
+
+/**
+ * What a move abandoned before its switch leaves on the group's own shard: the triggers that log its
+ * changes, and the log.
+ */
+export async function dropChangeLog(d1: D1Database, group: number): Promise<void> {
+  await d1.batch([
+    ...dropTriggers(group, "log").map((ddl) => d1.prepare(ddl)),
+    d1.prepare("DELETE FROM move_log WHERE group_id = ?1").bind(group),
+  ]);
 }
 
 /**

@@ -125,8 +125,14 @@ export interface NamedId {
   id: number;
 }
 
-/** The shard of each block (`ads 3`) and client (`client 7`), as this isolate last read it from the directory. */
-const knownShards = new Map<string, { shard: number | undefined; until: number }>();
+/** Where a group's rows are: its shard, and while it moves, the shard it moves to (src/db/moves.ts). */
+export interface GroupPlace {
+  shard: number;
+  movingTo: number | null;
+}
+
+/** The place of each block (`ads 3`) and client (`client 7`), as this isolate last read it from the directory. */
+const knownShards = new Map<string, { place: GroupPlace | undefined; until: number }>();
 const SHARD_CACHE_MS = 10_000;
 const MOVING_SHARD_CACHE_MS = 1_000;
 const SHARD_CACHE_SIZE = 50_000;
@@ -135,10 +141,7 @@ const SHARD_CACHE_SIZE = 50_000;
  * The shard of each key, from this isolate's memory of the last 10 seconds, or else `lookup` (one
  * directory query for every key it does not know); a key the directory does not know has none.
  */
-async function cachedShards(
-  keys: string[],
-  lookup: (unknown: string[]) => Promise<Map<string, { shard: number; moving: boolean }>>,
-) {
+async function cachedShards(keys: string[], lookup: (unknown: string[]) => Promise<Map<string, GroupPlace>>) {
   const now = Date.now();
   const unknown = [...new Set(keys)].filter((key) => (knownShards.get(key)?.until ?? 0) <= now);
   if (unknown.length > 0) {
@@ -148,21 +151,21 @@ async function cachedShards(
       knownShards.delete(key);
       // A moving group's shard changes soon (src/db/moves.ts): it is asked again within a second.
       knownShards.set(key, {
-        shard: place?.shard,
-        until: now + (place?.moving ? MOVING_SHARD_CACHE_MS : SHARD_CACHE_MS),
+        place,
+        until: now + (place?.movingTo ? MOVING_SHARD_CACHE_MS : SHARD_CACHE_MS),
       });
     }
     while (knownShards.size > SHARD_CACHE_SIZE) knownShards.delete(knownShards.keys().next().value as string);
   }
-  return keys.map((key) => knownShards.get(key)?.shard);
+  return keys.map((key) => knownShards.get(key)?.place);
 }
 
 /**
- * The shard of each named id, by its block (src/db/ids.ts), or, for a client's id, by its group: one
- * directory query for what this isolate has not seen lately, none otherwise. An id of no leased block
- * (or no client) has no shard (undefined).
+ * Where each named id's group is, by the id's block (src/db/ids.ts), or, for a client's id, by its group:
+ * one directory query for what this isolate has not seen lately, none otherwise. An id of no leased block
+ * (or no client) has no place (undefined).
  */
-export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(number | undefined)[]> {
+export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(GroupPlace | undefined)[]> {
   const keyOf = ({ kind, id }: NamedId) =>
     kind === CLIENTS ? `client ${id}` : `${kind} ${Math.floor(id / ID_BLOCK_SIZE)}`;
   return cachedShards(named.map(keyOf), async (unknown) => {
@@ -175,15 +178,15 @@ export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(n
     const blocks = parts.filter((part) => part.kind !== "client");
     const clients = parts.filter((part) => part.kind === "client");
     const { results } = await env.DIRECTORY.prepare(
-      `SELECT b.kind || ' ' || b.block AS key, g.shard AS shard, g.moving_to IS NOT NULL AS moving FROM id_blocks b
+      `SELECT b.kind || ' ' || b.block AS key, g.shard AS shard, g.moving_to AS movingTo FROM id_blocks b
        JOIN client_groups g ON g.id = b.group_id
        WHERE (b.kind, b.block) IN (VALUES ${blocks.map((b) => `('${b.kind}', ${b.value})`).join(", ") || "(NULL, NULL)"})
        UNION ALL
-       SELECT 'client ' || c.id AS key, g.shard AS shard, g.moving_to IS NOT NULL AS moving FROM api_clients c
+       SELECT 'client ' || c.id AS key, g.shard AS shard, g.moving_to AS movingTo FROM api_clients c
        JOIN client_groups g ON g.id = c.group_id
        WHERE c.id IN (${clients.map((c) => c.value).join(", ") || "NULL"})`,
-    ).all<{ key: string; shard: number; moving: number }>();
-    return new Map(results.map((row) => [row.key, { shard: row.shard, moving: row.moving === 1 }]));
+    ).all<{ key: string; shard: number; movingTo: number | null }>();
+    return new Map(results.map(({ key, ...place }) => [key, place]));
   });
 }
 

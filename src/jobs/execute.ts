@@ -100,12 +100,15 @@ export async function routedToTheirShards(env: Env, jobs: JobMessage[]): Promise
     });
     return known.map(() => undefined);
   });
-  const shardOfRow = new Map(known.map((name, at) => [`${name.kind} ${name.id}`, shards[at]]));
+  const placeOfRow = new Map(known.map((name, at) => [`${name.kind} ${name.id}`, shards[at]]));
   return jobs.map((job, at) => {
     const name = named[at] as (typeof named)[number];
-    const now = shardOfRow.get(`${name.kind} ${name.id}`);
+    const place = placeOfRow.get(`${name.kind} ${name.id}`);
     const sent = shardOf(job);
-    return now === undefined || now === sent ? job : { ...job, shard: now, movedFrom: job.movedFrom ?? sent };
+    // A job the shard its group moves to sent is one of its own after the switch (before it, the move's
+    // guard keeps every writer there off the group's rows): it runs there, whatever this isolate read.
+    if (place === undefined || place.shard === sent || place.movingTo === sent) return job;
+    return { ...job, shard: place.shard, movedFrom: job.movedFrom ?? sent };
   });
 }
 

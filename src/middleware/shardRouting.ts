@@ -88,7 +88,7 @@ export async function shardOfRequest(c: Context<AppEnv>): Promise<{ shard: numbe
   if (ids.length === 0) return own;
   const shards = await shardsOfIds(c.env, ids);
   const placed = ids.flatMap((id, at) => {
-    const shard = shards[at];
+    const shard = shards[at]?.shard;
     return shard === undefined ? [] : [{ ...id, shard }];
   });
   const [first] = placed;

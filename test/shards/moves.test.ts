@@ -1,7 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { groupHoldings, type MoveReport } from "../../src/db/moves";
+import { runScheduledOnEveryShard } from "../../src/cron";
+import { advanceMove, beginMove, groupHoldings, type MoveShards, type MoveState } from "../../src/db/moves";
 import { MOVING_CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
+import { CONFIRM_AFTER_MS } from "../../src/services/accounts/groupMoves";
 import { receivedBy, receiver } from "../fixtures/hooks";
 import { type Answer, call, defined, eventually, expectError, groupOf, newClient } from "../harness/api";
 import { activate, adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
@@ -50,11 +52,30 @@ function movingClient(key: string) {
   };
 }
 
-/** POST /clientgroups/<group>/move, as the internal client of the group: the move's report. */
-async function moved(internalKey: string, group: number, shard: number): Promise<MoveReport> {
-  const answer = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard } });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  return answer.body.data as MoveReport;
+/**
+ * POST /clientgroups/<group>/move, as the internal client of the group, again while it answers `moving`
+ * (each call runs the move on): the move's figures once moved.
+ */
+async function moved(internalKey: string, group: number, shard: number): Promise<MoveState> {
+  for (;;) {
+    const answer = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard } });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const state = answer.body.data as MoveState;
+    if (state.state === "moved") return state;
+  }
+}
+
+/** A database whose statements fail from the one whose SQL `fails` matches: a runner that dies there. */
+function failingAt(d1: D1Database, fails: RegExp): D1Database {
+  return new Proxy(d1, {
+    get: (target, name) =>
+      name === "prepare"
+        ? (query: string) => {
+            if (fails.test(query)) throw new Error("the runner died here");
+            return target.prepare(query);
+          }
+        : Reflect.get(target, name),
+  });
 }
 
 /** POST /clientgroups/<group>/move/confirm. */
@@ -123,7 +144,7 @@ describe("moving a client group between shards", () => {
         await sleep(20);
       }
     })();
-    let report: MoveReport | undefined;
+    let report: MoveState | undefined;
     try {
       report = await moved(internalKey, group, 2);
     } finally {
@@ -184,6 +205,8 @@ describe("moving a client group between shards", () => {
     };
     const sinceCursor = await activeAds(cursor);
     for (const adId of written) expect(sinceCursor, `ad ${adId} published during the move`).toContain(adId);
+    for (const adId of before.slice(0, 2))
+      expect(sinceCursor, `ad ${adId}, published before the cursor, is not read again`).not.toContain(adId);
     expect((await activeAds(0)).sort((a, b) => a - b)).toEqual([...published].sort((a, b) => a - b));
     // The webhook receiver gets the events of the new shard. A delivery under way at the switch may come
     // again (at least once), with the webhook-id it had, and the event's id on its new shard.
@@ -250,10 +273,12 @@ describe("moving a client group between shards", () => {
     const once = { key: operator.key, body: { shard: 2 }, headers: { "Idempotency-Key": crypto.randomUUID() } };
     const first = await call("POST", `/clientgroups/${group}/move`, once);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const report = first.body.data as MoveReport;
     const again = await call("POST", `/clientgroups/${group}/move`, once);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
-    expect(again.body.data).toEqual(report);
+    expect(again.body.data).toEqual(first.body.data);
+    // (On a busy machine the first call may answer `moving`: calls without the key run it on.)
+    const firstState = first.body.data as MoveState;
+    const report = firstState.state === "moved" ? firstState : await moved(operator.key, group, 2);
     const [source, target] = [
       await groupHoldings(SHARDS[1] as D1Database, group),
       await groupHoldings(SHARDS[2] as D1Database, group),
@@ -280,6 +305,84 @@ describe("moving a client group between shards", () => {
     // The tallies a list counts by are rebuilt by the new shard's triggers.
     const list = await call("GET", `/ads/?userId=${user.userId}&itemsPerPage=1`, { key });
     expect(list.body.totalItems).toBe(300);
+  }, 120_000);
+
+  it("resumes a move where it stopped: a runner dead during the copy, and one dead in the switch, which the cron finishes", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    await seedAds(sellerId, 1200, 1);
+    const shards: MoveShards = { directory: env.DIRECTORY, source: env.DB, target: env.DB_2 };
+    const state = async () => {
+      const answer = await call("GET", `/clientgroups/${group}/move`, { key: internalKey });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return answer.body.data as MoveState;
+    };
+    expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
+    // A step runs for its budget (at least a page) and keeps where it got to.
+    const firstStep = defined(await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 }));
+    expect(firstStep).toMatchObject({ state: "moving", pauseMs: null, eventsFrom: null });
+    expect(firstStep.copied).toBeGreaterThan(0);
+    expect(await state()).toEqual(firstStep);
+    // Until the switch, nothing but the move writes the group's rows on the new shard (not its cron): a
+    // statement that also touches another group's rows there changes theirs alone.
+    const neighbour = await newClient({ partner: true, shard: 2 });
+    const { userId: neighbourId } = await createUser(neighbour.key);
+    const nameOnShard2 = (userId: number) =>
+      env.DB_2.prepare("SELECT last_name AS lastName FROM users WHERE id = ?")
+        .bind(userId)
+        .first<{ lastName: string }>();
+    const copiedName = (await nameOnShard2(sellerId))?.lastName;
+    expect(copiedName, "the seller is copied in the first step").toBeDefined();
+    const touched = await env.DB_2.prepare("UPDATE users SET last_name = 'Door de cron' WHERE id IN (?1, ?2)")
+      .bind(sellerId, neighbourId)
+      .run();
+    expect(touched.meta.changes).toBe(1);
+    expect((await nameOnShard2(sellerId))?.lastName).toBe(copiedName);
+    expect((await nameOnShard2(neighbourId))?.lastName).toBe("Door de cron");
+    // A runner that dies copying a page: what the step before copied is kept, and the next runner may
+    // take the move over at once.
+    const diesCopying = { ...shards, target: failingAt(env.DB_2, /^\s*INSERT INTO/) };
+    await expect(advanceMove(diesCopying, group, { settleMs: 0, budgetMs: 0 })).rejects.toThrow("the runner died");
+    expect(await state()).toEqual(firstStep);
+    const secondStep = defined(await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 }));
+    expect(secondStep.copied).toBeGreaterThan(firstStep.copied);
+    // The clients write on meanwhile.
+    const during = await call("POST", "/ads/", { key, body: adBody(sellerId, { title: "Tijdens de verhuizing" }) });
+    expect(during.status, JSON.stringify(during.body)).toBe(200);
+    // A runner that dies in the switch, after fencing writes and numbering the group's events, before the
+    // directory names the new shard: writes wait (503) until a runner finishes it, which the cron is.
+    const diesSwitching = { ...shards, directory: failingAt(env.DIRECTORY, /moving_to = NULL/) };
+    await expect(advanceMove(diesSwitching, group, { settleMs: 0, budgetMs: 60_000 })).rejects.toThrow(
+      "the runner died",
+    );
+    expect((await state()).state).toBe("moving");
+    expectError(await call("POST", "/ads/", { key, body: adBody(sellerId) }), "group_moving");
+    await runScheduledOnEveryShard(env, Date.now());
+    const done = await state();
+    expect(done).toMatchObject({ state: "moved", from: 1, to: 2 });
+    expect(done.copied).toBeGreaterThanOrEqual(1200);
+    // Copied once and numbered once: the same holdings on both shards, no event staged or twice.
+    const [source, target] = [await groupHoldings(env.DB, group), await groupHoldings(env.DB_2, group)];
+    expect(target).toEqual(source);
+    expect(source.ads).toBe(1201);
+    const staged = await env.DB_2.prepare("SELECT count(*) AS n FROM events WHERE id < 0").first<{ n: number }>();
+    expect(staged?.n).toBe(0);
+    expect(
+      await env.DB_2.prepare("SELECT events_from AS eventsFrom FROM client_groups WHERE id = ?").bind(group).first(),
+    ).toEqual({ eventsFrom: done.eventsFrom });
+    // The group's writes go to the new shard now (a client's cache of a moving group lasts a second).
+    const after = await movingClient(key).call("POST", "/ads/", adBody(sellerId, { title: "Na de verhuizing" }));
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+    // Nobody confirms it: the cron does, a minute after the switch (here, its time moved back by one).
+    await runScheduledOnEveryShard(env, Date.now());
+    expect((await groupHoldings(env.DB, group)).ads).toBe(1201);
+    await env.DIRECTORY.prepare(
+      "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
+    )
+      .bind(group, Date.now() - CONFIRM_AFTER_MS)
+      .run();
+    await runScheduledOnEveryShard(env, Date.now());
+    expect(Object.values(await groupHoldings(env.DB, group)).every((n) => n === 0)).toBe(true);
+    expectError(await call("GET", `/clientgroups/${group}/move`, { key: internalKey }), "validation_failed");
   }, 120_000);
 
   it("refuses a move to the shard the group is on, to a shard that does not exist, and of an unknown group", async () => {

@@ -14,6 +14,11 @@ export const clientGroups = sqliteTable("client_groups", {
    * by the shard before, and is read through the moved events' `origin_id`.
    */
   eventsFrom: integer("events_from"),
+  /**
+   * In the directory, a move's progress (JSON, src/db/moves.ts) from its start until it is confirmed: any
+   * runner resumes the move from it. Not used on the shards.
+   */
+  moveProgress: text("move_progress"),
   createdAt: createdAt(),
 });
 

@@ -50,3 +50,12 @@ export const moveLog = sqliteTable("move_log", {
   /** Its primary key, as a JSON array of the key's columns. */
   rowKey: text("row_key").notNull(),
 });
+
+/**
+ * The move's own writes on the shard a group moves to (src/db/moves.ts): each of its batches holds the
+ * group's row here while it writes, and triggers refuse every other write to the group's rows until the
+ * switch, so that nothing but the move (not this shard's cron) changes the copy.
+ */
+export const moveWrites = sqliteTable("move_writes", {
+  groupId: integer("group_id").primaryKey(),
+});

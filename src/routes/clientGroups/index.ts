@@ -1,7 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { ok } from "../../lib/envelope";
 import { pathId } from "../../lib/fields";
-import { ConfirmedMove, confirmGroupMove, GroupMove, MoveGroup, moveClientGroup } from "../../services/accounts";
+import {
+  ConfirmedMove,
+  confirmGroupMove,
+  GroupMove,
+  groupMoveState,
+  MoveGroup,
+  moveClientGroup,
+} from "../../services/accounts";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
@@ -16,7 +23,7 @@ export const clientGroupsRouter = createRouter()
       tags,
       summary: "Move a client group to another shard, online (internal clients)",
       description:
-        "Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Answers when the group is on its new shard; the old one keeps its rows, refusing writes, until `/confirm`.",
+        "Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Runs the move for up to 20 seconds and answers where it stands: `moved` once the group is on its new shard, or `moving`, and the cron runs it on each minute (as does this call again, to the same shard). Whatever stops a move, it resumes where it was. The old shard keeps the group's rows, refusing writes, until `/confirm`.",
       request: { params: groupParams, body: jsonBody(MoveGroup) },
       response: envelope(GroupMove),
     }),
@@ -25,6 +32,18 @@ export const clientGroupsRouter = createRouter()
         ok(await moveClientGroup(serviceContext(c), { groupId: c.req.valid("param").groupId, ...c.req.valid("json") })),
         200,
       ),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/clientgroups/{groupId}/move",
+      tags,
+      summary: "Where a client group's move stands (internal clients)",
+      description: "Under way, or on the new shard until the move is confirmed.",
+      request: { params: groupParams },
+      response: envelope(GroupMove),
+    }),
+    async (c) => c.json(ok(await groupMoveState(serviceContext(c), c.req.valid("param").groupId)), 200),
   )
   .openapi(
     apiRoute({

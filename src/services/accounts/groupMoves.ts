@@ -1,5 +1,13 @@
 import { getDb } from "../../db/client";
-import { confirmMove, type MoveReport, moveGroup } from "../../db/moves";
+import {
+  advanceMove,
+  beginMove,
+  confirmMove,
+  dropChangeLog,
+  type MoveState,
+  moveState,
+  switchedMoves,
+} from "../../db/moves";
 import { shardDatabase, shardNumbers } from "../../db/shards";
 import type { Env } from "../../env";
 import { DomainError } from "../../lib/errors";
@@ -8,57 +16,136 @@ import type { ServiceContext } from "../shared/context";
 import { ADS_REVISION, bumpRevisions, USERS_REVISION } from "../shared/revisions";
 import { CLIENT_CACHE_MS } from "./apiClients";
 
+/** How long a move's request, or the cron, runs it on before keeping its progress for the next. */
+export const MOVE_STEP_MS = 20_000;
+
+const groupOf = (env: Env, groupId: number) =>
+  env.DIRECTORY.prepare("SELECT shard, moving_to AS movingTo FROM client_groups WHERE id = ?1")
+    .bind(groupId)
+    .first<{ shard: number; movingTo: number | null }>();
+
+/** The databases of group `groupId`'s move from shard `from` to shard `to`. */
+const moveShards = (env: Env, from: number, to: number) => ({
+  directory: env.DIRECTORY,
+  source: shardDatabase(env, from),
+  target: shardDatabase(env, to),
+});
+
 /**
  * Moves client group `groupId` to shard `shard`, online (src/db/moves.ts): its clients keep reading
- * throughout and their writes wait for the switch only. The old shard keeps the group's rows, refusing
- * writes, until `confirmGroupMove`.
+ * throughout and their writes wait for the switch only. Runs the move for up to MOVE_STEP_MS and answers
+ * where it stands; the cron, or this call again, runs a move still under way on. The old shard keeps the
+ * group's rows, refusing writes, until `confirmGroupMove`.
  */
 export async function moveClientGroup(
   ctx: Pick<ServiceContext, "env" | "caller">,
   input: { groupId: number; shard: number },
-): Promise<MoveReport> {
+): Promise<MoveState> {
   requireInternal(ctx, "groupId");
   const { env } = ctx;
   const { groupId, shard: to } = input;
-  const group = await env.DIRECTORY.prepare("SELECT shard, moving_to AS movingTo FROM client_groups WHERE id = ?1")
-    .bind(groupId)
-    .first<{ shard: number; movingTo: number | null }>();
+  const group = await groupOf(env, groupId);
   if (!group) throw DomainError.of("validation_failed", `groupId: no client group ${groupId}`);
   if (!shardNumbers(env).includes(to))
     throw DomainError.of("validation_failed", `shard: no shard ${to}; the shards are ${shardNumbers(env).join(", ")}`);
-  if (group.shard === to)
-    throw DomainError.of("validation_failed", `shard: group ${groupId} is on shard ${to} already`);
-  if (group.movingTo !== null) throw DomainError.of("validation_failed", `groupId: group ${groupId} is moving already`);
-  const report = await moveGroup(
-    { directory: env.DIRECTORY, source: shardDatabase(env, group.shard), target: shardDatabase(env, to) },
-    { group: groupId, from: group.shard, to, settleMs: CLIENT_CACHE_MS },
-  );
-  await bumpListRevisions(env, [group.shard, to]);
-  return report;
+  if (group.movingTo !== null && group.movingTo !== to)
+    throw DomainError.of("validation_failed", `groupId: group ${groupId} is moving to shard ${group.movingTo} already`);
+  if (group.movingTo === null) {
+    if (group.shard === to)
+      throw DomainError.of("validation_failed", `shard: group ${groupId} is on shard ${to} already`);
+    if (!(await beginMove(env.DIRECTORY, { group: groupId, from: group.shard, to })))
+      throw DomainError.of("validation_failed", `groupId: group ${groupId} began moving meanwhile`);
+  }
+  return runMove(env, groupId, group.shard, to);
+}
+
+/** Where group `groupId`'s move stands (internal clients): under way, or done and not confirmed yet. */
+export async function groupMoveState(ctx: Pick<ServiceContext, "env" | "caller">, groupId: number): Promise<MoveState> {
+  requireInternal(ctx, "groupId");
+  const state = await moveState(ctx.env.DIRECTORY, groupId);
+  if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move to report`);
+  return state;
+}
+
+/**
+ * A moved group nobody confirmed this long after its switch is confirmed by the cron: the old shard's
+ * fence refuses more than the group's writes (a statement of its cron that touches the group's rows
+ * fails whole), so it stays no longer than it must. Well past CLIENT_CACHE_MS: no isolate routes there.
+ */
+export const CONFIRM_AFTER_MS = 60_000;
+
+/**
+ * The cron's part: runs every move under way on for up to MOVE_STEP_MS, side by side, and confirms the
+ * moves switched over CONFIRM_AFTER_MS ago. Answers how many moves were under way, how many switched,
+ * how many were confirmed, and why any failed (each is taken up again at the next run).
+ */
+export async function continueGroupMoves(
+  env: Env,
+): Promise<{ moving: number; moved: number; confirmed: number; failed: string[] }> {
+  const [{ results: moving }, switched] = await Promise.all([
+    env.DIRECTORY.prepare(
+      "SELECT id, shard, moving_to AS movingTo FROM client_groups WHERE moving_to IS NOT NULL",
+    ).all<{ id: number; shard: number; movingTo: number }>(),
+    switchedMoves(env.DIRECTORY, CONFIRM_AFTER_MS),
+  ]);
+  const [runs, confirms] = await Promise.all([
+    Promise.allSettled(moving.map((group) => runMove(env, group.id, group.shard, group.movingTo))),
+    Promise.allSettled(switched.map((groupId) => confirmMoveOf(env, groupId))),
+  ]);
+  const failures = (settled: PromiseSettledResult<unknown>[], groups: number[]) =>
+    settled.flatMap((run, at) =>
+      run.status === "rejected" ? [`group ${groups[at]}: ${String(run.reason?.message ?? run.reason)}`] : [],
+    );
+  return {
+    moving: moving.length,
+    moved: runs.filter((run) => run.status === "fulfilled" && run.value.state === "moved").length,
+    confirmed: confirms.filter((confirm) => confirm.status === "fulfilled").length,
+    failed: [
+      ...failures(
+        runs,
+        moving.map((group) => group.id),
+      ),
+      ...failures(confirms, switched),
+    ],
+  };
+}
+
+async function runMove(env: Env, groupId: number, from: number, to: number): Promise<MoveState> {
+  const state = await advanceMove(moveShards(env, from, to), groupId, {
+    settleMs: CLIENT_CACHE_MS,
+    budgetMs: MOVE_STEP_MS,
+  });
+  if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move under way`);
+  if (state.state === "moved") await bumpListRevisions(env, [from, to]);
+  return state;
 }
 
 /**
  * Confirms the moves of group `groupId`: every shard but its own drops what it still holds of it. Run it
- * once the move's switch is CLIENT_CACHE_MS past, when no isolate routes the group by an older read.
- * Answers the rows deleted per shard.
+ * once the move's switch is CLIENT_CACHE_MS past, when no isolate routes the group by an older read (the
+ * cron does, CONFIRM_AFTER_MS after the switch). Answers the rows deleted per shard.
  */
 export async function confirmGroupMove(
   ctx: Pick<ServiceContext, "env" | "caller">,
   groupId: number,
 ): Promise<Record<number, number>> {
   requireInternal(ctx, "groupId");
-  const { env } = ctx;
-  const group = await env.DIRECTORY.prepare("SELECT shard, moving_to AS movingTo FROM client_groups WHERE id = ?1")
-    .bind(groupId)
-    .first<{ shard: number; movingTo: number | null }>();
+  return confirmMoveOf(ctx.env, groupId);
+}
+
+/** A move's confirmation, by an internal client or by the cron (CONFIRM_AFTER_MS after the switch). */
+async function confirmMoveOf(env: Env, groupId: number): Promise<Record<number, number>> {
+  const group = await groupOf(env, groupId);
   if (!group) throw DomainError.of("validation_failed", `groupId: no client group ${groupId}`);
   if (group.movingTo !== null) throw DomainError.of("validation_failed", `groupId: group ${groupId} is still moving`);
+  await dropChangeLog(shardDatabase(env, group.shard), groupId);
   const deleted: Record<number, number> = {};
   for (const shard of shardNumbers(env).filter((n) => n !== group.shard)) {
     const source = shardDatabase(env, shard);
     const left = await source.prepare("SELECT 1 FROM client_groups WHERE id = ?1").bind(groupId).first();
     if (left) deleted[shard] = await confirmMove({ source }, groupId);
   }
+  await env.DIRECTORY.prepare("UPDATE client_groups SET move_progress = NULL WHERE id = ?1").bind(groupId).run();
   await bumpListRevisions(env, Object.keys(deleted).map(Number));
   return deleted;
 }

@@ -9,7 +9,7 @@ export {
 } from "./apiClients";
 export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
 export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";
-export { confirmGroupMove, moveClientGroup } from "./groupMoves";
+export { confirmGroupMove, continueGroupMoves, groupMoveState, moveClientGroup } from "./groupMoves";
 export { UserAdSetting, UserAdSettings, UserAdSettingsInput } from "./schemas/adSettings";
 export { Client, ReturnOrigin, UpdateClient } from "./schemas/clients";
 export { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas/contacts";

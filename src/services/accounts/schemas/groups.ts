@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { MoveReport } from "../../../db/moves";
+import type { MoveState } from "../../../db/moves";
 
 /** POST /clientgroups/<groupId>/move: the shard to move the group to. */
 export const MoveGroup = z
@@ -7,12 +7,16 @@ export const MoveGroup = z
   .strict()
   .openapi("MoveGroup", { example: { shard: 2 } });
 
-/** What a group move did (src/db/moves.ts), in figures. */
+/** Where a group move stands (src/db/moves.ts), in figures. */
 export const GroupMove = z
   .object({
     group: z.number().int(),
+    state: z.enum(["moving", "moved"]).openapi({
+      description:
+        "`moving`: under way (the cron runs it on each minute, as does this call again); `moved`: the group is on its new shard, and `/confirm` drops what the old one holds",
+    }),
     from: z.number().int().openapi({
-      description: "The shard the group left (it keeps the rows, refusing writes, until the move is confirmed)",
+      description: "The shard the group leaves (it keeps the rows, refusing writes, until the move is confirmed)",
     }),
     to: z.number().int(),
     copied: z.number().int().openapi({ description: "Rows copied before the catch-up" }),
@@ -20,10 +24,18 @@ export const GroupMove = z
     copyMs: z.number().int(),
     caughtUp: z.number().int().openapi({ description: "Changed rows copied again while the clients worked" }),
     rounds: z.number().int(),
-    pauseMs: z.number().int().openapi({ description: "How long the group's writes were refused (503 group_moving)" }),
-    eventsFrom: z.number().int().openapi({ description: "The group's first event id on its new shard" }),
+    pauseMs: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "How long the group's writes were refused (503 group_moving); null while moving" }),
+    eventsFrom: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The group's first event id on its new shard; null while moving" }),
   })
-  .openapi("GroupMove") satisfies z.ZodType<MoveReport>;
+  .openapi("GroupMove") satisfies z.ZodType<MoveState>;
 
 /** POST /clientgroups/<groupId>/move/confirm: the rows each old shard dropped. */
 export const ConfirmedMove = z

@@ -708,9 +708,6 @@ async function shardsBench() {
   );
   const scenarios = scenariosOf(fixture).filter((scenario) => scenario.kind !== "ceiling");
   try {
-    const reads = new Map();
-    for (const [shards, config] of configs)
-      reads.set(shards, await readScenarios(fixture, scenarios, { config, label: ` on ${shards} shard(s)` }));
     const publishing = new Map(SHARD_COUNTS.map((shards) => [shards, []]));
     for (let r = 1; r <= runs; r += 1)
       for (const [shards, config] of configs) {
@@ -740,6 +737,10 @@ async function shardsBench() {
         );
         publishing.get(shards).push(row);
       }
+
+    const reads = new Map();
+    for (const [shards, config] of configs)
+      reads.set(shards, await readScenarios(fixture, scenarios, { config, label: ` on ${shards} shard(s)` }));
 
     const [one, ...more] = SHARD_COUNTS;
     console.log(`\nthe read scenarios by shard count, medians of ${runs} runs (the ads are on shard 1)\n`);

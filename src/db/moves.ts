@@ -365,9 +365,10 @@ function stateOf(progress: MoveProgress): MoveState {
 
 /**
  * Runs group `group`'s move on (steps 2 to 4 above) for about `budgetMs`, then keeps its progress and
- * answers where it stands. The switch, once begun, runs to its end whatever the budget: writes wait for it
- * only. One runner at a time holds the move (another's call answers where it stands and does nothing);
- * one that fails leaves the move where its last finished part left it, for the next to resume.
+ * answers where it stands, and whether this call switched it. The switch, once begun, runs to its end
+ * whatever the budget: writes wait for it only. One runner at a time holds the move (another's call answers
+ * where it stands and does nothing); one that fails leaves the move where its last finished part left it,
+ * for the next to resume.
  */
 export async function advanceMove(
   shards: MoveShards,
@@ -377,7 +378,7 @@ export async function advanceMove(
     settleMs: number;
     budgetMs: number;
   },
-): Promise<MoveState | null> {
+): Promise<{ state: MoveState | null; switched: boolean }> {
   const { directory, source, target } = shards;
   const runner = crypto.randomUUID();
   const deadline = Date.now() + options.budgetMs;
@@ -389,7 +390,7 @@ export async function advanceMove(
     )
     .bind(group, JSON.stringify({ runner, until: deadline + LEASE_MARGIN_MS }), Date.now())
     .first<{ progress: string }>();
-  if (!claimed) return moveState(directory, group);
+  if (!claimed) return { state: await moveState(directory, group), switched: false };
   const progress = JSON.parse(claimed.progress) as MoveProgress;
   /** Keeps the progress, while this runner holds the move (`release`: and lets it go). */
   const save = async (release = false) => {
@@ -402,7 +403,7 @@ export async function advanceMove(
   };
   const pause = async () => {
     await save(true);
-    return stateOf(progress);
+    return { state: stateOf(progress), switched: false };
   };
   try {
     const columns = new Map(
@@ -498,7 +499,7 @@ export async function advanceMove(
     await copyGroup(directory, target, group);
     await source.prepare("UPDATE client_groups SET shard = ?2 WHERE id = ?1").bind(group, progress.to).run();
     await source.batch(dropTriggers(group, "log").map((ddl) => source.prepare(ddl)));
-    return stateOf(progress);
+    return { state: stateOf(progress), switched: true };
   } catch (error) {
     // What this step finished is kept, and the move is free for the next runner at once.
     await save(true).catch(() => undefined);

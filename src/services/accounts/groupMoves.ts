@@ -8,9 +8,11 @@ import {
   moveState,
   switchedMoves,
 } from "../../db/moves";
-import { shardDatabase, shardNumbers } from "../../db/shards";
+import { onShard, shardDatabase, shardNumbers } from "../../db/shards";
 import type { Env } from "../../env";
 import { DomainError } from "../../lib/errors";
+import { resendJobsCutByMove } from "../publishing";
+import { jobContext } from "../shared";
 import { isInternal } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { ADS_REVISION, bumpRevisions, USERS_REVISION } from "../shared/revisions";
@@ -111,12 +113,15 @@ export async function continueGroupMoves(
 }
 
 async function runMove(env: Env, groupId: number, from: number, to: number): Promise<MoveState> {
-  const state = await advanceMove(moveShards(env, from, to), groupId, {
+  const { state, switched } = await advanceMove(moveShards(env, from, to), groupId, {
     settleMs: CLIENT_CACHE_MS,
     budgetMs: MOVE_STEP_MS,
   });
   if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move under way`);
-  if (state.state === "moved") await bumpListRevisions(env, [from, to]);
+  if (switched) {
+    await resendJobsCutByMove(jobContext(onShard(env, to)), { groupId });
+    await bumpListRevisions(env, [from, to]);
+  }
   return state;
 }
 

@@ -1,7 +1,7 @@
 import { and, eq, lte } from "drizzle-orm";
-import { namedBatch, statementsOf } from "../../../db/client";
+import { batchAll, namedBatch, statementsOf } from "../../../db/client";
 import { inList } from "../../../db/inList";
-import { jobIsOpen, publishJobs } from "../../../db/schema";
+import { apiClients, jobIsOpen, publishJobs, users } from "../../../db/schema";
 import type { JobContext } from "../../shared/context";
 import { transition } from "./lifecycle";
 import { publishMessage, sendJobs } from "./queue";
@@ -70,6 +70,38 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
     jobs.map((job) => ({ job, requestId: job.requestId ?? undefined })),
   );
   return jobs.length;
+}
+
+/**
+ * Jobs of client group `groupId` that a move's switch cut off while they ran: their consumer's writes are
+ * refused on the old shard, and their copy on the new one says `processing`, which no consumer claims. Run
+ * on the new shard right after the switch, it puts them back to pending and sends them again, as the cron
+ * does for a consumer that died (without waiting five minutes): the marketplace call is idempotent, so
+ * one the cut-off consumer made is found again, not made twice. Answers how many.
+ */
+export async function resendJobsCutByMove(ctx: JobContext, input: { groupId: number }): Promise<number> {
+  const { db, env, now } = ctx;
+  const cut = await db
+    .select({ job: publishJobs })
+    .from(publishJobs)
+    .innerJoin(users, eq(users.id, publishJobs.userId))
+    .innerJoin(apiClients, eq(apiClients.id, users.clientId))
+    .where(and(eq(publishJobs.status, "processing"), eq(apiClients.groupId, input.groupId)));
+  if (cut.length === 0) return 0;
+  const at = now.toISOString();
+  await batchAll(
+    db,
+    cut.flatMap(({ job }) =>
+      statementsOf(
+        transition(db, job, "retrying", { now: at, retryAt: at, reason: "its group moved shards while it ran" }),
+      ),
+    ),
+  );
+  await sendJobs(
+    env,
+    cut.map(({ job }) => ({ job, requestId: job.requestId ?? undefined })),
+  );
+  return cut.length;
 }
 
 /**

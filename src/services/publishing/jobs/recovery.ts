@@ -1,11 +1,12 @@
 import { and, eq, lte } from "drizzle-orm";
-import { batchAll, namedBatch, statementsOf } from "../../../db/client";
+import { batchAll, type Db, namedBatch, statementsOf } from "../../../db/client";
 import { inList } from "../../../db/inList";
 import { apiClients, jobIsOpen, publishJobs, users } from "../../../db/schema";
 import type { JobContext } from "../../shared/context";
 import { transition } from "./lifecycle";
 import { publishMessage, sendJobs } from "./queue";
 import { runPublishJobs } from "./run";
+import type { PublishJobRow } from "./states";
 
 /** A pending job this long past its expected delivery has lost its message. */
 export const RESEND_AFTER_MS = 2 * 60_000;
@@ -58,11 +59,7 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
           eq(publishJobs.status, "pending"),
         ),
       ),
-    ...stuck.flatMap((job) =>
-      statementsOf(
-        transition(db, job, "retrying", { now: at, retryAt: at, reason: "the consumer stopped while working on it" }),
-      ),
-    ),
+    ...backToPending(db, stuck, at, "the consumer stopped while working on it"),
   ]);
   const jobs = [...stalled, ...stuck];
   await sendJobs(
@@ -71,6 +68,10 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
   );
   return jobs.length;
 }
+
+/** The statements that put jobs no consumer works on any more back to pending, due `at`. */
+const backToPending = (db: Db, jobs: PublishJobRow[], at: string, reason: string) =>
+  jobs.flatMap((job) => statementsOf(transition(db, job, "retrying", { now: at, retryAt: at, reason })));
 
 /**
  * Jobs of client group `groupId` that a move's switch cut off while they ran: their consumer's writes are
@@ -81,25 +82,18 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
  */
 export async function resendJobsCutByMove(ctx: JobContext, input: { groupId: number }): Promise<number> {
   const { db, env, now } = ctx;
-  const cut = await db
+  const rows = await db
     .select({ job: publishJobs })
     .from(publishJobs)
     .innerJoin(users, eq(users.id, publishJobs.userId))
     .innerJoin(apiClients, eq(apiClients.id, users.clientId))
     .where(and(eq(publishJobs.status, "processing"), eq(apiClients.groupId, input.groupId)));
+  const cut = rows.map((row) => row.job);
   if (cut.length === 0) return 0;
-  const at = now.toISOString();
-  await batchAll(
-    db,
-    cut.flatMap(({ job }) =>
-      statementsOf(
-        transition(db, job, "retrying", { now: at, retryAt: at, reason: "its group moved shards while it ran" }),
-      ),
-    ),
-  );
+  await batchAll(db, backToPending(db, cut, now.toISOString(), "its group moved shards while it ran"));
   await sendJobs(
     env,
-    cut.map(({ job }) => ({ job, requestId: job.requestId ?? undefined })),
+    cut.map((job) => ({ job, requestId: job.requestId ?? undefined })),
   );
   return cut.length;
 }

@@ -11,6 +11,7 @@ import {
 import { onShard, shardDatabase, shardNumbers } from "../../db/shards";
 import type { Env } from "../../env";
 import { DomainError } from "../../lib/errors";
+import { log } from "../../lib/log";
 import { resendJobsCutByMove } from "../publishing";
 import { jobContext } from "../shared";
 import { isInternal } from "../shared/access";
@@ -119,7 +120,13 @@ async function runMove(env: Env, groupId: number, from: number, to: number): Pro
   });
   if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move under way`);
   if (switched) {
-    await resendJobsCutByMove(jobContext(onShard(env, to)), { groupId });
+    // The move is done whatever follows: a job this misses is the cron's stuck-job recovery's, minutes on.
+    await resendJobsCutByMove(jobContext(onShard(env, to)), { groupId }).catch((error: unknown) =>
+      log("error", "sending a moved group's cut-off jobs again failed", {
+        groupId,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
     await bumpListRevisions(env, [from, to]);
   }
   return state;

@@ -183,7 +183,7 @@ export async function copyGroupToShard(databases, groupId) {
   if (!row) throw new Error(`the directory has no group ${groupId}`);
   const clients = await databases.query(
     "DIRECTORY",
-    `SELECT id, name, key_hash, internal, partner, rate, burst, revoked, group_id FROM api_clients WHERE group_id = ${group};`,
+    `SELECT id, name, key_hash, internal, partner, rate, burst, revoked, group_id, return_origins FROM api_clients WHERE group_id = ${group};`,
   );
   const values = (rows, columns) =>
     rows.map((r) => `(${columns.map((column) => sqlValue(r[column])).join(", ")})`).join(", ");

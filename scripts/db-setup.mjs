@@ -2,7 +2,7 @@
 // shard (src/db/shards.ts), fills a new directory from shard 1 when that database has clients from
 // before shards, and, locally, seeds the development clients. Prints how many migrations it applied.
 import { parseArgs } from "node:util";
-import { insertRows, openDatabases, shardBindings } from "./d1.mjs";
+import { insertRows, openDatabases, shardBindings, sqlValue } from "./d1.mjs";
 
 const { values } = parseArgs({
   options: { remote: { type: "boolean", default: false }, env: { type: "string" } },
@@ -20,6 +20,17 @@ try {
     await fill("id_blocks", await databases.query("DB", "SELECT kind, block, group_id FROM id_blocks;"));
     await fill("api_clients", legacyClients);
     console.log(`the directory took shard 1's ${legacyClients.length} client(s), their groups and id blocks`);
+  }
+  // Return origins registered before the directory became their one home were kept on the shards only.
+  for (const shard of shardBindings(values.env)) {
+    const registered = await databases.query(
+      shard,
+      "SELECT id, return_origins FROM api_clients WHERE return_origins <> '[]';",
+    );
+    for (const { id, return_origins: origins } of registered)
+      await databases.execute("DIRECTORY", [
+        `UPDATE api_clients SET return_origins = ${sqlValue(origins)} WHERE id = ${Number(id)} AND return_origins = '[]';`,
+      ]);
   }
   console.log(`applied ${applied} migration(s)`);
 } finally {

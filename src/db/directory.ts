@@ -11,8 +11,7 @@ import { apiClients, clientGroups, idBlocks } from "./schema";
 
 /**
  * Copies a group's row, clients and id blocks from the directory into a shard; what the shard holds of
- * them already is brought up to the directory's (a client's return origins stay the shard's: only the
- * shard's routes write them). Running it again changes nothing.
+ * them already is brought up to the directory's. Running it again changes nothing.
  */
 export async function copyGroup(directory: D1Database, shard: D1Database, groupId: number): Promise<void> {
   const from = getDb(directory);
@@ -51,9 +50,23 @@ export async function copyGroup(directory: D1Database, shard: D1Database, groupI
             burst: fromDirectory(apiClients.burst),
             revoked: fromDirectory(apiClients.revoked),
             groupId: fromDirectory(apiClients.groupId),
+            returnOrigins: fromDirectory(apiClients.returnOrigins),
           },
         }),
     ),
   ]);
   await copyBlocks(shard, blocks);
+}
+
+/**
+ * The origins a client registered for consent's `returnUrl` (PATCH /client/). The directory is their one
+ * home (a shard's copy of the client follows it), so a group's move leaves them as they are.
+ */
+export async function returnOriginsOf(directory: D1Database, clientId: number): Promise<string[]> {
+  const row = await getDb(directory)
+    .select({ returnOrigins: apiClients.returnOrigins })
+    .from(apiClients)
+    .where(eq(apiClients.id, clientId))
+    .get();
+  return row?.returnOrigins ?? [];
 }

@@ -192,3 +192,12 @@ export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(G
 
 /** The kind of a named client id (`shardsOfIds`): a client is found by its group, not by a block. */
 export const CLIENTS = "api_clients";
+
+/**
+ * The shard of the row a keyless call names (the user a consent's state leads with), by the id's block:
+ * undefined when no group holds it. A keyless route has no client to route by, so it routes by this.
+ */
+export async function shardOfNamedId(env: ShardedEnv, named: NamedId): Promise<number | undefined> {
+  const [place] = await shardsOfIds(env, [named]);
+  return place?.shard;
+}

@@ -10,17 +10,12 @@ import { call, defined, expectEnvelope, expectError, newClient } from "../harnes
 import { activate, createUser } from "../harness/data";
 import { giveConsent } from "../harness/marketplace";
 
-let key: string;
 const ERP = "https://erp.example.com";
-
-beforeAll(async () => {
-  key = (await newClient({ partner: true })).key;
-});
 
 /** The callback the marketplace sent the browser to, followed as the browser would (no redirect followed). */
 const followCallback = async (callback: URL) => exports.default.fetch(new Request(callback, { redirect: "manual" }));
 
-async function activeUser() {
+async function activeUser(key: string) {
   const user = await createUser(key);
   await activate(key, user);
   return user.userId as number;
@@ -60,13 +55,16 @@ describe("return origins", () => {
   });
 });
 
-describe("consent with a returnUrl", () => {
+// The callback carries no key: it finds the authorization on the shard of the user its state names.
+describe.each([1, 2])("consent with a returnUrl, for a client on shard %i", (shard) => {
+  let key: string;
   beforeAll(async () => {
+    key = (await newClient({ partner: true, shard })).key;
     expectEnvelope(await call("PATCH", "/client/", { key, body: { returnOrigins: [ERP] } }), 200);
   });
 
   it("sends the user back connected, the code exchanged inside the API", async () => {
-    const userId = await activeUser();
+    const userId = await activeUser(key);
     const started = await call("POST", `/oauth/${userId}/portal_a/`, {
       key,
       body: { returnUrl: `${ERP}/dealers/7/connected?tab=portals` },
@@ -93,7 +91,7 @@ describe("consent with a returnUrl", () => {
   });
 
   it("sends the user back with the error when consent is refused, and a new consent can start", async () => {
-    const userId = await activeUser();
+    const userId = await activeUser(key);
     const started = await call("POST", `/oauth/${userId}/portal_a/`, { key, body: { returnUrl: `${ERP}/back` } });
     const state = defined(new URL(started.body.data.redirect).searchParams.get("state"));
     const refused = await followCallback(
@@ -111,7 +109,7 @@ describe("consent with a returnUrl", () => {
   });
 
   it("sends the user back with temporarily_unavailable when the marketplace cannot take the code", async () => {
-    const userId = await activeUser();
+    const userId = await activeUser(key);
     const started = await call("POST", `/oauth/${userId}/portal_a/`, { key, body: { returnUrl: `${ERP}/back` } });
     const { callback } = await giveConsent(started.body.data.redirect, userId);
     // The marketplace's token endpoint is down; everything else of it answers.
@@ -134,7 +132,7 @@ describe("consent with a returnUrl", () => {
   });
 
   it("refuses a returnUrl on an origin the client did not register, and another client's", async () => {
-    const userId = await activeUser();
+    const userId = await activeUser(key);
     for (const returnUrl of [
       "https://evil.example/steal",
       "https://erp.example.com.evil.example/",
@@ -151,7 +149,7 @@ describe("consent with a returnUrl", () => {
   });
 
   it("without a body, lands on the API's page with the code, as the contract's call does", async () => {
-    const userId = await activeUser();
+    const userId = await activeUser(key);
     // An empty body sent as JSON is the same call.
     const empty = { "Content-Type": "application/json" };
     expectEnvelope(await call("POST", `/oauth/${userId}/portal_a/`, { key, headers: empty, rawBody: "" }), 200);

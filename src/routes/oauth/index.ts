@@ -20,7 +20,7 @@ import {
   StartConnection,
   startConnection,
 } from "../../services/publishing";
-import { jobContext, userRevision } from "../../services/shared";
+import { userRevision } from "../../services/shared";
 import { serviceContext } from "../context";
 import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 import { landingPage } from "./landing";
@@ -148,10 +148,11 @@ export const oauthPublicRouter = new Hono<AppEnv>()
     };
     // A consent started with a returnUrl is finished here and the user sent back to the client.
     if (isPortal(landing.portal)) {
-      const back = await finishConsentAtCallback(jobContext(c.env, c.get("requestId")), {
+      const back = await finishConsentAtCallback(c.env, {
         ...landing,
         portal: landing.portal,
         publicOrigin: publicOrigin(c.req.url),
+        requestId: c.get("requestId"),
       });
       if (back) return c.redirect(back.toString(), 302);
     }

@@ -126,9 +126,12 @@ export async function createApiClient(env: Env, input: NewClient): Promise<{ cli
   return { client: { ...client, shard: placed }, key };
 }
 
-/** The calling client as GET /client/ shows it; `defaults` are the deployment's rate limit. */
+/**
+ * The calling client as GET /client/ shows it; `defaults` are the deployment's rate limit. Read from the
+ * directory, the one home of what a client registers (its return origins): a group's move does not move it.
+ */
 export async function describeClient(ctx: ServiceContext, input: { defaultRate: number; defaultBurst: number }) {
-  const row = await ctx.db
+  const row = await getDb(ctx.env.DIRECTORY)
     .select({
       clientId: apiClients.id,
       name: apiClients.name,
@@ -145,18 +148,20 @@ export async function describeClient(ctx: ServiceContext, input: { defaultRate: 
   return { ...row, rate: row.rate ?? input.defaultRate, burst: row.burst ?? input.defaultBurst };
 }
 
-/** PATCH /client/: the calling client's return origins; answers the client as GET /client/ does. */
+/**
+ * PATCH /client/: the calling client's return origins, written to the directory (their home) and then to
+ * the shard's copy of the client with the revision its ETag reads; answers the client as GET /client/ does.
+ */
 export async function updateClient(
   ctx: ServiceContext,
   input: { returnOrigins: string[]; defaultRate: number; defaultBurst: number },
 ) {
   const clientId = clientIdOf(ctx.caller);
-  await ctx.db.batch([
-    ctx.db
-      .update(apiClients)
-      .set({ returnOrigins: [...new Set(input.returnOrigins)] })
-      .where(eq(apiClients.id, clientId)),
-    bumpRevisions(ctx.db, [clientRevision(clientId)], ctx.precondition),
-  ]);
+  const returnOrigins = [...new Set(input.returnOrigins)];
+  // The precondition first: a refused If-Match changes nothing, in the directory either.
+  await bumpRevisions(ctx.db, [clientRevision(clientId)], ctx.precondition);
+  const directory = getDb(ctx.env.DIRECTORY);
+  await directory.update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId));
+  await ctx.db.update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId));
   return describeClient(ctx, input);
 }

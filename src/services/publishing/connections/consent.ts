@@ -1,7 +1,9 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import type { Db } from "../../../db/client";
-import { adPublications, ads, apiClients, portalConnections, publishJobs } from "../../../db/schema";
+import { returnOriginsOf } from "../../../db/directory";
+import { adPublications, ads, portalConnections, publishJobs } from "../../../db/schema";
+import { onShard, shardOfNamedId } from "../../../db/shards";
 import type { Env } from "../../../env";
 import { randomToken } from "../../../lib/crypto";
 import { DomainError } from "../../../lib/errors";
@@ -11,7 +13,7 @@ import type { Marketplace } from "../../../lib/vocabulary";
 import { callbackUrl } from "../../../portals/config";
 import { PortalError, PortalGateway, type TokenSet } from "../../../portals/gateway";
 import { clientIdOf, requireUser } from "../../shared/access";
-import type { JobContext, ServiceContext } from "../../shared/context";
+import { type JobContext, jobContext, type ServiceContext } from "../../shared/context";
 import { connectionView, loadConnection, noAuthorization, revokeAtPortal } from "./connection";
 import { storeTokens } from "./tokens";
 
@@ -56,12 +58,8 @@ export async function startConnection(
 
 /** Refuses a `returnUrl` whose origin the calling client has not registered: no open redirect. */
 async function requireReturnOrigin(ctx: ServiceContext, returnUrl: string) {
-  const client = await ctx.db
-    .select({ returnOrigins: apiClients.returnOrigins })
-    .from(apiClients)
-    .where(eq(apiClients.id, clientIdOf(ctx.caller)))
-    .get();
-  if (!client?.returnOrigins.includes(new URL(returnUrl).origin))
+  const origins = await returnOriginsOf(ctx.env.DIRECTORY, clientIdOf(ctx.caller));
+  if (!origins.includes(new URL(returnUrl).origin))
     throw DomainError.of(
       "validation_failed",
       "returnUrl: its origin is not one the client registered (PATCH /client/ returnOrigins)",
@@ -131,11 +129,22 @@ async function exchangeCode(
  * outcome. Undefined when no such authorization is in progress (the callback then shows its page).
  */
 export async function finishConsentAtCallback(
-  ctx: JobContext,
-  input: { portal: Marketplace; state: string; code: string; error: string; publicOrigin: string },
+  env: Env,
+  input: {
+    portal: Marketplace;
+    state: string;
+    code: string;
+    error: string;
+    publicOrigin: string;
+    requestId: string;
+  },
 ): Promise<URL | undefined> {
   const userId = Number(input.state.split(".")[0]);
-  if (!Number.isSafeInteger(userId)) return undefined;
+  if (!Number.isSafeInteger(userId) || userId <= 0) return undefined;
+  // The callback carries no key: the state's user names the shard its authorization is on.
+  const shard = await shardOfNamedId(env, { field: "state", kind: "users", id: userId });
+  if (shard === undefined) return undefined;
+  const ctx = jobContext(onShard(env, shard), input.requestId);
   const waiting = await ctx.db
     .select({ userId: portalConnections.userId, returnUrl: portalConnections.oauthReturnUrl })
     .from(portalConnections)

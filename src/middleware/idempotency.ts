@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
+import { shardDatabase } from "../db/shards";
 import type { AppEnv } from "../env";
 import { onlyReads } from "../lib/calls";
 import { sha256Hex } from "../lib/crypto";
@@ -34,8 +35,11 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const url = new URL(c.req.url);
   const path = url.pathname.replace(/\/+$/, "");
   const fingerprint = await sha256Hex(`${c.req.method} ${path}${url.search}\n${await c.req.text()}`);
-  const db = getDb(c.env.DB);
-  const clientId = c.get("client").id;
+  // A client's keys live on its own group's shard, whichever shard the request writes: one key is one
+  // request across shards, and the keys travel with the client's group when it moves (src/db/moves.ts).
+  const client = c.get("client");
+  const clientId = client.id;
+  const db = getDb(client.shard === c.var.shard ? c.env.DB : shardDatabase(c.env, client.shard));
   const claim = await claimKey(db, c.env, clientId, key, fingerprint, new Date());
   switch (claim.kind) {
     case "mismatch":

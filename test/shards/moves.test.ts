@@ -5,7 +5,16 @@ import { advanceMove, beginMove, groupHoldings, type MoveShards, type MoveState 
 import { CLIENT_CACHE_MS, MOVING_CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
 import { CONFIRM_AFTER_MS } from "../../src/services/accounts/groupMoves";
 import { receivedBy, receiver } from "../fixtures/hooks";
-import { type Answer, call, defined, eventually, expectError, groupOf, newClient } from "../harness/api";
+import {
+  type Answer,
+  call,
+  defined,
+  eventually,
+  expectEnvelope,
+  expectError,
+  groupOf,
+  newClient,
+} from "../harness/api";
 import { activate, adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
 import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
 
@@ -417,6 +426,53 @@ describe("moving a client group between shards", () => {
     await runScheduledOnEveryShard(env, Date.now());
     expect(Object.values(await groupHoldings(env.DB, group)).every((n) => n === 0)).toBe(true);
     expectError(await call("GET", `/clientgroups/${group}/move`, { key: internalKey }), "validation_failed");
+  }, 120_000);
+
+  it("keeps what a group's clients registered and sent with a key: a keyed repeat is a replay after moves of either group", async () => {
+    const { group, key, sellerId } = await groupOnShard1();
+    // The platform's operator: an internal client of a group of its own on shard 2, writing on shard 1.
+    const operator = await newClient({ internal: true, shard: 2 });
+    const operatorGroup = await groupOf(operator.client.id);
+    expectEnvelope(await call("PATCH", "/client/", { key, body: { returnOrigins: ["https://erp.example.com"] } }), 200);
+    const balance = async () => (await call("GET", `/wallet/${sellerId}`, { key })).body.data.balance as number;
+    const before = await balance();
+    const topUp = {
+      key: operator.key,
+      body: { userId: sellerId, amount: 777, description: "eenmalig" },
+      headers: { "Idempotency-Key": crypto.randomUUID() },
+    };
+    const first = await call("POST", "/wallet/", topUp);
+    expectEnvelope(first, 200);
+    // One key is one request across shards: another request with it, on a user of shard 2, is refused.
+    const { userId: elsewhere } = await createUser((await newClient({ partner: true, shard: 2 })).key);
+    expectError(
+      await call("POST", "/wallet/", { ...topUp, body: { ...topUp.body, userId: elsewhere } }),
+      "idempotency_conflict",
+    );
+    const repeated = async (why: string) => {
+      const again = await call("POST", "/wallet/", topUp);
+      expect(again.headers.get("Idempotent-Replayed"), why).toBe("true");
+      expect(again.body, why).toEqual(first.body);
+      expect(await balance(), why).toBe(before + 777);
+    };
+    const moveAndConfirm = async (moving: number, to: number) => {
+      await moved(operator.key, moving, to);
+      await sleep(MOVING_CLIENT_CACHE_MS);
+      await confirmed(operator.key, moving);
+      await sleep(MOVING_CLIENT_CACHE_MS);
+    };
+    await moveAndConfirm(group, 2);
+    await repeated("after the seller's group moved to shard 2");
+    await moveAndConfirm(group, 1);
+    await repeated("after it moved back");
+    await moveAndConfirm(operatorGroup, 1);
+    await repeated("after the operator's own group moved");
+    // The return origins the seller's client registered came along: consent still comes home.
+    expect((await call("GET", "/client/", { key })).body.data.returnOrigins).toEqual(["https://erp.example.com"]);
+    expectEnvelope(
+      await call("POST", `/oauth/${sellerId}/portal_b/`, { key, body: { returnUrl: "https://erp.example.com/back" } }),
+      200,
+    );
   }, 120_000);
 
   it("refuses a move to the shard the group is on, to a shard that does not exist, and of an unknown group", async () => {

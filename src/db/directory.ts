@@ -3,7 +3,8 @@
  * blocks. The copy is what the shard's queries (a row's group, the next id of a block) and foreign keys
  * read; the directory stays the authority.
  */
-import { eq, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { batchAll, getDb, namedBatch } from "./client";
 import { copyBlocks } from "./ids";
 import { rowChunks } from "./rowChunks";
@@ -29,8 +30,9 @@ export async function copyGroup(directory: D1Database, shard: D1Database, groupI
   await batchAll(to, [
     to
       .insert(clientGroups)
-      // A move's progress is the directory's alone.
-      .values(group.map(({ moveProgress: _, ...copied }) => copied))
+      // A move's progress is the directory's alone; a shard's `moving_to` is what a move marks there
+      // (src/db/moves/tables.ts `markMoving`).
+      .values(group.map(({ moveProgress: _, movingTo: _marked, ...copied }) => copied))
       .onConflictDoUpdate({
         target: clientGroups.id,
         set: { shard: fromDirectory(clientGroups.shard), eventsFrom: fromDirectory(clientGroups.eventsFrom) },
@@ -70,3 +72,15 @@ export async function returnOriginsOf(directory: D1Database, clientId: number): 
     .get();
   return row?.returnOrigins ?? [];
 }
+
+/**
+ * SQL: the client's rows on this shard are the shard's to work on: its group's copy here names no move
+ * (src/db/moves/: the copy a move is filling, or rows it has fenced). A shard's scheduled work takes only
+ * these, so it neither acts on a copy nor twice on rows another shard now holds.
+ */
+export const settledClient = (clientId: SQLiteColumn | SQL) =>
+  sql`${clientId} NOT IN (SELECT c.id FROM ${apiClients} c JOIN ${clientGroups} g ON g.id = c.group_id WHERE g.moving_to IS NOT NULL)`;
+
+/** SQL: the user's rows on this shard are the shard's to work on (`settledClient`, by the user's client). */
+export const settledUser = (userId: SQLiteColumn | SQL) =>
+  sql`${userId} NOT IN (SELECT u.id FROM users u JOIN ${apiClients} c ON c.id = u.client_id JOIN ${clientGroups} g ON g.id = c.group_id WHERE g.moving_to IS NOT NULL)`;

@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   replay_in_progress: { status: 409 },
   idempotency_in_progress: { status: 409 },
   client_group_mismatch: { status: 409 },
+  move_under_way: { status: 409 },
   precondition_failed: { status: 412 },
   body_too_large: { status: 413 },
   unsupported_media_type: { status: 415 },

@@ -5,94 +5,18 @@ import { advanceMove, beginMove, groupHoldings, type MoveShards, type MoveState 
 import { CLIENT_CACHE_MS, MOVING_CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
 import { CONFIRM_AFTER_MS } from "../../src/services/accounts/groupMoves";
 import { receivedBy, receiver } from "../fixtures/hooks";
-import {
-  type Answer,
-  call,
-  defined,
-  eventually,
-  expectEnvelope,
-  expectError,
-  groupOf,
-  newClient,
-} from "../harness/api";
+import { call, defined, eventually, expectEnvelope, expectError, groupOf, newClient } from "../harness/api";
 import { activate, adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
-import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
+import { listingsAtMarketplace } from "../harness/marketplace";
+import { confirmed, failingAt, groupOnShard1, moved, movingClient, sleep } from "../harness/moves";
 
 /**
- * Moving a client group between shards online (src/db/moves.ts): its clients publish, pay and receive
+ * Moving a client group between shards online (src/db/moves/): its clients publish, pay and receive
  * webhooks while the move copies, catches up and switches; afterwards nothing is lost or done twice,
  * and once the move is confirmed nothing of the group stays on its old shard.
  */
 
 const SHARDS: Record<number, D1Database> = { 1: env.DB, 2: env.DB_2 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A partner and an internal client of one new group on shard 1, with a connected, paid-up seller. */
-async function groupOnShard1() {
-  const partner = await newClient({ partner: true, shard: 1 });
-  const group = await groupOf(partner.client.id);
-  const internal = await newClient({ internal: true, groupId: group });
-  const sellerId = await connectedSeller(partner.key, internal.key, 100_000);
-  return { group, key: partner.key, internalKey: internal.key, clientId: partner.client.id, sellerId };
-}
-
-/** Calls as a client does while its group switches shards: a write refused with 503 `group_moving` waits and goes again. */
-function movingClient(key: string) {
-  const refused: number[] = [];
-  return {
-    refused,
-    async call(method: "POST" | "PUT", path: string, body: unknown): Promise<Answer> {
-      const first = Date.now();
-      let waited = false;
-      for (;;) {
-        const answer = await call(method, path as "/ads/", { key, body });
-        if (answer.status !== 503) {
-          if (waited) refused.push(Date.now() - first);
-          return answer;
-        }
-        waited = true;
-        expectError(answer, "group_moving");
-        expect(answer.headers.get("Retry-After")).toBe("2");
-        // A switch pauses writes for seconds: a client would not wait this long.
-        expect(Date.now() - first, `${method} ${path} refused for so long`).toBeLessThan(30_000);
-        await sleep(100);
-      }
-    },
-  };
-}
-
-/**
- * POST /clientgroups/<group>/move, as the internal client of the group, again while it answers `moving`
- * (each call runs the move on): the move's figures once moved.
- */
-async function moved(internalKey: string, group: number, shard: number): Promise<MoveState> {
-  for (;;) {
-    const answer = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard } });
-    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    const state = answer.body.data as MoveState;
-    if (state.state === "moved") return state;
-  }
-}
-
-/** A database whose statements fail from the one whose SQL `fails` matches: a runner that dies there. */
-function failingAt(d1: D1Database, fails: RegExp): D1Database {
-  return new Proxy(d1, {
-    get: (target, name) =>
-      name === "prepare"
-        ? (query: string) => {
-            if (fails.test(query)) throw new Error("the runner died here");
-            return target.prepare(query);
-          }
-        : Reflect.get(target, name),
-  });
-}
-
-/** POST /clientgroups/<group>/move/confirm. */
-async function confirmed(internalKey: string, group: number) {
-  const answer = await call("POST", `/clientgroups/${group}/move/confirm`, { key: internalKey });
-  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  return answer.body.data as { groupId: number; deleted: Record<number, number> };
-}
 
 const placedJobsOf = async (key: string, userId: number) =>
   (await call("GET", `/jobs/?userId=${userId}&itemsPerPage=500`, { key })).body.data as {
@@ -363,9 +287,11 @@ describe("moving a client group between shards", () => {
     // take the move over at once.
     const diesCopying = { ...shards, target: failingAt(env.DB_2, /^\s*INSERT INTO/) };
     await expect(advanceMove(diesCopying, group, { settleMs: 0, budgetMs: 0 })).rejects.toThrow("the runner died");
-    expect(await state()).toEqual(firstStep);
+    // GET /move names what stopped it.
+    expect(await state()).toEqual({ ...firstStep, blocker: "the runner died here" });
     const secondStep = defined((await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 })).state);
     expect(secondStep.copied).toBeGreaterThan(firstStep.copied);
+    expect(secondStep.blocker, "a runner got past it").toBeNull();
     // The clients write on meanwhile.
     const during = await call("POST", "/ads/", { key, body: adBody(sellerId, { title: "Tijdens de verhuizing" }) });
     expect(during.status, JSON.stringify(during.body)).toBe(200);
@@ -380,7 +306,7 @@ describe("moving a client group between shards", () => {
     const diesSwitching = { ...shards, directory: failingAt(env.DIRECTORY, /moving_to = NULL/) };
     const settled = { settleMs: CLIENT_CACHE_MS, budgetMs: 60_000 };
     await expect(advanceMove(diesSwitching, group, settled)).rejects.toThrow("the runner died");
-    expect((await state()).state).toBe("moving");
+    expect(await state()).toMatchObject({ state: "moving", blocker: "the runner died here" });
     expectError(await call("POST", "/ads/", { key, body: adBody(sellerId) }), "group_moving");
     await runScheduledOnEveryShard(env, Date.now());
     const done = await state();

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { County } from "../../lib/dutch";
 import { AD_TYPES, PUBLISH_TARGETS } from "../../lib/vocabulary";
+import { BY_USER, byId, DIRECTORY, group, owners, USER_PARENT } from "./ownership";
 import { createdAt, updatedAt } from "./shared";
 
 export const apiClients = sqliteTable("api_clients", {
@@ -136,3 +137,13 @@ export const userAdSettings = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.portal] })],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const accountsOwners = owners([
+  [apiClients, DIRECTORY],
+  [users, group(byId("users"))],
+  [userSettings, group(BY_USER, { parents: { user_id: "users", wallet_user_id: "users", main_user_id: "users" } })],
+  [userAdSettings, group(BY_USER, { parents: USER_PARENT })],
+  [contacts, group(byId("contacts"), { parents: USER_PARENT })],
+  [folders, group(byId("folders"), { parents: USER_PARENT })],
+]);

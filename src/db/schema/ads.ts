@@ -3,6 +3,7 @@ import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm
 import { AD_STATUSES, AD_TYPES, MARKETPLACES } from "../../lib/vocabulary";
 import { contacts, folders, users } from "./accounts";
 import { categories, groups } from "./catalogue";
+import { AD_PARENT, BY_AD, byId, derived, group, owners, USER_PARENT } from "./ownership";
 import { createdAt, updatedAt } from "./shared";
 
 export const PRICE_MODELS = ["fixed", "bidding", "see description", "reserved"] as const;
@@ -166,3 +167,21 @@ export const adDetails = sqliteTable("ad_details", {
   attributeRows: text("attribute_rows").notNull().default("[]"),
   settingRows: text("setting_rows").notNull().default("[]"),
 });
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const adsOwners = owners([
+  [manufacturers, group(byId("manufacturers"), { parents: USER_PARENT })],
+  [
+    ads,
+    group(byId("ads"), {
+      parents: { user_id: "users", folder_id: "folders", contact_id: "contacts", manufacturer_id: "manufacturers" },
+    }),
+  ],
+  [adAttributes, group(BY_AD, { parents: AD_PARENT })],
+  [adSettings, group(BY_AD, { parents: AD_PARENT })],
+  [adTallies, derived("ads")],
+  [clientAdTallies, derived("ads")],
+  [adDetails, derived("ads", "ad_attributes", "ad_settings")],
+  // The search index (migrations 0004, 0015, 0019), kept by triggers on the ads.
+  ["ads_fts", derived("ads", "ad_attributes")],
+]);

@@ -1,6 +1,7 @@
 /** The catalogue: groups, categories, attribute definitions, prices. */
 import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { CATALOGUE_PORTALS, MARKETPLACES } from "../../lib/vocabulary";
+import { CATALOGUE, owners } from "./ownership";
 
 export const groups = sqliteTable("groups", {
   id: integer("id").primaryKey(),
@@ -62,3 +63,11 @@ export const categoryPrices = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.categoryId, t.portal, t.action] })],
 );
+
+/** Whose rows each table here holds (./ownership.ts): the catalogue is every shard's, nobody's own. */
+export const catalogueOwners = owners([
+  [groups, CATALOGUE],
+  [categories, CATALOGUE],
+  [attributeDefinitions, CATALOGUE],
+  [categoryPrices, CATALOGUE],
+]);

@@ -1,5 +1,6 @@
 /** Client groups and the blocks of ids each group leases: what a split over many databases routes by. */
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { DIRECTORY, owners } from "./ownership";
 import { createdAt } from "./shared";
 
 /** A group of API clients (a dealer group, an agency with its dealers): the data of a group stays together. */
@@ -38,3 +39,9 @@ export const idBlocks = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.kind, t.block] }), index("id_blocks_group").on(t.kind, t.groupId, t.block)],
 );
+
+/** Whose rows each table here holds (./ownership.ts): the directory's, copied to a group's shard. */
+export const directoryOwners = owners([
+  [clientGroups, DIRECTORY],
+  [idBlocks, DIRECTORY],
+]);

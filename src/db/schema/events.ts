@@ -1,6 +1,7 @@
 /** The event log and webhooks. */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { byId, group, owners, transient } from "./ownership";
 import { createdAt, updatedAt } from "./shared";
 
 /**
@@ -109,3 +110,17 @@ export const webhookDeliveries = sqliteTable(
   },
   (t) => [index("webhook_deliveries_endpoint").on(t.endpointId, t.id)],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const eventsOwners = owners([
+  [webhookEndpoints, group(byId("webhook_endpoints"))],
+  [
+    webhookDeliveries,
+    group(byId("webhook_endpoints", "endpoint_id"), {
+      parents: { endpoint_id: "webhook_endpoints" },
+      renumbered: true,
+    }),
+  ],
+  [events, group({ client: "client_id" }, { renumbered: true })],
+  [webhookLeases, transient("webhook_endpoints")],
+]);

@@ -1,6 +1,7 @@
 /** Stored images and image jobs. */
 import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { ads } from "./ads";
+import { AD_PARENT, byId, group, owners } from "./ownership";
 import { createdAt } from "./shared";
 
 /**
@@ -47,3 +48,9 @@ export const imageJobs = sqliteTable(
   },
   (t) => [index("image_jobs_ad").on(t.adId, t.done), index("image_jobs_user").on(t.userId, t.adId)],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const imagesOwners = owners([
+  [adImages, group(byId("ad_images"), { parents: AD_PARENT })],
+  [imageJobs, group(byId("image_jobs"), { parents: AD_PARENT })],
+]);

@@ -2,6 +2,7 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { MARKETPLACES } from "../../lib/vocabulary";
 import { ads } from "./ads";
+import { AD_PARENT, BY_AD, byId, group, owners } from "./ownership";
 
 /** Bids on listings, pulled from the marketplaces. */
 export const bids = sqliteTable(
@@ -40,3 +41,9 @@ export const adStatistics = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.adId, t.portal, t.date] })],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const marketOwners = owners([
+  [bids, group(byId("bids"), { parents: AD_PARENT })],
+  [adStatistics, group(BY_AD, { parents: AD_PARENT })],
+]);

@@ -1,6 +1,7 @@
 /** Idempotency keys and response-cache revisions. */
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { group, owners, SHARD } from "./ownership";
 
 /**
  * Revision counters behind the response cache and the ETags: a write bumps its keys, so cached responses
@@ -59,3 +60,12 @@ export const moveLog = sqliteTable("move_log", {
 export const moveWrites = sqliteTable("move_writes", {
   groupId: integer("group_id").primaryKey(),
 });
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const operationsOwners = owners([
+  // A client's keys are on its own group's shard, whichever shard their requests wrote (middleware/idempotency.ts).
+  [idempotencyKeys, group({ client: "client_id" })],
+  [cacheRevisions, group("revision")],
+  [moveLog, SHARD],
+  [moveWrites, SHARD],
+]);

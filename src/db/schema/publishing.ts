@@ -4,6 +4,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 import { JOB_ACTIONS, MARKETPLACES, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { users } from "./accounts";
 import { ads } from "./ads";
+import { AD_PARENT, BY_AD, BY_USER, byId, group, owners, USER_PARENT } from "./ownership";
 import { createdAt, updatedAt } from "./shared";
 
 /**
@@ -171,3 +172,12 @@ export const adFeatures = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.adId, t.portal, t.feature] })],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const publishingOwners = owners([
+  [adPublications, group(BY_AD)],
+  [adUpdateRequests, group(byId("ad_update_requests"), { parents: AD_PARENT })],
+  [adFeatures, group(BY_AD, { parents: AD_PARENT })],
+  [portalConnections, group(BY_USER, { parents: USER_PARENT })],
+  [publishJobs, group(byId("queue_items"))],
+]);

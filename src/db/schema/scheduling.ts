@@ -2,6 +2,7 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { MARKETPLACES } from "../../lib/vocabulary";
 import { users } from "./accounts";
+import { byId, group, owners, USER_PARENT } from "./ownership";
 import { createdAt, updatedAt } from "./shared";
 
 export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
@@ -64,3 +65,10 @@ export const notifications = sqliteTable(
   },
   (t) => [index("notifications_unsent").on(t.sentAt)],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const schedulingOwners = owners([
+  [tasks, group(byId("tasks"), { parents: USER_PARENT })],
+  [taskRuns, group(byId("task_runs"), { parents: { task_id: "tasks" } })],
+  [notifications, group(byId("notifications"), { parents: USER_PARENT })],
+]);

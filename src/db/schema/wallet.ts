@@ -2,6 +2,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { users } from "./accounts";
+import { byId, group, owners, USER_PARENT } from "./ownership";
 import { createdAt } from "./shared";
 
 /** Append-only wallet ledger in cents; a balance is the sum of a payer's entries. */
@@ -27,3 +28,6 @@ export const walletEntries = sqliteTable(
     uniqueIndex("wallet_entries_refund_once").on(t.queueItemId).where(sql`${t.kind} = 'refund'`),
   ],
 );
+
+/** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
+export const walletOwners = owners([[walletEntries, group(byId("wallet_entries"), { parents: USER_PARENT })]]);

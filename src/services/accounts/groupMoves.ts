@@ -1,16 +1,18 @@
 import { getDb } from "../../db/client";
 import {
+  abandonMove,
   advanceMove,
   beginMove,
-  confirmMove,
-  dropChangeLog,
+  dropGroup,
   type MoveState,
+  moveProgress,
   moveState,
+  settleGroup,
   switchedMoves,
 } from "../../db/moves";
 import { onShard, shardDatabase, shardNumbers } from "../../db/shards";
 import type { Env } from "../../env";
-import { DomainError } from "../../lib/errors";
+import { DomainError, detail } from "../../lib/errors";
 import { log } from "../../lib/log";
 import { resendJobsCutByMove } from "../publishing";
 import { jobContext } from "../shared";
@@ -22,10 +24,14 @@ import { CLIENT_CACHE_MS } from "./apiClients";
 /** How long a move's request, or the cron, runs it on before keeping its progress for the next. */
 export const MOVE_STEP_MS = 20_000;
 
-const groupOf = (env: Env, groupId: number) =>
-  env.DIRECTORY.prepare("SELECT shard, moving_to AS movingTo FROM client_groups WHERE id = ?1")
+/** Where group `groupId` is, as the directory has it; an unknown group is refused. */
+async function requireGroup(env: Env, groupId: number) {
+  const group = await env.DIRECTORY.prepare("SELECT shard, moving_to AS movingTo FROM client_groups WHERE id = ?1")
     .bind(groupId)
     .first<{ shard: number; movingTo: number | null }>();
+  if (!group) throw DomainError.of("validation_failed", `groupId: no client group ${groupId}`);
+  return group;
+}
 
 /** The databases of group `groupId`'s move from shard `from` to shard `to`. */
 const moveShards = (env: Env, from: number, to: number) => ({
@@ -35,10 +41,12 @@ const moveShards = (env: Env, from: number, to: number) => ({
 });
 
 /**
- * Moves client group `groupId` to shard `shard`, online (src/db/moves.ts): its clients keep reading
+ * Moves client group `groupId` to shard `shard`, online (src/db/moves/): its clients keep reading
  * throughout and their writes wait for the switch only. Runs the move for up to MOVE_STEP_MS and answers
  * where it stands; the cron, or this call again, runs a move still under way on. The old shard keeps the
- * group's rows, refusing writes, until `confirmGroupMove`.
+ * group's rows, refusing writes, until `confirmGroupMove`. A move back (or on) of a group whose last move
+ * is not confirmed confirms that one first, once no isolate can route by it; a group moving elsewhere is
+ * refused (409 `move_under_way`), and nothing is left behind.
  */
 export async function moveClientGroup(
   ctx: Pick<ServiceContext, "env" | "caller">,
@@ -47,19 +55,71 @@ export async function moveClientGroup(
   requireInternal(ctx, "groupId");
   const { env } = ctx;
   const { groupId, shard: to } = input;
-  const group = await groupOf(env, groupId);
-  if (!group) throw DomainError.of("validation_failed", `groupId: no client group ${groupId}`);
+  const group = await requireGroup(env, groupId);
   if (!shardNumbers(env).includes(to))
     throw DomainError.of("validation_failed", `shard: no shard ${to}; the shards are ${shardNumbers(env).join(", ")}`);
   if (group.movingTo !== null && group.movingTo !== to)
-    throw DomainError.of("validation_failed", `groupId: group ${groupId} is moving to shard ${group.movingTo} already`);
+    throw DomainError.of(
+      "move_under_way",
+      `groupId: group ${groupId} is moving to shard ${group.movingTo}; finish that move (the same call to shard ${group.movingTo}) or abandon it (DELETE /clientgroups/${groupId}/move) first`,
+    );
   if (group.movingTo === null) {
     if (group.shard === to)
       throw DomainError.of("validation_failed", `shard: group ${groupId} is on shard ${to} already`);
+    await confirmEarlierMove(env, groupId);
     if (!(await beginMove(env.DIRECTORY, { group: groupId, from: group.shard, to })))
-      throw DomainError.of("validation_failed", `groupId: group ${groupId} began moving meanwhile`);
+      throw DomainError.of("move_under_way", `groupId: group ${groupId} began moving meanwhile`);
   }
   return runMove(env, groupId, group.shard, to);
+}
+
+/**
+ * Confirms group `groupId`'s last move, switched and not confirmed yet, before another begins; refused
+ * (with when to try again) while an isolate may still route the group by what it read before the switch.
+ */
+async function confirmEarlierMove(env: Env, groupId: number) {
+  const earlier = await moveProgress(env.DIRECTORY, groupId);
+  if (!earlier) return;
+  const confirmableIn = (earlier.switchedAt ?? 0) + CLIENT_CACHE_MS - Date.now();
+  if (confirmableIn > 0)
+    throw new DomainError(
+      detail(
+        "move_under_way",
+        `groupId: group ${groupId}'s move to shard ${earlier.to} switched less than ${CLIENT_CACHE_MS / 1000} s ago; it can be confirmed, and the group moved again, in ${Math.ceil(confirmableIn / 1000)} s`,
+      ),
+      { retryAfterSeconds: Math.ceil(confirmableIn / 1000) },
+    );
+  await confirmMoveOf(env, groupId);
+}
+
+/**
+ * Abandons group `groupId`'s move before its switch, at any step (a runner that died in it included): the
+ * group stays on its shard, which takes its writes again at once, and the shard it was going to drops what
+ * the move copied. A move that switched is confirmed or reversed (moved back) instead.
+ */
+export async function abandonGroupMove(
+  ctx: Pick<ServiceContext, "env" | "caller">,
+  groupId: number,
+): Promise<{ groupId: number; shard: number; dropped: number }> {
+  requireInternal(ctx, "groupId");
+  const { env } = ctx;
+  const group = await requireGroup(env, groupId);
+  const to = group.movingTo ?? (await moveProgress(env.DIRECTORY, groupId))?.to;
+  if (to === undefined) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move to abandon`);
+  const outcome = await abandonMove(moveShards(env, group.shard, to), groupId);
+  if ("refused" in outcome) {
+    if (outcome.refused === "held")
+      throw new DomainError(
+        detail("move_under_way", `groupId: a runner is taking group ${groupId}'s move on; try again when it pauses`),
+        { retryAfterSeconds: Math.ceil(MOVE_STEP_MS / 1000) },
+      );
+    throw DomainError.of(
+      "move_under_way",
+      `groupId: group ${groupId}'s move to shard ${to} has switched; confirm it (POST /clientgroups/${groupId}/move/confirm), or move the group back`,
+    );
+  }
+  await bumpListRevisions(env, [group.shard, to]);
+  return { groupId, shard: group.shard, dropped: outcome.dropped };
 }
 
 /** Where group `groupId`'s move stands (internal clients): under way, or done and not confirmed yet. */
@@ -147,15 +207,14 @@ export async function confirmGroupMove(
 
 /** A move's confirmation, by an internal client or by the cron (CONFIRM_AFTER_MS after the switch). */
 async function confirmMoveOf(env: Env, groupId: number): Promise<Record<number, number>> {
-  const group = await groupOf(env, groupId);
-  if (!group) throw DomainError.of("validation_failed", `groupId: no client group ${groupId}`);
+  const group = await requireGroup(env, groupId);
   if (group.movingTo !== null) throw DomainError.of("validation_failed", `groupId: group ${groupId} is still moving`);
-  await dropChangeLog(shardDatabase(env, group.shard), groupId);
+  await settleGroup(shardDatabase(env, group.shard), groupId);
   const deleted: Record<number, number> = {};
   for (const shard of shardNumbers(env).filter((n) => n !== group.shard)) {
     const source = shardDatabase(env, shard);
     const left = await source.prepare("SELECT 1 FROM client_groups WHERE id = ?1").bind(groupId).first();
-    if (left) deleted[shard] = await confirmMove({ source }, groupId);
+    if (left) deleted[shard] = await dropGroup(source, groupId);
   }
   await env.DIRECTORY.prepare("UPDATE client_groups SET move_progress = NULL WHERE id = ?1").bind(groupId).run();
   await bumpListRevisions(env, Object.keys(deleted).map(Number));

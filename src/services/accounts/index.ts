@@ -9,12 +9,18 @@ export {
 } from "./apiClients";
 export { createContact, deleteContact, listContacts, updateContact } from "./contacts";
 export { createFolder, deleteFolder, listFolders, updateFolder } from "./folders";
-export { confirmGroupMove, continueGroupMoves, groupMoveState, moveClientGroup } from "./groupMoves";
+export {
+  abandonGroupMove,
+  confirmGroupMove,
+  continueGroupMoves,
+  groupMoveState,
+  moveClientGroup,
+} from "./groupMoves";
 export { UserAdSetting, UserAdSettings, UserAdSettingsInput } from "./schemas/adSettings";
 export { Client, ReturnOrigin, UpdateClient } from "./schemas/clients";
 export { Contact, ContactsQuery, CreateContact, DeleteContact, UpdateContact } from "./schemas/contacts";
 export { CreateFolder, DeleteFolder, Folder, FoldersQuery, UpdateFolder } from "./schemas/folders";
-export { ConfirmedMove, GroupMove, MoveGroup } from "./schemas/groups";
+export { AbandonedMove, ConfirmedMove, GroupMove, MoveGroup } from "./schemas/groups";
 export { SettingsInput, SettingsPatch, SettingsQuery, UserSettings } from "./schemas/settings";
 export {
   Activate,

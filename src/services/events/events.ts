@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lt, max, notLike, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, lt, max, notLike, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
@@ -94,6 +94,8 @@ export async function readEvents(
 ): Promise<{ events: EventView[]; cursor: number }> {
   if (input.userId !== undefined) await requireUser(ctx.db, ctx.caller, input.userId);
   const visible = and(
+    // A row of no client is a shard's reserved id (src/db/moves/cursors.ts), no event.
+    isNotNull(events.clientId),
     visibleRows(ctx.caller, events.clientId),
     // An internal client sees every client's events, but not the webhook endpoints (URLs) of others.
     isInternal(ctx.caller)

@@ -1,5 +1,6 @@
 import { and, eq, gt, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { settledClient } from "../../db/directory";
 import { inList } from "../../db/inList";
 import { events, webhookEndpoints } from "../../db/schema";
 import type { Env } from "../../env";
@@ -67,6 +68,7 @@ export async function dispatchEvents(ctx: Pick<JobContext, "db" | "env">, scope:
         lt(webhookEndpoints.inQueue, DELIVERY_LIMITS.inQueue),
         scope.endpointIds ? inList(webhookEndpoints.id, scope.endpointIds) : undefined,
         scope.clientId !== undefined ? eq(webhookEndpoints.clientId, scope.clientId) : undefined,
+        settledClient(webhookEndpoints.clientId),
         sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.clientId} = ${webhookEndpoints.clientId} AND ${events.id} > ${webhookEndpoints.lastEventId})`,
       ),
     );

@@ -1,5 +1,6 @@
 import { and, asc, between, eq, inArray, sql } from "drizzle-orm";
 import { namedBatches } from "../../db/client";
+import { settledUser } from "../../db/directory";
 import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
@@ -23,7 +24,7 @@ export async function pullMarketData(ctx: JobContext, input: { limit: number }) 
   const batch = await db
     .select({ userId: portalConnections.userId, portal: portalConnections.portal })
     .from(portalConnections)
-    .where(eq(portalConnections.status, true))
+    .where(and(eq(portalConnections.status, true), settledUser(portalConnections.userId)))
     .orderBy(sql`${portalConnections.marketDataPulledAt} IS NOT NULL`, asc(portalConnections.marketDataPulledAt))
     .limit(limit);
   const dates = [new Date(now.getTime() - 86_400_000), now].map((d) => d.toISOString().slice(0, 10));

@@ -1,5 +1,6 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import { batchAll } from "../../db/client";
+import { settledUser } from "../../db/directory";
 import {
   adFeatures,
   adPublications,
@@ -50,6 +51,7 @@ export async function replaceExpiredListings(ctx: JobContext, input: { limit: nu
     .where(
       and(
         eq(adSettings.autoreplace, true),
+        settledUser(ads.userId),
         eq(adPublications.active, true),
         eq(adPublications.pending, false),
         lte(adPublications.closeDate, ctx.now.toISOString()),

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { settledClient } from "../../db/directory";
 import { byTurns } from "../../db/fairShare";
 import { inList } from "../../db/inList";
 import { adPublications, ads, adUpdateRequests, users } from "../../db/schema";
@@ -18,6 +19,7 @@ export async function flushUpdateRequests(ctx: JobContext, input: { limit: numbe
       .from(adUpdateRequests)
       .innerJoin(ads, eq(ads.id, adUpdateRequests.adId))
       .innerJoin(users, eq(users.id, ads.userId))
+      .where(settledClient(users.clientId))
       .orderBy(...byTurns(users.clientId, adUpdateRequests.id))
       .limit(input.limit)
   ).map((row) => row.request);

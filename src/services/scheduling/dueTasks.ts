@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import { settledClient } from "../../db/directory";
 import { byTurns } from "../../db/fairShare";
 import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
@@ -36,7 +37,7 @@ export async function runDueTasks(ctx: JobContext, input: { limit: number }) {
       .select({ task: tasks })
       .from(tasks)
       .innerJoin(users, eq(users.id, tasks.userId))
-      .where(and(eq(tasks.enabled, true), inList(tasks.time, [...times])))
+      .where(and(eq(tasks.enabled, true), inList(tasks.time, [...times]), settledClient(users.clientId)))
       .orderBy(...byTurns(users.clientId, tasks.id))
   ).map((row) => row.task);
   const dates = [...new Set([amsterdamDay(new Date(from)), amsterdamDay(now)].map((d) => JSON.stringify(d)))].map(

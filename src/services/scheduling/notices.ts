@@ -1,4 +1,5 @@
-import { asc, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { settledClient } from "../../db/directory";
 import { notifications, users } from "../../db/schema";
 import type { JobContext } from "../shared/context";
 
@@ -31,7 +32,7 @@ export async function sendNotifications(
     })
     .from(notifications)
     .innerJoin(users, eq(users.id, notifications.userId))
-    .where(isNull(notifications.sentAt))
+    .where(and(isNull(notifications.sentAt), settledClient(users.clientId)))
     .orderBy(asc(notifications.id))
     .limit(limit);
   for (const notice of pending) await sender.send(notice);

@@ -7,7 +7,7 @@ export const MoveGroup = z
   .strict()
   .openapi("MoveGroup", { example: { shard: 2 } });
 
-/** Where a group move stands (src/db/moves.ts), in figures. */
+/** Where a group move stands (src/db/moves/), in figures. */
 export const GroupMove = z
   .object({
     group: z.number().int(),
@@ -34,8 +34,24 @@ export const GroupMove = z
       .int()
       .nullable()
       .openapi({ description: "The group's first event id on its new shard; null while moving" }),
+    blocker: z.string().nullable().openapi({
+      description:
+        "Why the last runner of the move failed (it is tried again at the next call or cron run); null when nothing stops it",
+    }),
   })
   .openapi("GroupMove") satisfies z.ZodType<MoveState>;
+
+/** DELETE /clientgroups/<groupId>/move: what the shard the group was moving to dropped. */
+export const AbandonedMove = z
+  .object({
+    groupId: z.number().int(),
+    shard: z.number().int().openapi({ description: "The shard the group stays on" }),
+    dropped: z
+      .number()
+      .int()
+      .openapi({ description: "Rows the move had copied, dropped from the shard it was going to" }),
+  })
+  .openapi("AbandonedMove");
 
 /** POST /clientgroups/<groupId>/move/confirm: the rows each old shard dropped. */
 export const ConfirmedMove = z

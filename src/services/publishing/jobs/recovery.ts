@@ -1,5 +1,6 @@
 import { and, eq, lte } from "drizzle-orm";
 import { batchAll, type Db, namedBatch, statementsOf } from "../../../db/client";
+import { settledUser } from "../../../db/directory";
 import { inList } from "../../../db/inList";
 import { apiClients, jobIsOpen, publishJobs, users } from "../../../db/schema";
 import type { JobContext } from "../../shared/context";
@@ -28,7 +29,12 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
       .select()
       .from(publishJobs)
       .where(
-        and(jobIsOpen(publishJobs.status), eq(publishJobs.status, "pending"), lte(publishJobs.retryAt, resendBefore)),
+        and(
+          jobIsOpen(publishJobs.status),
+          eq(publishJobs.status, "pending"),
+          lte(publishJobs.retryAt, resendBefore),
+          settledUser(publishJobs.userId),
+        ),
       )
       .limit(limit),
     stuck: db
@@ -39,6 +45,7 @@ export async function resendStalledJobs(ctx: JobContext, input: { limit: number 
           jobIsOpen(publishJobs.status),
           eq(publishJobs.status, "processing"),
           lte(publishJobs.updatedAt, stuckBefore),
+          settledUser(publishJobs.userId),
         ),
       )
       .limit(limit),
@@ -111,6 +118,7 @@ export async function expireStaleJobs(ctx: JobContext, input: { limit: number })
       and(
         jobIsOpen(publishJobs.status),
         lte(publishJobs.updatedAt, new Date(now.getTime() - 86_400_000).toISOString()),
+        settledUser(publishJobs.userId),
       ),
     )
     .limit(input.limit);

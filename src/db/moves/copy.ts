@@ -1,0 +1,70 @@
+/**
+ * Steps 1 and 2 of a move: the target gets the group's clients and id blocks and the guard triggers that
+ * keep every writer but the move off the group's rows there; the source gets the triggers that log the
+ * group's changes; then each table's rows of the group go to the target in pages by rowid, parents before
+ * children. A row whose parent is not there yet was written after its parent's page: the log has it.
+ */
+import { copyGroup } from "../directory";
+import type { MoveProgress, MoveShards } from "./progress";
+import {
+  type Columns,
+  logTriggers,
+  MOVED_TABLES,
+  type MovedTable,
+  moveBatch,
+  ownedBy,
+  PAGE,
+  quoted,
+  type Row,
+  refusingTriggers,
+  runDdl,
+  upsert,
+} from "./tables";
+
+/** Step 1, once: the target ready to take the group's rows, the source logging what changes. */
+export async function prepareMove(
+  { directory, source, target }: MoveShards,
+  progress: MoveProgress,
+  columnsOf: (table: MovedTable) => Columns,
+): Promise<void> {
+  if (progress.prepared) return;
+  // The target's copy of the group names the move (the directory's `moving_to`): its cron leaves the copy.
+  await copyGroup(directory, target, progress.group);
+  await runDdl(target, refusingTriggers(progress.group, "guard"));
+  await runDdl(source, logTriggers(progress.group, columnsOf));
+  progress.prepared = true;
+}
+
+/** Step 2: copies pages of the group's rows until every table is copied or `deadline` passes (a page at least). */
+export async function copyPages(
+  { source, target }: MoveShards,
+  progress: MoveProgress,
+  columnsOf: (table: MovedTable) => Columns,
+  deadline: number,
+): Promise<void> {
+  const { group } = progress;
+  const copyStart = Date.now();
+  while (progress.table < MOVED_TABLES.length) {
+    const table = MOVED_TABLES[progress.table] as MovedTable;
+    const { results } = await source
+      .prepare(
+        `SELECT rowid AS move_rowid, * FROM ${quoted(table.name)} t WHERE rowid > ?1 AND ${ownedBy(table, "t", group)} ORDER BY rowid LIMIT ${PAGE}`,
+      )
+      .bind(progress.after)
+      .all<Row & { move_rowid: number }>();
+    if (results.length > 0) {
+      await moveBatch(target, group, [upsert(target, table, columnsOf(table), results.map(withoutRowid))]);
+      progress.after = results.at(-1)?.move_rowid as number;
+      progress.copied += results.length;
+      progress.copiedPerTable[table.name] = (progress.copiedPerTable[table.name] ?? 0) + results.length;
+    }
+    if (results.length < PAGE) {
+      progress.table += 1;
+      progress.after = Number.MIN_SAFE_INTEGER;
+    }
+    if (Date.now() >= deadline) break;
+  }
+  progress.copyMs += Date.now() - copyStart;
+}
+
+const withoutRowid = ({ move_rowid: _, ...row }: Row) => row;

@@ -1,0 +1,79 @@
+import { expect } from "vitest";
+import type { MoveState } from "../../src/db/moves";
+import { type Answer, call, expectError, groupOf, newClient } from "./api";
+import { connectedSeller } from "./marketplace";
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A partner and an internal client of one new group on shard 1, with a connected, paid-up seller. */
+export async function groupOnShard1() {
+  const partner = await newClient({ partner: true, shard: 1 });
+  const group = await groupOf(partner.client.id);
+  const internal = await newClient({ internal: true, groupId: group });
+  const sellerId = await connectedSeller(partner.key, internal.key, 100_000);
+  return { group, key: partner.key, internalKey: internal.key, clientId: partner.client.id, sellerId };
+}
+
+/** Calls as a client does while its group switches shards: a write refused with 503 `group_moving` waits and goes again. */
+export function movingClient(key: string) {
+  const refused: number[] = [];
+  return {
+    refused,
+    async call(method: "POST" | "PUT", path: string, body: unknown): Promise<Answer> {
+      const first = Date.now();
+      let waited = false;
+      for (;;) {
+        const answer = await call(method, path as "/ads/", { key, body });
+        if (answer.status !== 503) {
+          if (waited) refused.push(Date.now() - first);
+          return answer;
+        }
+        waited = true;
+        expectError(answer, "group_moving");
+        expect(answer.headers.get("Retry-After")).toBe("2");
+        // A switch pauses writes for seconds: a client would not wait this long.
+        expect(Date.now() - first, `${method} ${path} refused for so long`).toBeLessThan(30_000);
+        await sleep(100);
+      }
+    },
+  };
+}
+
+/**
+ * POST /clientgroups/<group>/move, as an internal client, again while it answers `moving` (each call runs
+ * the move on): the move's figures once moved.
+ */
+export async function moved(internalKey: string, group: number, shard: number): Promise<MoveState> {
+  for (;;) {
+    const answer = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard } });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const state = answer.body.data as MoveState;
+    if (state.state === "moved") return state;
+  }
+}
+
+/** POST /clientgroups/<group>/move/confirm. */
+export async function confirmed(internalKey: string, group: number) {
+  const answer = await call("POST", `/clientgroups/${group}/move/confirm`, { key: internalKey });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.data as { groupId: number; deleted: Record<number, number> };
+}
+
+/** A member of a binding, a method bound to it (its private state is not the proxy's). */
+const bound = (target: D1Database, name: string | symbol) => {
+  const value = Reflect.get(target, name);
+  return typeof value === "function" ? value.bind(target) : value;
+};
+
+/** A database whose statements fail from the one whose SQL `fails` matches: a runner that dies there. */
+export function failingAt(d1: D1Database, fails: RegExp): D1Database {
+  return new Proxy(d1, {
+    get: (target, name) =>
+      name === "prepare"
+        ? (query: string) => {
+            if (fails.test(query)) throw new Error("the runner died here");
+            return target.prepare(query);
+          }
+        : bound(target, name),
+  });
+}

@@ -1,0 +1,187 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { getDb } from "../../src/db/client";
+import { advanceMove, beginMove, groupHoldings, type MoveShards, type MoveState } from "../../src/db/moves";
+import { onShard } from "../../src/db/shards";
+import { CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
+import { sendNotifications } from "../../src/services/scheduling";
+import type { NotificationSender } from "../../src/services/scheduling/notices";
+import { jobContext } from "../../src/services/shared";
+import { noteBudgetCrossing } from "../../src/services/wallet/wallet";
+import { call, defined, expectEnvelope, expectError, newClient } from "../harness/api";
+import { adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
+import { confirmed, failingAt, groupOnShard1, moved } from "../harness/moves";
+
+/**
+ * Every move ends (src/db/moves/): abandoned at any step before its switch, refused while another is
+ * under way, reversed by a move back; and the shards' scheduled work and event cursors stay whole across it.
+ */
+
+const SHARDS: Record<number, D1Database> = { 1: env.DB, 2: env.DB_2 };
+const shards: MoveShards = { directory: env.DIRECTORY, source: env.DB, target: env.DB_2 };
+
+const moveState = async (key: string, group: number) => call("GET", `/clientgroups/${group}/move`, { key });
+const abandon = (key: string, group: number) => call("DELETE", `/clientgroups/${group}/move`, { key });
+const nothingOf = (holdings: Record<string, number>) => Object.values(holdings).every((n) => n === 0);
+const moveTriggers = async (d1: D1Database, group: number) =>
+  (await d1.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'move_${group}_%'`).all())
+    .results;
+const directoryRow = (group: number) =>
+  env.DIRECTORY.prepare(
+    "SELECT shard, moving_to AS movingTo, move_progress AS progress FROM client_groups WHERE id = ?",
+  )
+    .bind(group)
+    .first<{ shard: number; movingTo: number | null; progress: string | null }>();
+
+/** A budget notice of a user of shard 1, written as a charge crossing its limit writes one (with its event). */
+async function budgetNotice(userId: number) {
+  await env.DB.prepare("UPDATE user_settings SET budget_notify_limit = 1000000000 WHERE user_id = ?")
+    .bind(userId)
+    .run();
+  await noteBudgetCrossing(getDb(onShard(env, 1).DB), userId, 1_000_000_000);
+}
+
+describe("every move ends", () => {
+  it("is abandoned at any step before its switch: during the copy, and after a runner died fenced in the switch", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    await seedAds(sellerId, 700, 1);
+    const atStart = await groupHoldings(env.DB, group);
+    // During the copy: a step has copied a page.
+    expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
+    const step = defined((await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 })).state);
+    expect(step.copied).toBeGreaterThan(0);
+    const abandoned = await abandon(internalKey, group);
+    expectEnvelope(abandoned, 200);
+    expect(abandoned.body.data).toMatchObject({ groupId: group, shard: 1 });
+    expect(abandoned.body.data.dropped).toBeGreaterThanOrEqual(step.copied);
+    expect(nothingOf(await groupHoldings(env.DB_2, group)), "the copy is dropped").toBe(true);
+    expect(await groupHoldings(env.DB, group)).toEqual(atStart);
+    expect(await moveTriggers(env.DB, group)).toEqual([]);
+    expect(await moveTriggers(env.DB_2, group)).toEqual([]);
+    expect(await directoryRow(group)).toEqual({ shard: 1, movingTo: null, progress: null });
+    expectError(await moveState(internalKey, group), "validation_failed");
+    expectEnvelope(await call("POST", "/ads/", { key, body: adBody(sellerId) }), 200);
+
+    // A runner that died in the switch, after fencing the group's writes: they are refused until the move
+    // is finished or abandoned, and abandoning takes them on the old shard again.
+    expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
+    const diesSwitching = { ...shards, directory: failingAt(env.DIRECTORY, /moving_to = NULL/) };
+    await expect(advanceMove(diesSwitching, group, { settleMs: 0, budgetMs: 60_000 })).rejects.toThrow(
+      "the runner died",
+    );
+    expect((await moveState(internalKey, group)).body.data).toMatchObject({
+      state: "moving",
+      blocker: "the runner died here",
+    });
+    expectError(await call("POST", "/ads/", { key, body: adBody(sellerId) }), "group_moving");
+    expectEnvelope(await abandon(internalKey, group), 200);
+    const written = await call("POST", "/ads/", { key, body: adBody(sellerId, { title: "Na het afbreken" }) });
+    expectEnvelope(written, 200);
+    expect(nothingOf(await groupHoldings(env.DB_2, group))).toBe(true);
+    expect((await groupHoldings(env.DB, group)).ads).toBe((atStart.ads ?? 0) + 2);
+    expect(await moveTriggers(env.DB, group)).toEqual([]);
+    expect(await moveTriggers(env.DB_2, group)).toEqual([]);
+    // Nothing to abandon now; the group moves as any other.
+    expectError(await abandon(internalKey, group), "validation_failed");
+    expect((await moved(internalKey, group, 2)).state).toBe("moved");
+    // A move that switched is not abandoned: it is confirmed, or reversed.
+    const late = await abandon(internalKey, group);
+    expect(expectError(late, "move_under_way")[0]?.message).toMatch(
+      /has switched; confirm it .*or move the group back/,
+    );
+  }, 120_000);
+
+  it("refuses a second move of a moving group and leaves nothing behind; a move back confirms the first once it may", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
+    expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
+    const backWhileMoving = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard: 1 } });
+    expect(expectError(backWhileMoving, "move_under_way")[0]?.message).toMatch(/is moving to shard 2/);
+    expect(defined(await directoryRow(group))).toMatchObject({ shard: 1, movingTo: 2 });
+    await moved(internalKey, group, 2);
+    // Back before the first is confirmed: refused until no isolate can route by the switch, with when.
+    const tooSoon = await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard: 1 } });
+    expect(expectError(tooSoon, "move_under_way")[0]?.message).toMatch(
+      /can be confirmed, and the group moved again, in \d+ s/,
+    );
+    expect(Number(tooSoon.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(defined(await directoryRow(group))).toMatchObject({ shard: 2, movingTo: null });
+    expect(((await moveState(internalKey, group)).body.data as MoveState).state).toBe("moved");
+    // Once it may (the switch moved back in time), the move back confirms the first and runs.
+    await env.DIRECTORY.prepare(
+      "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
+    )
+      .bind(group, Date.now() - CLIENT_CACHE_MS)
+      .run();
+    const back = await moved(internalKey, group, 1);
+    expect(back).toMatchObject({ from: 2, to: 1, state: "moved", blocker: null });
+    expect(await confirmed(internalKey, group)).toEqual({ groupId: group, deleted: { 2: expect.any(Number) } });
+    expect(nothingOf(await groupHoldings(env.DB_2, group))).toBe(true);
+    expect((await groupHoldings(env.DB, group)).ads).toBe(1);
+    expect(await directoryRow(group)).toEqual({ shard: 1, movingTo: null, progress: null });
+  }, 120_000);
+
+  it("leaves a moving group's rows to the move: no shard's scheduled work sends its notices before the switch, or twice after it", async () => {
+    const { group, internalKey, sellerId } = await groupOnShard1();
+    const neighbour = await newClient({ partner: true, shard: 1 });
+    const { userId: neighbourId } = await createUser(neighbour.key);
+    // A budget notice of each, waiting in shard 1's outbox.
+    for (const userId of [sellerId, neighbourId]) await budgetNotice(userId);
+    const sent: number[] = [];
+    const recording: NotificationSender = {
+      send: async (notice) => {
+        sent.push(notice.userId);
+      },
+    };
+    const runNotices = (shard: number) =>
+      sendNotifications(jobContext(onShard(env, shard)), { sender: recording, limit: 1000 });
+    // During the copy, shard 2 holds a copy of the seller's notice: its cron leaves it.
+    expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
+    await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 });
+    await runNotices(2);
+    expect(sent).not.toContain(sellerId);
+    // After the switch, shard 1's fenced rows are left to shard 2, which sends the notice once; shard 1
+    // sends its other group's notice.
+    await moved(internalKey, group, 2);
+    await runNotices(1);
+    expect(sent.filter((userId) => userId === sellerId)).toEqual([]);
+    expect(sent.filter((userId) => userId === neighbourId)).toEqual([neighbourId]);
+    await runNotices(2);
+    await runNotices(1);
+    await runNotices(2);
+    expect(sent.filter((userId) => userId === sellerId)).toEqual([sellerId]);
+    expect(sent.filter((userId) => userId === neighbourId)).toEqual([neighbourId]);
+  }, 120_000);
+
+  it("never hands an event id out twice on a shard: a cursor at the newest event stays valid once a move takes it away", async () => {
+    const reader = await newClient({ internal: true, shard: 1 });
+    const { group, internalKey, sellerId, clientId } = await groupOnShard1();
+    // The moving group's event is shard 1's newest.
+    await budgetNotice(sellerId);
+    const newest = await SHARDS[1]
+      ?.prepare("SELECT id, client_id AS clientId FROM events ORDER BY id DESC LIMIT 1")
+      .first<{ id: number; clientId: number }>();
+    expect(newest?.clientId).toBe(clientId);
+    const latest = await call("GET", "/events/?after=latest&shard=1", { key: reader.key });
+    expectEnvelope(latest, 200);
+    const cursor = latest.body.cursor as number;
+    expect(cursor).toBe(newest?.id);
+    await moved(internalKey, group, 2);
+    await env.DIRECTORY.prepare(
+      "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
+    )
+      .bind(group, Date.now() - CLIENT_CACHE_MS)
+      .run();
+    await confirmed(internalKey, group);
+    const after = await call("GET", `/events/?after=${cursor}&shard=1`, { key: reader.key });
+    expectEnvelope(after, 200);
+    expect(after.body.data).toEqual([]);
+    // The next event on shard 1 comes after the cursor, and the reader sees it.
+    const other = await newClient({ partner: true, shard: 1 });
+    const { userId } = await createUser(other.key);
+    await budgetNotice(userId);
+    const next = await call("GET", `/events/?after=${cursor}&shard=1`, { key: reader.key });
+    const ids = (next.body.data as { eventId: number; userId: number }[]).map((event) => event.userId);
+    expect(ids).toContain(userId);
+  }, 120_000);
+});

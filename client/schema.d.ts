@@ -60,10 +60,14 @@ export interface paths {
         put?: never;
         /**
          * Move a client group to another shard, online (internal clients)
-         * @description Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Runs the move for up to 20 seconds and answers where it stands: `moved` once the group is on its new shard, or `moving`, and the cron runs it on each minute (as does this call again, to the same shard). Whatever stops a move, it resumes where it was. The old shard keeps the group's rows, refusing writes, until `/confirm`.
+         * @description Copies the group's rows, catches up what its clients change meanwhile, and switches: their writes answer 503 `group_moving` for the switch only (milliseconds to seconds). Runs the move for up to 20 seconds and answers where it stands: `moved` once the group is on its new shard, or `moving`, and the cron runs it on each minute (as does this call again, to the same shard). Whatever stops a move, it resumes where it was, and `blocker` says what stopped the last runner. The old shard keeps the group's rows, refusing writes, until `/confirm`. A group whose last move switched is moved again (back, or on) once that move can be confirmed: this call confirms it first. A group moving to another shard is refused with 409 `move_under_way`.
          */
         post: operations["clientgroups.byGroupId.move.create"];
-        delete?: never;
+        /**
+         * Abandon a client group's move before its switch (internal clients)
+         * @description At any step before the switch (a runner that died in it included): the group stays on its shard, which takes its writes again at once, and the shard it was going to drops what the move copied. A move that switched is confirmed, or reversed by moving the group back (409 `move_under_way` says so).
+         */
+        delete: operations["clientgroups.byGroupId.move.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2236,7 +2240,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -2301,6 +2305,8 @@ export interface components {
             pauseMs: number | null;
             /** @description The group's first event id on its new shard; null while moving */
             eventsFrom: number | null;
+            /** @description Why the last runner of the move failed (it is tried again at the next call or cron run); null when nothing stops it */
+            blocker: string | null;
         };
         /**
          * @example {
@@ -2310,6 +2316,13 @@ export interface components {
         MoveGroup: {
             /** @description The shard to move the group to */
             shard: number;
+        };
+        AbandonedMove: {
+            groupId: number;
+            /** @description The shard the group stays on */
+            shard: number;
+            /** @description Rows the move had copied, dropped from the shard it was going to */
+            dropped: number;
         };
         ConfirmedMove: {
             groupId: number;
@@ -3963,6 +3976,7 @@ export type Client = components['schemas']['Client'];
 export type UpdateClient = components['schemas']['UpdateClient'];
 export type GroupMove = components['schemas']['GroupMove'];
 export type MoveGroup = components['schemas']['MoveGroup'];
+export type AbandonedMove = components['schemas']['AbandonedMove'];
 export type ConfirmedMove = components['schemas']['ConfirmedMove'];
 export type User = components['schemas']['User'];
 export type Contact = components['schemas']['Contact'];
@@ -4936,7 +4950,8 @@ export interface operations {
                      *         "caughtUp": 1,
                      *         "rounds": 1,
                      *         "pauseMs": 1,
-                     *         "eventsFrom": 1
+                     *         "eventsFrom": 1,
+                     *         "blocker": "text"
                      *       }
                      *     }
                      */
@@ -5174,7 +5189,8 @@ export interface operations {
                      *         "caughtUp": 1,
                      *         "rounds": 1,
                      *         "pauseMs": 1,
-                     *         "eventsFrom": 1
+                     *         "eventsFrom": 1,
+                     *         "blocker": "text"
                      *       }
                      *     }
                      */
@@ -5341,6 +5357,283 @@ export interface operations {
                      *           "code": "body_too_large",
                      *           "field": "body",
                      *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "clientgroups.byGroupId.move.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                groupId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "groupId": 92,
+                     *         "shard": 1,
+                     *         "dropped": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["AbandonedMove"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
                      *         }
                      *       ]
                      *     }

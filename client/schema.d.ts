@@ -2305,7 +2305,10 @@ export interface components {
             pauseMs: number | null;
             /** @description The group's first event id on its new shard; null while moving */
             eventsFrom: number | null;
-            /** @description Why the last runner of the move failed (it is tried again at the next call or cron run); null when nothing stops it */
+            /**
+             * @description Why the last runner of the move failed (it is tried again at the next call or cron run); null when nothing stops it
+             * @example null
+             */
             blocker: string | null;
         };
         /**
@@ -4951,7 +4954,7 @@ export interface operations {
                      *         "rounds": 1,
                      *         "pauseMs": 1,
                      *         "eventsFrom": 1,
-                     *         "blocker": "text"
+                     *         "blocker": null
                      *       }
                      *     }
                      */
@@ -5190,7 +5193,7 @@ export interface operations {
                      *         "rounds": 1,
                      *         "pauseMs": 1,
                      *         "eventsFrom": 1,
-                     *         "blocker": "text"
+                     *         "blocker": null
                      *       }
                      *     }
                      */

@@ -1,4 +1,4 @@
--- Issue 56, moving a client group between shards online (src/db/moves.ts): the change log the move's
+-- Issue 56, moving a client group between shards online (src/db/moves/): the change log the move's
 -- triggers write on the shard a group leaves, the move's state on the shard's copy of the group, and
 -- the origin of events a move brought from another shard.
 CREATE TABLE `move_log` (

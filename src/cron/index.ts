@@ -94,7 +94,7 @@ export async function runScheduledOnEveryShard(env: Env, scheduledTime: number) 
   return summaries;
 }
 
-/** Runs the group moves under way on (src/db/moves.ts): one that fails resumes at the next run. */
+/** Runs the group moves under way on (src/db/moves/): one that fails resumes at the next run. */
 async function runGroupMoves(env: Env, scheduledTime: number) {
   const requestId = `cron-${new Date(scheduledTime).toISOString()}`;
   try {

@@ -125,7 +125,7 @@ export interface NamedId {
   id: number;
 }
 
-/** Where a group's rows are: its shard, and while it moves, the shard it moves to (src/db/moves.ts). */
+/** Where a group's rows are: its shard, and while it moves, the shard it moves to (src/db/moves/). */
 export interface GroupPlace {
   shard: number;
   movingTo: number | null;
@@ -149,7 +149,7 @@ async function cachedShards(keys: string[], lookup: (unknown: string[]) => Promi
     for (const key of unknown) {
       const place = found.get(key);
       knownShards.delete(key);
-      // A moving group's shard changes soon (src/db/moves.ts): it is asked again within a second.
+      // A moving group's shard changes soon (src/db/moves/): it is asked again within a second.
       knownShards.set(key, {
         place,
         until: now + (place?.movingTo ? MOVING_SHARD_CACHE_MS : SHARD_CACHE_MS),

@@ -85,7 +85,7 @@ const ROW_TABLES: Partial<Record<JobMessage["kind"], string>> = {
 
 /**
  * The jobs as their groups' shards have them now: a job sent (or retried by its client's lanes) before
- * its group moved shards (src/db/moves.ts) goes to the group's new shard, marked `movedFrom` the shard it
+ * its group moved shards (src/db/moves/) goes to the group's new shard, marked `movedFrom` the shard it
  * named. One directory query for the blocks this isolate has not seen lately (`shardsOfIds`).
  */
 export async function routedToTheirShards(env: Env, jobs: JobMessage[]): Promise<JobMessage[]> {

@@ -27,7 +27,7 @@ function fromHttpException(error: HTTPException): DomainError | null {
 /** Seconds a write refused during a group's switch to another shard waits: the switch takes about that long. */
 const GROUP_MOVING_RETRY_SECONDS = 2;
 
-/** A write refused because the client's group is switching shards (src/db/moves.ts), as the coded error. */
+/** A write refused because the client's group is switching shards (src/db/moves/), as the coded error. */
 const groupMovingFailure = (error: unknown) =>
   failureText(error).includes(GROUP_MOVING)
     ? new DomainError(

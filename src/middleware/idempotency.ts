@@ -36,7 +36,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const path = url.pathname.replace(/\/+$/, "");
   const fingerprint = await sha256Hex(`${c.req.method} ${path}${url.search}\n${await c.req.text()}`);
   // A client's keys live on its own group's shard, whichever shard the request writes: one key is one
-  // request across shards, and the keys travel with the client's group when it moves (src/db/moves.ts).
+  // request across shards, and the keys travel with the client's group when it moves (src/db/moves/).
   const client = c.get("client");
   const clientId = client.id;
   const db = getDb(client.shard === c.var.shard ? c.env.DB : shardDatabase(c.env, client.shard));

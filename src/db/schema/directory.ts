@@ -8,7 +8,11 @@ export const clientGroups = sqliteTable("client_groups", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   /** The shard (src/db/shards.ts) that holds the group's rows: 1 is `DB`, n is `DB_n`. */
   shard: integer("shard").notNull().default(1),
-  /** While the group moves (src/db/moves.ts): the shard it moves to. Clients of a moving group are cached briefly. */
+  /**
+   * In the directory, while the group moves (src/db/moves/): the shard it moves to; clients of a moving
+   * group are cached briefly. In a shard's copy, that the move holds the group's rows there (filling the
+   * copy, or fenced): the shard's scheduled work leaves them (src/db/directory.ts `settledClient`).
+   */
   movingTo: integer("moving_to"),
   /**
    * After a move, the id of the group's first event on its shard: an event cursor below it was handed out
@@ -16,7 +20,7 @@ export const clientGroups = sqliteTable("client_groups", {
    */
   eventsFrom: integer("events_from"),
   /**
-   * In the directory, a move's progress (JSON, src/db/moves.ts) from its start until it is confirmed: any
+   * In the directory, a move's progress (JSON, src/db/moves/) from its start until it is confirmed: any
    * runner resumes the move from it. Not used on the shards.
    */
   moveProgress: text("move_progress"),

@@ -23,7 +23,7 @@ export const events = sqliteTable(
     portal: text("portal"),
     data: text("data").notNull().default("{}"),
     occurredAt: text("occurred_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
-    /** An event a group move brought from another shard: its id there (src/db/moves.ts). */
+    /** An event a group move brought from another shard: its id there (src/db/moves/). */
     originId: integer("origin_id"),
   },
   (t) => [

@@ -39,7 +39,7 @@ export const idempotencyKeys = sqliteTable(
 );
 
 /**
- * The change log of a group move (src/db/moves.ts): while a group moves off this shard, triggers the move
+ * The change log of a group move (src/db/moves/): while a group moves off this shard, triggers the move
  * installs write here the key of every row of the group that changes, so the move copies it again.
  */
 export const moveLog = sqliteTable("move_log", {
@@ -53,7 +53,7 @@ export const moveLog = sqliteTable("move_log", {
 });
 
 /**
- * The move's own writes on the shard a group moves to (src/db/moves.ts): each of its batches holds the
+ * The move's own writes on the shard a group moves to (src/db/moves/): each of its batches holds the
  * group's row here while it writes, and triggers refuse every other write to the group's rows until the
  * switch, so that nothing but the move (not this shard's cron) changes the copy.
  */

@@ -13,7 +13,7 @@ import { bumpRevisions, clientRevision } from "../shared/revisions";
 /** How long an isolate trusts a key it has looked up; a revocation takes effect within this time. */
 export const CLIENT_CACHE_MS = 10_000;
 /**
- * How long it trusts the key of a client whose group is moving shards (src/db/moves.ts): a request finds
+ * How long it trusts the key of a client whose group is moving shards (src/db/moves/): a request finds
  * the group's new shard this soon after the switch, which is as long as its writes wait.
  */
 export const MOVING_CLIENT_CACHE_MS = 1_000;

@@ -185,7 +185,7 @@ async function deliverWebhook(
       .where(
         message.movedFrom === undefined
           ? eq(events.id, message.eventId ?? 0)
-          : // Sent before its group moved shards: the event's id there (src/db/moves.ts).
+          : // Sent before its group moved shards: the event's id there (src/db/moves/).
             and(
               eq(events.originId, message.eventId ?? 0),
               sql`${events.clientId} = (SELECT client_id FROM ${webhookEndpoints} WHERE id = ${message.endpointId})`,

@@ -27,7 +27,7 @@ export type MessageRouting = {
   /** The shard the job's rows are on, stamped by the queue binding it was sent with (src/db/shards.ts); none: 1. */
   shard?: number;
   /**
-   * The shard the message was sent on, when its group has moved since (src/db/moves.ts): the consumer
+   * The shard the message was sent on, when its group has moved since (src/db/moves/): the consumer
    * sends it to `shard`, and an event id it names is the old shard's (the event's `origin_id`).
    */
   movedFrom?: number;

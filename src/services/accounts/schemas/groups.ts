@@ -35,6 +35,7 @@ export const GroupMove = z
       .nullable()
       .openapi({ description: "The group's first event id on its new shard; null while moving" }),
     blocker: z.string().nullable().openapi({
+      example: null,
       description:
         "Why the last runner of the move failed (it is tried again at the next call or cron run); null when nothing stops it",
     }),

@@ -266,6 +266,19 @@ describe.each(RESOURCES)("the $name", (resource) => {
     const other = await call("GET", `/users/${(await createUser(key)).userId}`, { key });
     expectError(await send(resource, ids, "partner", 3, defined(other.headers.get("ETag"))), "precondition_failed");
     expectEnvelope(await send(resource, ids, "partner", 4, "*"), 200);
+
+    // A header that is no list of entity tags names no revision that was ever true: 400, not 412; nor
+    // may it list more tags than a resource could have had (the check binds each one).
+    for (const malformed of ["garbage", "W/", '""', `${after.tag}, junk`, `*, ${after.tag}`]) {
+      const answer = await send(resource, ids, "partner", 5, malformed);
+      expect(expectError(answer, "validation_failed")[0]?.message, malformed).toMatch(
+        /^If-Match: .* is not an entity tag/,
+      );
+    }
+    const current = (await readTagged(resource, ids)).tag;
+    const many = await send(resource, ids, "partner", 5, Array.from({ length: 98 }, () => current).join(", "));
+    expect(expectError(many, "validation_failed")[0]?.message).toBe("If-Match: at most 20 entity tags (it lists 98)");
+    expect((await readTagged(resource, ids)).tag, "nothing written").toBe(current);
   });
 
   it(`raced ${RACES} times by the internal client and a partner, undoes no change`, async () => {

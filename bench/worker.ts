@@ -4,13 +4,15 @@
 // session as every API route, in the envelope.
 import { app } from "../src/app";
 import { ok } from "../src/lib/envelope";
+import { requestShard } from "../src/middleware/d1Session";
 
 export { ClientLanes, default, RateLimiter, UserTokens } from "../src/index";
 
 app.get("/rest/v1/bench/ceiling", async (c) => {
   const rows = Number(c.req.query("rows"));
   const page = Number(c.req.query("page"));
-  const { results } = await c.env.DB.prepare("SELECT * FROM ads ORDER BY id LIMIT ? OFFSET ?")
+  const { results } = await requestShard(c)
+    .shard.d1.prepare("SELECT * FROM ads ORDER BY id LIMIT ? OFFSET ?")
     .bind(rows, (page - 1) * rows)
     .all();
   return c.json(ok(results));

@@ -1,6 +1,6 @@
 import { getDb } from "../db/client";
 import { onShard, shardNumbers } from "../db/shards";
-import type { Env } from "../env";
+import type { Env, ShardEnv } from "../env";
 import { log } from "../lib/log";
 import { continueGroupMoves } from "../services/accounts";
 import { dispatchEvents, purgeOldEvents } from "../services/events";
@@ -58,8 +58,9 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
  * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
  * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
  */
-export async function runScheduled(env: Env, scheduledTime: number, shard = 1) {
-  const db = getDb(env.DB);
+export async function runScheduled(env: ShardEnv, scheduledTime: number) {
+  const db = getDb(env.shard.d1);
+  const shard = env.shard.number;
   const now = new Date(scheduledTime);
   const runId = `cron-${now.toISOString()}`;
   const startedAt = Date.now();
@@ -88,7 +89,9 @@ export async function runScheduled(env: Env, scheduledTime: number, shard = 1) {
  */
 export async function runScheduledOnEveryShard(env: Env, scheduledTime: number) {
   const [summaries] = await Promise.all([
-    Promise.all(shardNumbers(env).map((shard) => runScheduled(onShard(env, shard), scheduledTime, shard))),
+    Promise.all(
+      shardNumbers(env).map((shard) => runScheduled(onShard(env, shard, "every shard in turn"), scheduledTime)),
+    ),
     runGroupMoves(env, scheduledTime),
   ]);
   return summaries;

@@ -5,13 +5,17 @@
  * and every block of ids leased (src/db/ids.ts); each shard keeps a copy of its own groups, clients and
  * blocks, which its queries and foreign keys use.
  *
- * Work runs on one shard with `onShard(env, n)`: the bindings with that shard as `DB` (leasing id blocks
- * from the directory) and the job queues stamping `shard: n` on every message they send, so that the
- * consumer runs each job on the shard its rows are on. Nothing else in the code knows about shards.
+ * The shard is named, never assumed: the code's `Env` has no shard's database (src/env.ts). Work runs on
+ * one shard with `onShard(env, n, why)`: the bindings with that shard named (`shard`: its number, why the
+ * work runs there, its database leasing id blocks from the directory) and the job queues stamping
+ * `shard: n` on every message they send, so that the consumer runs each job on the shard its rows are on.
  */
+import type { Env, ShardEnv, ShardReason } from "../env";
 import { ID_BLOCK_SIZE, leasingIdBlocks } from "./ids";
 
-type ShardedEnv = Cloudflare.Env;
+type ShardedEnv = Env;
+
+export type { NamedShard, ShardReason } from "../env";
 
 const SHARD_BINDING = /^DB(?:_(\d+))?$/;
 
@@ -25,16 +29,10 @@ export function shardNumbers(env: ShardedEnv): number[] {
   return [...numbers].sort((a, b) => a - b);
 }
 
-/**
- * Where work on a shard (`onShard`) keeps shard 1's own binding: its `DB` is the shard it works on, which
- * is not always shard 1.
- */
-const SHARD_1 = "DB_1";
-
-/** The D1 binding of shard `shard`. */
+/** The D1 binding of shard `shard`: the one place that reads a shard's binding. */
 export function shardDatabase(env: ShardedEnv, shard: number): D1Database {
   const bindings = env as unknown as Record<string, D1Database | undefined>;
-  const binding = shard === 1 ? (bindings[SHARD_1] ?? bindings.DB) : bindings[`DB_${shard}`];
+  const binding = bindings[shard === 1 ? "DB" : `DB_${shard}`];
   if (!binding) throw new Error(`no binding for shard ${shard}: add DB_${shard} to wrangler.toml`);
   return binding;
 }
@@ -55,14 +53,21 @@ function stampingShard(queue: Queue, shard: number): Queue {
   } as Queue;
 }
 
-/** The bindings of work on one shard: it as `DB` (`database`: a session of it), and queues that name it. */
-export function onShard<E extends ShardedEnv>(env: E, shard: number, database = shardDatabase(env, shard)): E {
+/**
+ * The bindings of work on shard `shard`, named with why it runs there (`database`: a session of it), and
+ * queues that name it.
+ */
+export function onShard(
+  env: ShardedEnv,
+  shard: number,
+  why: ShardReason,
+  database = shardDatabase(env, shard),
+): ShardEnv {
   const queues = Object.fromEntries(JOB_QUEUES.map((name) => [name, stampingShard(env[name], shard)]));
   return {
     ...env,
     ...queues,
-    [SHARD_1]: shardDatabase(env, 1),
-    DB: leasingIdBlocks({ number: shard, d1: database, directory: env.DIRECTORY }),
+    shard: { number: shard, why, d1: leasingIdBlocks({ number: shard, d1: database, directory: env.DIRECTORY }) },
   };
 }
 
@@ -127,6 +132,7 @@ export interface NamedId {
 
 /** Where a group's rows are: its shard, and while it moves, the shard it moves to (src/db/moves/). */
 export interface GroupPlace {
+  group: number;
   shard: number;
   movingTo: number | null;
 }
@@ -161,6 +167,14 @@ async function cachedShards(keys: string[], lookup: (unknown: string[]) => Promi
 }
 
 /**
+ * Forgets what this isolate read of group `group`'s place: a move's runner, which knows the group's place
+ * changed, routes it by the directory at once (other isolates, within their seconds of cache).
+ */
+export function forgetGroupPlaces(group: number): void {
+  for (const [key, known] of knownShards) if (known.place?.group === group) knownShards.delete(key);
+}
+
+/**
  * Where each named id's group is, by the id's block (src/db/ids.ts), or, for a client's id, by its group:
  * one directory query for what this isolate has not seen lately, none otherwise. An id of no leased block
  * (or no client) has no place (undefined).
@@ -178,14 +192,14 @@ export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(G
     const blocks = parts.filter((part) => part.kind !== "client");
     const clients = parts.filter((part) => part.kind === "client");
     const { results } = await env.DIRECTORY.prepare(
-      `SELECT b.kind || ' ' || b.block AS key, g.shard AS shard, g.moving_to AS movingTo FROM id_blocks b
+      `SELECT b.kind || ' ' || b.block AS key, g.id AS "group", g.shard AS shard, g.moving_to AS movingTo FROM id_blocks b
        JOIN client_groups g ON g.id = b.group_id
        WHERE (b.kind, b.block) IN (VALUES ${blocks.map((b) => `('${b.kind}', ${b.value})`).join(", ") || "(NULL, NULL)"})
        UNION ALL
-       SELECT 'client ' || c.id AS key, g.shard AS shard, g.moving_to AS movingTo FROM api_clients c
+       SELECT 'client ' || c.id AS key, g.id AS "group", g.shard AS shard, g.moving_to AS movingTo FROM api_clients c
        JOIN client_groups g ON g.id = c.group_id
        WHERE c.id IN (${clients.map((c) => c.value).join(", ") || "NULL"})`,
-    ).all<{ key: string; shard: number; movingTo: number | null }>();
+    ).all<{ key: string; group: number; shard: number; movingTo: number | null }>();
     return new Map(results.map(({ key, ...place }) => [key, place]));
   });
 }

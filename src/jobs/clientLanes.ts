@@ -267,9 +267,12 @@ export class ClientLanes extends DurableObject<Env> {
       this.dispatchAgain = true;
       return;
     }
-    const dispatch: Promise<void> = dispatchEvents(jobContext(onShard(this.env, this.shard)), {
-      clientId: this.clientId,
-    })
+    const dispatch: Promise<void> = dispatchEvents(
+      jobContext(onShard(this.env, this.shard, "the rows its message names")),
+      {
+        clientId: this.clientId,
+      },
+    )
       .then(() => undefined)
       .catch((error) =>
         log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),

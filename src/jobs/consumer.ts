@@ -3,7 +3,7 @@ import { getDb, namedBatch } from "../db/client";
 import { inList } from "../db/inList";
 import { imageJobs, publishJobs, users, webhookEndpoints } from "../db/schema";
 import { onEachShard, onShard } from "../db/shards";
-import type { Env } from "../env";
+import type { Env, ShardEnv } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
@@ -28,8 +28,8 @@ const hostOf = (url: string | undefined) => {
  * its endpoint's, a publish job's its user's, an image job's its user's. A job whose row is gone is
  * placed with client 0, whose lanes run it only to find it moot. A ping has no place.
  */
-async function placementsOf(env: Env, queue: string, jobs: JobMessage[]): Promise<(Placement | undefined)[]> {
-  const db = getDb(env.DB);
+async function placementsOf(env: ShardEnv, queue: string, jobs: JobMessage[]): Promise<(Placement | undefined)[]> {
+  const db = getDb(env.shard.d1);
   const idsOf = (kind: JobMessage["kind"]) => jobs.flatMap((job) => (job.kind === kind ? [rowIdOf(job)] : []));
   // A publish or image job's client is its user's.
   const clientOfUser = { clientId: users.clientId };
@@ -118,7 +118,9 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
     batch.messages.map((message) => message.body),
   );
   // Placed by the rows on each message's shard; a shard that does not answer retries its own messages.
-  const placements = await onEachShard(jobs, (shard, onIt) => placementsOf(onShard(env, shard), batch.queue, onIt));
+  const placements = await onEachShard(jobs, (shard, onIt) =>
+    placementsOf(onShard(env, shard, "the rows its message names"), batch.queue, onIt),
+  );
   const byClient = new Map<number, { jobs: LaneJob[]; messages: Message<JobMessage>[] }>();
   batch.messages.forEach((message, at) => {
     const placed = placements[at];

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { imageJobs } from "../db/schema";
 import { onEachShard, onShard, shardOf, shardsOfIds } from "../db/shards";
-import type { Env } from "../env";
+import type { Env, ShardEnv } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
@@ -12,15 +12,15 @@ import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
 import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
 
 /** An image job; the updates its stored image asked for are queued at once. */
-async function runImage(env: Env, job: ImageMessage): Promise<void> {
+async function runImage(env: ShardEnv, job: ImageMessage): Promise<void> {
   const ctx = jobContext(env, job.requestId);
   const { updatesRequested } = await runImageJob(ctx, { jobId: job.jobId });
   if (updatesRequested) await flushUpdateRequests(ctx, { limit: 100 });
 }
 
 /** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
-async function giveUp(env: Env, job: JobMessage): Promise<void> {
-  const db = getDb(env.DB);
+async function giveUp(env: ShardEnv, job: JobMessage): Promise<void> {
+  const db = getDb(env.shard.d1);
   switch (job.kind) {
     case "image": {
       const imageJob = await db.select().from(imageJobs).where(eq(imageJobs.id, job.jobId)).get();
@@ -46,7 +46,7 @@ async function giveUp(env: Env, job: JobMessage): Promise<void> {
  * Runs a batch's jobs: the publish jobs together, the webhook deliveries together (in shares per
  * endpoint, see `deliverWebhooks`), the image jobs side by side. One settled result per job, in order.
  */
-async function runAll(env: Env, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
+async function runAll(env: ShardEnv, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
   const ofKind = <K extends JobMessage["kind"]>(kind: K) =>
     jobs.filter((job): job is Extract<JobMessage, { kind: K }> => job.kind === kind);
   const [publishJobs, deliveries, images] = [ofKind("publish"), ofKind("webhook"), ofKind("image")];
@@ -134,7 +134,7 @@ export async function executeJobs(
         batch.messages.map((message) => message.body),
       ),
       (shard, jobs) => {
-        const shardEnv = onShard(env, shard);
+        const shardEnv = onShard(env, shard, "the rows its message names");
         return deadLetter ? Promise.allSettled(jobs.map((job) => giveUp(shardEnv, job))) : runAll(shardEnv, jobs, lane);
       },
     )

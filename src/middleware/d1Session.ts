@@ -1,7 +1,7 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { meterSession } from "../db/meter";
 import { onShard, shardDatabase } from "../db/shards";
-import type { AppEnv } from "../env";
+import type { AppEnv, ShardEnv } from "../env";
 import { DomainError } from "../lib/errors";
 import { takeIpToken } from "./rateLimit";
 import { shardOfRequest } from "./shardRouting";
@@ -24,21 +24,27 @@ export const d1Bookmark: MiddlewareHandler<AppEnv> = async (c, next) => {
  * D1 Sessions (read replication): a GET may be answered by a nearby read replica, a write goes to the
  * primary. Every answer carries the session's bookmark in `x-d1-bookmark`; a client that sends it back
  * reads at least what that answer saw, so it reads its own writes wherever it is served. The request's
- * handlers and services see the session as `env.DB`, metered: the rows it read and wrote are the
+ * handlers and services see the session as their shard's database (`requestShard`), metered: the rows it read and wrote are the
  * request's `d1Usage`, which the request context reports. The session is on the shard of the request's rows
  * (`shardOfRequest`), so this runs after authentication and the body limit (and `d1Bookmark` before them).
  */
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER);
   const constraint = c.req.method === "GET" ? "first-unconstrained" : "first-primary";
-  const { shard, spansShards } = await shardOfRequest(c);
-  c.set("shard", shard);
+  const { shard, why, spansShards } = await shardOfRequest(c);
   c.set("spansShards", spansShards);
   const session = shardDatabase(c.env, shard).withSession(bookmark || constraint);
   c.set("d1Usage", meterSession(session));
   // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.
-  c.env = onShard(c.env, shard, session as unknown as D1Database);
+  c.set("shardEnv", onShard(c.env, shard, why, session as unknown as D1Database));
   await next();
   const reached = session.getBookmark();
   if (reached) c.header(BOOKMARK_HEADER, reached);
 };
+
+/** The request's shard, named, with its D1 session: what every handler and service works on. */
+export function requestShard(c: Context<AppEnv>): ShardEnv {
+  const shardEnv = c.var.shardEnv;
+  if (!shardEnv) throw new Error("the request's shard is not known yet: d1Session runs before this");
+  return shardEnv;
+}

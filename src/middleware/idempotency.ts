@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
-import { shardDatabase } from "../db/shards";
+import { onShard } from "../db/shards";
 import type { AppEnv } from "../env";
 import { onlyReads } from "../lib/calls";
 import { sha256Hex } from "../lib/crypto";
@@ -13,6 +13,7 @@ import {
   renewKey,
   storeResponse,
 } from "../services/operations";
+import { requestShard } from "./d1Session";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Headers of the first response that a replay repeats (Job-Ids: a retried publish still names its jobs). */
@@ -39,7 +40,10 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   // request across shards, and the keys travel with the client's group when it moves (src/db/moves/).
   const client = c.get("client");
   const clientId = client.id;
-  const db = getDb(client.shard === c.var.shard ? c.env.DB : shardDatabase(c.env, client.shard));
+  const here = requestShard(c);
+  const db = getDb(
+    client.shard === here.shard.number ? here.shard.d1 : onShard(c.env, client.shard, "the caller's client").shard.d1,
+  );
   const claim = await claimKey(db, c.env, clientId, key, fingerprint, new Date());
   switch (claim.kind) {
     case "mismatch":

@@ -1,10 +1,11 @@
 import type { Context } from "hono";
 import { getDb } from "../db/client";
-import { shardDatabase, shardNumbers } from "../db/shards";
+import { onShard, shardNumbers } from "../db/shards";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { entityTag } from "../lib/entityTags";
 import { readEntityTag, readRevision, readRevisions } from "../services/shared";
+import { requestShard } from "./d1Session";
 
 /** How long a response may be served from the Workers Cache API when a client asks with `useCache=1`. */
 export const CACHE_TTL_SECONDS = 30;
@@ -28,11 +29,15 @@ export async function withCache<T extends object>(
 
 /** The revisions of the keys on the request's shard, or on every shard for a list that spans them all. */
 async function revisionsOf(c: Context<AppEnv>, revisionKeys: string[]): Promise<string> {
-  if (!c.var.spansShards) return readRevisions(getDb(c.env.DB), revisionKeys);
+  const here = requestShard(c).shard;
+  if (!c.var.spansShards) return readRevisions(getDb(here.d1), revisionKeys);
   const shards = shardNumbers(c.env);
   const each = await Promise.all(
     shards.map((shard) =>
-      readRevisions(getDb(shard === c.var.shard ? c.env.DB : shardDatabase(c.env, shard)), revisionKeys),
+      readRevisions(
+        getDb(shard === here.number ? here.d1 : onShard(c.env, shard, "every shard in turn").shard.d1),
+        revisionKeys,
+      ),
     ),
   );
   return each.map((revisions, at) => `${shards[at]}:${revisions}`).join(";");
@@ -82,12 +87,12 @@ export async function taggedRead<T extends object>(
   revisionKey: string,
   compute: () => Promise<T>,
 ): Promise<T> {
-  const revision = await readRevision(getDb(c.env.DB), revisionKey);
+  const revision = await readRevision(getDb(requestShard(c).shard.d1), revisionKey);
   c.header("ETag", entityTag(revisionKey, revision));
   return useCache ? cachedAnswer(c, `${revisionKey}=${revision}`, compute) : compute();
 }
 
 /** The ETag of the data that moves with the revision key, on the answer; read before the data (`taggedRead`). */
 export async function answerEntityTag(c: Context<AppEnv>, revisionKey: string) {
-  c.header("ETag", await readEntityTag(getDb(c.env.DB), revisionKey));
+  c.header("ETag", await readEntityTag(getDb(requestShard(c).shard.d1), revisionKey));
 }

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { routePath } from "hono/route";
-import { CLIENTS, type NamedId, shardsOfIds } from "../db/shards";
+import { CLIENTS, type NamedId, type ShardReason, shardsOfIds } from "../db/shards";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
 
@@ -80,9 +80,11 @@ async function idsOfRequest(c: Context<AppEnv>): Promise<NamedId[]> {
  * A request that names no id of a known block runs on the client's own shard; an internal client's lists
  * then span every shard (`spansShards`, src/routes/acrossShards.ts).
  */
-export async function shardOfRequest(c: Context<AppEnv>): Promise<{ shard: number; spansShards: boolean }> {
+export async function shardOfRequest(
+  c: Context<AppEnv>,
+): Promise<{ shard: number; why: ShardReason; spansShards: boolean }> {
   const client = c.var.client;
-  const own = { shard: client.shard, spansShards: client.internal };
+  const own = { shard: client.shard, why: "the caller's client" as const, spansShards: client.internal };
   if (!client.internal) return own;
   const ids = await idsOfRequest(c);
   if (ids.length === 0) return own;
@@ -100,5 +102,5 @@ export async function shardOfRequest(c: Context<AppEnv>): Promise<{ shard: numbe
       "client_group_mismatch",
       `${elsewhere.field}: ${elsewhere.id} is in another client group than ${first.field} ${first.id}; they must be in the same one`,
     );
-  return { shard: first.shard, spansShards: false };
+  return { shard: first.shard, why: "the ids the request names", spansShards: false };
 }

@@ -24,7 +24,7 @@ export async function onEveryShard<T>(
   if (!c.var.spansShards) return [await read(here, 0)];
   return Promise.all(
     shardNumbers(c.env).map(async (shard, at) => {
-      if (shard === c.var.shard) return read(here, at);
+      if (shard === here.env.shard.number) return read(here, at);
       try {
         return await read(contextOnShard(c, shard), at);
       } catch (error) {
@@ -44,12 +44,12 @@ export async function onEveryShard<T>(
 /** The request's service context on another shard (read without a session); 400 for a shard that does not exist. */
 export function contextOnShard(c: Context<AppEnv>, shard: number): ServiceContext {
   const here = serviceContext(c);
-  if (shard === c.var.shard) return here;
+  if (shard === here.env.shard.number) return here;
   const shards = shardNumbers(c.env);
   if (!shards.includes(shard))
     throw DomainError.of("validation_failed", `shard: there is no shard ${shard}; the shards are ${shards.join(", ")}`);
-  const env = onShard(c.env, shard);
-  return { ...here, env, db: getDb(env.DB) };
+  const env = onShard(c.env, shard, "every shard in turn");
+  return { ...here, env, db: getDb(env.shard.d1) };
 }
 
 type Paging = { page: number; itemsPerPage: number };

@@ -4,6 +4,7 @@ import type { AppEnv } from "../env";
 import { onlyReads } from "../lib/calls";
 import { DomainError } from "../lib/errors";
 import { mediaBaseOf } from "../lib/media";
+import { requestShard } from "../middleware/d1Session";
 import type { ServiceContext } from "../services/shared";
 import { callerOf } from "../services/shared";
 
@@ -16,9 +17,10 @@ export const serviceContext = (c: Context<AppEnv>): ServiceContext => {
   const precondition = c.get("precondition");
   if (!precondition && c.req.header("If-Match") !== undefined && !onlyReads(c.req.method, new URL(c.req.url).pathname))
     throw DomainError.of("validation_failed", "If-Match: this call takes no precondition (see docs/calling.md)");
+  const env = requestShard(c);
   return {
-    db: getDb(c.env.DB),
-    env: c.env,
+    db: getDb(env.shard.d1),
+    env,
     caller: callerOf(c.get("client")),
     mediaBase: mediaBaseOf(c.env, new URL(c.req.url).origin),
     requestId: c.get("requestId"),

@@ -4,6 +4,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { meterSession } from "../../src/db/meter";
 import { type Answer, call, d1RowsOf, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { adBody, createAd, createUser, seedAds } from "../harness/data";
 import { runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller, publicationOf } from "../harness/marketplace";
@@ -56,7 +57,7 @@ describe("rows a publication costs", () => {
     // The job as the consumer runs it, on a metered session of its own.
     const session = env.DB.withSession("first-primary");
     const job = meterSession(session);
-    await runPublishJob({ ...held, DB: session as unknown as D1Database }, itemId);
+    await runPublishJob(onTestShard(held, 1, session as unknown as D1Database), itemId);
     expect((await publicationOf(key, userId, adId))?.active).toBe(true);
     // What docs/capacity.md assumes per placement; a change that multiplies the rows fails here.
     expect(d1RowsOf(requested).read).toBeLessThan(150);

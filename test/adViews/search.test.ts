@@ -7,7 +7,7 @@ import { getAd, searchAds } from "../../src/services/adViews";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { callerOf } from "../../src/services/shared";
 import { call, expectEnvelope, groupOf, newClient } from "../harness/api";
-import { countingD1 } from "../harness/d1";
+import { countingD1, onTestShard } from "../harness/d1";
 import { CAR_CATEGORY, createAd, createUser, manufacturerBody, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 
 let key: string;
@@ -338,7 +338,7 @@ describe("GET /ads/ search", () => {
     const counter = countingD1(env.DB);
     const db = getDb(counter.d1);
     const caller = callerOf({ id: clientId, internal: false, partner: true });
-    const ctx = { db, env, caller, mediaBase: "/media/" };
+    const ctx = { db, env: onTestShard(env, 1, counter.d1), caller, mediaBase: "/media/" };
     const page = await searchAds(ctx, {
       page: 1,
       itemsPerPage: 25,

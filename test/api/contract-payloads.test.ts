@@ -25,8 +25,9 @@ const s = {} as {
   activationtoken: string;
 };
 
-beforeAll(async () => {
-  key = (await newClient({ internal: true })).key;
+/** The state on `shard`, for an internal client of a group there (the dev keys' kind of client). */
+async function worldOn(shard: number) {
+  key = (await newClient({ internal: true, shard })).key;
   s.userId = await connectedSeller(key, key, 10_000);
   const other = await createUser(key);
   s.otherUserId = other.userId;
@@ -45,7 +46,7 @@ beforeAll(async () => {
   s.taskId = tasks.body.data.at(-1)?.taskId as number;
   const manufacturer = await call("POST", "/manufacturers/", { key, body: manufacturerFields() });
   s.manufacturerId = manufacturer.body.data.manufacturerId as number;
-});
+}
 
 // ---- the specification's field lists, as payloads ----
 
@@ -452,6 +453,11 @@ describe("the contract's own payloads", () => {
     );
     expect(documented.filter((operation) => !additions.test(operation) && !reached.includes(operation))).toEqual([]);
   });
+});
+
+// A client's shard is its group's: the payloads run for a client on each (src/db/shards.ts).
+describe.each([1, 2])("the contract's own payloads, for a client on shard %i", (shard) => {
+  beforeAll(() => worldOn(shard), 60_000);
 
   it.each(payloads.map((p) => [p.spec, p] as const))("%s is accepted as the specification writes it", async (_, p) => {
     const answer = await call(p.method, p.path(), { key, body: p.body?.() });

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { ads } from "../../src/db/schema";
-import type { Env } from "../../src/env";
+import type { Env, ShardEnv } from "../../src/env";
 import { amsterdamDay, amsterdamToUtc } from "../../src/lib/time";
 import { deliverWebhooks, dispatchEvents } from "../../src/services/events";
 import { runImageJob } from "../../src/services/images";
@@ -18,7 +18,7 @@ import { jobContext } from "../../src/services/shared";
 import type { WebhookMessage } from "../../src/services/shared/jobMessages";
 import { eventsOf, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, d1RowsOf, defined, expectEnvelope, twoClients } from "../harness/api";
-import { meteredBindings } from "../harness/d1";
+import { meteredBindings, onTestShard } from "../harness/d1";
 import { CAR_ATTRIBUTES, CAR_CATEGORY, createAd, PAID_CATEGORY, SOFA_CATEGORY } from "../harness/data";
 import { placements, runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller, settledPublication } from "../harness/marketplace";
@@ -106,7 +106,7 @@ beforeAll(async () => {
 const condition = (value: string) => ({ portal: "portal_a", values: [{ key: "condition", value }] });
 
 /** What a job's run wrote: the work `run` does with metered bindings. */
-async function jobWrites(run: (bindings: Env) => Promise<unknown>) {
+async function jobWrites(run: (bindings: ShardEnv) => Promise<unknown>) {
   const { env: bindings, usage } = meteredBindings();
   await run(bindings);
   return usage.rowsWritten;
@@ -174,7 +174,7 @@ describe("rows written per hot write", () => {
 
     // A job held (no message) and run by the test, metered.
     const held = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer voor de job" });
-    const [job] = await queueJobs(jobContext(withoutMessages()), placements(userId, [held.adId]));
+    const [job] = await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, [held.adId]));
     measured.set("its publish job", await jobWrites((bindings) => runPublishJob(bindings, defined(job?.jobId))));
     // An image of the ad while its one listing is live (before the website's job, which runs on the queue).
     const image = await env.DB.prepare(
@@ -191,7 +191,7 @@ describe("rows written per hot write", () => {
     expectEnvelope(website, 200);
     measured.set("POST /publish/ (the website)", d1RowsOf(website).written);
     const onWebsite = await createAd(key, userId, { title: "Brommer op de website" });
-    const [websiteJob] = await queueJobs(jobContext(withoutMessages()), [
+    const [websiteJob] = await queueJobs(jobContext(onTestShard(withoutMessages())), [
       { ...defined(placements(userId, [onWebsite.adId], 0)[0]), portal: "website" },
     ]);
     measured.set("its website job", await jobWrites((bindings) => runPublishJob(bindings, defined(websiteJob?.jobId))));
@@ -203,7 +203,7 @@ describe("rows written per hot write", () => {
     expectEnvelope(feature, 200);
     measured.set("POST /features/", d1RowsOf(feature).written);
     const ad = defined(await getDb(env.DB).select().from(ads).where(eq(ads.id, held.adId)).get());
-    const { outcome } = await queueFeature(jobContext(withoutMessages()), {
+    const { outcome } = await queueFeature(jobContext(onTestShard(withoutMessages())), {
       ad,
       portal: "portal_a",
       feature: "omhoogplaatsen",
@@ -244,9 +244,12 @@ describe("rows written per hot write", () => {
       send: async (m: WebhookMessage) => void handed.push(m),
       sendBatch: async (ms: { body: WebhookMessage }[]) => void handed.push(...ms.map((m) => m.body)),
     };
-    await dispatchEvents(jobContext({ ...env, WEBHOOKS: capture, WEBHOOKS_SLOW: capture } as unknown as Env), {
-      clientId,
-    });
+    await dispatchEvents(
+      jobContext(onTestShard({ ...env, WEBHOOKS: capture, WEBHOOKS_SLOW: capture } as unknown as Env)),
+      {
+        clientId,
+      },
+    );
     const [message] = handed;
     measured.set(
       "a webhook delivery",

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { meterSession } from "../../src/db/meter";
-import type { Env } from "../../src/env";
+import { onShard } from "../../src/db/shards";
+import type { Env, ShardEnv } from "../../src/env";
 /**
  * A D1 binding whose every round trip to the database (each `batch`, and each statement run on its own:
  * `all`, `run`, `first`, `raw`) first awaits `before`: a test counts them, holds them still, or hands
@@ -75,7 +76,14 @@ export function countingD1(target: D1Database) {
  * read and wrote, summed over its statements (as a request's Server-Timing reports it).
  */
 export function meteredBindings(base: Env = env) {
-  const session = base.DB.withSession("first-primary");
+  const session = env.DB.withSession("first-primary");
   const usage = meterSession(session);
-  return { env: { ...base, DB: session as unknown as D1Database }, usage };
+  return { env: onTestShard(base, 1, session as unknown as D1Database), usage };
 }
+
+/**
+ * Work on shard `shard` as the code reaches it (`onShard`): the shard of the test clients, 1 unless a test
+ * places them (`database`: in place of its binding, e.g. a metered session).
+ */
+export const onTestShard = (base: Env = env, shard = 1, database?: D1Database): ShardEnv =>
+  onShard(base, shard, "the caller's client", database);

@@ -3,7 +3,7 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { getDb } from "../../src/db/client";
 import { publishJobs } from "../../src/db/schema";
-import type { Env } from "../../src/env";
+import type { Env, ShardEnv } from "../../src/env";
 import { type Decision, publishMessage, runPublishJobs } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import { defined } from "./api";
@@ -12,15 +12,15 @@ import { defined } from "./api";
  * The Worker's bindings with a queue that drops every message: rows are written and nothing is
  * delivered (a message lost to a crash, or a job held still while a test looks at it).
  */
-export const withoutMessages = (base: Env = env) =>
-  ({ ...base, JOBS: { send: async () => {}, sendBatch: async () => {} } }) as unknown as Env;
+export const withoutMessages = <E extends Env>(base: E = env as unknown as E): E =>
+  ({ ...base, JOBS: { send: async () => {}, sendBatch: async () => {} } }) as E;
 
 /**
  * Runs one item's job as the consumer does, from the message the API sends for it; throws what would
  * make the queue retry the message.
  */
-export async function runPublishJob(base: Env, itemId: number, requestId?: string): Promise<void> {
-  const item = await getDb(base.DB).select().from(publishJobs).where(eq(publishJobs.id, itemId)).get();
+export async function runPublishJob(base: ShardEnv, itemId: number, requestId?: string): Promise<void> {
+  const item = await getDb(base.shard.d1).select().from(publishJobs).where(eq(publishJobs.id, itemId)).get();
   const [outcome] = await runPublishJobs(jobContext(base, requestId), {
     messages: [publishMessage(defined(item), requestId)],
   });

@@ -7,6 +7,7 @@ import { mediaBaseOf } from "../../src/lib/media";
 import { runImageJob } from "../../src/services/images";
 import { jobContext } from "../../src/services/shared";
 import { call, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { createAd, createUser } from "../harness/data";
 import { imageInfo, IMAGE_ORIGIN as ORIGIN, type SellerImages, sellerImages, source } from "../harness/images";
 
@@ -132,10 +133,10 @@ describe("ingestion", () => {
       .bind(ad.adId, userId, `${ORIGIN}/red.png`)
       .first<{ id: number }>();
     await Promise.all([
-      runImageJob(jobContext(env), { jobId: job?.id as number }),
-      runImageJob(jobContext(env), { jobId: job?.id as number }),
+      runImageJob(jobContext(onTestShard()), { jobId: job?.id as number }),
+      runImageJob(jobContext(onTestShard()), { jobId: job?.id as number }),
     ]);
-    await runImageJob(jobContext(env), { jobId: job?.id as number });
+    await runImageJob(jobContext(onTestShard()), { jobId: job?.id as number });
     expect((await call("GET", `/images/${ad.adId}`, { key })).body.data.images).toHaveLength(1);
     expect((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects).toHaveLength(2);
   });

@@ -13,6 +13,7 @@ import { queueJobs, reencryptTokens, tokensToReseal } from "../../src/services/p
 import { type JobMessage, jobContext } from "../../src/services/shared";
 import wranglerToml from "../../wrangler.toml?raw";
 import { BASE, call, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { createAd, PAID_CATEGORY } from "../harness/data";
 import { placements, runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller } from "../harness/marketplace";
@@ -66,11 +67,11 @@ describe("correlated logs", () => {
 
     // A message lost and re-sent by the cron still carries the request that caused it.
     const second = await createAd(key, userId);
-    await queueJobs(jobContext(withoutMessages(), "trace-lost-1"), placements(userId, [second.adId], 0));
+    await queueJobs(jobContext(onTestShard(withoutMessages()), "trace-lost-1"), placements(userId, [second.adId], 0));
     await env.DB.prepare("UPDATE queue_items SET retry_at = ? WHERE ad_id = ?")
       .bind(new Date(Date.now() - 5 * 60_000).toISOString(), second.adId)
       .run();
-    const summary = await runScheduled(env, Date.parse("2026-11-22T10:00:00.000Z"));
+    const summary = await runScheduled(onTestShard(), Date.parse("2026-11-22T10:00:00.000Z"));
     expect(summary.runId).toBe("cron-2026-11-22T10:00:00.000Z");
     expect(summary.parts.resend).toMatchObject({ ok: true, resent: 1 });
     expect(lines.find((l) => l.msg === "scheduled work")).toMatchObject({ requestId: "cron-2026-11-22T10:00:00.000Z" });
@@ -98,7 +99,7 @@ describe("failure isolation", () => {
     await env.DB.prepare(
       "INSERT INTO idempotency_keys (client_id, key, fingerprint, expires_at) VALUES (1, 'old-key', 'x', '2000-01-01T00:00:00.000Z')",
     ).run();
-    const summary = await runScheduled({ ...env, DB: failingTasks } as Env, Date.now());
+    const summary = await runScheduled(onTestShard(env, 1, failingTasks), Date.now());
     expect(summary.failed).toEqual(["tasks"]);
     expect(summary.parts.tasks).toMatchObject({ ok: false, error: "tasks table unavailable" });
     for (const part of [
@@ -148,10 +149,10 @@ describe("metrics", () => {
     const good = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Goede brommer" });
     const bad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Slechte [reject] brommer" });
     const queued = await queueJobs(
-      jobContext(withoutMessages(metricsEnv)),
+      jobContext(onTestShard(withoutMessages(metricsEnv))),
       placements(userId, [good.adId, bad.adId], 400),
     );
-    for (const q of queued) await runPublishJob(metricsEnv, q?.jobId as number, "trace-metrics");
+    for (const q of queued) await runPublishJob(onTestShard(metricsEnv), q?.jobId as number, "trace-metrics");
     const events = points.map((p) => ({ blobs: p.blobs, doubles: p.doubles?.length }));
     expect(events).toEqual([
       { blobs: ["wallet", "charge", "portal_a"], doubles: 1 },
@@ -277,17 +278,17 @@ describe("token key rotation", () => {
     const rotating = { ...env, TOKEN_ENCRYPTION_KEY: newKey, TOKEN_ENCRYPTION_KEY_PREVIOUS: oldKey } as Env;
     const accessToken = await open(before?.access as string, env);
     expect(await open(before?.access as string, rotating)).toBe(accessToken);
-    expect(await tokensToReseal(jobContext(rotating))).toBeGreaterThan(0);
+    expect(await tokensToReseal(jobContext(onTestShard(rotating)))).toBeGreaterThan(0);
 
     // The cron's part does the work, a bounded number per run.
-    while ((await reencryptTokens(jobContext(rotating), { limit: 50 })) > 0);
+    while ((await reencryptTokens(jobContext(onTestShard(rotating)), { limit: 50 })) > 0);
     const after = await stored();
     expect(after?.access).not.toBe(before?.access);
     expect(await open(after?.access as string, { TOKEN_ENCRYPTION_KEY: newKey })).toBe(accessToken);
     await expect(open(after?.access as string, { TOKEN_ENCRYPTION_KEY: oldKey })).rejects.toThrow();
-    expect(await tokensToReseal(jobContext(rotating))).toBe(0);
+    expect(await tokensToReseal(jobContext(onTestShard(rotating)))).toBe(0);
     // Without a previous key there is nothing to do.
-    expect(await reencryptTokens(jobContext(env), { limit: 50 })).toBe(0);
+    expect(await reencryptTokens(jobContext(onTestShard()), { limit: 50 })).toBe(0);
   });
 });
 

@@ -4,6 +4,7 @@ import { closeDeletedUsersConnections, replaceExpiredListings } from "../../src/
 import { jobContext } from "../../src/services/shared";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
 import { call, defined, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { CAR_CATEGORY, createAd, PAID_CATEGORY } from "../harness/data";
 import { withoutMessages } from "../harness/jobs";
 import { authorizeAccount, connectedSeller, walletBalance } from "../harness/marketplace";
@@ -500,7 +501,7 @@ describe("deleting follows the contract without losing money or requests", () =>
     ]);
     expect((await marketplace(PORTAL).summary(world.account)).online).toBe(0);
     // The connection stayed for the unpublish; with no job open, the cron closes it.
-    await closeDeletedUsersConnections(jobContext(env), { limit: 50 });
+    await closeDeletedUsersConnections(jobContext(onTestShard()), { limit: 50 });
     const left = await env.DB.prepare("SELECT count(*) AS n FROM portal_connections WHERE user_id = ?")
       .bind(world.userId)
       .first<{ n: number }>();

@@ -12,6 +12,7 @@ import { publishMessage, queueJobs } from "../../src/services/publishing";
 import { type JobMessage, jobContext } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import { call, defined, eventually, expectEnvelope, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { createAd, PAID_CATEGORY } from "../harness/data";
 import { placements, withoutMessages } from "../harness/jobs";
 import { connectedSeller, publicationOf, settledPublication, walletBalance } from "../harness/marketplace";
@@ -151,7 +152,7 @@ describe("one open intent per ad, portal and kind", () => {
     const userId = await seller();
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY });
     // Rows written, message never sent: the job stays open as long as the test likes.
-    const [queued] = await queueJobs(jobContext(withoutMessages()), placements(userId, [ad.adId], 500));
+    const [queued] = await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, [ad.adId], 500));
     expect(queued).toMatchObject({ created: true });
     const again = await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     expectEnvelope(again, 200);
@@ -169,7 +170,7 @@ describe("at-least-once delivery and crashes", () => {
         (await createAd(key, userId, { categoryId: PAID_CATEGORY, title: i === 4 ? "Wankel [flaky]" : `Dubbel ${i}` }))
           .adId,
       );
-    const queued = await queueJobs(jobContext(withoutMessages()), placements(userId, adIds));
+    const queued = await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, adIds));
     const itemIds = queued.map((q) => defined(q?.jobId));
     // Each message twice in one batch: as the API sends it, and naming only the item (an older message).
     const messages = itemIds.flatMap((itemId, i) => [
@@ -210,7 +211,7 @@ describe("at-least-once delivery and crashes", () => {
     for (let i = 0; i < 30; i += 1)
       adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title: `Verloren bericht ${i}` })).adId);
     // The process dies after the D1 batch: the messages are lost.
-    await queueJobs(jobContext(withoutMessages()), placements(userId, adIds));
+    await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, adIds));
     // One of them was being worked on when the process died.
     await env.DB.prepare(
       "UPDATE queue_items SET status = 'processing', updated_at = ? WHERE id = (SELECT min(id) FROM queue_items WHERE user_id = ?)",

@@ -12,6 +12,7 @@ import { executeJobs } from "../../src/jobs/execute";
 import type { JobMessage } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { createAd, PAID_CATEGORY } from "../harness/data";
 import { runPublishJob } from "../harness/jobs";
 import { connectedSeller, walletBalance } from "../harness/marketplace";
@@ -243,7 +244,7 @@ describe("reliability", () => {
     await executeJobs(batch, env);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks.length + result.retryMessages.length).toBe(items.results.length);
-    await Promise.all(items.results.map((item) => runPublishJob(env, item.id).catch(() => null)));
+    await Promise.all(items.results.map((item) => runPublishJob(onTestShard(), item.id).catch(() => null)));
 
     const states = await eventually(
       async () => {

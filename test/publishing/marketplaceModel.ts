@@ -2,13 +2,20 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { getDb } from "../../src/db/client";
+import { advanceMove, beginMove, groupHoldings } from "../../src/db/moves";
 import { onShard, shardDatabase } from "../../src/db/shards";
-import type { Env } from "../../src/env";
+import type { Env, ShardEnv } from "../../src/env";
 import { executeJobs } from "../../src/jobs/execute";
 import { marketplaceSimulator } from "../../src/portals/gateway";
+import { forgetGroupRoutes } from "../../src/services/accounts/groupMoves";
 import { loadCatalogue } from "../../src/services/catalogue";
 import { featurePrice, placingPrice } from "../../src/services/catalogue/features";
-import { replaceExpiredListings, resendStalledJobs, WAIT_BOUND_MS } from "../../src/services/publishing";
+import {
+  replaceExpiredListings,
+  resendJobsCutByMove,
+  resendStalledJobs,
+  WAIT_BOUND_MS,
+} from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import type { JobMessage, PublishMessage } from "../../src/services/shared/jobMessages";
 import { type MarketplaceFault, marketplace } from "../fixtures/marketplace";
@@ -23,7 +30,9 @@ import { authorizeAccount, connectedSellerAccount, type MarketplaceCredentials }
  * command says so), a consumer that can be killed between its marketplace call and its writes, a
  * marketplace that can go down, and commands that race with their D1 round trips interleaved by
  * fast-check's scheduler. After every run the queue is drained and the invariants are checked against
- * what the marketplace simulator holds. A run's seller and payer live on one shard (src/db/shards.ts).
+ * what the marketplace simulator holds. A run's seller and payer live on one shard (src/db/shards.ts), and
+ * their client group moves to the other shard when a command says so (src/db/moves/), top-ups with an
+ * Idempotency-Key and their repeats in between.
  */
 
 const FEATURE = "omhoogplaatsen";
@@ -51,10 +60,15 @@ export interface World {
   featurePrice: number;
   /** The messages sent and not yet acknowledged, oldest first. */
   queue: Message[];
-  env: Env;
-  /** The seller's shard (src/db/shards.ts), and its database as the test reads it (not intercepted). */
+  env: ShardEnv;
+  /** The seller's client group, its shard (src/db/shards.ts), and its database as the test reads it (not intercepted). */
+  group: number;
   shard: number;
   db: D1Database;
+  /** The bindings the API and the consumer run with (every shard's database intercepted). */
+  bindings: Env;
+  /** The internal client's keyed top-ups: each key once, whatever its repeats. */
+  topUps: { key: string; amount: number }[];
   /** The run's scheduler; `active` while a race hands it the D1 round trips. */
   scheduler: fc.Scheduler | null;
   racing: boolean;
@@ -109,12 +123,16 @@ const jobIdOf = (answer: Answer): number | undefined => {
  * Sets up one run: a connected seller with credit, two ads in a paid category, and the held queue. With
  * `payer`, another user's wallet pays for the seller (its `walletUserId`, set by the internal client).
  */
-export async function newWorld(
-  key: string,
-  internalKey: string,
-  options: { payer?: boolean; shard?: number } = {},
-): Promise<World> {
-  const shard = options.shard ?? 1;
+export async function newWorld(key: string, internalKey: string, options: { payer?: boolean } = {}): Promise<World> {
+  // The group's shard now: a run before may have moved it.
+  const clientId = (await call("GET", "/client/", { key })).body.data.clientId as number;
+  const placed = await env.DIRECTORY.prepare(
+    'SELECT g.id AS "group", g.shard AS shard FROM api_clients c JOIN client_groups g ON g.id = c.group_id WHERE c.id = ?',
+  )
+    .bind(clientId)
+    .first<{ group: number; shard: number }>();
+  if (!placed) throw new Error(`client ${clientId} has no group`);
+  const { group, shard } = placed;
   const { userId, credentials } = await connectedSellerAccount(key, internalKey, 100_000);
   let payerId = userId;
   if (options.payer) {
@@ -146,9 +164,12 @@ export async function newWorld(
     placementPrice: placingPrice(catalogue, PAID_CATEGORY, PORTAL),
     featurePrice: featurePrice(catalogue, PAID_CATEGORY, PORTAL, FEATURE)?.total ?? 0,
     queue: [],
-    env,
+    env: onShard(env, shard, "the caller's client"),
+    group,
     shard,
     db: shardDatabase(env, shard),
+    bindings: env,
+    topUps: [],
     scheduler: null,
     racing: false,
     portalDown: false,
@@ -157,7 +178,7 @@ export async function newWorld(
     crashed: new Set(),
     holds: [],
   };
-  const d1 = interceptD1(world.db, async (kind, sql) => {
+  const interceptor = async (kind: "batch" | "statement", sql: string[]) => {
     const hold = world.holds.find((h) => h.matches(sql));
     if (hold) {
       world.holds.splice(world.holds.indexOf(hold), 1);
@@ -175,18 +196,19 @@ export async function newWorld(
       }
       world.batchesBeforeCrash -= 1;
     }
-  });
+  };
   const send = (bodies: JobMessage[]) => {
     if (world.losingSends) return;
     for (const body of bodies) if (body.kind === "publish") world.queue.push({ body, attempts: 0 });
   };
   const simulator = marketplaceSimulator(env);
-  // The bindings of work on the seller's shard, as the cron and the consumer have them (`onShard`): the
-  // shard's database intercepted, under its binding's name (the API opens it there), and queues that
-  // stamp the shard on what they send.
-  const bindings = {
+  // The bindings of work on the seller's shard, as the cron and the consumer have them (`onShard`): every
+  // shard's database intercepted, under its binding's name (the API opens it there; the group may move),
+  // and queues that stamp the shard on what they send.
+  world.bindings = {
     ...env,
-    [shard === 1 ? "DB" : `DB_${shard}`]: d1,
+    DB: interceptD1(env.DB, interceptor),
+    DB_2: interceptD1(env.DB_2, interceptor),
     JOBS: {
       send: async (body: JobMessage) => send([body]),
       sendBatch: async (messages: { body: JobMessage }[]) => send(messages.map((m) => m.body)),
@@ -199,7 +221,7 @@ export async function newWorld(
           : simulator.fetch(new Request(input, init)),
     },
   } as unknown as Env;
-  world.env = onShard(bindings, shard, d1);
+  world.env = onShard(world.bindings, shard, "the caller's client");
   return world;
 }
 
@@ -696,6 +718,64 @@ export class Autoreplace implements Command {
   toString = () => `autoreplace(${this.ad})`;
 }
 
+/**
+ * The seller's client group moves to the other shard, as an operator's move runs it (src/db/moves/):
+ * copied, caught up, switched and confirmed, with the jobs the switch cut off sent again. Between
+ * commands nothing else runs, so the move settles at once (no isolate but this one routes the group, and
+ * its runner forgets what it read of it); what the queue holds runs on the new shard.
+ */
+export class MoveGroup implements Command {
+  check = () => true;
+  async run(_model: Model, world: World) {
+    const from = world.shard;
+    const to = from === 1 ? 2 : 1;
+    const shards = { directory: env.DIRECTORY, source: shardDatabase(env, from), target: shardDatabase(env, to) };
+    expect(await beginMove(env.DIRECTORY, { group: world.group, from, to }), `${this}: begun`).toBe(true);
+    forgetGroupRoutes(world.group);
+    const { state, switched } = await advanceMove(shards, world.group, { settleMs: 0, budgetMs: 120_000 });
+    expect({ state: state?.state, switched }, `${this}: switched`).toEqual({ state: "moved", switched: true });
+    forgetGroupRoutes(world.group);
+    world.shard = to;
+    world.db = shardDatabase(env, to);
+    world.env = onShard(world.bindings, to, "the group's");
+    await resendJobsCutByMove(jobContext(world.env), { groupId: world.group });
+    const confirmed = await call("POST", `/clientgroups/${world.group}/move/confirm`, { key: world.internalKey });
+    expect(confirmed.status, `${this}: ${JSON.stringify(confirmed.body)}`).toBe(200);
+    // Nothing of the group stays on the shard it left.
+    const left = await groupHoldings(shardDatabase(env, from), world.group);
+    expect(
+      Object.values(left).every((n) => n === 0),
+      `${this}: left ${JSON.stringify(left)}`,
+    ).toBe(true);
+    console.info(`model: group ${world.group} moved from shard ${from} to ${to}`);
+  }
+  toString = () => "moveGroup";
+}
+
+/**
+ * The internal client tops the seller's payer up with a new Idempotency-Key (`repeat`: sends an earlier
+ * top-up again, key and body): each key credits once, across moves.
+ */
+export class TopUp implements Command {
+  constructor(readonly repeat: number | null) {}
+  check = () => true;
+  async run(model: Model, world: World) {
+    const earlier = this.repeat === null ? undefined : world.topUps[this.repeat % Math.max(world.topUps.length, 1)];
+    const topUp = earlier ?? { key: crypto.randomUUID(), amount: 100 + world.topUps.length };
+    const answer = await call("POST", "/wallet/", {
+      key: world.internalKey,
+      body: { userId: world.payerId, amount: topUp.amount, description: `model top-up ${topUp.key}` },
+      headers: { "Idempotency-Key": topUp.key },
+      env: world.env,
+    });
+    if (model.payerDeleted) return expect(answer.status, `${this}: ${JSON.stringify(answer.body)}`).toBe(404);
+    expect(answer.status, `${this}: ${JSON.stringify(answer.body)}`).toBe(200);
+    if (earlier) expect(answer.headers.get("Idempotent-Replayed"), `${this}: replayed`).toBe("true");
+    else world.topUps.push(topUp);
+  }
+  toString = () => `topUp(${this.repeat ?? "new"})`;
+}
+
 /** Two commands at once, their D1 round trips interleaved by fast-check's scheduler. */
 export class Race implements Command {
   constructor(
@@ -829,6 +909,21 @@ const COMMANDS: Record<string, [weight: number, fc.Arbitrary<Command>]> = {
   concurrentWrites: [1, fc.boolean().map((stock) => new ConcurrentWrites(stock))],
   autoreplace: [1, ad.map((a) => new Autoreplace(a))],
   lockedAutoreplace: [1, ad.map((a) => new Steps(`lockedAutoreplace(${a})`, [new Lock(true), new Autoreplace(a)]))],
+  moveGroup: [2, fc.constant(new MoveGroup())],
+  topUp: [1, fc.option(pick, { nil: null }).map((repeat) => new TopUp(repeat))],
+  moveWhileOpen: [
+    1,
+    ad.map(
+      (a) =>
+        new Steps(`moveWhileOpen(${a})`, [
+          new TopUp(null),
+          new Publish(a),
+          new Feature(a),
+          new MoveGroup(),
+          new TopUp(0),
+        ]),
+    ),
+  ],
 };
 const RACERS = ["publish", "unpublish", "feature", "retry", "deliver"];
 
@@ -916,6 +1011,19 @@ export async function checkInvariants(model: Model, world: World) {
       .bind(world.userId)
       .first<{ n: number }>();
     expect(own?.n, "the payer the internal client chose pays every charge").toBe(0);
+  }
+  if (!model.payerDeleted) {
+    // Every keyed top-up credited once, whatever its repeats and the moves between them.
+    const credits = await world.db
+      .prepare(
+        "SELECT description FROM wallet_entries WHERE user_id = ? AND kind = 'credit' AND description LIKE 'model top-up %'",
+      )
+      .bind(world.payerId)
+      .all<{ description: string }>();
+    expect(
+      credits.results.map((credit) => credit.description).sort(),
+      "each Idempotency-Key of a top-up credited once",
+    ).toEqual(world.topUps.map((topUp) => `model top-up ${topUp.key}`).sort());
   }
   if (!model.userDeleted && !model.disconnected) {
     const connection = await call("GET", `/oauth/${world.userId}/${PORTAL}/`, { key: world.key });
@@ -1013,11 +1121,11 @@ export const newModel = (): Model => ({
 
 /** One property run: a fresh world (its seller paid for by another user), the commands, then drained and checked. */
 export async function modelRun(
-  clients: { key: string; internalKey: string; shard: number },
+  clients: { key: string; internalKey: string },
   scheduler: fc.Scheduler,
   commands: Iterable<Command>,
 ) {
-  const world = await newWorld(clients.key, clients.internalKey, { payer: true, shard: clients.shard });
+  const world = await newWorld(clients.key, clients.internalKey, { payer: true });
   world.scheduler = scheduler;
   const model = newModel();
   await fc.asyncModelRun(() => ({ model, real: world }), commands);

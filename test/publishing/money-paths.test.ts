@@ -128,7 +128,7 @@ describe("money and listings around the core", () => {
     expect(locked.status).toBe(409);
     expect(codeOf(locked)).toBe("user_locked");
     await new Lock(false).run(model, world);
-    await world.env.DB.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(world.adIds[0]).run();
+    await world.env.shard.d1.prepare("UPDATE ads SET status = 'archive' WHERE id = ?").bind(world.adIds[0]).run();
     const archived = await retry(world, failedId);
     expect(archived.status).toBe(409);
     expect(codeOf(archived)).toBe("ad_archived");
@@ -149,9 +149,8 @@ describe("money and listings around the core", () => {
     await repeat;
     await settle(world);
     await checkInvariants(model, world);
-    const charges = await world.env.DB.prepare(
-      "SELECT count(*) AS n FROM wallet_entries WHERE user_id = ? AND kind = 'charge'",
-    )
+    const charges = await world.env.shard.d1
+      .prepare("SELECT count(*) AS n FROM wallet_entries WHERE user_id = ? AND kind = 'charge'")
       .bind(world.userId)
       .first<{ n: number }>();
     expect(charges?.n).toBe(1);
@@ -199,9 +198,8 @@ describe("money and listings around the core", () => {
     world.queue.reverse();
     await settle(world);
     await checkInvariants(model, world);
-    const listings = await world.env.DB.prepare(
-      "SELECT count(*) AS n FROM queue_items WHERE ad_id = ? AND action = 'publish' AND status = 'done'",
-    )
+    const listings = await world.env.shard.d1
+      .prepare("SELECT count(*) AS n FROM queue_items WHERE ad_id = ? AND action = 'publish' AND status = 'done'")
       .bind(world.adIds[0])
       .first<{ n: number }>();
     expect(listings?.n).toBe(2);

@@ -5,6 +5,7 @@ import { queueJobs } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import { call, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { activate, CAR_ATTRIBUTES, CAR_CATEGORY, createAd, createUser, PAID_CATEGORY } from "../harness/data";
 import { placements, withoutMessages } from "../harness/jobs";
 import { connectedSeller, settledPublication, walletBalance } from "../harness/marketplace";
@@ -217,7 +218,7 @@ describe("a dry run of publishing", () => {
     const userId = await connectedSeller(key, internalKey, 1_000);
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer in de rij" });
     // A placement written and held (no message sent): the real call would return that job.
-    await queueJobs(jobContext(withoutMessages()), placements(userId, [ad.adId]));
+    await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, [ad.adId]));
     const [open] = (await preflight({ userId, adId: ad.adId, portal: "portal_a" })).body.data.verdicts;
     expect(open).toMatchObject({ outcome: "queued", price: 0, verifiedByMarketplace: false });
 

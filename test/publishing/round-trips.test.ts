@@ -3,11 +3,10 @@ import { inArray } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { publishJobs } from "../../src/db/schema";
-import type { Env } from "../../src/env";
 import { publishMessage, requestPublishing, runPublishJobs } from "../../src/services/publishing";
 import { callerOf, jobContext } from "../../src/services/shared";
 import { call, defined, newClient } from "../harness/api";
-import { countingD1 } from "../harness/d1";
+import { countingD1, onTestShard } from "../harness/d1";
 import { createAd, PAID_CATEGORY } from "../harness/data";
 import { withoutMessages } from "../harness/jobs";
 import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
@@ -33,7 +32,7 @@ describe("D1 round trips of publishing", () => {
       );
     }
     const counter = countingD1(env.DB);
-    const counted = { ...withoutMessages(env), DB: counter.d1 } as Env;
+    const counted = onTestShard(withoutMessages(), 1, counter.d1);
     const ctx = {
       db: getDb(counter.d1),
       env: counted,

@@ -5,6 +5,7 @@ import type { JobAction } from "../../src/lib/vocabulary";
 import { applyEvent, type JobEvent, queueJobs } from "../../src/services/publishing";
 import { jobContext } from "../../src/services/shared";
 import { call, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { createAd } from "../harness/data";
 import { runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller } from "../harness/marketplace";
@@ -51,7 +52,7 @@ async function liveAd() {
 async function run(kind: JobAction, steps: Step[]) {
   const adId =
     kind === "publish" ? (await createAd(key, userId, { title: "Bank voor de toestanden" })).adId : await liveAd();
-  const [queued] = await queueJobs(jobContext(quiet), [
+  const [queued] = await queueJobs(jobContext(onTestShard(quiet)), [
     {
       adId,
       userId,
@@ -97,7 +98,7 @@ async function run(kind: JobAction, steps: Step[]) {
 
 /** Queues a free update or unpublish of a live ad, with no message sent. */
 const queueChange = async (adId: number, action: "update" | "unpublish") => {
-  const [queued] = await queueJobs(jobContext(quiet), [
+  const [queued] = await queueJobs(jobContext(onTestShard(quiet)), [
     {
       adId,
       userId,
@@ -271,7 +272,7 @@ describe("publishing state machine", () => {
     const adId = await liveAd();
     const update = { itemId: await queueChange(adId, "update") };
     const unpublish = { itemId: await queueChange(adId, "unpublish") };
-    await runPublishJob(env, update?.itemId as number);
+    await runPublishJob(onTestShard(), update?.itemId as number);
     const job = (await call("GET", `/jobs/${update?.itemId}`, { key })).body.data;
     expect(job).toMatchObject({ state: "cancelled", lastError: "superseded", attempts: 1 });
     // The publication follows the newer job, untouched by the cancelled one.

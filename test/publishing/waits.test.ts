@@ -9,6 +9,7 @@ import { publishMessage, queueJobs, runPublishJobs, WAIT_BOUND_MS } from "../../
 import { jobContext } from "../../src/services/shared";
 import { marketplace } from "../fixtures/marketplace";
 import { call, defined, expectEnvelope, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { createAd, PAID_CATEGORY } from "../harness/data";
 import { placements, runPublishJob, withoutMessages } from "../harness/jobs";
 import { authorizeAccount, connectedSellerAccount } from "../harness/marketplace";
@@ -37,7 +38,7 @@ const waitEventsOf = async (jobId: number) =>
   ).results.map((row) => ({ type: row.type, data: JSON.parse(row.data) }));
 
 /** Runs the job once, as a delivery of its message would; a run that leaves it to retry is no failure here. */
-const runOnce = (jobId: number) => runPublishJob(env, jobId).catch(() => undefined);
+const runOnce = (jobId: number) => runPublishJob(onTestShard(), jobId).catch(() => undefined);
 
 /**
  * A placement whose first attempt reached the marketplace (committed, answered 503), whose seller then
@@ -47,7 +48,7 @@ async function jobThatMayBeThere() {
   const { userId, credentials } = await connectedSellerAccount(key, internalKey, 100_000);
   const account = await accountOf(userId);
   const { adId } = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer die wacht" });
-  const [queued] = await queueJobs(jobContext(withoutMessages()), placements(userId, [adId]));
+  const [queued] = await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, [adId]));
   const jobId = defined(queued && "jobId" in queued ? queued.jobId : undefined);
   await marketplace("portal_a").fault(account, "commit-then-503", 1);
   await runOnce(jobId);
@@ -166,7 +167,7 @@ describe("a job waiting for a connection", () => {
       // Its retries ran out (the dead-letter queue): settling asks the marketplace, which does not answer.
       const settleOnce = async () => {
         const row = await getDb(env.DB).select().from(publishJobs).where(eq(publishJobs.id, jobId)).get();
-        const [given] = await runPublishJobs(jobContext(env), {
+        const [given] = await runPublishJobs(jobContext(onTestShard()), {
           messages: [publishMessage(defined(row))],
           mode: "give-up",
         });
@@ -201,7 +202,7 @@ describe("a deleted seller's kept connection", () => {
   it("renews its tokens for the seller's open job without storing the account's e-mail again", async () => {
     const { userId } = await connectedSellerAccount(key, internalKey, 100_000);
     const { adId } = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer na het wissen" });
-    const [queued] = await queueJobs(jobContext(withoutMessages()), placements(userId, [adId]));
+    const [queued] = await queueJobs(jobContext(onTestShard(withoutMessages())), placements(userId, [adId]));
     const jobId = defined(queued && "jobId" in queued ? queued.jobId : undefined);
     // Its first attempt may have reached the marketplace: the job stays open, and the connection with it.
     await marketplace("portal_a").fault(await accountOf(userId), "commit-then-503", 1);

@@ -7,7 +7,7 @@ import { checkTarget, isInternalHost, mediaPathUrl, OutboundRefused, outboundPol
 import { runImageJob } from "../../src/services/images";
 import { jobContext } from "../../src/services/shared";
 import { BASE, call, expectEnvelope, newClient } from "../harness/api";
-import { countingD1 } from "../harness/d1";
+import { countingD1, onTestShard } from "../harness/d1";
 import { createAd, createUser } from "../harness/data";
 
 let key: string;
@@ -38,7 +38,7 @@ async function imageJob(url: string) {
   const job = await env.DB.prepare("INSERT INTO image_jobs (ad_id, user_id, source_url) VALUES (?, ?, ?) RETURNING id")
     .bind(ad.adId, userId, url)
     .first<{ id: number }>();
-  await runImageJob(jobContext(sandbox), { jobId: job?.id as number });
+  await runImageJob(jobContext(onTestShard(sandbox)), { jobId: job?.id as number });
   return env.DB.prepare("SELECT done, result, reason FROM image_jobs WHERE id = ?")
     .bind(job?.id)
     .first<{ done: number; result: number; reason: string | null }>();

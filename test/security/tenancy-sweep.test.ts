@@ -1,5 +1,11 @@
+import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import committed from "../../openapi/openapi.json";
+import { app } from "../../src/app";
+import { authenticate } from "../../src/middleware/auth";
+import { d1Bookmark } from "../../src/middleware/d1Session";
+import { ipRateLimit } from "../../src/middleware/rateLimit";
+import { requestContext } from "../../src/middleware/requestContext";
 import { receiver } from "../fixtures/hooks";
 import { call, defined, eventually, newClient } from "../harness/api";
 import { activate, contactBody, createAd, createUser } from "../harness/data";
@@ -8,7 +14,8 @@ import { activate, contactBody, createAd, createUser } from "../harness/data";
  * Tenancy, from the OpenAPI document: every operation, called by another client with its documented
  * example aimed at the owner's resources (path ids and the ids in the body swapped for the owner's),
  * finds nothing: it answers 404 (403 where only internal clients may call), never a success and
- * never a 5xx. Another client on the owner's shard, and one on the other shard (src/db/shards.ts).
+ * never a 5xx. The owner on either shard, and the other client on the owner's shard and on the other one
+ * (src/db/shards.ts). Every route without a key, called with the owner's ids, acts on nothing of theirs.
  */
 
 interface Operation {
@@ -25,16 +32,22 @@ const operations = Object.entries(committed.paths as Record<string, Record<strin
 
 /** The owner's resources, by the name of the id that points at them. */
 let owned: Record<string, number>;
-/** Another client's key, by where it lives: on the owner's shard (1) or on shard 2. */
+/** Another client's key, by where it lives: on the owner's shard or on the other one. */
 let otherKeys: Record<string, string>;
+/** The owner's key, and its consent to portal_a in progress (with a return URL), by its state. */
+let ownerKey: string;
+let consentState: string;
 
-beforeAll(async () => {
-  const owner = await newClient({ partner: true });
+/** The owner's world on `shard`, and other clients on both shards. */
+async function ownerOn(shard: number) {
+  const other = shard === 1 ? 2 : 1;
+  const owner = await newClient({ partner: true, shard });
   otherKeys = {
-    "same shard": (await newClient({ partner: true })).key,
-    "other shard": (await newClient({ partner: true, shard: 2 })).key,
+    "same shard": (await newClient({ partner: true, shard })).key,
+    "other shard": (await newClient({ partner: true, shard: other })).key,
   };
   const key = owner.key;
+  ownerKey = key;
   const user = await createUser(key);
   await activate(key, user);
   const { userId } = user;
@@ -73,7 +86,13 @@ beforeAll(async () => {
   const published = await call("POST", "/publish/", { key, body: { userId, adId, portal: "website" } });
   const queueItemId = Number(published.headers.get("Location")?.split("/").pop());
   owned = { userId, adId, contactId, folderId, taskId, manufacturerId, webhookId, deliveryId, queueItemId };
-});
+  await call("PATCH", "/client/", { key, body: { returnOrigins: ["https://erp.example.com"] } });
+  const consent = await call("POST", `/oauth/${userId}/portal_a/`, {
+    key,
+    body: { returnUrl: "https://erp.example.com/back" },
+  });
+  consentState = defined(new URL(consent.body.data.redirect).searchParams.get("state"));
+}
 
 /** The example with every id the owner has swapped for the owner's (in lists too). */
 function aimed(value: unknown, name = ""): unknown {
@@ -92,7 +111,58 @@ const aimsAtOwner = (path: string, body: unknown) =>
   /\{(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|deliveryId|queueItemId)\}/.test(path) ||
   /"(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|queueItemId)":/.test(JSON.stringify(body ?? {}));
 
-describe("tenancy of every operation", () => {
+/**
+ * The routes that take no key (registered before authentication), each with a probe aimed at the owner:
+ * it answers without a 5xx and acts on nothing of theirs.
+ */
+const KEYLESS_PROBES: Record<string, () => Promise<string | undefined>> = {
+  "GET /rest/v1/health": async () => {
+    // It takes nothing that names a client's row, and answers nothing of one.
+    const answer = await exports.default.fetch("http://api.test/rest/v1/health");
+    const data = ((await answer.json()) as { data: object }).data;
+    return answer.status === 200 && Object.keys(data).sort().join() === "environment,status,time" ? undefined : "health";
+  },
+  "GET /media/:key{images/.+}": async () => {
+    const answer = await exports.default.fetch(`http://api.test/media/images/${owned.adId}/${owned.userId}.jpg`);
+    return answer.status === 404 ? undefined : `media: ${answer.status}`;
+  },
+  "GET /oauth/callback/:portal": async () => {
+    // A state that names the owner's user but is not its consent's: no redirect home, nothing finished.
+    const [user] = consentState.split(".");
+    const forged = `http://api.test/oauth/callback/portal_a?code=stolen&state=${user}.forged`;
+    const answer = await exports.default.fetch(new Request(forged, { redirect: "manual" }));
+    const still = await call("PUT", `/oauth/${owned.userId}/portal_a/`, {
+      key: ownerKey,
+      body: { code: "not-a-code", state: consentState },
+    });
+    const pending = still.body.errorDetails?.[0]?.code === "oauth_code_refused";
+    return answer.status === 200 && pending
+      ? undefined
+      : `callback: ${answer.status}, consent ${JSON.stringify(still.body.errorDetails)}`;
+  },
+  "ALL /simulator/:portal/*": async () => {
+    const answer = await exports.default.fetch(`http://api.test/simulator/portal_a/users/${owned.userId}`);
+    return answer.status < 500 ? undefined : `simulator: ${answer.status}`;
+  },
+};
+
+/** The app's routes before authentication, but its middleware. */
+function keylessRoutes(): string[] {
+  const authAt = app.routes.findIndex((route) => route.handler === authenticate);
+  const middleware = new Set<unknown>([requestContext, ipRateLimit, d1Bookmark]);
+  return [
+    ...new Set(
+      app.routes
+        .slice(0, authAt)
+        .filter((route) => !middleware.has(route.handler))
+        .map((route) => `${route.method} ${route.path}`),
+    ),
+  ];
+}
+
+describe.each([1, 2])("tenancy of every operation, the owner on shard %i", (shard) => {
+  beforeAll(() => ownerOn(shard), 120_000);
+
   it("finds nothing of another client's, whatever the operation", async () => {
     const leaks: string[] = [];
     let checked = 0;
@@ -116,4 +186,11 @@ describe("tenancy of every operation", () => {
     expect(checked).toBeGreaterThanOrEqual(90);
     expect(leaks).toEqual([]);
   }, 120_000);
+
+  it("acts on nothing of the owner's from a route without a key, and every such route is probed", async () => {
+    expect(keylessRoutes().sort()).toEqual(Object.keys(KEYLESS_PROBES).sort());
+    const failures = [];
+    for (const probe of Object.values(KEYLESS_PROBES)) failures.push(await probe());
+    expect(failures.filter(Boolean)).toEqual([]);
+  });
 });

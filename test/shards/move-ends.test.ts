@@ -2,13 +2,13 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { advanceMove, beginMove, groupHoldings, type MoveShards, type MoveState } from "../../src/db/moves";
-import { onShard } from "../../src/db/shards";
 import { CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
 import { sendNotifications } from "../../src/services/scheduling";
 import type { NotificationSender } from "../../src/services/scheduling/notices";
 import { jobContext } from "../../src/services/shared";
 import { noteBudgetCrossing } from "../../src/services/wallet/wallet";
 import { call, defined, expectEnvelope, expectError, newClient } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
 import { confirmed, failingAt, groupOnShard1, moved } from "../harness/moves";
 
@@ -38,7 +38,7 @@ async function budgetNotice(userId: number) {
   await env.DB.prepare("UPDATE user_settings SET budget_notify_limit = 1000000000 WHERE user_id = ?")
     .bind(userId)
     .run();
-  await noteBudgetCrossing(getDb(onShard(env, 1).DB), userId, 1_000_000_000);
+  await noteBudgetCrossing(getDb(onTestShard().shard.d1), userId, 1_000_000_000);
 }
 
 describe("every move ends", () => {
@@ -134,7 +134,7 @@ describe("every move ends", () => {
       },
     };
     const runNotices = (shard: number) =>
-      sendNotifications(jobContext(onShard(env, shard)), { sender: recording, limit: 1000 });
+      sendNotifications(jobContext(onTestShard(env, shard)), { sender: recording, limit: 1000 });
     // During the copy, shard 2 holds a copy of the seller's notice: its cron leaves it.
     expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
     await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 });
@@ -151,6 +151,15 @@ describe("every move ends", () => {
     await runNotices(2);
     expect(sent.filter((userId) => userId === sellerId)).toEqual([sellerId]);
     expect(sent.filter((userId) => userId === neighbourId)).toEqual([neighbourId]);
+  }, 120_000);
+
+  it("never issues an id again on the new shard that the old one deleted at the top of its block", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    const { adId: deleted } = await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
+    expectEnvelope(await call("DELETE", `/ads/${deleted}`, { key }), 200);
+    await moved(internalKey, group, 2);
+    const { adId: next } = await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
+    expect(next, "the id after the deleted one").toBeGreaterThan(deleted);
   }, 120_000);
 
   it("never hands an event id out twice on a shard: a cursor at the newest event stays valid once a move takes it away", async () => {

@@ -38,8 +38,32 @@ export async function fenceAndNumber(
   const last = await catchUpAll(shards, progress.group, columnsOf, progress.seq);
   progress.seq = last.seq;
   progress.caughtUp += last.keys;
+  await carryIdBlocks(shards, progress.group);
   progress.numbering = await numberingPast(shards);
   await held.save();
+}
+
+/**
+ * The group's id blocks as the fenced source holds them: every block the directory leased it, each with
+ * the highest id deleted at its top there (`deleted_high`, the shard's own), so that the target never
+ * issues an id again that named a row whose traces outlive it (a deleted ad's jobs and listings).
+ */
+async function carryIdBlocks({ directory, source, target }: MoveShards, group: number): Promise<void> {
+  await copyGroup(directory, target, group);
+  const { results } = await source
+    .prepare(
+      "SELECT kind, block, deleted_high AS deletedHigh FROM id_blocks WHERE group_id = ?1 AND deleted_high IS NOT NULL",
+    )
+    .bind(group)
+    .all<{ kind: string; block: number; deletedHigh: number }>();
+  if (results.length === 0) return;
+  await target
+    .prepare(
+      `UPDATE id_blocks SET deleted_high = max(coalesce(deleted_high, 0), j.value ->> '$.deletedHigh')
+       FROM json_each(?1) j WHERE id_blocks.kind = j.value ->> '$.kind' AND id_blocks.block = j.value ->> '$.block'`,
+    )
+    .bind(JSON.stringify(results))
+    .run();
 }
 
 /**

@@ -4,6 +4,7 @@ import { shardNumbers } from "../../db/shards";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
+import { requestShard } from "../../middleware/d1Session";
 import { Event, EventsQuery, type EventType, readEvents } from "../../services/events";
 import { contextOnShard } from "../acrossShards";
 import { serviceContext } from "../context";
@@ -49,7 +50,8 @@ export const eventsRouter = createRouter().openapi(
       limit: query.limit ?? 100,
     });
     const internal = c.var.client.internal;
-    const shard = query.userId === undefined ? (query.shard ?? c.var.shard) : c.var.shard;
+    const here = requestShard(c).shard.number;
+    const shard = query.userId === undefined ? (query.shard ?? here) : here;
     return c.json({ ...ok(events), cursor, ...(internal && { shard, shards: shardNumbers(c.env) }) }, 200);
   },
 );

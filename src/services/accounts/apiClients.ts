@@ -19,7 +19,7 @@ export const CLIENT_CACHE_MS = 10_000;
 export const MOVING_CLIENT_CACHE_MS = 1_000;
 /** Keys remembered per isolate, good and bad; the oldest go first past this. */
 const CLIENT_CACHE_SIZE = 10_000;
-const byKeyHash = new Map<string, { lookup: Promise<ApiClient | null>; until: number }>();
+const byKeyHash = new Map<string, { lookup: Promise<ApiClient | null>; until: number; groupId?: number }>();
 
 /** The client of a key this isolate looked up recently and found valid; undefined otherwise. */
 export async function cachedClient(key: string): Promise<ApiClient | undefined> {
@@ -36,16 +36,25 @@ export async function findClientByKey(directory: Db, key: string): Promise<ApiCl
   const keyHash = await sha256Hex(key);
   const cached = byKeyHash.get(keyHash);
   if (cached && cached.until > Date.now()) return cached.lookup;
-  const entry = { lookup: Promise.resolve<ApiClient | null>(null), until: Date.now() + CLIENT_CACHE_MS };
+  const entry: { lookup: Promise<ApiClient | null>; until: number; groupId?: number } = {
+    lookup: Promise.resolve(null),
+    until: Date.now() + CLIENT_CACHE_MS,
+  };
   entry.lookup = directory
-    .select({ ...clientColumns, shard: clientGroups.shard, movingTo: clientGroups.movingTo })
+    .select({
+      ...clientColumns,
+      shard: clientGroups.shard,
+      movingTo: clientGroups.movingTo,
+      groupId: apiClients.groupId,
+    })
     .from(apiClients)
     .innerJoin(clientGroups, eq(clientGroups.id, apiClients.groupId))
     .where(and(eq(apiClients.keyHash, keyHash), eq(apiClients.revoked, false)))
     .get()
     .then((row) => {
       if (!row) return null;
-      const { movingTo, ...client } = row;
+      const { movingTo, groupId, ...client } = row;
+      entry.groupId = groupId;
       if (movingTo !== null) entry.until = Math.min(entry.until, Date.now() + MOVING_CLIENT_CACHE_MS);
       return client;
     });
@@ -56,6 +65,11 @@ export async function findClientByKey(directory: Db, key: string): Promise<ApiCl
   // A failed lookup is not remembered.
   lookup.catch(() => byKeyHash.delete(keyHash));
   return lookup;
+}
+
+/** Forgets the keys this isolate knows of group `groupId`'s clients (a move's runner: their shard changed). */
+export function forgetGroupClients(groupId: number): void {
+  for (const [keyHash, entry] of byKeyHash) if (entry.groupId === groupId) byKeyHash.delete(keyHash);
 }
 
 export interface NewClient {

@@ -10,7 +10,7 @@ import {
   settleGroup,
   switchedMoves,
 } from "../../db/moves";
-import { onShard, shardDatabase, shardNumbers } from "../../db/shards";
+import { forgetGroupPlaces, onShard, shardDatabase, shardNumbers } from "../../db/shards";
 import type { Env } from "../../env";
 import { DomainError, detail } from "../../lib/errors";
 import { log } from "../../lib/log";
@@ -19,7 +19,7 @@ import { jobContext } from "../shared";
 import { isInternal } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { ADS_REVISION, bumpRevisions, USERS_REVISION } from "../shared/revisions";
-import { CLIENT_CACHE_MS } from "./apiClients";
+import { CLIENT_CACHE_MS, forgetGroupClients } from "./apiClients";
 
 /** How long a move's request, or the cron, runs it on before keeping its progress for the next. */
 export const MOVE_STEP_MS = 20_000;
@@ -69,6 +69,7 @@ export async function moveClientGroup(
     await confirmEarlierMove(env, groupId);
     if (!(await beginMove(env.DIRECTORY, { group: groupId, from: group.shard, to })))
       throw DomainError.of("move_under_way", `groupId: group ${groupId} began moving meanwhile`);
+    forgetGroupRoutes(groupId);
   }
   return runMove(env, groupId, group.shard, to);
 }
@@ -180,8 +181,9 @@ async function runMove(env: Env, groupId: number, from: number, to: number): Pro
   });
   if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move under way`);
   if (switched) {
+    forgetGroupRoutes(groupId);
     // The move is done whatever follows: a job this misses is the cron's stuck-job recovery's, minutes on.
-    await resendJobsCutByMove(jobContext(onShard(env, to)), { groupId }).catch((error: unknown) =>
+    await resendJobsCutByMove(jobContext(onShard(env, to, "the group's")), { groupId }).catch((error: unknown) =>
       log("error", "sending a moved group's cut-off jobs again failed", {
         groupId,
         error: error instanceof Error ? error.message : String(error),
@@ -219,6 +221,15 @@ async function confirmMoveOf(env: Env, groupId: number): Promise<Record<number, 
   await env.DIRECTORY.prepare("UPDATE client_groups SET move_progress = NULL WHERE id = ?1").bind(groupId).run();
   await bumpListRevisions(env, Object.keys(deleted).map(Number));
   return deleted;
+}
+
+/**
+ * What this isolate read of the group's clients and blocks goes: the runner of a move routes the group by
+ * the directory at once, at its start (cached a second from then) and after its switch.
+ */
+export function forgetGroupRoutes(groupId: number): void {
+  forgetGroupPlaces(groupId);
+  forgetGroupClients(groupId);
 }
 
 /** Moving groups is the platform's operation: its internal clients' only. */

@@ -204,16 +204,16 @@ export async function runImageJob(ctx: JobContext, input: { jobId: number }): Pr
       }),
     ]);
     // One transaction: the image only lands if the job was not cancelled meanwhile, and the job records it.
-    const { inserted } = await namedD1Batch(env.DB, {
+    const { inserted } = await namedD1Batch(env.shard.d1, {
       inserted: d1Statement(
-        env.DB,
+        env.shard.d1,
         sql`INSERT INTO ad_images (id, ad_id, job_id, sort_key, original_key, thumbnail_key, content_type, width, height)
          SELECT ${nextId(adImages, groupOfAd(job.adId))}, ${job.adId}, ${job.id}, ${job.id}, ${stored.originalKey}, ${stored.thumbnailKey}, ${type}, ${width}, ${height}
          WHERE EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
       ),
       // Its event, while the job is still open (so a redelivered job reports nothing twice).
       event: d1Statement(
-        env.DB,
+        env.shard.d1,
         eventOf(
           db,
           {
@@ -225,19 +225,21 @@ export async function runImageJob(ctx: JobContext, input: { jobId: number }): Pr
           sql`EXISTS (SELECT 1 FROM ad_images WHERE job_id = ${job.id}) AND EXISTS (SELECT 1 FROM image_jobs WHERE id = ${job.id} AND done = 0)`,
         ),
       ),
-      job: env.DB.prepare(
-        `UPDATE image_jobs SET processing = 0, done = 1,
+      job: env.shard.d1
+        .prepare(
+          `UPDATE image_jobs SET processing = 0, done = 1,
            result = EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?1),
            reason = CASE WHEN EXISTS (SELECT 1 FROM ad_images WHERE job_id = ?1) THEN NULL ELSE coalesce(reason, 'cancelled') END
          WHERE id = ?1`,
-      ).bind(job.id),
+        )
+        .bind(job.id),
       updateRequests: d1Statement(
-        env.DB,
+        env.shard.d1,
         sql`INSERT INTO ad_update_requests (id, ad_id, portal, reason)
          SELECT ${nextId(adUpdateRequests, groupOfAd(job.adId), sql`row_number() OVER ()`)}, ad_id, portal, 'images' FROM ad_publications
          WHERE ad_id = ${job.adId} AND active = 1 AND ${job.autoupdate ? 1 : 0} = 1 AND EXISTS (SELECT 1 FROM ad_images WHERE job_id = ${job.id})`,
       ),
-      revisions: d1Statement(env.DB, bumpRevisions(db, adWriteRevisions(job.userId))),
+      revisions: d1Statement(env.shard.d1, bumpRevisions(db, adWriteRevisions(job.userId))),
     });
     if (!inserted.meta.changes) await deleteObjects(env.MEDIA, [stored]);
     outcome(inserted.meta.changes ? "done" : "error", inserted.meta.changes ? undefined : "cancelled");

@@ -1,10 +1,9 @@
 import { sql } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { idSpaceLeased } from "../../db/ids";
-import { shardDatabase, shardNumbers } from "../../db/shards";
+import { onShard, shardDatabase, shardNumbers } from "../../db/shards";
 import type { Env } from "../../env";
 import { tokensToReseal } from "../publishing/connections";
-import type { ServiceContext } from "../shared/context";
 
 export interface DependencyCheck {
   ok: boolean;
@@ -39,7 +38,9 @@ async function shardReadiness(env: Env, shard: number) {
       .all<{ name: string }>(sql`SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1`)
       .then((rows) => rows[0]?.name ?? null)
       .catch(() => null),
-    check.ok ? tokensToReseal({ db, env }).catch(() => null) : Promise.resolve(null),
+    check.ok
+      ? tokensToReseal({ db, env: onShard(env, shard, "every shard in turn") }).catch(() => null)
+      : Promise.resolve(null),
   ]);
   return { shard, ...check, migration, tokensToReseal: tokens, sizeBytes };
 }
@@ -51,7 +52,7 @@ async function shardReadiness(env: Env, shard: number) {
  * connections still holding tokens sealed with a previous key, its size), and how much of each table's
  * id space the client groups' blocks have taken. The top-level `migration` is the least advanced shard's.
  */
-export async function readiness({ env }: Pick<ServiceContext, "env">) {
+export async function readiness({ env }: { env: Env }) {
   const [directory, shards, r2, queue, rateLimiter] = await Promise.all([
     timed(() => env.DIRECTORY.prepare("SELECT 1").run()),
     Promise.all(shardNumbers(env).map((shard) => shardReadiness(env, shard))),

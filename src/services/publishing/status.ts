@@ -2,7 +2,7 @@ import { and, count, eq } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { adFeatures, adPublications, ads } from "../../db/schema";
-import type { Env } from "../../env";
+import type { ShardEnv } from "../../env";
 import type { Page } from "../../lib/envelope";
 import { formatDateTime, nowIso } from "../../lib/time";
 import { type Marketplace, PUBLISH_TARGETS } from "../../lib/vocabulary";
@@ -91,7 +91,7 @@ export async function adStatuses(
 }
 
 /** `force`: the live state of each listing (online, close date) from its marketplace. */
-async function refreshFromPortals(db: Db, env: Env, userId: number, adIds: number[]) {
+async function refreshFromPortals(db: Db, env: ShardEnv, userId: number, adIds: number[]) {
   const live = await db
     .select()
     .from(adPublications)

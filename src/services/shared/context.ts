@@ -1,12 +1,13 @@
 import { type Db, getDb } from "../../db/client";
-import type { Env } from "../../env";
+import type { ShardEnv } from "../../env";
 import type { Precondition } from "../../lib/entityTags";
 import type { Caller } from "./access";
 
 /** What a domain operation runs with: the database, the bindings, the caller and the request it serves. */
 export interface ServiceContext {
   db: Db;
-  env: Env;
+  /** The bindings, with the shard the request runs on named. */
+  env: ShardEnv;
   caller: Caller;
   /** Public base of image URLs for this work (lib/media.ts mediaBaseOf). */
   mediaBase: string;
@@ -19,14 +20,15 @@ export interface ServiceContext {
 /** What queue and cron work runs with: the database, the bindings, the request or cron run that caused it, and its clock. */
 export interface JobContext {
   db: Db;
-  env: Env;
+  /** The bindings, with the shard the work runs on named. */
+  env: ShardEnv;
   requestId?: string | undefined;
   now: Date;
 }
 
 /** The context of a queue batch, or of work after a response (`waitUntil`), on the wall clock. */
-export const jobContext = (env: Env, requestId?: string): JobContext => ({
-  db: getDb(env.DB),
+export const jobContext = (env: ShardEnv, requestId?: string): JobContext => ({
+  db: getDb(env.shard.d1),
   env,
   requestId,
   now: new Date(),

@@ -144,7 +144,7 @@ export async function finishConsentAtCallback(
   // The callback carries no key: the state's user names the shard its authorization is on.
   const shard = await shardOfNamedId(env, { field: "state", kind: "users", id: userId });
   if (shard === undefined) return undefined;
-  const ctx = jobContext(onShard(env, shard), input.requestId);
+  const ctx = jobContext(onShard(env, shard, "the user the consent's state names"), input.requestId);
   const waiting = await ctx.db
     .select({ userId: portalConnections.userId, returnUrl: portalConnections.oauthReturnUrl })
     .from(portalConnections)

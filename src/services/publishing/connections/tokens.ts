@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../../db/client";
 import { portalConnections, users } from "../../../db/schema";
 import { userTokens } from "../../../durable/UserTokens";
-import type { Env } from "../../../env";
+import type { ShardEnv } from "../../../env";
 import { open, seal } from "../../../lib/secretBox";
 import { nowIso } from "../../../lib/time";
 import type { Marketplace } from "../../../lib/vocabulary";
@@ -90,7 +90,7 @@ type Renewal = { token: string } | { error: { kind: PortalError["kind"]; message
  */
 async function renewAccess(
   db: Db,
-  env: Env,
+  env: ShardEnv,
   input: { userId: number; portal: Marketplace; seen: string | null; refused?: string },
 ): Promise<string> {
   const { userId, portal } = input;

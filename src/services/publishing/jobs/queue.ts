@@ -69,7 +69,7 @@ export async function queueJobs(ctx: JobContext, decisions: Decision[]): Promise
   const results: QueuedJob[] = [];
   for (let i = 0; i < decisions.length; i += CHUNK) {
     const chunk = decisions.slice(i, i + CHUNK);
-    const queued = await writeChunk(db, env.DB, chunk, requestId);
+    const queued = await writeChunk(db, env.shard.d1, chunk, requestId);
     results.push(...queued);
     await sendJobs(
       env,

@@ -2,7 +2,7 @@ import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { type Db, namedBatches } from "../../../db/client";
 import { inList } from "../../../db/inList";
 import { adPublications, ads, publishJobs, users } from "../../../db/schema";
-import type { Env } from "../../../env";
+import type { ShardEnv } from "../../../env";
 import { backoffSeconds } from "../../../lib/backoff";
 import { log } from "../../../lib/log";
 import { type Metrics, metricsOf } from "../../../lib/metrics";
@@ -176,7 +176,7 @@ function claimOf(db: Db, job: JobRef, now: string) {
 
 /** Runs one claimed job up to how it ends; never throws. */
 async function conclude(
-  env: Env,
+  env: ShardEnv,
   job: PublishJobRow,
   mode: JobMode,
   read: {

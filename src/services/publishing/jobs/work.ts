@@ -1,7 +1,7 @@
 // A job's work at its target: the website (ours, always done) or a marketplace, sent or only settled by asking.
 import { getDb } from "../../../db/client";
 import type { ads } from "../../../db/schema";
-import type { Env } from "../../../env";
+import type { ShardEnv } from "../../../env";
 import { mediaBaseOf } from "../../../lib/media";
 import type { Marketplace } from "../../../lib/vocabulary";
 import { PortalError, type PortalGateway } from "../../../portals/gateway";
@@ -36,7 +36,7 @@ export function websiteOutcome(job: PublishJobRow, work: Work): ListingOutcome {
  * and the retry finds what an earlier attempt made by its reference.
  */
 export async function marketplaceCall(
-  env: Env,
+  env: ShardEnv,
   job: PublishJobRow,
   work: Work,
   read: {
@@ -46,7 +46,7 @@ export async function marketplaceCall(
     listingRows: ListingRows | undefined;
   },
 ): Promise<ListingOutcome> {
-  const db = getDb(env.DB);
+  const db = getDb(env.shard.d1);
   const portal = job.portal as Marketplace;
   const externalRef = job.externalRef ?? `ad-${job.adId}-${job.id}`;
   const { ad, remoteAdId } = read;

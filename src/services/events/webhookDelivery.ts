@@ -269,18 +269,28 @@ async function deliverWebhook(
   const trips = sql`${webhookEndpoints.consecutiveFailures} + 1 >= ${DELIVERY_LIMITS.breakerFailures}`;
   // A delivery that ended leaves its endpoint's queued count in the same write as the endpoint's state.
   const ended = !(retrying && !disable) && message.counted;
-  await db.batch([
-    db.insert(webhookDeliveries).values({
-      endpointId: endpoint.id,
-      eventId: event?.id ?? null,
-      messageId,
-      attempt: message.attempt,
-      statusCode,
-      latencyMs,
-      error: failure,
-      succeeded,
-      nextAttemptAt,
-    }),
+  const [, stillThere] = await db.batch([
+    // Logged while its endpoint exists: one deleted while the request ran takes its log with it.
+    db
+      .insert(webhookDeliveries)
+      .select(
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            endpointId: webhookEndpoints.id,
+            eventId: sql<number | null>`${event?.id ?? null}`.as("event_id"),
+            messageId: sql<string>`${messageId}`.as("message_id"),
+            attempt: sql<number>`${message.attempt}`.as("attempt"),
+            statusCode: sql<number | null>`${statusCode}`.as("status_code"),
+            latencyMs: sql<number>`${latencyMs}`.as("latency_ms"),
+            error: sql<string | null>`${failure}`.as("error"),
+            succeeded: sql<number>`${succeeded ? 1 : 0}`.as("succeeded"),
+            nextAttemptAt: sql<string | null>`${nextAttemptAt}`.as("next_attempt_at"),
+            createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
+          })
+          .from(webhookEndpoints)
+          .where(eq(webhookEndpoints.id, endpoint.id)),
+      ),
     db
       .update(webhookEndpoints)
       .set({
@@ -300,7 +310,8 @@ async function deliverWebhook(
         ...(disable ? { enabled: false, disabledReason: disable, updatedAt: finishedAt } : {}),
         ...(ended ? { inQueue: lessOneQueued } : {}),
       })
-      .where(eq(webhookEndpoints.id, endpoint.id)),
+      .where(eq(webhookEndpoints.id, endpoint.id))
+      .returning({ id: webhookEndpoints.id }),
     endLease(db, lease),
     ...(disable
       ? [
@@ -329,6 +340,8 @@ async function deliverWebhook(
     latencyMs,
     requestId: message.requestId,
   });
+  // An endpoint deleted while the request ran: the delivery is moot, not tried again.
+  if (stillThere.length === 0) return "moot";
   if (retrying && !disable)
     await queueOf(env, lane).send(
       { ...message, messageId, attempt: message.attempt + 1 },

@@ -35,7 +35,11 @@ export async function copyGroup(directory: D1Database, shard: D1Database, groupI
       .values(group.map(({ moveProgress: _, movingTo: _marked, ...copied }) => copied))
       .onConflictDoUpdate({
         target: clientGroups.id,
-        set: { shard: fromDirectory(clientGroups.shard), eventsFrom: fromDirectory(clientGroups.eventsFrom) },
+        set: {
+          shard: fromDirectory(clientGroups.shard),
+          eventsFrom: fromDirectory(clientGroups.eventsFrom),
+          eventEras: fromDirectory(clientGroups.eventEras),
+        },
       }),
     ...rowChunks(apiClients, clients).map((chunk) =>
       to

@@ -33,13 +33,25 @@ const directoryRow = (group: number) =>
     .bind(group)
     .first<{ shard: number; movingTo: number | null; progress: string | null }>();
 
-/** A budget notice of a user of shard 1, written as a charge crossing its limit writes one (with its event). */
-async function budgetNotice(userId: number) {
-  await env.DB.prepare("UPDATE user_settings SET budget_notify_limit = 1000000000 WHERE user_id = ?")
-    .bind(userId)
+/**
+ * A budget notice of a user of shard `shard`, written as a charge crossing its limit writes one, with its
+ * event (`wallet.below_limit`, whose `limit` tells it apart).
+ */
+async function budgetNotice(userId: number, shard = 1, limit = 1_000_000_000) {
+  await SHARDS[shard]
+    ?.prepare("UPDATE user_settings SET budget_notify_limit = ? WHERE user_id = ?")
+    .bind(limit, userId)
     .run();
-  await noteBudgetCrossing(getDb(onTestShard().shard.d1), userId, 1_000_000_000);
+  await noteBudgetCrossing(getDb(onTestShard(env, shard).shard.d1), userId, limit);
 }
+
+/** Lets the last move of `group` be confirmed at once (as if its switch were the isolates' cache ago). */
+const switchedLongAgo = (group: number) =>
+  env.DIRECTORY.prepare(
+    "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
+  )
+    .bind(group, Date.now() - CLIENT_CACHE_MS)
+    .run();
 
 describe("every move ends", () => {
   it("is abandoned at any step before its switch: during the copy, and after a runner died fenced in the switch", async () => {
@@ -108,11 +120,7 @@ describe("every move ends", () => {
     expect(defined(await directoryRow(group))).toMatchObject({ shard: 2, movingTo: null });
     expect(((await moveState(internalKey, group)).body.data as MoveState).state).toBe("moved");
     // Once it may (the switch moved back in time), the move back confirms the first and runs.
-    await env.DIRECTORY.prepare(
-      "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
-    )
-      .bind(group, Date.now() - CLIENT_CACHE_MS)
-      .run();
+    await switchedLongAgo(group);
     const back = await moved(internalKey, group, 1);
     expect(back).toMatchObject({ from: 2, to: 1, state: "moved", blocker: null });
     expect(await confirmed(internalKey, group)).toEqual({ groupId: group, deleted: { 2: expect.any(Number) } });
@@ -176,11 +184,7 @@ describe("every move ends", () => {
     const cursor = latest.body.cursor as number;
     expect(cursor).toBe(newest?.id);
     await moved(internalKey, group, 2);
-    await env.DIRECTORY.prepare(
-      "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
-    )
-      .bind(group, Date.now() - CLIENT_CACHE_MS)
-      .run();
+    await switchedLongAgo(group);
     await confirmed(internalKey, group);
     const after = await call("GET", `/events/?after=${cursor}&shard=1`, { key: reader.key });
     expectEnvelope(after, 200);
@@ -192,5 +196,30 @@ describe("every move ends", () => {
     const next = await call("GET", `/events/?after=${cursor}&shard=1`, { key: reader.key });
     const ids = (next.body.data as { eventId: number; userId: number }[]).map((event) => event.userId);
     expect(ids).toContain(userId);
+  }, 120_000);
+
+  it("reads on from a cursor handed out before any number of moves: exactly the events after it, once", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    const limits = async (after: number) => {
+      const feed = await call("GET", `/events/?after=${after}&type=wallet.below_limit`, { key });
+      expectEnvelope(feed, 200);
+      return {
+        cursor: feed.body.cursor as number,
+        limits: (feed.body.data as { data: { limit: number } }[]).map((event) => event.data.limit),
+      };
+    };
+    await budgetNotice(sellerId, 1, 1_000_001);
+    const era0 = (await limits(0)).cursor;
+    await budgetNotice(sellerId, 1, 1_000_002);
+    await moved(internalKey, group, 2);
+    const era1 = await limits(era0);
+    expect(era1.limits, "after a move").toEqual([1_000_002]);
+    await budgetNotice(sellerId, 2, 1_000_003);
+    await switchedLongAgo(group);
+    await moved(internalKey, group, 1);
+    await budgetNotice(sellerId, 1, 1_000_004);
+    expect((await limits(era0)).limits, "from before two moves").toEqual([1_000_002, 1_000_003, 1_000_004]);
+    expect((await limits(era1.cursor)).limits, "from between them").toEqual([1_000_003, 1_000_004]);
+    expect((await limits(0)).limits, "from the start").toEqual([1_000_001, 1_000_002, 1_000_003, 1_000_004]);
   }, 120_000);
 });

@@ -1,8 +1,8 @@
 /**
- * Event cursors across a move. A group's events keep their shard's own ids (the feed's cursor), so a move
+ * Event cursors across moves. A group's events keep their shard's own ids (the feed's cursor), so a move
  * numbers them anew on the target, past every id either shard handed out, in their order; each keeps its
- * source id as `origin_id`. A cursor below the group's `events_from` was handed out by the source, and is
- * read through the moved events' origins.
+ * source id as `origin_id`, and its ids in every era before in `origins`. A cursor below the group's
+ * `events_from` was handed out before a move, and is read through the moved events' origins.
  */
 import { type SQL, sql } from "drizzle-orm";
 
@@ -15,14 +15,19 @@ export function movedCursorSql(cursor: string, client: string, eventsFrom: strin
 }
 
 /**
- * The event feed's cursor `after` of client `client`, in this shard's ids: one its group's previous shard
- * handed out (below the group's `events_from`) is read through the moved events' origins.
+ * The event feed's cursor `after` of client `client`, in this shard's ids. One handed out before the
+ * group's last move (below its `events_from`) is of the era its value falls in (`event_eras`: the n-th
+ * boundary and above is era n), and reads on at the newest of the client's events whose id in that era
+ * (`origins`) is at or before it; events the group wrote since have no id there, and come after it.
  */
 export function feedCursor(after: number, client: number): SQL {
   const cursor = String(Math.trunc(after));
   const clientId = String(Math.trunc(client));
+  const era = `(SELECT count(*) FROM json_each(g.event_eras) b WHERE b.value <= ${cursor})`;
   return sql.raw(`coalesce((SELECT CASE WHEN ${cursor} > 0 AND ${cursor} < g.events_from
-    THEN ${movedCursorSql(cursor, clientId, "g.events_from")} ELSE ${cursor} END
+    THEN coalesce((SELECT max(m.id) FROM events m WHERE m.client_id = ${clientId} AND m.id >= g.events_from
+      AND json_extract(m.origins, '$[' || ${era} || ']') <= ${cursor}), g.events_from - 1)
+    ELSE ${cursor} END
     FROM api_clients c JOIN client_groups g ON g.id = c.group_id WHERE c.id = ${clientId}), ${cursor})`);
 }
 

@@ -29,6 +29,17 @@ export interface MoveState extends MoveFigures {
   blocker: string | null;
 }
 
+/**
+ * The ids a move's logs get on the target, past every id either shard handed out, and the group's eras of
+ * event ids before it (`client_groups.event_eras`).
+ */
+export interface MoveNumbering {
+  eventsFrom: number;
+  deliveriesFrom: number;
+  /** Absent in a move begun before eras were kept: none. */
+  eras?: number[];
+}
+
 /** Where a move stands between its steps: a step that fails leaves it as the step before did. */
 export interface MoveProgress extends MoveFigures {
   /** When it began (ms): an isolate may route by what it read of the directory before, for `settleMs`. */
@@ -42,7 +53,7 @@ export interface MoveProgress extends MoveFigures {
   seq: number;
   /** When writes were fenced (set just before), and the ids the group's logs get, fixed once caught up. */
   fencedAt: number | null;
-  numbering: { eventsFrom: number; deliveriesFrom: number } | null;
+  numbering: MoveNumbering | null;
   /** Once on the target: how long writes waited, and when the directory named the target (ms). */
   pauseMs: number | null;
   switchedAt: number | null;

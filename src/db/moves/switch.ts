@@ -7,7 +7,7 @@
 import { copyGroup } from "../directory";
 import { catchUpAll } from "./catchUp";
 import { movedCursorSql } from "./cursors";
-import type { HeldMove, MoveShards } from "./progress";
+import type { HeldMove, MoveNumbering, MoveShards } from "./progress";
 import {
   type Columns,
   dropTriggers,
@@ -39,7 +39,7 @@ export async function fenceAndNumber(
   progress.seq = last.seq;
   progress.caughtUp += last.keys;
   await carryIdBlocks(shards, progress.group);
-  progress.numbering = await numberingPast(shards);
+  progress.numbering = await numberingPast(shards, progress.group);
   await held.save();
 }
 
@@ -75,7 +75,8 @@ export async function switchToTarget(shards: MoveShards, held: HeldMove): Promis
   const { directory, source, target } = shards;
   const { progress, runner } = held;
   const { group } = progress;
-  const numbering = progress.numbering as NonNullable<typeof progress.numbering>;
+  const numbering = progress.numbering as MoveNumbering;
+  const eras = JSON.stringify([...(numbering.eras ?? []), numbering.eventsFrom]);
   await numberMovedLogs(shards, group, numbering);
   // The target holds what the fenced source holds: from here on it is the group's.
   await runDdl(target, dropTriggers(group, "guard"));
@@ -89,10 +90,10 @@ export async function switchToTarget(shards: MoveShards, held: HeldMove): Promis
   };
   const switched = await directory
     .prepare(
-      `UPDATE client_groups SET shard = ?2, moving_to = NULL, events_from = ?3, move_progress = ?4
+      `UPDATE client_groups SET shard = ?2, moving_to = NULL, events_from = ?3, event_eras = ?6, move_progress = ?4
        WHERE id = ?1 AND moving_to = ?2 AND move_progress ->> '$.lease.runner' = ?5`,
     )
-    .bind(group, progress.to, numbering.eventsFrom, JSON.stringify(moved), runner)
+    .bind(group, progress.to, numbering.eventsFrom, JSON.stringify(moved), runner, eras)
     .run();
   if (!switched.meta.changes) throw new Error(`group ${group}: another runner took the move over`);
   Object.assign(progress, moved);
@@ -103,8 +104,11 @@ export async function switchToTarget(shards: MoveShards, held: HeldMove): Promis
   await runDdl(source, dropTriggers(group, "log"));
 }
 
-/** The ids past every one either shard handed out: where the group's events and deliveries are numbered from. */
-async function numberingPast({ source, target }: MoveShards): Promise<{ eventsFrom: number; deliveriesFrom: number }> {
+/**
+ * The ids past every one either shard handed out: where the group's events and deliveries are numbered
+ * from; with the group's eras so far, as the directory keeps them.
+ */
+async function numberingPast({ directory, source, target }: MoveShards, group: number): Promise<MoveNumbering> {
   const highest = async (table: string) => {
     const [onSource, onTarget] = await Promise.all(
       [source, target].map((d1) =>
@@ -113,19 +117,26 @@ async function numberingPast({ source, target }: MoveShards): Promise<{ eventsFr
     );
     return Math.max(onSource?.id ?? 0, onTarget?.id ?? 0);
   };
-  return { eventsFrom: (await highest("events")) + 1, deliveriesFrom: (await highest("webhook_deliveries")) + 1 };
+  const kept = await directory
+    .prepare("SELECT event_eras AS eras FROM client_groups WHERE id = ?1")
+    .bind(group)
+    .first<{ eras: string | null }>();
+  return {
+    eventsFrom: (await highest("events")) + 1,
+    deliveriesFrom: (await highest("webhook_deliveries")) + 1,
+    eras: kept?.eras ? (JSON.parse(kept.eras) as number[]) : [],
+  };
 }
 
 /**
  * Numbers the group's copied events and webhook deliveries from `numbering`, in their order, and points the
  * deliveries and the endpoints' positions at the new event ids, in one batch that ends by writing
- * `events_from` to the target's copy of the group: a resumed switch finds it there and numbers nothing twice.
+ * `events_from` and the eras to the target's copy of the group: a resumed switch finds it there and
+ * numbers nothing twice. Each event's id on the source joins its ids of the eras before (`origins`, with
+ * null for the eras before it existed).
  */
-async function numberMovedLogs(
-  { target }: MoveShards,
-  group: number,
-  { eventsFrom, deliveriesFrom }: { eventsFrom: number; deliveriesFrom: number },
-): Promise<void> {
+async function numberMovedLogs({ target }: MoveShards, group: number, numbering: MoveNumbering): Promise<void> {
+  const { eventsFrom, deliveriesFrom, eras = [] } = numbering;
   const numbered = await target
     .prepare("SELECT 1 FROM client_groups WHERE id = ?1 AND events_from = ?2")
     .bind(group, eventsFrom)
@@ -133,7 +144,13 @@ async function numberMovedLogs(
   if (numbered) return;
   const ownEvents = ownedBy(movedTable("events"), "e", group);
   const ownDeliveries = ownedBy(movedTable("webhook_deliveries"), "d", group);
+  const before = JSON.stringify(eras.map(() => null));
   await moveBatch(target, group, [
+    target
+      .prepare(
+        `UPDATE events SET origins = json_insert(coalesce(origins, ?1), '$[#]', origin_id) WHERE id < 0 AND ${ownedBy(movedTable("events"), "events", group)}`,
+      )
+      .bind(before),
     target
       .prepare(
         `UPDATE events SET id = r.renumbered FROM (SELECT id AS staged, ?1 - 1 + row_number() OVER (ORDER BY origin_id) AS renumbered
@@ -157,6 +174,8 @@ async function numberMovedLogs(
          WHERE ${ownedBy(movedTable("webhook_endpoints"), "webhook_endpoints", group)}`,
       )
       .bind(eventsFrom),
-    target.prepare("UPDATE client_groups SET events_from = ?2 WHERE id = ?1").bind(group, eventsFrom),
+    target
+      .prepare("UPDATE client_groups SET events_from = ?2, event_eras = ?3 WHERE id = ?1")
+      .bind(group, eventsFrom, JSON.stringify([...eras, eventsFrom])),
   ]);
 }

@@ -20,6 +20,11 @@ export const clientGroups = sqliteTable("client_groups", {
    */
   eventsFrom: integer("events_from"),
   /**
+   * Every `events_from` the group's moves set, oldest first (JSON): the eras of its event ids. A cursor
+   * below the first was handed out in era 0, between the n-th and the next in era n.
+   */
+  eventEras: text("event_eras", { mode: "json" }).$type<number[]>(),
+  /**
    * In the directory, a move's progress (JSON, src/db/moves/) from its start until it is confirmed: any
    * runner resumes the move from it. Not used on the shards.
    */

@@ -25,6 +25,11 @@ export const events = sqliteTable(
     occurredAt: text("occurred_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
     /** An event a group move brought from another shard: its id there (src/db/moves/). */
     originId: integer("origin_id"),
+    /**
+     * Its id on each shard the group's moves took it through, by era (`client_groups.event_eras`; null
+     * where it did not exist yet): a feed cursor from any era before reads on where it was.
+     */
+    origins: text("origins", { mode: "json" }).$type<(number | null)[]>(),
   },
   (t) => [
     index("events_client").on(t.clientId, t.id),

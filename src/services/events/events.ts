@@ -43,6 +43,7 @@ export function eventOf(db: Db, fields: EventFields, when: SQL = sql`1`, from?: 
     data: sql<string>`${fields.data}`.as("data"),
     occurredAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("occurred_at"),
     originId: sql<number | null>`NULL`.as("origin_id"),
+    origins: sql<string | null>`NULL`.as("origins"),
   };
   const ofUser = sql`${users.id} = ${fields.userId}`;
   return db

@@ -216,8 +216,9 @@ async function deliverWebhook(
     );
     return "waiting";
   }
-  // An event moved from another shard keeps the webhook-id it was first sent with.
-  const messageId = event ? `evt_${event.originId ?? event.id}` : (message.messageId ?? `msg_test_${randomToken(9)}`);
+  // An event moved from other shards keeps the webhook-id it was first sent with (its id in its first era).
+  const firstId = event && (event.origins?.find((id) => id !== null) ?? event.originId ?? event.id);
+  const messageId = firstId ? `evt_${firstId}` : (message.messageId ?? `msg_test_${randomToken(9)}`);
   const at = new Date();
   const payload = JSON.stringify(
     event
@@ -271,26 +272,24 @@ async function deliverWebhook(
   const ended = !(retrying && !disable) && message.counted;
   const [, stillThere] = await db.batch([
     // Logged while its endpoint exists: one deleted while the request ran takes its log with it.
-    db
-      .insert(webhookDeliveries)
-      .select(
-        db
-          .select({
-            id: sql<number>`NULL`.as("id"),
-            endpointId: webhookEndpoints.id,
-            eventId: sql<number | null>`${event?.id ?? null}`.as("event_id"),
-            messageId: sql<string>`${messageId}`.as("message_id"),
-            attempt: sql<number>`${message.attempt}`.as("attempt"),
-            statusCode: sql<number | null>`${statusCode}`.as("status_code"),
-            latencyMs: sql<number>`${latencyMs}`.as("latency_ms"),
-            error: sql<string | null>`${failure}`.as("error"),
-            succeeded: sql<number>`${succeeded ? 1 : 0}`.as("succeeded"),
-            nextAttemptAt: sql<string | null>`${nextAttemptAt}`.as("next_attempt_at"),
-            createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
-          })
-          .from(webhookEndpoints)
-          .where(eq(webhookEndpoints.id, endpoint.id)),
-      ),
+    db.insert(webhookDeliveries).select(
+      db
+        .select({
+          id: sql<number>`NULL`.as("id"),
+          endpointId: webhookEndpoints.id,
+          eventId: sql<number | null>`${event?.id ?? null}`.as("event_id"),
+          messageId: sql<string>`${messageId}`.as("message_id"),
+          attempt: sql<number>`${message.attempt}`.as("attempt"),
+          statusCode: sql<number | null>`${statusCode}`.as("status_code"),
+          latencyMs: sql<number>`${latencyMs}`.as("latency_ms"),
+          error: sql<string | null>`${failure}`.as("error"),
+          succeeded: sql<number>`${succeeded ? 1 : 0}`.as("succeeded"),
+          nextAttemptAt: sql<string | null>`${nextAttemptAt}`.as("next_attempt_at"),
+          createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
+        })
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.id, endpoint.id)),
+    ),
     db
       .update(webhookEndpoints)
       .set({

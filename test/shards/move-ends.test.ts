@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { advanceMove, beginMove, groupHoldings, type MoveShards, type MoveState } from "../../src/db/moves";
+import { advanceMove, beginMove, dropGroup, groupHoldings, type MoveShards, type MoveState } from "../../src/db/moves";
 import { CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
 import { sendNotifications } from "../../src/services/scheduling";
 import type { NotificationSender } from "../../src/services/scheduling/notices";
@@ -101,6 +101,38 @@ describe("every move ends", () => {
     expect(expectError(late, "move_under_way")[0]?.message).toMatch(
       /has switched; confirm it .*or move the group back/,
     );
+  }, 120_000);
+
+  it("ends a move whose runner died in the catch-up (abandoned), and one whose confirmation died half-way (confirmed again)", async () => {
+    const { group, key, internalKey, sellerId } = await groupOnShard1();
+    await seedAds(sellerId, 50, 1);
+    expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
+    // The copy done (steps until the catch-up has run a round), a client's write to catch up, and the
+    // runner dies reading the change log.
+    let step: MoveState | null = null;
+    while (!step?.rounds) step = (await advanceMove(shards, group, { settleMs: 60_000, budgetMs: 0 })).state;
+    expect(step.copied).toBeGreaterThan(50);
+    expectEnvelope(await call("POST", "/ads/", { key, body: adBody(sellerId, { title: "Tijdens het inhalen" }) }), 200);
+    const diesCatchingUp = { ...shards, source: failingAt(env.DB, /FROM move_log/) };
+    await expect(advanceMove(diesCatchingUp, group, { settleMs: 60_000, budgetMs: 0 })).rejects.toThrow(
+      "the runner died",
+    );
+    expect((await moveState(internalKey, group)).body.data).toMatchObject({ blocker: "the runner died here" });
+    expectEnvelope(await abandon(internalKey, group), 200);
+    expect(nothingOf(await groupHoldings(env.DB_2, group))).toBe(true);
+    expect((await groupHoldings(env.DB, group)).ads).toBe(51);
+
+    // A move to its end, and a confirmation that dies after dropping part of the old shard's rows: the
+    // group works on its new shard meanwhile, and the same call again drops the rest.
+    await moved(internalKey, group, 2);
+    await expect(dropGroup(failingAt(env.DB, /DELETE FROM "ads"/), group)).rejects.toThrow("the runner died");
+    expect((await groupHoldings(env.DB, group)).ads, "the ads not dropped yet").toBe(51);
+    expectEnvelope(await call("POST", "/ads/", { key, body: adBody(sellerId, { title: "Na de verhuizing" }) }), 200);
+    await switchedLongAgo(group);
+    await confirmed(internalKey, group);
+    expect(nothingOf(await groupHoldings(env.DB, group))).toBe(true);
+    expect((await groupHoldings(env.DB_2, group)).ads).toBe(52);
+    expect(await moveTriggers(env.DB, group)).toEqual([]);
   }, 120_000);
 
   it("refuses a second move of a moving group and leaves nothing behind; a move back confirms the first once it may", async () => {

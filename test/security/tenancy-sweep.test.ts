@@ -120,7 +120,9 @@ const KEYLESS_PROBES: Record<string, () => Promise<string | undefined>> = {
     // It takes nothing that names a client's row, and answers nothing of one.
     const answer = await exports.default.fetch("http://api.test/rest/v1/health");
     const data = ((await answer.json()) as { data: object }).data;
-    return answer.status === 200 && Object.keys(data).sort().join() === "environment,status,time" ? undefined : "health";
+    return answer.status === 200 && Object.keys(data).sort().join() === "environment,status,time"
+      ? undefined
+      : "health";
   },
   "GET /media/:key{images/.+}": async () => {
     const answer = await exports.default.fetch(`http://api.test/media/images/${owned.adId}/${owned.userId}.jpg`);

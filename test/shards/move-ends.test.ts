@@ -175,9 +175,14 @@ describe("every move ends", () => {
     };
     const runNotices = (shard: number) =>
       sendNotifications(jobContext(onTestShard(env, shard)), { sender: recording, limit: 1000 });
-    // During the copy, shard 2 holds a copy of the seller's notice: its cron leaves it.
+    // Copied (steps until the catch-up has run a round), shard 2 holds the seller's notice: its cron leaves it.
     expect(await beginMove(env.DIRECTORY, { group, from: 1, to: 2 })).toBe(true);
-    await advanceMove(shards, group, { settleMs: 0, budgetMs: 0 });
+    let step: MoveState | null = null;
+    while (!step?.rounds) step = (await advanceMove(shards, group, { settleMs: 60_000, budgetMs: 0 })).state;
+    const copied = await env.DB_2.prepare("SELECT count(*) AS n FROM notifications WHERE user_id = ?")
+      .bind(sellerId)
+      .first<{ n: number }>();
+    expect(copied?.n, "the notice is on shard 2").toBe(1);
     await runNotices(2);
     expect(sent).not.toContain(sellerId);
     // After the switch, shard 1's fenced rows are left to shard 2, which sends the notice once; shard 1

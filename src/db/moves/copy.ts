@@ -11,6 +11,7 @@ import {
   logTriggers,
   MOVED_TABLES,
   type MovedTable,
+  markMoving,
   moveBatch,
   ownedBy,
   PAGE,
@@ -28,9 +29,12 @@ export async function prepareMove(
   columnsOf: (table: MovedTable) => Columns,
 ): Promise<void> {
   if (progress.prepared) return;
-  // The target's copy of the group names the move (the directory's `moving_to`): its cron leaves the copy.
   await copyGroup(directory, target, progress.group);
-  await runDdl(target, refusingTriggers(progress.group, "guard"));
+  // The target's copy of the group names the move: its cron leaves the copy until the switch.
+  await target.batch([
+    ...refusingTriggers(progress.group, "guard").map((ddl) => target.prepare(ddl)),
+    markMoving(target, progress.group, progress.to),
+  ]);
   await runDdl(source, logTriggers(progress.group, columnsOf));
   progress.prepared = true;
 }

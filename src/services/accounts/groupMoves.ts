@@ -132,9 +132,8 @@ export async function groupMoveState(ctx: Pick<ServiceContext, "env" | "caller">
 }
 
 /**
- * A moved group nobody confirmed this long after its switch is confirmed by the cron: the old shard's
- * fence refuses more than the group's writes (a statement of its cron that touches the group's rows
- * fails whole), so it stays no longer than it must. Well past CLIENT_CACHE_MS: no isolate routes there.
+ * A moved group nobody confirmed this long after its switch is confirmed by the cron: the old shard keeps
+ * its fenced copy no longer than it must. Well past CLIENT_CACHE_MS: no isolate routes there.
  */
 export const CONFIRM_AFTER_MS = 60_000;
 

@@ -52,7 +52,7 @@ console.log(`
   Cron   curl "${origin}/__scheduled?cron=*+*+*+*+*"
   Marketplaces  the simulator runs in this session behind ${origin}/simulator/<portal>/ (wrangler's first
          binding table says MARKETPLACE [not connected] before it has started; the second, [connected]);
-         what it holds for a user: npm run marketplace -- <userId> [--portal portal_b]
+         what it holds for a user: npm run marketplace -- <userId> --origin ${origin} [--portal portal_b]
   Ports  ${port} (--port), and wrangler's inspector on 9229 or the next free port (--inspector-port)
 `);
 

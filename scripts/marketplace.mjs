@@ -23,7 +23,15 @@ if (!Number.isInteger(userId) || userId < 1) {
 
 const connection = await fetch(`${values.origin}/rest/v1/oauth/${userId}/${values.portal}/`, {
   headers: { Authorization: `Bearer ${values.key}` },
-}).then((response) => response.json());
+})
+  .then((response) => response.json())
+  .catch(() => {
+    // Nothing answers there: `npm run dev` runs on another port (its banner prints this command with it).
+    console.error(
+      `nothing answers at ${values.origin}: pass the address npm run dev serves with --origin (its banner prints this command with it), e.g. npm run marketplace -- ${userId} --origin http://localhost:9000`,
+    );
+    process.exit(1);
+  });
 if (!connection.result) {
   console.error(connection.errors.join("\n"));
   process.exit(1);

@@ -5,7 +5,7 @@
 // `npm run dev` on http://localhost:8787, and after them every program and request the docs print
 // (docsAsPrograms.mjs).
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startDev } from "./devServer.mjs";
@@ -124,8 +124,9 @@ try {
   await writeFile(join(project, "tsconfig.missing.json"), JSON.stringify({ ...tsconfig, files: ["missing.ts"] }));
   await writeFile(join(project, "program.ts"), PROGRAM);
   await writeFile(join(project, "missing.ts"), MISSING_FIELD);
-  // As the quickstart installs it: the client, tsx to run TypeScript, Node's types for process.env.
-  run("npm", ["install", "--no-audit", "--no-fund", "--silent", tarball, "tsx", "@types/node@24"]);
+  // As the quickstart installs it: the client, tsx to run TypeScript, TypeScript to check it, Node's types
+  // for process.env.
+  run("npm", ["install", "--no-audit", "--no-fund", "--silent", tarball, "tsx", "typescript", "@types/node@24"]);
   const installed = JSON.parse(
     await readFile(join(project, "node_modules", "@classified-ads", "client", "package.json")),
   );
@@ -133,6 +134,30 @@ try {
     installed.dependencies?.["openapi-fetch"] !== undefined && installed.dependencies?.standardwebhooks !== undefined,
     "installs with openapi-fetch and standardwebhooks as its dependencies",
   );
+
+  // The quickstart's program type-checks with the command its first line prints, in the project the
+  // quickstart sets up.
+  const quickstart = await readFile(join(REPO, "docs/quickstart.md"), "utf8");
+  const program = /```ts\n(\/\/ publish\.ts:.*type-check with `(npx tsc [^`]+)`[\s\S]*?)```/.exec(quickstart);
+  let typeChecked = false;
+  if (program?.[1] && program[2]) {
+    // A folder as the quickstart's `npm init` leaves it (no tsconfig.json in it or above), with the
+    // packages the quickstart installs (the project's).
+    const folder = await mkdtemp(join(tmpdir(), "quickstart-"));
+    await symlink(join(project, "node_modules"), join(folder, "node_modules"));
+    await writeFile(join(folder, "package.json"), JSON.stringify({ name: "my-integration", type: "module" }));
+    await writeFile(join(folder, "publish.ts"), program[1]);
+    const [npx, ...args] = program[2].split(" ");
+    try {
+      run(npx, args, { cwd: folder });
+      typeChecked = true;
+    } catch (error) {
+      console.error(error.stdout);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  }
+  check(typeChecked, `the quickstart's program type-checks as it says (${program?.[2] ?? "no command printed"})`);
 
   for (const [compiler, tsc] of Object.entries(COMPILERS)) {
     let compiled = true;
@@ -170,6 +195,18 @@ try {
   );
   check(result.waited === "ApiError", `waitForJob throws the API's error for an unknown job (${result.waited})`);
   check(result.verified === "refused", "verifyWebhook refuses a forged signature");
+
+  // `npm run marketplace` pointed where nothing answers says how to name the server's address.
+  let unanswered = "";
+  try {
+    run("node", [join(REPO, "scripts/marketplace.mjs"), "1", "--origin", "http://localhost:9"], { cwd: REPO });
+  } catch (error) {
+    unanswered = error.stderr;
+  }
+  check(
+    /^nothing answers at http:\/\/localhost:9: pass the address npm run dev serves with --origin/.test(unanswered),
+    `npm run marketplace names --origin when nothing answers (${unanswered.trim()})`,
+  );
 
   const roundTrip = run("node", ["out/roundTrip.js", dev.origin, "dev-partner-key"]);
   const { written } = JSON.parse(roundTrip.trim().split("\n").at(-1));

@@ -153,6 +153,41 @@ export function dataOf<T>(answer: { data?: { data: T }; error?: unknown; respons
 }
 
 /**
+ * An answer's whole page: `data` with the list's paging fields beside it (the event feed's `cursor`,
+ * `nextCursor`, `totalItems`, …), which `dataOf` leaves out; or the `ApiError` of a refusal.
+ */
+export function pageOf<T extends { data: unknown }>(answer: { data?: T; error?: unknown; response: Response }): T {
+  if (answer.data) return answer.data;
+  throw apiErrorOf(answer.response, answer.error);
+}
+
+/**
+ * The ids of the jobs a write queued (a publish, a feature purchase, a retry): its `Job-Ids` header, or the
+ * job its `Location` names; none for a write that queued nothing.
+ */
+export function jobIdsOf(answer: { response: Response }): number[] {
+  const { headers } = answer.response;
+  const listed = (headers.get("Job-Ids") ?? "").split(",").filter(Boolean).map(Number);
+  if (listed.length > 0) return listed;
+  const location = /\/jobs\/(\d+)\/?$/.exec(headers.get("Location") ?? "");
+  return location ? [Number(location[1])] : [];
+}
+
+/**
+ * The contact a POST /rest/v1/contacts call created: the call answers the user's whole list (as the
+ * contract has it), and the new contact is its newest (the highest `contactId`).
+ */
+export function createdContact(answer: {
+  data?: { data: components["schemas"]["Contact"][] };
+  error?: unknown;
+  response: Response;
+}): components["schemas"]["Contact"] {
+  const newest = [...dataOf(answer)].sort((a, b) => b.contactId - a.contactId)[0];
+  if (!newest) throw new Error("the answer lists no contact");
+  return newest;
+}
+
+/**
  * A dry run of publishing (POST /rest/v1/publish/preflight): per ad and target, what a publish call would
  * come to (placement, update, queued, refused with codes and fields, or unverified), the price, the
  * connection's state, and the paying wallet before and after. Nothing is queued, charged or listed.
@@ -174,7 +209,7 @@ export async function preflight(
 export async function publish(client: ApiClient, body: components["schemas"]["PublishAd"]): Promise<number[]> {
   const { data, error, response } = await client.POST("/rest/v1/publish", { body });
   if (!data) throw apiErrorOf(response, error);
-  return (response.headers.get("Job-Ids") ?? "").split(",").filter(Boolean).map(Number);
+  return jobIdsOf({ response });
 }
 
 /** The states in which a job still has work to do. */
@@ -280,14 +315,22 @@ export type WebhookPayload =
  * Checks a webhook delivery's Standard Webhooks signature (`webhook-id`, `webhook-timestamp`,
  * `webhook-signature`, within five minutes) with the endpoint's secret (`whsec_…`, either of the two
  * during a rotation), and answers its payload, typed by event: narrow on `payload.type`. Throws when the
- * signature or the timestamp does not hold; give it the body exactly as received.
+ * signature or the timestamp does not hold; give it the body exactly as received. The headers as fetch
+ * has them (`Headers`), or as Node's `http` does (`IncomingHttpHeaders`: lower-case names, a list for a
+ * repeated header).
  */
-export function verifyWebhook(secret: string, headers: Record<string, string> | Headers, body: string): WebhookPayload {
+export function verifyWebhook(
+  secret: string,
+  headers: Record<string, string | string[] | undefined> | Headers,
+  body: string,
+): WebhookPayload {
   const plain: Record<string, string> = {};
   if (headers instanceof Headers)
     headers.forEach((value, name) => {
       plain[name] = value;
     });
-  else Object.assign(plain, headers);
+  else
+    for (const [name, value] of Object.entries(headers))
+      if (value !== undefined) plain[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
   return new Webhook(secret).verify(body, plain) as WebhookPayload;
 }

@@ -6,9 +6,12 @@ import {
   type ApiClientOptions,
   ApiError,
   createApiClient,
+  createdContact,
   type ErrorDetail,
   type Event,
+  jobIdsOf,
   listAll,
+  pageOf,
   type paths,
   preflight,
   publish,
@@ -20,7 +23,7 @@ import type { components } from "../../client/schema.js";
 import committed from "../../openapi/openapi.json";
 import { receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
 import { eventually, newClient, twoClients } from "../harness/api";
-import { createAd, PAID_CATEGORY, userBody } from "../harness/data";
+import { contactBody, createAd, PAID_CATEGORY, userBody } from "../harness/data";
 import { connectedSeller } from "../harness/marketplace";
 
 let key: string;
@@ -188,6 +191,18 @@ describe("the client's helpers", () => {
     for await (const user of listAll(client, "/rest/v1/users", { query: { itemsPerPage: 1 } })) users.push(user.userId);
     expect(users).toContain(userId);
     expect(new Set(users).size).toBe(users.length);
+    // pageOf keeps what dataOf leaves out: the feed's cursor, a list's paging.
+    const feed = pageOf(await client.GET("/rest/v1/events", { params: { query: { after: 0, limit: 1 } } }));
+    expect(feed.cursor).toBe(feed.data[0]?.eventId ?? 0);
+    expect(pageOf(await client.GET("/rest/v1/users", { params: { query: { itemsPerPage: 1 } } })).totalItems).toBe(
+      users.length,
+    );
+    // POST /contacts answers the user's whole list; createdContact gives the contact it made.
+    for (const name of ["Eerste", "Tweede"]) {
+      const body = contactBody(userId as number, { name }) as components["schemas"]["CreateContact"];
+      const made = createdContact(await client.POST("/rest/v1/contacts", { body }));
+      expect(made.name).toBe(name);
+    }
     const events: Event[] = [];
     for await (const event of listAll(client, "/rest/v1/events", { query: { after: 0, limit: 1 } })) events.push(event);
     expect(events.map((e) => e.eventId)).toEqual([...events.map((e) => e.eventId)].sort((a, b) => a - b));
@@ -201,6 +216,16 @@ describe("the client's helpers", () => {
     const [jobId] = await publish(client, { userId, adId, portal: "portal_a" });
     const job = await waitForJob(client, jobId as number, { timeoutMs: 120_000, intervalMs: 100 });
     expect(job).toMatchObject({ queueItemId: jobId, state: "done", kind: "placement" });
+    // A feature purchase names its job in Location only: jobIdsOf reads it there.
+    const bought = await client.POST("/rest/v1/features", {
+      body: { adId, portal: "portal_a", feature: "omhoogplaatsen" },
+    });
+    const [featureJob] = jobIdsOf(bought);
+    expect(featureJob, JSON.stringify(bought.data ?? bought.error)).toBeGreaterThan(0);
+    expect(await waitForJob(client, featureJob as number, { timeoutMs: 120_000, intervalMs: 100 })).toMatchObject({
+      queueItemId: featureJob,
+      kind: "feature",
+    });
     const refused = await publish(client, { userId, adId: 987_654_321, portal: "portal_a" }).catch((e) => e);
     expect(refused).toBeInstanceOf(ApiError);
     expect((refused as ApiError).errorDetails.map((d: ErrorDetail) => d.code)).toEqual(["ad_not_found"]);
@@ -232,6 +257,9 @@ describe("the client's helpers", () => {
     // Narrowed on its type, the payload's data is that event's.
     if (payload.type !== "wallet.below_limit") throw new Error(`typed as ${payload.type}`);
     expect(payload.data.data.limit - payload.data.data.balance).toBe(200);
+    // As Node's http server has them: lower-case names, a list for a repeated header, undefined for none.
+    const incoming = { ...headers, "x-forwarded-for": ["10.0.0.1", "10.0.0.2"], "x-absent": undefined };
+    expect(verifyWebhook(secret, incoming, body).type).toBe("wallet.below_limit");
     expect(() => verifyWebhook(`whsec_${btoa("another secret, not the endpoint")}`, headers, body)).toThrow();
     expect(() => verifyWebhook(secret, headers, body.replace("800", "900"))).toThrow();
   });

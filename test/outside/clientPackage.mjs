@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { checkPreviousPrograms } from "./clientCompat.mjs";
 import { startDev } from "./devServer.mjs";
 import { runDocs } from "./docsAsPrograms.mjs";
 
@@ -158,6 +159,9 @@ try {
     }
   }
   check(typeChecked, `the quickstart's program type-checks as it says (${program?.[2] ?? "no command printed"})`);
+
+  // The previous release's programs type-check against this client (docs/versioning.md).
+  await checkPreviousPrograms({ repo: REPO, project, tsc: COMPILERS["TypeScript 7"], check });
 
   for (const [compiler, tsc] of Object.entries(COMPILERS)) {
     let compiled = true;

@@ -12,6 +12,8 @@ const articles: Record<string, string> = {
   int: "an integer",
   boolean: "a boolean",
   array: "an array",
+  // A fixed number of items (`[from, to]`): a JSON array all the same.
+  tuple: "an array",
   object: "an object",
   date: "a date",
 };
@@ -59,12 +61,18 @@ const pathText = (path: readonly PropertyKey[]) =>
 /**
  * Flattens zod issues into the problems of a 400: one per unknown key (`unknown_field`, the input is
  * strict at every depth: a misspelt field is refused, never dropped) and one per other problem
- * (`validation_failed`).
+ * (`validation_failed`); a field of the wrong type, only that.
  */
 export function issueDetails(error: z.ZodError, root = "body"): ErrorDetail[] {
   const details = new Map<string, ErrorDetail>();
+  // A value of the wrong type has that one problem: zod still runs a schema's checks on it (a string's
+  // length against an array's maximum), whose messages would not be true of the field.
+  const wronglyTyped = new Set(
+    error.issues.filter((issue) => issue.code === "invalid_type").map((issue) => pathText(issue.path)),
+  );
   for (const issue of error.issues) {
     const path = pathText(issue.path);
+    if (issue.code !== "invalid_type" && wronglyTyped.has(path)) continue;
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         const message = `${path ? `${path}.` : ""}${key}: ${issue.message}`;

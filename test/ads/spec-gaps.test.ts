@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, defined, eventually, expectEnvelope, expectError, newClient } from "../harness/api";
-import { activate, createAd, createUser, GPSR_VALUES, SOFA_CATEGORY, userBody } from "../harness/data";
+import { activate, adBody, createAd, createUser, GPSR_VALUES, SOFA_CATEGORY, userBody } from "../harness/data";
 import { connectPortal } from "../harness/marketplace";
 
 let key: string;
@@ -72,6 +72,22 @@ describe("POST /attributes/ with userId", () => {
     expect(await portalsOf({ userId: user.userId })).toEqual(["portal_own"]);
     await connectPortal(key, user.userId, "portal_a");
     expect(await portalsOf({ userId: user.userId, useCache: true })).toEqual(["portal_a", "portal_own"]);
+  });
+
+  it("keeps portal_own to the catalogue: an ad's attributes carry portal_a and portal_b sets only (docs/calling.md)", async () => {
+    const user = await createUser(key);
+    await activate(key, user);
+    const own = { portal: "portal_own", locale: "nl_NL", values: [{ key: "condition", value: "gebruikt" }] };
+    const refused = await call("POST", "/ads/", { key, body: adBody(user.userId, { attributes: [own] }) });
+    expectError(refused, "validation_failed");
+    expect(refused.body.errorDetails?.[0]?.field).toBe("attributes[0].portal");
+    // A publish to the website checks no attributes: an ad without any is taken.
+    const bare = await createAd(key, user.userId, { attributes: [], externalAdId: 9_101 });
+    const published = await call("POST", "/publish/", {
+      key,
+      body: { userId: user.userId, adId: bare.adId, portal: "website" },
+    });
+    expectEnvelope(published, 200);
   });
 
   it("types minimum and maximum as ints, 0 where a definition has no bound", async () => {

@@ -55,8 +55,11 @@ export function printedJson(text) {
     const char = trimmed[at];
     if (inString) {
       json += char;
-      if (char === "\\") json += trimmed[(at += 1)] ?? "";
-      else if (char === '"') inString = false;
+      if (char === "\\") {
+        // An escaped character is the string's, whatever it is.
+        at += 1;
+        json += trimmed[at] ?? "";
+      } else if (char === '"') inString = false;
     } else if (char === '"') {
       inString = true;
       json += char;

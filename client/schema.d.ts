@@ -3091,6 +3091,20 @@ export interface components {
          *         "portal_b",
          *         "website"
          *       ],
+         *       "placementPrices": [
+         *         {
+         *           "portal": "portal_a",
+         *           "price": 295
+         *         },
+         *         {
+         *           "portal": "portal_b",
+         *           "price": 256
+         *         },
+         *         {
+         *           "portal": "website",
+         *           "price": 0
+         *         }
+         *       ],
          *       "mandatoryAttributes": [
          *         {
          *           "portal": "portal_a",
@@ -3121,7 +3135,14 @@ export interface components {
             }[];
             /** @description The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always */
             portals: ("portal_a" | "portal_b" | "website")[];
-            /** @description Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, used when publishing to `website`). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached */
+            /** @description What placing an ad of this category costs on each target it is offered on, in cents, as a publish charges it (its features are extra; the website is free): `POST /publish/preflight` says the same per ad */
+            placementPrices: {
+                /** @enum {string} */
+                portal: "portal_a" | "portal_b" | "website";
+                /** @description Cents */
+                price: number;
+            }[];
+            /** @description Per attribute set, the keys an ad must give: `portal_a`, `portal_b`, and `portal_own` (the website's own set, which asks for none: a publish to `website` checks no attributes). With `userId`, for that seller: portal_a asks a business seller (a user with `companyName`) for the product-safety keys too, unless a manufacturer is attached */
             mandatoryAttributes: {
                 /** @enum {string} */
                 portal: "portal_a" | "portal_b" | "portal_own";
@@ -19120,6 +19141,20 @@ export interface operations {
                      *             "portal_b",
                      *             "website"
                      *           ],
+                     *           "placementPrices": [
+                     *             {
+                     *               "portal": "portal_a",
+                     *               "price": 295
+                     *             },
+                     *             {
+                     *               "portal": "portal_b",
+                     *               "price": 256
+                     *             },
+                     *             {
+                     *               "portal": "website",
+                     *               "price": 0
+                     *             }
+                     *           ],
                      *           "mandatoryAttributes": [
                      *             {
                      *               "portal": "portal_a",
@@ -19397,6 +19432,20 @@ export interface operations {
                      *             "portal_a",
                      *             "portal_b",
                      *             "website"
+                     *           ],
+                     *           "placementPrices": [
+                     *             {
+                     *               "portal": "portal_a",
+                     *               "price": 295
+                     *             },
+                     *             {
+                     *               "portal": "portal_b",
+                     *               "price": 256
+                     *             },
+                     *             {
+                     *               "portal": "website",
+                     *               "price": 0
+                     *             }
                      *           ],
                      *           "mandatoryAttributes": [
                      *             {

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { MARKETPLACES } from "../../src/lib/vocabulary";
-import { call, expectEnvelope, newClient } from "../harness/api";
-import { createUser } from "../harness/data";
+import { call, expectEnvelope, groupOf, newClient } from "../harness/api";
+import { createAd, createUser, PAID_CATEGORY } from "../harness/data";
+import { connectedSeller } from "../harness/marketplace";
 
 /**
  * Discovery knows the seller: for each kind of seller and every category, the keys GET /categories/ and
@@ -78,4 +79,28 @@ describe("mandatory attributes per seller", () => {
     },
     120_000,
   );
+});
+
+describe("what a placement costs, per category and target", () => {
+  it("GET /categories/ names each target's placement price, and a dry run charges exactly that", async () => {
+    const partner = await newClient({ partner: true });
+    const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
+    const sellerId = await connectedSeller(partner.key, internal.key, 100_000);
+    const answer = await call("GET", `/categories/${PAID_CATEGORY}`, { key: partner.key });
+    expectEnvelope(answer, 200);
+    const view = answer.body.data[0] as { portals: string[]; placementPrices: { portal: string; price: number }[] };
+    expect(view.placementPrices.map((p) => p.portal)).toEqual(view.portals);
+    expect(view.placementPrices.find((p) => p.portal === "website")?.price).toBe(0);
+    const { adId } = await createAd(partner.key, sellerId, { categoryId: PAID_CATEGORY });
+    for (const portal of ["portal_a", "website"]) {
+      const dry = await call("POST", "/publish/preflight/", {
+        key: partner.key,
+        body: { userId: sellerId, adId, portal },
+      });
+      expectEnvelope(dry, 200);
+      const charged = dry.body.data.verdicts[0]?.price;
+      expect(charged, portal).toBe(view.placementPrices.find((p) => p.portal === portal)?.price);
+    }
+    expect(view.placementPrices.find((p) => p.portal === "portal_a")?.price).toBeGreaterThan(0);
+  });
 });

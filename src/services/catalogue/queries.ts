@@ -13,6 +13,7 @@ import {
 import { requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { type Catalogue, describe, isRequired, LOCALES, type Locale, labelOf, loadCatalogue } from "./catalogue";
+import { placingPrice } from "./features";
 
 const paged = <T>(items: T[], page: number, itemsPerPage: number): Page<T> => ({
   items: items.slice((page - 1) * itemsPerPage, page * itemsPerPage),
@@ -46,6 +47,11 @@ function categoryView(catalogue: Catalogue, categoryId: number, locales: readonl
     groupId: category.groupId,
     descriptions: locales.map((locale) => ({ locale, description: describe(category, locale) })),
     portals: offeredOn(catalogue, categoryId),
+    // What a placement costs on each target, as a publish charges it (the website is free).
+    placementPrices: offeredOn(catalogue, categoryId).map((portal) => ({
+      portal,
+      price: placingPrice(catalogue, categoryId, portal),
+    })),
     mandatoryAttributes: [...(catalogue.definitions.get(categoryId)?.entries() ?? [])].map(([portal, definitions]) => ({
       portal,
       keys: definitions.filter((d) => isRequired(d, portal, productSafety)).map((d) => d.key),

@@ -85,8 +85,14 @@ export const Category = z
       description:
         "The targets an ad of this category can be published to: a marketplace where the category has its attribute definitions and prices, and the website always",
     }),
+    placementPrices: z
+      .array(z.object({ portal: PublishTargetEnum, price: z.number().int().openapi({ description: "Cents" }) }))
+      .openapi({
+        description:
+          "What placing an ad of this category costs on each target it is offered on, in cents, as a publish charges it (its features are extra; the website is free): `POST /publish/preflight` says the same per ad",
+      }),
     mandatoryAttributes: z.array(z.object({ portal: CataloguePortalEnum, keys: z.array(z.string()) })).openapi({
-      description: `Per attribute set, the keys an ad must give: ${MARKETPLACES.map((m) => `\`${m}\``).join(", ")}, and \`portal_own\` (the website's own set, used when publishing to \`website\`). With \`userId\`, for that seller: ${productSafetyAskers} asks a business seller (a user with \`companyName\`) for the product-safety keys too, unless a manufacturer is attached`,
+      description: `Per attribute set, the keys an ad must give: ${MARKETPLACES.map((m) => `\`${m}\``).join(", ")}, and \`portal_own\` (the website's own set, which asks for none: a publish to \`website\` checks no attributes). With \`userId\`, for that seller: ${productSafetyAskers} asks a business seller (a user with \`companyName\`) for the product-safety keys too, unless a manufacturer is attached`,
     }),
   })
   .openapi("Category", {
@@ -99,6 +105,11 @@ export const Category = z
         { locale: "en_GB", description: "Mopeds" },
       ],
       portals: [...PUBLISH_TARGETS],
+      placementPrices: [
+        { portal: "portal_a", price: 295 },
+        { portal: "portal_b", price: 256 },
+        { portal: "website", price: 0 },
+      ],
       mandatoryAttributes: CATALOGUE_PORTALS.map((portal) => ({
         portal,
         keys: portal === "portal_own" ? [] : ["condition"],

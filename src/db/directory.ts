@@ -8,7 +8,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { batchAll, getDb, namedBatch } from "./client";
 import { copyBlocks } from "./ids";
 import { rowChunks } from "./rowChunks";
-import { apiClients, clientGroups, idBlocks } from "./schema";
+import { apiClients, clientGroups, idBlocks, users } from "./schema";
 
 /**
  * Copies a group's row, clients and id blocks from the directory into a shard; what the shard holds of
@@ -78,13 +78,17 @@ export async function returnOriginsOf(directory: D1Database, clientId: number): 
 }
 
 /**
- * SQL: the client's rows on this shard are the shard's to work on: its group's copy here names no move
- * (src/db/moves/: the copy a move is filling, or rows it has fenced). A shard's scheduled work takes only
+ * The clients whose group's copy on this shard names a move (src/db/moves/: the copy a move is filling,
+ * or rows it has fenced), as SQL: their rows are not this shard's to work on.
+ */
+const movingClients = sql`SELECT c.id FROM ${apiClients} c JOIN ${clientGroups} g ON g.id = c.group_id WHERE g.moving_to IS NOT NULL`;
+
+/**
+ * SQL: the client's rows on this shard are the shard's to work on. A shard's scheduled work takes only
  * these, so it neither acts on a copy nor twice on rows another shard now holds.
  */
-export const settledClient = (clientId: SQLiteColumn | SQL) =>
-  sql`${clientId} NOT IN (SELECT c.id FROM ${apiClients} c JOIN ${clientGroups} g ON g.id = c.group_id WHERE g.moving_to IS NOT NULL)`;
+export const settledClient = (clientId: SQLiteColumn | SQL) => sql`${clientId} NOT IN (${movingClients})`;
 
 /** SQL: the user's rows on this shard are the shard's to work on (`settledClient`, by the user's client). */
 export const settledUser = (userId: SQLiteColumn | SQL) =>
-  sql`${userId} NOT IN (SELECT u.id FROM users u JOIN ${apiClients} c ON c.id = u.client_id JOIN ${clientGroups} g ON g.id = c.group_id WHERE g.moving_to IS NOT NULL)`;
+  sql`${userId} NOT IN (SELECT u.id FROM ${users} u WHERE u.client_id IN (${movingClients}))`;

@@ -49,8 +49,7 @@ export async function dropGroup(d1: D1Database, group: number): Promise<number> 
  * switch): no triggers of the move, no change log, and its copy of the group naming no move.
  */
 export async function settleGroup(d1: D1Database, group: number): Promise<void> {
-  await d1.batch([
-    ...dropTriggers(group, "log", "fence", "guard").map((ddl) => d1.prepare(ddl)),
+  await runDdl(d1, dropTriggers(group, "log", "fence", "guard"), [
     d1.prepare("DELETE FROM move_log WHERE group_id = ?1").bind(group),
     d1.prepare("UPDATE client_groups SET moving_to = NULL WHERE id = ?1").bind(group),
   ]);

@@ -31,10 +31,7 @@ export async function prepareMove(
   if (progress.prepared) return;
   await copyGroup(directory, target, progress.group);
   // The target's copy of the group names the move: its cron leaves the copy until the switch.
-  await target.batch([
-    ...refusingTriggers(progress.group, "guard").map((ddl) => target.prepare(ddl)),
-    markMoving(target, progress.group, progress.to),
-  ]);
+  await runDdl(target, refusingTriggers(progress.group, "guard"), [markMoving(target, progress.group, progress.to)]);
   await runDdl(source, logTriggers(progress.group, columnsOf));
   progress.prepared = true;
 }

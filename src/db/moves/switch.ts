@@ -31,10 +31,7 @@ export async function fenceAndNumber(
   const { progress } = held;
   progress.fencedAt ??= Date.now();
   await held.save();
-  await source.batch([
-    ...refusingTriggers(progress.group, "fence").map((ddl) => source.prepare(ddl)),
-    markMoving(source, progress.group, progress.to),
-  ]);
+  await runDdl(source, refusingTriggers(progress.group, "fence"), [markMoving(source, progress.group, progress.to)]);
   const last = await catchUpAll(shards, progress.group, columnsOf, progress.seq);
   progress.seq = last.seq;
   progress.caughtUp += last.keys;

@@ -117,9 +117,9 @@ export const dropTriggers = (group: number, ...purposes: TriggerPurpose[]) =>
     ),
   );
 
-/** Runs DDL statements on a shard in one batch. */
-export const runDdl = (d1: D1Database, statements: string[]) =>
-  d1.batch(statements.map((statement) => d1.prepare(statement)));
+/** Runs DDL statements on a shard in one batch, with the statements that go with them (`along`). */
+export const runDdl = (d1: D1Database, statements: string[], along: D1PreparedStatement[] = []) =>
+  d1.batch([...statements.map((statement) => d1.prepare(statement)), ...along]);
 
 /**
  * Marks (or clears) a group's copy on a shard as moving (`client_groups.moving_to`): that shard's scheduled

@@ -19,7 +19,9 @@ export const CLIENT_CACHE_MS = 10_000;
 export const MOVING_CLIENT_CACHE_MS = 1_000;
 /** Keys remembered per isolate, good and bad; the oldest go first past this. */
 const CLIENT_CACHE_SIZE = 10_000;
-const byKeyHash = new Map<string, { lookup: Promise<ApiClient | null>; until: number; groupId?: number }>();
+/** A key's lookup, kept until `until`; once answered, the group of its client (`forgetGroupClients`). */
+type CachedKey = { lookup: Promise<ApiClient | null>; until: number; groupId?: number };
+const byKeyHash = new Map<string, CachedKey>();
 
 /** The client of a key this isolate looked up recently and found valid; undefined otherwise. */
 export async function cachedClient(key: string): Promise<ApiClient | undefined> {
@@ -36,10 +38,7 @@ export async function findClientByKey(directory: Db, key: string): Promise<ApiCl
   const keyHash = await sha256Hex(key);
   const cached = byKeyHash.get(keyHash);
   if (cached && cached.until > Date.now()) return cached.lookup;
-  const entry: { lookup: Promise<ApiClient | null>; until: number; groupId?: number } = {
-    lookup: Promise.resolve(null),
-    until: Date.now() + CLIENT_CACHE_MS,
-  };
+  const entry: CachedKey = { lookup: Promise.resolve(null), until: Date.now() + CLIENT_CACHE_MS };
   entry.lookup = directory
     .select({
       ...clientColumns,
@@ -172,10 +171,13 @@ export async function updateClient(
 ) {
   const clientId = clientIdOf(ctx.caller);
   const returnOrigins = [...new Set(input.returnOrigins)];
-  // The precondition first: a refused If-Match changes nothing, in the directory either.
-  await bumpRevisions(ctx.db, [clientRevision(clientId)], ctx.precondition);
-  const directory = getDb(ctx.env.DIRECTORY);
-  await directory.update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId));
-  await ctx.db.update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId));
+  // The shard's batch first, which checks the precondition: a refused If-Match changes nothing, in the
+  // directory either. (A directory write that fails after it leaves the copy ahead until the call is sent
+  // again; nothing reads the copy's origins.)
+  await ctx.db.batch([
+    bumpRevisions(ctx.db, [clientRevision(clientId)], ctx.precondition),
+    ctx.db.update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId)),
+  ]);
+  await getDb(ctx.env.DIRECTORY).update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId));
   return describeClient(ctx, input);
 }

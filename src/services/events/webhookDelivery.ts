@@ -185,10 +185,11 @@ async function deliverWebhook(
       .where(
         message.movedFrom === undefined
           ? eq(events.id, message.eventId ?? 0)
-          : // Sent before its group moved shards: the event's id there (src/db/moves/).
+          : // Sent before its group moved shards: the event's id there, one of its ids of the eras before
+            // (src/db/moves/cursors.ts), which no two of a client's events share.
             and(
-              eq(events.originId, message.eventId ?? 0),
               sql`${events.clientId} = (SELECT client_id FROM ${webhookEndpoints} WHERE id = ${message.endpointId})`,
+              sql`(${events.originId} = ${message.eventId ?? 0} OR EXISTS (SELECT 1 FROM json_each(${events.origins}) o WHERE o.value = ${message.eventId ?? 0}))`,
             ),
       ),
   });

@@ -83,22 +83,43 @@ export async function openDatabases(where = {}) {
       ),
     }),
   );
-  const proxy = await getPlatformProxy({
-    configPath: config,
-    persist: { path: join(process.env.D1_PERSIST_TO ?? ".wrangler/state", "v3") },
-  });
-  const database = (binding) => proxy.env[binding];
+  const startRuntime = () =>
+    getPlatformProxy({
+      configPath: config,
+      persist: { path: join(process.env.D1_PERSIST_TO ?? ".wrangler/state", "v3") },
+    });
+  let proxy = await startRuntime();
+  /**
+   * Runs `work` on the databases; when the connection to the local runtime drops (on a busy machine the
+   * runtime can close it: "fetch failed", "other side closed"), starts a new runtime and runs it again.
+   * Every step here may run twice: a migration's batch is one transaction and `migrate` reads what is
+   * applied first; the set-up's writes are idempotent.
+   */
+  const withRuntime = async (work) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await work((binding) => proxy.env[binding]);
+      } catch (error) {
+        if (attempt >= RUNTIME_ATTEMPTS || !droppedConnection(error)) throw error;
+        console.error(`the local runtime dropped the connection (${error.message}); starting it again`);
+        await proxy.dispose().catch(() => {});
+        proxy = await startRuntime();
+      }
+    }
+  };
   return {
-    query: async (binding, sql) => (await database(binding).prepare(sql).all()).results,
-    execute: async (binding, statements) => {
-      const db = database(binding);
-      await db.batch(statements.map((statement) => db.prepare(statement)));
-    },
+    query: (binding, sql) => withRuntime(async (database) => (await database(binding).prepare(sql).all()).results),
+    execute: (binding, statements) =>
+      withRuntime(async (database) => {
+        const db = database(binding);
+        await db.batch(statements.map((statement) => db.prepare(statement)));
+      }),
     migrate: async (bindings) => {
       let applied = 0;
       for (const binding of bindings) {
         const { dir, table } = migrationsOf(binding);
-        applied += await applyInOneRuntime(database(binding), await readD1Migrations(dir), table);
+        const migrations = await readD1Migrations(dir);
+        applied += await withRuntime((database) => applyInOneRuntime(database(binding), migrations, table));
       }
       return applied;
     },
@@ -108,6 +129,15 @@ export async function openDatabases(where = {}) {
     },
   };
 }
+
+/** How often a step is tried on a local runtime that drops the connection. */
+const RUNTIME_ATTEMPTS = 5;
+
+/** Whether an error is the local runtime's connection dropping (not the SQL failing). */
+const droppedConnection = (error) =>
+  /fetch failed|other side closed|socket hang up|ECONNRESET|ECONNREFUSED/i.test(
+    `${error?.message} ${error?.cause?.message ?? ""} ${error?.cause?.code ?? ""}`,
+  );
 
 /** Wrangler's apply of one database's pending migrations; answers how many it applied. */
 async function applyWithWrangler(binding, where) {

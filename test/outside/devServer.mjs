@@ -29,7 +29,7 @@ export async function startDev(log, port, extraArgs = []) {
     throw new Error(`port ${port} is taken: stop what listens there (another npm run dev?) and run again`);
   const origin = `http://localhost:${port}`;
   const output = await open(log, "w");
-  const command = `npm run dev -- --port ${port} --var RATE_LIMIT_RPS:1000 --var RATE_LIMIT_BURST:1000 ${extraArgs.join(" ")}`;
+  const command = `npm run dev -- --port ${port} ${extraArgs.join(" ")}`;
   const dev = spawn("script", ["-qfec", command, "/dev/null"], {
     stdio: ["pipe", output.fd, output.fd],
     detached: true,

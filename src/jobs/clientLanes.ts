@@ -3,33 +3,12 @@ import { onShard, shardOf } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
+import { outboundTimeOf } from "../lib/outboundClock";
 import { dispatchEvents } from "../services/events";
 import { type JobMessage, jobContext } from "../services/shared";
 import { executeJobs } from "./execute";
-
-/**
- * The lanes clients share, and each client's share of each: `slots` of its jobs in flight at once, and
- * `secondsPerMinute` of consumer time per key (a webhook endpoint, an image host, or the whole lane),
- * so a client whose work is slow gets fewer turns, not more of everyone's time. `attempts` is how often
- * a job that fails unexpectedly is run before it is given up (as the queue's dead-letter consumer would);
- * `together`: the lane's jobs that start at one moment run as one batch.
- */
-export const LANE_SHARES = {
-  marketplace: { slots: 25, secondsPerMinute: 300, attempts: 6, together: true },
-  images: { slots: 2, secondsPerMinute: 60, attempts: 6, together: false },
-  webhooks: { slots: 4, secondsPerMinute: 30, attempts: 4, together: false },
-  "webhooks-slow": { slots: 2, secondsPerMinute: 60, attempts: 4, together: false },
-} as const satisfies Record<string, { slots: number; secondsPerMinute: number; attempts: number; together: boolean }>;
-export type Lane = keyof typeof LANE_SHARES;
-const LANES = Object.keys(LANE_SHARES) as Lane[];
-
-/** One job handed to a client's lanes: the queue it came from (the executor reads its lane from it), and its share key. */
-export interface LaneJob {
-  queue: string;
-  lane: Lane;
-  key: string;
-  message: JobMessage;
-}
+import { handingJobsToLanes } from "./handOver";
+import { LANE_SHARES, LANES, type Lane, type LaneJob } from "./lanes";
 
 /** A client's time left on one key: `level` seconds at `at`, refilled at the lane's rate up to a minute's worth. */
 interface Budget {
@@ -50,14 +29,17 @@ type WorkRow = {
 const ALARM_RUN_MS = 5 * 60_000;
 
 /**
- * One client's share of every shared lane (one object per client id). The queue consumer hands the
- * client's jobs here (`admit`) and is done: the jobs wait in this object's storage, never in front of
- * another client's messages, and run from here within the client's share, so however much a client
- * queues, and however it spreads it over endpoints, users, batches or hosts, only its own jobs wait.
+ * One client's share of every shared lane (one object per client id). Whoever sends the client's jobs
+ * hands them here (`admit`, src/jobs/handOver.ts) and is done: the jobs wait in this object's storage,
+ * never in a shared queue in front of another client's jobs, and run from here within the client's
+ * share, so however much a client queues, and however it spreads it over endpoints, users, batches or
+ * hosts, only its own jobs wait. Its alarm is its wake-up: one per client, whatever it queued.
  * A job that was running when the object died runs again (every job is idempotent).
  */
 export class ClientLanes extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** The bindings its jobs run with: what they send goes straight into its clients' lanes. */
+  private readonly jobEnv: Env;
   private readonly running = new Map<Lane, number>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly budgets = new Map<string, Budget>();
@@ -73,6 +55,7 @@ export class ClientLanes extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.jobEnv = handingJobsToLanes(env);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS work (
       id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane TEXT NOT NULL, key TEXT NOT NULL,
       body TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0,
@@ -91,17 +74,20 @@ export class ClientLanes extends DurableObject<Env> {
       this.sql.exec("INSERT INTO owner (client_id) VALUES (?)", clientId);
       this.clientId = clientId;
     }
+    const now = Date.now();
     for (const job of jobs)
       this.sql.exec(
-        "INSERT INTO work (queue, lane, key, body) VALUES (?, ?, ?, ?)",
+        "INSERT INTO work (queue, lane, key, body, not_before) VALUES (?, ?, ?, ?, ?)",
         job.queue,
         job.lane,
         job.key,
         JSON.stringify(job.message),
+        now + (job.delaySeconds ?? 0) * 1000,
       );
     this.pump();
-    // The alarm keeps the object at work until its lanes are empty.
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+    // The alarm keeps the object at work until its lanes are empty (one set for later comes now).
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);
   }
 
   /**
@@ -122,7 +108,7 @@ export class ClientLanes extends DurableObject<Env> {
     return { id, slots, retryAfterMs: slots > 0 ? 0 : 250 };
   }
 
-  /** Gives a hold's slots back, with the time its work took (spent from the lane's budget). */
+  /** Gives a hold's slots back, with the outbound time its work took (spent from the lane's budget). */
   async release(id: string, spentMs: number): Promise<void> {
     const hold = this.holds.get(id);
     if (!hold) return;
@@ -220,7 +206,7 @@ export class ClientLanes extends DurableObject<Env> {
           retryAfter.set(row.id, options?.delaySeconds ?? backoffSeconds(attempts)),
       };
     };
-    const startedAt = Date.now();
+    let outboundMs = 0;
     const [dying, living] = [
       rows.filter((row) => row.attempts >= maxAttempts),
       rows.filter((row) => row.attempts < maxAttempts),
@@ -231,7 +217,7 @@ export class ClientLanes extends DurableObject<Env> {
     ] as const) {
       if (batch.length === 0) continue;
       try {
-        await executeJobs({ queue, messages: batch.map(messageOf) }, this.env);
+        outboundMs += await outboundTimeOf(() => executeJobs({ queue, messages: batch.map(messageOf) }, this.jobEnv));
       } catch (error) {
         log("error", "lane jobs failed, will retry", {
           lane,
@@ -243,8 +229,7 @@ export class ClientLanes extends DurableObject<Env> {
     // client's shard, which its jobs name).
     this.shard = shardOf(JSON.parse(rows[0]?.body ?? "{}") as JobMessage);
     this.dispatchSoon();
-    const spentMs = Date.now() - startedAt;
-    for (const key of new Set(rows.map((row) => row.key))) this.spend(lane, key, spentMs);
+    for (const key of new Set(rows.map((row) => row.key))) this.spend(lane, key, outboundMs);
     for (const row of rows) {
       const delay = retryAfter.get(row.id);
       if (delay === undefined) this.sql.exec("DELETE FROM work WHERE id = ?", row.id);
@@ -268,7 +253,7 @@ export class ClientLanes extends DurableObject<Env> {
       return;
     }
     const dispatch: Promise<void> = dispatchEvents(
-      jobContext(onShard(this.env, this.shard, "the rows its message names")),
+      jobContext(onShard(this.jobEnv, this.shard, "the rows its message names")),
       {
         clientId: this.clientId,
       },

@@ -1,5 +1,6 @@
 import * as oauth from "oauth4webapi";
 import type { Env } from "../env";
+import { outboundCall } from "../lib/outboundClock";
 import type { Marketplace } from "../lib/vocabulary";
 import { portalApiBase, portalClient } from "./config";
 import type { Listing } from "./listing";
@@ -250,19 +251,21 @@ export class PortalGateway {
       headers,
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     };
-    let response: Response;
-    try {
-      const signal = AbortSignal.timeout(15_000);
-      response = this.usesSimulator
-        ? await marketplaceSimulator(this.env).fetch(`${SIMULATOR_ORIGIN}/${this.portal}/${path}`, {
-            ...requestInit,
-            signal,
-          })
-        : await fetch(new URL(path, this.base), { ...requestInit, signal });
-    } catch (error) {
-      throw new PortalError("transient", error instanceof Error ? error.message : "portal unreachable");
-    }
-    const payload = (await response.json().catch(() => ({}))) as T & { error?: string };
+    const signal = AbortSignal.timeout(15_000);
+    const { response, payload } = await outboundCall(async () => {
+      let response: Response;
+      try {
+        response = this.usesSimulator
+          ? await marketplaceSimulator(this.env).fetch(`${SIMULATOR_ORIGIN}/${this.portal}/${path}`, {
+              ...requestInit,
+              signal,
+            })
+          : await fetch(new URL(path, this.base), { ...requestInit, signal });
+      } catch (error) {
+        throw new PortalError("transient", error instanceof Error ? error.message : "portal unreachable");
+      }
+      return { response, payload: (await response.json().catch(() => ({}))) as T & { error?: string } };
+    });
     if (response.ok) return payload;
     const reason = payload.error ?? `HTTP ${response.status}`;
     if (response.status === 401) throw new PortalError("unauthorized", reason);

@@ -3,9 +3,8 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { z } from "@hono/zod-openapi";
 import { expect } from "vitest";
-import type { ApiSchema } from "../../src/app";
+import { type ApiSchema, app } from "../../src/app";
 import type { Env } from "../../src/env";
-import worker from "../../src/index";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";
 import { createApiClient, type NewClient } from "../../src/services/accounts";
 import { Event } from "../../src/services/events";
@@ -52,7 +51,10 @@ export interface CallOptions {
   body?: unknown;
   rawBody?: BodyInit;
   headers?: Record<string, string>;
-  /** The Worker's bindings for this call (default: the test pool's own, with its live queue). */
+  /**
+   * The Worker's bindings for this call, exactly as given: its job queues receive what the API sends, not
+   * the clients' lanes (default: the test pool's own, whose sends go to the lanes, src/jobs/handOver.ts).
+   */
   env?: Env;
 }
 
@@ -118,7 +120,7 @@ export async function call<M extends string, P extends string>(
   const url = path.startsWith("http") ? path : `${BASE}${path}`;
   const request = new Request(url, { method, headers, body });
   const response = options.env
-    ? await worker.fetch(request, options.env, createExecutionContext())
+    ? await app.fetch(request, options.env, createExecutionContext())
     : await exports.default.fetch(request);
   const text = await response.text();
   let parsed: Envelope;

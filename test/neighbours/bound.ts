@@ -8,7 +8,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export function expectWithinNeighbourBound(operation: string, baselineMs: number, underLoadMs: number) {
   const bound = Math.max(2 * baselineMs, baselineMs + 5_000);
   console.log(`${operation}: alone ${baselineMs} ms, beside A ${underLoadMs} ms (bound ${bound} ms)`);
-  expect(underLoadMs, `${operation} beside A (alone: ${baselineMs} ms)`).toBeLessThanOrEqual(bound);
+  expect.soft(underLoadMs, `${operation} beside A (alone: ${baselineMs} ms)`).toBeLessThanOrEqual(bound);
 }
 
 /** Milliseconds `operation` takes. */

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { LANE_SHARES } from "../../src/jobs/clientLanes";
+import { LANE_SHARES } from "../../src/jobs/lanes";
 import { DELIVERY_LIMITS, ENDPOINTS_PER_CLIENT } from "../../src/services/events";
 import { IMAGE_LIMITS } from "../../src/services/images";
 import { clientLanesOf } from "../../src/services/shared";

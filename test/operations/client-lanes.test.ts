@@ -4,7 +4,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import { LANE_SHARES } from "../../src/jobs/clientLanes";
+import { LANE_SHARES } from "../../src/jobs/lanes";
 import type { JobMessage } from "../../src/services/shared";
 import { clientLanesOf } from "../../src/services/shared";
 import { call, eventually, expectEnvelope, newClient } from "../harness/api";

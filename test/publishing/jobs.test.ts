@@ -133,7 +133,13 @@ describe("jobs", () => {
     expectEnvelope(await call("PUT", "/ads/", { key, body: { adId: ad.adId, title: "Nu wel toegestaan" } }), 200);
     const retried = await call("POST", `/jobs/${id}/retry`, { key });
     expectEnvelope(retried, 200);
-    expect(retried.body.data).toMatchObject({ kind: "placement", state: "pending", retryOf: id, cost: price });
+    // Read back once handed to the lanes, which start it at once: pending, or already under way.
+    expect(retried.body.data).toMatchObject({
+      kind: "placement",
+      state: expect.stringMatching(/^(pending|processing|done)$/),
+      retryOf: id,
+      cost: price,
+    });
     expect(retried.headers.get("Location")).toBe(`/rest/v1/jobs/${retried.body.data.queueItemId}`);
     expect(await walletBalance(key, userId)).toBe(10_000 - price);
     expect(await finished(retried.body.data.queueItemId)).toMatchObject({ state: "done", refunded: false });

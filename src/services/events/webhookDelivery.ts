@@ -6,6 +6,7 @@ import { randomToken, standardWebhookSignature } from "../../lib/crypto";
 import { log } from "../../lib/log";
 import { metricsOf } from "../../lib/metrics";
 import { guardedFetch, outboundPolicy } from "../../lib/outbound";
+import { outboundCall } from "../../lib/outboundClock";
 import { open } from "../../lib/secretBox";
 import { runInShares } from "../../lib/shares";
 import { formatDateTime, nowIso } from "../../lib/time";
@@ -231,20 +232,23 @@ async function deliverWebhook(
   let error: string | null = null;
   let tooSlow = false;
   try {
-    const response = await guardedFetch(endpoint.url, outboundPolicy(env), {
-      method: "POST",
-      timeoutMs: LANE_TIMEOUT_MS[lane],
-      maxRedirects: 0,
-      headers: {
-        "Content-Type": "application/json",
-        "webhook-id": messageId,
-        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-        "webhook-signature": await signatures(env, endpoint, messageId, at, payload),
-      },
-      body: payload,
+    const signature = await signatures(env, endpoint, messageId, at, payload);
+    statusCode = await outboundCall(async () => {
+      const response = await guardedFetch(endpoint.url, outboundPolicy(env), {
+        method: "POST",
+        timeoutMs: LANE_TIMEOUT_MS[lane],
+        maxRedirects: 0,
+        headers: {
+          "Content-Type": "application/json",
+          "webhook-id": messageId,
+          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+          "webhook-signature": signature,
+        },
+        body: payload,
+      });
+      await response.body?.cancel();
+      return response.status;
     });
-    statusCode = response.status;
-    await response.body?.cancel();
   } catch (failure) {
     error = failure instanceof Error ? failure.message : String(failure);
     tooSlow = lane === "fast" && timedOut(failure);

@@ -7,6 +7,7 @@ import { randomToken } from "../../lib/crypto";
 import { log } from "../../lib/log";
 import { deleteObjects, EXTENSIONS, mediaBaseOf, mediaUrl, sniffImageType } from "../../lib/media";
 import { guardedFetch, mediaPathUrl, OutboundRefused, outboundPolicy } from "../../lib/outbound";
+import { outboundCall } from "../../lib/outboundClock";
 import { adWriteRevisions } from "../ads/access";
 import { eventOf } from "../events/events";
 import type { JobContext } from "../shared/context";
@@ -29,7 +30,9 @@ const imageKey = (adId: number, kind: "original" | "thumbnail", type: ImageType)
   `images/${adId}/${randomToken(18)}-${kind}.${EXTENSIONS[type]}`;
 
 /** The bytes behind a URL, through the outbound guard, refusing non-images and oversized files. */
-async function download(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: ImageType }> {
+const download = (env: Env, url: URL) => outboundCall(() => downloaded(env, url));
+
+async function downloaded(env: Env, url: URL): Promise<{ bytes: Uint8Array; type: ImageType }> {
   const maxBytes = Number(env.IMAGE_MAX_BYTES);
   const deadline = Date.now() + IMAGE_LIMITS.downloadMs;
   const response = await guardedFetch(url, outboundPolicy(env), {

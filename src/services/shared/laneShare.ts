@@ -1,4 +1,5 @@
 import type { Env } from "../../env";
+import { outboundTimeOf } from "../../lib/outboundClock";
 
 /** A client's lanes: one Durable Object per client id (src/jobs/clientLanes.ts). */
 export const clientLanesOf = (env: Env, clientId: number) =>
@@ -30,11 +31,14 @@ export async function inMarketplaceShare<T>(
       await new Promise((resolve) => setTimeout(resolve, hold.retryAfterMs));
       continue;
     }
-    const startedAt = Date.now();
+    const taken = waiting.splice(0, hold.slots);
+    let spentMs = 0;
     try {
-      await Promise.all(waiting.splice(0, hold.slots).map(work));
+      spentMs = await outboundTimeOf(async () => {
+        await Promise.all(taken.map(work));
+      });
     } finally {
-      await lanes.release(hold.id, Date.now() - startedAt);
+      await lanes.release(hold.id, spentMs);
     }
   }
   for (const item of waiting) options.notRun(item);

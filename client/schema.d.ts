@@ -15621,7 +15621,7 @@ export interface operations {
                     descending?: boolean;
                 }[];
                 /** @description One id, an array (adId[]=1&adId[]=2) or comma-separated ids */
-                adId?: number | number[];
+                adId?: number | string | number[];
                 userId?: number;
                 folderId?: number;
                 status?: "concept" | "active" | "archive";

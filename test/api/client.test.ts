@@ -187,6 +187,15 @@ describe("the client's helpers", () => {
     for await (const ad of listAll(client, "/rest/v1/ads", { query: { userId, itemsPerPage: 2, simple: true } }))
       ads.push(ad as Ad);
     expect(ads.map((ad) => ad.adId)).toEqual(created);
+    // The adId filter is typed as clients of every 1.x wrote it: an id, ids, or comma-separated text.
+    const [first, second] = created as [number, number];
+    for (const adId of [first, [first, second], `${first},${second}`]) {
+      const answer = await client.GET("/rest/v1/ads", { params: { query: { adId, simple: true } } });
+      expect(
+        answer.data?.data.map((ad) => ad.adId),
+        JSON.stringify(adId),
+      ).toEqual(typeof adId === "number" ? [first] : [first, second]);
+    }
     const users: number[] = [];
     for await (const user of listAll(client, "/rest/v1/users", { query: { itemsPerPage: 1 } })) users.push(user.userId);
     expect(users).toContain(userId);

@@ -57,13 +57,15 @@ export const SearchAttribute = z
     { error: "one of value_equals, value_equals_list, value_lessequal or value_greaterequal is required" },
   );
 
-// Typed as ids (what a client holds); the query string carries them as text, comma-separated ones too.
+// Typed as ids (what a client holds) or as the comma-separated text clients of 1.1 sent (so both compile);
+// the query string carries them as text.
 const idList = z
   .union([
+    z.string().regex(/^\d+$/).openapi({ type: "integer" }),
     z
       .string()
       .regex(/^\d+(,\d+)*$/, { error: "must be an id, an array of ids or comma-separated ids" })
-      .openapi({ type: "integer" }),
+      .openapi({ type: "string", description: "Comma-separated ids" }),
     z.array(z.string().regex(/^\d+$/, { error: "must be an id" }).openapi({ type: "integer" })).max(500),
   ])
   .transform((v) => (Array.isArray(v) ? v : v.split(",")).map(Number))

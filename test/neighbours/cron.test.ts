@@ -20,7 +20,7 @@ beforeAll(async () => {
 
 const MINUTE_MS = 60_000;
 
-/** Runs the cron minute by minute from `firstRun` until `done`; answers B's wait as described above. */
+/** Runs the cron minute by minute from `firstRun` until `done`; answers B's wait as described above, or fails. */
 async function waitForCron(firstRun: Date, done: () => Promise<boolean>): Promise<number> {
   for (let run = 0; run < 15; run += 1) {
     const scheduledTime = new Date(firstRun.getTime() + run * MINUTE_MS);
@@ -29,7 +29,7 @@ async function waitForCron(firstRun: Date, done: () => Promise<boolean>): Promis
     );
     if (await done()) return run * MINUTE_MS + duration;
   }
-  return 15 * MINUTE_MS;
+  throw new Error("B's work was not done within 15 runs of the cron");
 }
 
 const count = async (sql: string, ...values: unknown[]) =>
@@ -41,8 +41,11 @@ const count = async (sql: string, ...values: unknown[]) =>
 
 /** Tasks of a user due at `time` (Amsterdam), written straight to the table, as the API would have. */
 const tasksOf = (userId: number, time: string, howMany: number) =>
-  env.DB.prepare(`INSERT INTO tasks (user_id, portal, time, enabled) SELECT ?, 'portal_a', ?, 1 FROM json_each(?)`)
-    .bind(userId, time, JSON.stringify(Array.from({ length: howMany }, () => 0)))
+  env.DB.prepare(
+    `INSERT INTO tasks (user_id, portal, time, enabled, created_at) SELECT ?, 'portal_a', ?, 1, ? FROM json_each(?)`,
+  )
+    // Made the day before the minutes the test runs (a task is due only after it was made).
+    .bind(userId, time, "2026-11-26T00:00:00.000Z", JSON.stringify(Array.from({ length: howMany }, () => 0)))
     .run();
 
 const ranTasksOf = (userId: number) =>

@@ -11,6 +11,7 @@
  * `shard: n` on every message they send, so that the consumer runs each job on the shard its rows are on.
  */
 import type { Env, ShardEnv, ShardReason } from "../env";
+import { log } from "../lib/log";
 import { ID_BLOCK_SIZE, leasingIdBlocks } from "./ids";
 
 type ShardedEnv = Env;
@@ -175,6 +176,42 @@ export function forgetGroupPlaces(group: number): void {
 }
 
 /**
+ * The rows of a query of the directory's clients, groups and id blocks, each with the shard of its group
+ * (`shard`). When the directory does not answer, the same query runs on every shard's copy of them: a
+ * shard holds its own groups' clients, groups and blocks, written with the directory's on every change
+ * (a client created or revoked, a block leased, a group moved), so each row is taken from the shard its
+ * group is on. Keys and ids so still resolve while the directory is down; a change the directory took
+ * and a shard's copy did not yet is seen once the directory answers again.
+ */
+export async function readDirectory<Row extends { shard: number }>(
+  env: ShardedEnv,
+  query: string,
+  ...values: unknown[]
+): Promise<Row[]> {
+  const read = async (database: D1Database) =>
+    (
+      await database
+        .prepare(query)
+        .bind(...values)
+        .all<Row>()
+    ).results;
+  try {
+    return await read(env.DIRECTORY);
+  } catch (directoryFailed) {
+    const copies = await Promise.allSettled(
+      shardNumbers(env).map(async (shard) =>
+        (await read(shardDatabase(env, shard))).filter((row) => row.shard === shard),
+      ),
+    );
+    if (copies.every((copy) => copy.status === "rejected")) throw directoryFailed;
+    log("warn", "the directory did not answer; read from the shards' copies", {
+      error: directoryFailed instanceof Error ? directoryFailed.message : String(directoryFailed),
+    });
+    return copies.flatMap((copy) => (copy.status === "fulfilled" ? copy.value : []));
+  }
+}
+
+/**
  * Where each named id's group is, by the id's block (src/db/ids.ts), or, for a client's id, by its group:
  * one directory query for what this isolate has not seen lately, none otherwise. An id of no leased block
  * (or no client) has no place (undefined).
@@ -191,7 +228,8 @@ export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(G
     });
     const blocks = parts.filter((part) => part.kind !== "client");
     const clients = parts.filter((part) => part.kind === "client");
-    const { results } = await env.DIRECTORY.prepare(
+    const results = await readDirectory<{ key: string; group: number; shard: number; movingTo: number | null }>(
+      env,
       `SELECT b.kind || ' ' || b.block AS key, g.id AS "group", g.shard AS shard, g.moving_to AS movingTo FROM id_blocks b
        JOIN client_groups g ON g.id = b.group_id
        WHERE (b.kind, b.block) IN (VALUES ${blocks.map((b) => `('${b.kind}', ${b.value})`).join(", ") || "(NULL, NULL)"})
@@ -199,7 +237,7 @@ export async function shardsOfIds(env: ShardedEnv, named: NamedId[]): Promise<(G
        SELECT 'client ' || c.id AS key, g.id AS "group", g.shard AS shard, g.moving_to AS movingTo FROM api_clients c
        JOIN client_groups g ON g.id = c.group_id
        WHERE c.id IN (${clients.map((c) => c.value).join(", ") || "NULL"})`,
-    ).all<{ key: string; group: number; shard: number; movingTo: number | null }>();
+    );
     return new Map(results.map(({ key, ...place }) => [key, place]));
   });
 }

@@ -1,5 +1,4 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { getDb } from "../db/client";
 import type { ApiClient, AppEnv } from "../env";
 import { keyFingerprint } from "../lib/crypto";
 import { DomainError, detail } from "../lib/errors";
@@ -30,7 +29,7 @@ export async function callingClient(c: Context<AppEnv>): Promise<ApiClient> {
   if (known) return known;
   const fingerprint = await keyFingerprint(key);
   await takeIpToken(c, fingerprint);
-  const client = await findClientByKey(getDb(c.env.DIRECTORY), key);
+  const client = await findClientByKey(c.env, key);
   if (!client) {
     await forgetKey(c, fingerprint);
     throw new DomainError(detail("invalid_api_key", "invalid API key"), {

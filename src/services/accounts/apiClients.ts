@@ -1,9 +1,9 @@
-import { and, eq, sql } from "drizzle-orm";
-import { type Db, getDb, namedBatch } from "../../db/client";
+import { eq, sql } from "drizzle-orm";
+import { getDb, namedBatch } from "../../db/client";
 import { copyGroup } from "../../db/directory";
 import { firstBlocks } from "../../db/ids";
 import { apiClients, clientGroups } from "../../db/schema";
-import { shardDatabase, shardForNewGroup } from "../../db/shards";
+import { readDirectory, shardDatabase, shardForNewGroup } from "../../db/shards";
 import type { ApiClient, Env } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { clientIdOf } from "../shared/access";
@@ -30,33 +30,37 @@ export async function cachedClient(key: string): Promise<ApiClient | undefined> 
   return (await cached.lookup) ?? undefined;
 }
 
+/** A key's client as the directory (or a shard's copy of it) holds it. */
+type KeyRow = Omit<ApiClient, "internal" | "partner"> & {
+  internal: number;
+  partner: number;
+  movingTo: number | null;
+  groupId: number;
+};
+
 /**
  * The client a key belongs to, or null. Lookups are shared: concurrent requests with one key make one
- * D1 query, and the response (a bad key too) is kept for CLIENT_CACHE_MS.
+ * D1 query, and the response (a bad key too) is kept for CLIENT_CACHE_MS. Read from the directory, or
+ * from the shards' copies of it while it does not answer (`readDirectory`).
  */
-export async function findClientByKey(directory: Db, key: string): Promise<ApiClient | null> {
+export async function findClientByKey(env: Env, key: string): Promise<ApiClient | null> {
   const keyHash = await sha256Hex(key);
   const cached = byKeyHash.get(keyHash);
   if (cached && cached.until > Date.now()) return cached.lookup;
   const entry: CachedKey = { lookup: Promise.resolve(null), until: Date.now() + CLIENT_CACHE_MS };
-  entry.lookup = directory
-    .select({
-      ...clientColumns,
-      shard: clientGroups.shard,
-      movingTo: clientGroups.movingTo,
-      groupId: apiClients.groupId,
-    })
-    .from(apiClients)
-    .innerJoin(clientGroups, eq(clientGroups.id, apiClients.groupId))
-    .where(and(eq(apiClients.keyHash, keyHash), eq(apiClients.revoked, false)))
-    .get()
-    .then((row) => {
-      if (!row) return null;
-      const { movingTo, groupId, ...client } = row;
-      entry.groupId = groupId;
-      if (movingTo !== null) entry.until = Math.min(entry.until, Date.now() + MOVING_CLIENT_CACHE_MS);
-      return client;
-    });
+  entry.lookup = readDirectory<KeyRow>(
+    env,
+    `SELECT c.id, c.name, c.internal, c.partner, c.rate, c.burst, g.shard, g.moving_to AS movingTo, c.group_id AS groupId
+     FROM api_clients c JOIN client_groups g ON g.id = c.group_id
+     WHERE c.key_hash = ?1 AND c.revoked = 0`,
+    keyHash,
+  ).then(([row]) => {
+    if (!row) return null;
+    const { movingTo, groupId, internal, partner, ...client } = row;
+    entry.groupId = groupId;
+    if (movingTo !== null) entry.until = Math.min(entry.until, Date.now() + MOVING_CLIENT_CACHE_MS);
+    return { ...client, internal: Boolean(internal), partner: Boolean(partner) };
+  });
   const { lookup } = entry;
   byKeyHash.delete(keyHash);
   byKeyHash.set(keyHash, entry);
@@ -141,24 +145,35 @@ export async function createApiClient(env: Env, input: NewClient): Promise<{ cli
 
 /**
  * The calling client as GET /client/ shows it; `defaults` are the deployment's rate limit. Read from the
- * directory, the one home of what a client registers (its return origins): a group's move does not move it.
+ * directory, the one home of what a client registers (its return origins): a group's move does not move
+ * it; while the directory does not answer, from its shard's copy (`readDirectory`).
  */
 export async function describeClient(ctx: ServiceContext, input: { defaultRate: number; defaultBurst: number }) {
-  const row = await getDb(ctx.env.DIRECTORY)
-    .select({
-      clientId: apiClients.id,
-      name: apiClients.name,
-      internal: apiClients.internal,
-      partner: apiClients.partner,
-      rate: apiClients.rate,
-      burst: apiClients.burst,
-      returnOrigins: apiClients.returnOrigins,
-    })
-    .from(apiClients)
-    .where(eq(apiClients.id, clientIdOf(ctx.caller)))
-    .get();
+  const [row] = await readDirectory<{
+    clientId: number;
+    name: string;
+    internal: number;
+    partner: number;
+    rate: number | null;
+    burst: number | null;
+    returnOrigins: string;
+    shard: number;
+  }>(
+    ctx.env,
+    `SELECT c.id AS clientId, c.name, c.internal, c.partner, c.rate, c.burst, c.return_origins AS returnOrigins, g.shard
+     FROM api_clients c JOIN client_groups g ON g.id = c.group_id WHERE c.id = ?1`,
+    clientIdOf(ctx.caller),
+  );
   if (!row) throw new Error("the calling client has no row");
-  return { ...row, rate: row.rate ?? input.defaultRate, burst: row.burst ?? input.defaultBurst };
+  return {
+    clientId: row.clientId,
+    name: row.name,
+    internal: Boolean(row.internal),
+    partner: Boolean(row.partner),
+    rate: row.rate ?? input.defaultRate,
+    burst: row.burst ?? input.defaultBurst,
+    returnOrigins: JSON.parse(row.returnOrigins) as string[],
+  };
 }
 
 /**

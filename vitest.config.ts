@@ -55,6 +55,16 @@ function quickQueueConsumers() {
 }
 
 const neighbours = process.env.TEST_SUITE === "neighbours";
+/** The suite of a platform of four shards (npm run test:four-shards): DB_3 and DB_4 beside wrangler.toml's. */
+const fourShards = process.env.TEST_SUITE === "four-shards";
+const suite = neighbours ? "neighbours" : fourShards ? "fourShards" : undefined;
+
+/** wrangler.toml's D1 databases, and with the four-shard suite two more shards. */
+function d1Databases(): Record<string, string | { id: string }> {
+  const declared = unstable_getMiniflareWorkerOptions(path.join(import.meta.dirname, "wrangler.toml")).workerOptions
+    .d1Databases as Record<string, { id: string }>;
+  return fourShards ? { ...declared, DB_3: "test-shard-3", DB_4: "test-shard-4" } : declared;
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -68,6 +78,7 @@ export default defineConfig(async () => {
           workers: [marketplaceSimulator()],
           outboundService: imageOrigin,
           queueConsumers: quickQueueConsumers(),
+          d1Databases: d1Databases(),
           bindings: {
             TEST_MIGRATIONS: migrations,
             TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
@@ -99,9 +110,10 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
-      // The noisy-neighbour suite (timed, test/neighbours) runs on its own: npm run test:neighbours.
-      include: [neighbours ? "test/neighbours/**/*.test.ts" : "test/**/*.test.ts"],
-      exclude: [...configDefaults.exclude, ...(neighbours ? [] : ["test/neighbours/**"])],
+      // The noisy-neighbour suite (timed, test/neighbours) and the four-shard one (test/fourShards) run on
+      // their own: npm run test:neighbours, npm run test:four-shards.
+      include: [suite ? `test/${suite}/**/*.test.ts` : "test/**/*.test.ts"],
+      exclude: [...configDefaults.exclude, ...(suite ? [] : ["test/neighbours/**", "test/fourShards/**"])],
       setupFiles: ["./test/setup.ts"],
       // Files run side by side, two per core (vitest's default leaves a 2-core machine one): part of a
       // file's time is waiting on workerd (on 2 cores, the suite took 378 s with 2 files at once, 344 s with

@@ -19,6 +19,7 @@ export type ShardReason =
   | "the rows its message names"
   | "the group's"
   | "every shard in turn"
+  | "the shard's own cron"
   | "the user the consent's state names";
 
 /** A shard as work on it knows it. */

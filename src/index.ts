@@ -9,6 +9,7 @@ import { handingJobsToLanes } from "./jobs/handOver";
 import { DOCUMENT_PATH, documentResponder } from "./routes/document";
 import type { JobMessage } from "./services/shared";
 
+export { ShardCron } from "./cron";
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";
 export { ClientLanes } from "./jobs/clientLanes";

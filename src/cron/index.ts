@@ -1,96 +1,33 @@
-import { getDb } from "../db/client";
-import { onShard, shardNumbers } from "../db/shards";
-import type { Env, ShardEnv } from "../env";
+import { shardNumbers } from "../db/shards";
+import type { Env } from "../env";
 import { log } from "../lib/log";
 import { continueGroupMoves } from "../services/accounts";
-import { dispatchEvents, purgeOldEvents } from "../services/events";
-import { pullMarketData } from "../services/market";
-import { purgeExpiredKeys } from "../services/operations";
-import {
-  closeDeletedUsersConnections,
-  expireStaleJobs,
-  flushUpdateRequests,
-  reencryptTokens,
-  replaceExpiredListings,
-  resendStalledJobs,
-} from "../services/publishing";
-import { logSender, runDueTasks, sendNotifications } from "../services/scheduling";
-import type { JobContext } from "../services/shared";
+import { type ShardMinute, skippedMinute } from "./shardCron";
 
-/** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
-interface ScheduledPart {
-  name: string;
-  run(): Promise<Record<string, number>>;
-}
+export { runScheduled } from "./minute";
+export { ShardCron } from "./shardCron";
 
-const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
-  // Jobs and keys carry the database's own clock, so their age is measured against the wall clock.
-  const onWallClock = () => ({ ...ctx, now: new Date() });
-  return [
-    {
-      name: "tasks",
-      run: async () => {
-        const runs = await runDueTasks(ctx, { limit: 50 });
-        return { runs: runs.length, featuresQueued: runs.reduce((n, r) => n + r.queued, 0) };
-      },
-    },
-    { name: "autoreplace", run: () => replaceExpiredListings(ctx, { limit: 50 }) },
-    { name: "requestedUpdates", run: async () => ({ queued: await flushUpdateRequests(ctx, { limit: 200 }) }) },
-    { name: "resend", run: async () => ({ resent: await resendStalledJobs(onWallClock(), { limit: 500 }) }) },
-    { name: "expire", run: async () => ({ expired: await expireStaleJobs(onWallClock(), { limit: 100 }) }) },
-    { name: "marketData", run: () => pullMarketData(ctx, { limit: 50 }) },
-    { name: "notices", run: async () => ({ sent: await sendNotifications(ctx, { sender: logSender, limit: 100 }) }) },
-    { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(onWallClock(), { limit: 1000 }) }) },
-    { name: "events", run: async () => ({ purged: await purgeOldEvents(onWallClock(), { limit: 1000 }) }) },
-    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(ctx, { requestId: ctx.requestId }) }) },
-    { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(ctx, { limit: 200 }) }) },
-    {
-      name: "deletedUsersConnections",
-      run: async () => ({ closed: await closeDeletedUsersConnections(ctx, { limit: 50 }) }),
-    },
-  ];
-};
+/** A shard's cron object (src/cron/shardCron.ts): one per shard. */
+const shardCronOf = (env: Env, shard: number) => env.SHARD_CRON.get(env.SHARD_CRON.idFromName(String(shard)));
 
 /**
- * The minute's scheduled work: due tasks, autoreplace, requested updates, crash recovery and expiry of
- * jobs, bids and statistics, notices, expired idempotency keys, tokens under a previous key.
- * Each part runs on its own: one that throws is logged and reported, and the others still run. One
- * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
- * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)
+ * The cron: the minute's work of every shard, each in its shard's own object (`ShardCron`) side by side,
+ * and beside them the group moves under way (the directory's work, not a shard's). A shard whose object
+ * fails or is still busy with its last minute reports it in its summary; the others' minutes run.
+ * Answers each shard's summary.
  */
-export async function runScheduled(env: ShardEnv, scheduledTime: number) {
-  const db = getDb(env.shard.d1);
-  const shard = env.shard.number;
-  const now = new Date(scheduledTime);
-  const runId = `cron-${now.toISOString()}`;
-  const startedAt = Date.now();
-  const parts: Record<string, Record<string, number | string | boolean>> = {};
-  const failed: string[] = [];
-  for (const part of scheduledParts({ db, env, now, requestId: runId })) {
-    const partStartedAt = Date.now();
-    try {
-      parts[part.name] = { ok: true, ...(await part.run()), durationMs: Date.now() - partStartedAt };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      failed.push(part.name);
-      parts[part.name] = { ok: false, error: message, durationMs: Date.now() - partStartedAt };
-      log("error", "scheduled part failed", { part: part.name, requestId: runId, error: message });
-    }
-  }
-  const summary = { runId, shard, at: now.toISOString(), parts, failed, durationMs: Date.now() - startedAt };
-  log(failed.length > 0 ? "error" : "info", "scheduled work", { ...summary, requestId: runId });
-  return summary;
-}
-
-/**
- * The cron: the minute's work of every shard, side by side, and beside it the group moves under way (the
- * directory's work, not a shard's). Each shard's run has the bounds of its own parts, so a busy shard takes
- * its share of the minute and never another shard's. Answers each shard's summary.
- */
-export async function runScheduledOnEveryShard(env: Env, scheduledTime: number) {
+export async function runScheduledOnEveryShard(env: Env, scheduledTime: number): Promise<ShardMinute[]> {
   const [summaries] = await Promise.all([
     Promise.all(
-      shardNumbers(env).map((shard) => runScheduled(onShard(env, shard, "every shard in turn"), scheduledTime)),
+      shardNumbers(env).map((shard) =>
+        shardCronOf(env, shard)
+          .run(shard, scheduledTime)
+          .catch((error: unknown): ShardMinute => {
+            const message = error instanceof Error ? error.message : String(error);
+            log("error", "a shard's minute failed", { shard, error: message });
+            return { ...skippedMinute(shard, scheduledTime, `its cron object failed: ${message}`), failed: ["shard"] };
+          }),
+      ),
     ),
     runGroupMoves(env, scheduledTime),
   ]);

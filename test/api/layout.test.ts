@@ -27,7 +27,7 @@ describe("layers", () => {
 describe("the tests", () => {
   // What is not one service's: the HTTP surface (api), attacks across services (security), reading and
   // writing back (write-back), the marketplace simulator, the noisy-neighbour suite, the data spread over
-  // shards (shards), and the helpers.
+  // shards (shards, and the four-shard suite fourShards), and the helpers.
   const ACROSS_SERVICES = [
     "api",
     "security",
@@ -35,6 +35,7 @@ describe("the tests", () => {
     "simulator",
     "neighbours",
     "shards",
+    "fourShards",
     "harness",
     "fixtures",
     "outside",

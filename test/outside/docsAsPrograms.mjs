@@ -253,15 +253,22 @@ async function runShell({ repo, blocks, check, env }) {
   const outputs = join(repo, ".wrangler", "docs-outputs");
   await mkdir(outputs, { recursive: true });
   const { script, printed } = instrumentShell(blocks, outputs);
-  // A call that may fail unseen: curl without -f whose printed answer (if any) is not the refusal it shows,
-  // or a keyed refusal that would show a 429 instead (no --retry) at the development key's rate.
-  const failsOnError = (command) => !/\bcurl\s/.test(command) || /\bcurl\s+-\w*f/.test(command);
+  // A call that may fail unseen: one meant to succeed without curl -f (or api), a refusal shown without
+  // printing it (`refusal`), or a helper whose curl neither fails on an error nor keeps only the last
+  // attempt's answer (a 429 waited out with --retry into a file, which curl starts over).
   const shownRefusals = new Set(printed.filter((p) => p.expected?.result === false).map((p) => p.command));
-  const waitsOut429 = (command) => !/-H "\$K"/.test(command) || /--retry/.test(command);
+  const failsOnError = (command) => /\bcurl\s+-\w*f/.test(command);
+  const problem = (command) => {
+    if (/^refusal\s/.test(command)) return !shownRefusals.has(command);
+    if (!/\bcurl\s/.test(command) || failsOnError(command)) return false;
+    if (/^\w+\(\) \{/.test(command)) return !(/--retry/.test(command) && /\s-o\s/.test(command));
+    // Without a key there is no rate to wait out: a refusal shown with plain curl is what it prints.
+    return /"\$K"/.test(command) || !shownRefusals.has(command);
+  };
   const unchecked = script
     .split("\n")
     .map((line) => line.replace(/ > \S+\.out; cat .*$/, "").trim())
-    .filter((command) => !failsOnError(command) && !(shownRefusals.has(command) && waitsOut429(command)));
+    .filter(problem);
   check(
     unchecked.length === 0,
     `every shell call stops on an error (curl -f, or api) unless it prints the refusal it shows ${unchecked.join(" | ")}`,

@@ -6,7 +6,9 @@ import { app } from "../src/app";
 import { ok } from "../src/lib/envelope";
 import { requestShard } from "../src/middleware/d1Session";
 
-export { ClientLanes, default, RateLimiter, UserTokens } from "../src/index";
+// Every Durable Object class of the Worker, and its handlers.
+export * from "../src/index";
+export { default } from "../src/index";
 
 app.get("/rest/v1/bench/ceiling", async (c) => {
   const rows = Number(c.req.query("rows"));

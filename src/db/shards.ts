@@ -39,7 +39,7 @@ export function shardDatabase(env: ShardedEnv, shard: number): D1Database {
 }
 
 /** The job queues, whose messages say which shard their rows are on. */
-const JOB_QUEUES = ["JOBS", "WEBHOOKS", "WEBHOOKS_SLOW", "IMAGE_JOBS"] as const;
+export const JOB_QUEUES = ["JOBS", "WEBHOOKS", "WEBHOOKS_SLOW", "IMAGE_JOBS"] as const;
 
 /** A queue that stamps `shard` on the body of every message it sends. */
 function stampingShard(queue: Queue, shard: number): Queue {

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb, namedBatch } from "../db/client";
 import { inList } from "../db/inList";
 import { imageJobs, publishJobs, users, webhookEndpoints } from "../db/schema";
-import { onEachShard, onShard } from "../db/shards";
+import { JOB_QUEUES, onEachShard, onShard } from "../db/shards";
 import type { Env, ShardEnv } from "../env";
 import { log } from "../lib/log";
 import { clientLanesOf, type JobMessage } from "../services/shared";
@@ -101,9 +101,7 @@ export async function handedOver(env: Env, clientId: number, jobs: LaneJob[]): P
   }
 }
 
-/** The job queues' bindings, each the queue of the jobs it carries. */
-const JOB_QUEUE_BINDINGS = ["JOBS", "WEBHOOKS", "WEBHOOKS_SLOW", "IMAGE_JOBS"] as const;
-type JobQueueBinding = (typeof JOB_QUEUE_BINDINGS)[number];
+type JobQueueBinding = (typeof JOB_QUEUES)[number];
 
 /** A job as it is sent, with its delay. */
 type Sending = { body: JobMessage; delaySeconds?: number };
@@ -180,6 +178,6 @@ function laneQueue(env: Env, binding: JobQueueBinding): Queue<JobMessage> {
 export function handingJobsToLanes(env: Env): Env {
   return {
     ...env,
-    ...Object.fromEntries(JOB_QUEUE_BINDINGS.map((binding) => [binding, laneQueue(env, binding)])),
+    ...Object.fromEntries(JOB_QUEUES.map((binding) => [binding, laneQueue(env, binding)])),
   };
 }

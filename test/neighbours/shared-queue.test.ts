@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { JOB_QUEUES } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { handingJobsToLanes } from "../../src/jobs/handOver";
 import { clientLanesOf } from "../../src/services/shared";
@@ -12,8 +13,6 @@ import { publicationTime } from "../harness/marketplace";
  * client's lanes (src/jobs/handOver.ts), so however many jobs one client queues, what the shared queues
  * hold grows with the clients that have work, not with their jobs.
  */
-
-const JOB_QUEUES = ["JOBS", "WEBHOOKS", "WEBHOOKS_SLOW", "IMAGE_JOBS"] as const;
 
 /** The pool's bindings with job queues that count the messages sent on them (then send them). */
 function countingQueues(): { bindings: Env; sent: () => number } {

@@ -155,13 +155,13 @@ export class ClientLanes extends DurableObject<Env> {
     for (const lane of LANES) {
       let free = LANE_SHARES[lane].slots - (this.running.get(lane) ?? 0);
       if (free <= 0) continue;
-      const waiting = this.sql
-        .exec<WorkRow>(
-          "SELECT id, queue, lane, key, body, attempts FROM work WHERE lane = ? AND running = 0 AND not_before <= ? ORDER BY id LIMIT 500",
-          lane,
-          now,
-        )
-        .toArray();
+      // Read row by row, as far as the free slots go: a lane with hundreds waiting and one slot free
+      // reads a few rows, not all of them (this runs whenever a job ends).
+      const waiting = this.sql.exec<WorkRow>(
+        "SELECT id, queue, lane, key, body, attempts FROM work WHERE lane = ? AND running = 0 AND not_before <= ? ORDER BY id LIMIT 500",
+        lane,
+        now,
+      );
       const starting: WorkRow[] = [];
       for (const row of waiting) {
         if (free === 0) break;

@@ -47,9 +47,10 @@ async function downloaded(env: Env, url: URL): Promise<{ bytes: Uint8Array; type
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = response.body.getReader();
+  const timeUp = deadlineOf(deadline);
   try {
     for (;;) {
-      const { done, value } = await beforeDeadline(reader.read(), deadline);
+      const { done, value } = await Promise.race([reader.read(), timeUp.late]);
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) throw new ImageRefused(`larger than ${maxBytes} bytes`);
@@ -58,6 +59,8 @@ async function downloaded(env: Env, url: URL): Promise<{ bytes: Uint8Array; type
   } catch (error) {
     await reader.cancel().catch(() => {});
     throw error;
+  } finally {
+    timeUp.clear();
   }
   const bytes = new Uint8Array(size);
   let offset = 0;
@@ -70,17 +73,18 @@ async function downloaded(env: Env, url: URL): Promise<{ bytes: Uint8Array; type
   return { bytes, type };
 }
 
-/** The read, or ImageRefused when the download's time runs out first. */
-async function beforeDeadline<T>(read: Promise<T>, deadline: number): Promise<T> {
+/**
+ * A promise refused with ImageRefused when the download's time runs out: one timer for the whole body,
+ * raced against each read (a host that trickles its bytes makes hundreds of reads).
+ */
+function deadlineOf(deadline: number): { late: Promise<never>; clear(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new ImageRefused(TOO_SLOW)), Math.max(0, deadline - Date.now()));
   });
-  try {
-    return await Promise.race([read, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  // A refusal nobody awaits any more (the body ended first) is not an unhandled rejection.
+  late.catch(() => {});
+  return { late, clear: () => clearTimeout(timer) };
 }
 
 const stream = (bytes: Uint8Array) => new Blob([bytes]).stream();

@@ -1753,11 +1753,18 @@ export interface webhooks {
 export interface components {
     schemas: {
         PublishPendingEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1766,18 +1773,28 @@ export interface components {
              */
             type: "publish.pending";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish";
             };
         };
         PublishActiveEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1786,7 +1803,10 @@ export interface components {
              */
             type: "publish.active";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish";
@@ -1799,11 +1819,18 @@ export interface components {
             };
         };
         PublishUpdatedEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1812,7 +1839,10 @@ export interface components {
              */
             type: "publish.updated";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish";
@@ -1821,11 +1851,18 @@ export interface components {
             };
         };
         PublishOfflineEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1834,7 +1871,10 @@ export interface components {
              */
             type: "publish.offline";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish";
@@ -1843,11 +1883,18 @@ export interface components {
             };
         };
         PublishErrorEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1856,7 +1903,10 @@ export interface components {
              */
             type: "publish.error";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish";
@@ -1866,11 +1916,18 @@ export interface components {
             };
         };
         PublishCancelledEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1879,7 +1936,10 @@ export interface components {
              */
             type: "publish.cancelled";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish";
@@ -1889,11 +1949,18 @@ export interface components {
             };
         };
         FeatureActiveEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1902,17 +1969,27 @@ export interface components {
              */
             type: "feature.active";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 feature: string;
             };
         };
         FeatureErrorEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1921,18 +1998,28 @@ export interface components {
              */
             type: "feature.error";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 feature: string;
                 reason: string | null;
             };
         };
         ImageStoredEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1941,17 +2028,25 @@ export interface components {
              */
             type: "image.stored";
             data: {
+                /** Format: int64 */
                 jobId: number;
                 /** @description The stored original */
                 url: string;
             };
         };
         ImageFailedEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1960,16 +2055,24 @@ export interface components {
              */
             type: "image.failed";
             data: {
+                /** Format: int64 */
                 jobId: number;
                 reason: string;
             };
         };
         BidReceivedEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -1978,6 +2081,7 @@ export interface components {
              */
             type: "bid.received";
             data: {
+                /** Format: int64 */
                 bidId: number;
                 /** @description Cents */
                 amount: number;
@@ -1988,11 +2092,18 @@ export interface components {
             };
         };
         StatisticsUpdatedEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2011,11 +2122,18 @@ export interface components {
             };
         };
         TaskRunEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2024,6 +2142,7 @@ export interface components {
              */
             type: "task.run";
             data: {
+                /** Format: int64 */
                 taskId: number;
                 feature: string;
                 ads: number;
@@ -2034,11 +2153,18 @@ export interface components {
             };
         };
         WalletBelowLimitEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2052,11 +2178,18 @@ export interface components {
             };
         };
         ConnectionExpiredEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2069,11 +2202,18 @@ export interface components {
             };
         };
         WebhookDisabledEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2082,17 +2222,25 @@ export interface components {
              */
             type: "webhook.disabled";
             data: {
+                /** Format: int64 */
                 webhookId: number;
                 url: string;
                 reason: string;
             };
         };
         JobWaitingEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2101,18 +2249,28 @@ export interface components {
              */
             type: "job.waiting";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @description Why the marketplace cannot be asked: no connection to ask through, or its last error */
                 reason: string;
             };
         };
         JobWaitEndedEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2121,7 +2279,10 @@ export interface components {
              */
             type: "job.wait_ended";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /**
                  * @description How the job ended (failed with `job.unresolved`: settled without an answer)
@@ -2131,11 +2292,18 @@ export interface components {
             };
         };
         JobUnresolvedEvent: {
-            /** @description Increases; resume after the last one you saw */
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
             eventId: number;
             occurredAt: string;
-            /** @description null for events about the client itself */
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
             userId: number | null;
+            /** Format: int64 */
             adId: number | null;
             portal: string | null;
             /**
@@ -2144,7 +2312,10 @@ export interface components {
              */
             type: "job.unresolved";
             data: {
-                /** @description The job: GET /jobs/<queueItemId> */
+                /**
+                 * Format: int64
+                 * @description The job: GET /jobs/<queueItemId>
+                 */
                 queueItemId: number;
                 /** @enum {string} */
                 kind: "placement" | "update" | "unpublish" | "feature";
@@ -2158,6 +2329,7 @@ export interface components {
             };
         };
         WebhookTestData: {
+            /** Format: int64 */
             webhookId: number;
         };
         Health: {
@@ -2335,6 +2507,7 @@ export interface components {
             };
         };
         User: {
+            /** Format: int64 */
             userId: number;
             clientId: number | null;
             externalUserId: number | null;
@@ -2373,7 +2546,9 @@ export interface components {
             updated: string;
         };
         Contact: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             contactId: number;
             /** @description used by one or more active ads */
             active: boolean;
@@ -2400,7 +2575,10 @@ export interface components {
             validUntil: string;
         };
         CreateUser: {
-            /** @description Client that created the user; internal clients only */
+            /**
+             * Format: int64
+             * @description Client that created the user; internal clients only
+             */
             clientId?: number | null;
             /** @description Id in the client's backend; changes by internal clients only */
             externalUserId: number;
@@ -2447,8 +2625,12 @@ export interface components {
             readonly activation?: unknown;
         };
         UpdateUser: {
+            /** Format: int64 */
             userId: number;
-            /** @description Client that created the user; internal clients only */
+            /**
+             * Format: int64
+             * @description Client that created the user; internal clients only
+             */
             clientId?: number | null;
             /** @description Id in the client's backend; changes by internal clients only */
             externalUserId?: number | null;
@@ -2491,11 +2673,13 @@ export interface components {
             readonly updated?: unknown;
         };
         DeleteUser: {
+            /** Format: int64 */
             userId: number;
             /** @description End-user IP, for the log */
             ip?: string;
         };
         CreateContact: {
+            /** Format: int64 */
             userId: number;
             name: string;
             address: string;
@@ -2520,7 +2704,9 @@ export interface components {
             readonly country?: unknown;
         };
         UpdateContact: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             contactId: number;
             name?: string;
             address?: string;
@@ -2543,17 +2729,22 @@ export interface components {
             readonly country?: unknown;
         };
         DeleteContact: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             contactId: number;
         };
         Folder: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             folderId: number;
             description: string;
             /** @description Number of ads in the folder (in list answers) */
             total?: number;
         };
         CreateFolder: {
+            /** Format: int64 */
             userId: number;
             description: string;
             /** @description Read-only: ignored */
@@ -2562,19 +2753,26 @@ export interface components {
             readonly total?: unknown;
         };
         UpdateFolder: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             folderId: number;
             description: string;
             /** @description Read-only: ignored */
             readonly total?: unknown;
         };
         DeleteFolder: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             folderId: number;
         };
         UserSettings: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             mainUserId: number | null;
+            /** Format: int64 */
             walletUserId: number | null;
             maxContacts: number;
             /** @enum {string} */
@@ -2605,10 +2803,17 @@ export interface components {
             budgetNotifyLimit: 0 | 500 | 1000 | 2500 | 5000 | 10000 | 15000 | 20000;
         };
         UserSettingsInput: {
+            /** Format: int64 */
             userId: number;
-            /** @description Internal clients only */
+            /**
+             * Format: int64
+             * @description Internal clients only
+             */
             mainUserId?: number | null;
-            /** @description User whose wallet pays; internal clients only */
+            /**
+             * Format: int64
+             * @description User whose wallet pays; internal clients only
+             */
             walletUserId?: number | null;
             /** @description Internal clients only */
             maxContacts?: number;
@@ -2621,7 +2826,9 @@ export interface components {
             allowbids?: boolean;
             showcontact?: boolean;
             itemsPerPage?: number;
+            /** Format: int64 */
             groupId?: number | null;
+            /** Format: int64 */
             categoryId?: number | null;
             /** @description Defaults for new ads: keys `condition` and `delivery` */
             attributes?: ({
@@ -2642,6 +2849,7 @@ export interface components {
             budgetNotifyLimit?: 0 | 500 | 1000 | 2500 | 5000 | 10000 | 15000 | 20000;
         };
         UserSettingsPatch: {
+            /** Format: int64 */
             userId: number;
             showcontact?: boolean;
             /** @description Defaults for new ads: keys `condition` and `delivery` */
@@ -2663,6 +2871,7 @@ export interface components {
             budgetNotifyLimit?: 0 | 500 | 1000 | 2500 | 5000 | 10000 | 15000 | 20000;
         };
         UserAdSettings: {
+            /** Format: int64 */
             userId: number;
             settings: {
                 /** @enum {string} */
@@ -2676,6 +2885,7 @@ export interface components {
             }[];
         };
         UserAdSettingsInput: {
+            /** Format: int64 */
             userId: number;
             settings: components["schemas"]["UserAdSetting"][];
         };
@@ -2690,24 +2900,29 @@ export interface components {
             allowContactByEmail?: boolean;
         };
         Activate: {
+            /** Format: int64 */
             userId: number;
             activationtoken: string;
         };
         ActivationToken: {
+            /** Format: int64 */
             userId: number;
             activationtoken: string;
             validUntil: string;
         };
         GenerateActivation: {
+            /** Format: int64 */
             userId: number;
         };
         LoginLink: {
+            /** Format: int64 */
             userId: number;
             accesstoken: string;
             validUntil: string;
             url: string;
         };
         GenerateLoginLink: {
+            /** Format: int64 */
             userId: number;
             /** @description End-user IP, for the log */
             ip?: string;
@@ -2717,15 +2932,20 @@ export interface components {
             settings: components["schemas"]["UserSettings"];
         };
         ValidateLoginLink: {
+            /** Format: int64 */
             userId: number;
             accesstoken: string;
         };
         Ad: {
+            /** Format: int64 */
             adId: number;
             created: string;
             updated: string;
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             contactId: number | null;
+            /** Format: int64 */
             folderId: number | null;
             /** @enum {string} */
             status: "concept" | "active" | "archive";
@@ -2770,6 +2990,7 @@ export interface components {
             misc: {
                 licensePlate: string | null;
             };
+            /** Format: int64 */
             manufacturerId: number | null;
             description: string;
             attributes: {
@@ -2812,7 +3033,10 @@ export interface components {
             remoteAdId: number;
             /** @description Why the last job failed (the portal's reason or ours); null when it did not */
             errorReason: string | null;
-            /** @description The latest job of this publication (GET /jobs/<queueItemId>); null when none */
+            /**
+             * Format: int64
+             * @description The latest job of this publication (GET /jobs/<queueItemId>); null when none
+             */
             queueItemId: number | null;
             /** @description portal_a and portal_b only */
             clientResult?: boolean;
@@ -2827,11 +3051,15 @@ export interface components {
             video: string | null;
         };
         SimpleAd: {
+            /** Format: int64 */
             adId: number;
             created: string;
             updated: string;
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             contactId: number | null;
+            /** Format: int64 */
             folderId: number | null;
             /** @enum {string} */
             status: "concept" | "active" | "archive";
@@ -2876,14 +3104,19 @@ export interface components {
             misc: {
                 licensePlate: string | null;
             };
+            /** Format: int64 */
             manufacturerId: number | null;
         };
         CreateAd: {
+            /** Format: int64 */
             userId: number;
             /** @description Required for partner clients */
             externalAdId?: number;
+            /** Format: int64 */
             categoryId: number;
+            /** Format: int64 */
             contactId?: number | null;
+            /** Format: int64 */
             folderId?: number | null;
             /** @enum {string} */
             status?: "concept" | "active" | "archive";
@@ -2996,14 +3229,23 @@ export interface components {
             phone?: string;
         } | null;
         UpdateAd: {
+            /** Format: int64 */
             adId: number;
-            /** @description Fixed: must equal the stored value */
+            /**
+             * Format: int64
+             * @description Fixed: must equal the stored value
+             */
             userId?: number;
             /** @description Fixed: must equal the stored value */
             externalAdId?: number | null;
-            /** @description Fixed: must equal the stored value */
+            /**
+             * Format: int64
+             * @description Fixed: must equal the stored value
+             */
             categoryId?: number | null;
+            /** Format: int64 */
             contactId?: number | null;
+            /** Format: int64 */
             folderId?: number | null;
             /** @enum {string} */
             status?: "concept" | "active" | "archive";
@@ -3041,11 +3283,13 @@ export interface components {
             readonly contact?: unknown;
         };
         PatchAd: {
+            /** Format: int64 */
             adId: number;
             /** @enum {string} */
             status: "concept" | "active" | "archive";
         };
         AdBatchItemResult: {
+            /** Format: int64 */
             adId: number;
             result: boolean;
             errors: string[];
@@ -3053,22 +3297,30 @@ export interface components {
             errorDetails: components["schemas"]["ErrorDetail"][];
         };
         PatchAdsBatch: {
-            /** @description When given, every ad must belong to this user */
+            /**
+             * Format: int64
+             * @description When given, every ad must belong to this user
+             */
             userId?: number;
             adId: number[];
             /** @enum {string} */
             status: "concept" | "active" | "archive";
         };
         DeleteAdsBatch: {
-            /** @description When given, every ad must belong to this user */
+            /**
+             * Format: int64
+             * @description When given, every ad must belong to this user
+             */
             userId?: number;
             adId: number[];
         };
         AdSettings: {
+            /** Format: int64 */
             adId: number;
             settings: components["schemas"]["AdSetting"][];
         };
         AdSettingsInput: {
+            /** Format: int64 */
             adId: number;
             settings: components["schemas"]["AdSettingInput"][];
         };
@@ -3187,7 +3439,10 @@ export interface components {
             useCache?: boolean;
             /** @description When omitted, all groups */
             groupId?: number[];
-            /** @description Only the groups of this user's ads */
+            /**
+             * Format: int64
+             * @description Only the groups of this user's ads
+             */
             userId?: number;
             /**
              * @description With userId: the ads' status; default active
@@ -3290,7 +3545,10 @@ export interface components {
             categoryId?: number[];
             /** @description Default: every locale (groups), nl_NL (attributes) */
             locale?: ("nl_NL" | "en_GB")[];
-            /** @description Only the portals the user is connected to, and portal_own; `mandatory` then says what a create or publish requires of that seller (portal_a's product-safety keys for a business seller) */
+            /**
+             * Format: int64
+             * @description Only the portals the user is connected to, and portal_own; `mandatory` then says what a create or publish requires of that seller (portal_a's product-safety keys for a business seller)
+             */
             userId?: number;
             /** @description Listed by the contract; changes nothing here */
             conversiontree?: boolean;
@@ -3300,8 +3558,12 @@ export interface components {
             itemsPerPage?: number;
         };
         Manufacturer: {
-            /** @description null for a suggestion */
+            /**
+             * Format: int64
+             * @description null for a suggestion
+             */
             manufacturerId: number | null;
+            /** Format: int64 */
             userId: number | null;
             groupId: number | null;
             categoryId: number | null;
@@ -3315,8 +3577,11 @@ export interface components {
             suggestion?: boolean;
         };
         CreateManufacturer: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             groupId?: number | null;
+            /** Format: int64 */
             categoryId?: number | null;
             brands?: string[];
             manufacturerTradename: string;
@@ -3333,9 +3598,13 @@ export interface components {
             readonly suggestion?: unknown;
         };
         UpdateManufacturer: {
+            /** Format: int64 */
             manufacturerId: number;
+            /** Format: int64 */
             userId?: number;
+            /** Format: int64 */
             groupId?: number | null;
+            /** Format: int64 */
             categoryId?: number | null;
             brands?: string[];
             manufacturerTradename?: string;
@@ -3350,10 +3619,13 @@ export interface components {
             readonly suggestion?: unknown;
         };
         DeleteManufacturer: {
+            /** Format: int64 */
             manufacturerId: number;
         };
         AttachManufacturer: {
+            /** Format: int64 */
             manufacturerId: number;
+            /** Format: int64 */
             userId: number;
             /** @description When omitted: all the user's ads in the manufacturer's category */
             adId?: number | number[];
@@ -3361,6 +3633,7 @@ export interface components {
             publish?: boolean;
         };
         AdImages: {
+            /** Format: int64 */
             adId: number;
             images: components["schemas"]["Image"][];
         };
@@ -3375,7 +3648,10 @@ export interface components {
             };
         };
         ImagesRequest: {
-            /** @description Must match the path when given */
+            /**
+             * Format: int64
+             * @description Must match the path when given
+             */
             adId?: number;
             images: {
                 /**
@@ -3401,14 +3677,17 @@ export interface components {
             autoupdate?: boolean;
         };
         DeleteImagesBatch: {
+            /** Format: int64 */
             userId: number;
             adId: number[];
         };
         DeleteImages: {
+            /** Format: int64 */
             adId: number;
             images: number[];
         };
         SwitchImages: {
+            /** Format: int64 */
             adId: number;
             images: [
                 number,
@@ -3416,6 +3695,7 @@ export interface components {
             ];
         };
         ShiftImage: {
+            /** Format: int64 */
             adId: number;
             images: [
                 number,
@@ -3423,12 +3703,15 @@ export interface components {
             ];
         };
         RotateImages: {
+            /** Format: int64 */
             adId: number;
             images: number[];
             rotate: 90 | 180 | 270;
         };
         ImageStatus: {
+            /** Format: int64 */
             jobId: number;
+            /** Format: int64 */
             adId: number;
             /** @description The image source; one is empty */
             images: {
@@ -3443,15 +3726,20 @@ export interface components {
             reason: string;
         };
         ImageStatusRequest: {
+            /** Format: int64 */
             userId: number;
             adId?: number | number[];
         };
         ImageStatusOfPathRequest: {
-            /** @description Must match the path when given */
+            /**
+             * Format: int64
+             * @description Must match the path when given
+             */
             userId?: number;
             adId?: number | number[];
         };
         PortalConnection: {
+            /** Format: int64 */
             userId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -3534,6 +3822,7 @@ export interface components {
                  * @enum {string}
                  */
                 payer: "visible" | "another payer";
+                /** Format: int64 */
                 payerId: number;
                 balance: number;
                 charged: number;
@@ -3542,6 +3831,7 @@ export interface components {
             verdicts: components["schemas"]["PreflightVerdict"][];
         };
         PreflightVerdict: {
+            /** Format: int64 */
             adId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b" | "website";
@@ -3563,6 +3853,7 @@ export interface components {
             consentUrl?: string;
         };
         PreflightRequest: {
+            /** Format: int64 */
             userId: number;
             /** @description At most 100; absent: the user's active ads */
             adId?: number | number[];
@@ -3575,7 +3866,9 @@ export interface components {
             images?: boolean;
         };
         PublishAd: {
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             adId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b" | "website";
@@ -3593,10 +3886,14 @@ export interface components {
             errorDetails: components["schemas"]["ErrorDetail"][];
         };
         PublishResult: components["schemas"]["AdBatchItemResult"] & {
-            /** @description The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused */
+            /**
+             * Format: int64
+             * @description The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused
+             */
             queueItemId?: number;
         };
         PublishAds: {
+            /** Format: int64 */
             userId: number;
             adId: number[];
             /** @enum {string} */
@@ -3608,6 +3905,7 @@ export interface components {
             images?: boolean;
         };
         PublishEverywhere: {
+            /** Format: int64 */
             userId: number;
             /**
              * @description meta: every portal the ad can go to
@@ -3622,6 +3920,7 @@ export interface components {
             adId?: unknown;
         };
         UpdatePublishedAds: {
+            /** Format: int64 */
             userId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b" | "website";
@@ -3634,10 +3933,12 @@ export interface components {
             adId?: unknown;
         };
         AdPublishStatus: {
+            /** Format: int64 */
             adId: number;
             portals: components["schemas"]["PortalStatus"][];
         };
         StatusRequest: {
+            /** Format: int64 */
             userId: number;
             adId: number | number[];
             /**
@@ -3651,8 +3952,11 @@ export interface components {
             itemsPerPage?: number;
         };
         Job: {
+            /** Format: int64 */
             queueItemId: number;
+            /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             adId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b" | "website";
@@ -3694,6 +3998,7 @@ export interface components {
         };
         Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"];
         Webhook: {
+            /** Format: int64 */
             webhookId: number;
             url: string;
             /** @description Subscribed event types; empty: every type */
@@ -3749,7 +4054,10 @@ export interface components {
             types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
             enabled?: boolean;
             description?: string;
-            /** @description Fixed: must equal the stored value */
+            /**
+             * Format: int64
+             * @description Fixed: must equal the stored value
+             */
             webhookId?: number;
             /** @description Read-only: ignored */
             readonly disabledReason?: unknown;
@@ -3768,7 +4076,9 @@ export interface components {
             after: number;
         };
         WebhookDelivery: {
+            /** Format: int64 */
             deliveryId: number;
+            /** Format: int64 */
             eventId: number | null;
             /** @description The webhook-id header: the same for every attempt of an event */
             messageId: string;
@@ -3792,6 +4102,7 @@ export interface components {
             priceAdditional: number;
         };
         BuyFeature: {
+            /** Format: int64 */
             adId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -3799,28 +4110,36 @@ export interface components {
             feature: "omhoogplaatsen" | "dagtopper" | "dagtopper3" | "dagtopper7" | "homepaginaAdvertentie" | "url";
         };
         Wallet: {
+            /** Format: int64 */
             userId: number;
             /** @description Cents */
             balance: number;
             entries: {
+                /** Format: int64 */
                 entryId: number;
                 amount: number;
                 /** @enum {string} */
                 kind: "credit" | "debit" | "charge" | "refund";
                 description: string;
+                /** Format: int64 */
                 adId: number | null;
                 portal: string | null;
                 created: string;
             }[];
         };
         WalletAdjustment: {
+            /** Format: int64 */
             userId: number;
             amount: number;
             description: string;
         };
         Bid: {
-            /** @description The portal's bid id */
+            /**
+             * Format: int64
+             * @description The portal's bid id
+             */
             bidId: number;
+            /** Format: int64 */
             adId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -3831,6 +4150,7 @@ export interface components {
             placed: string;
         };
         BidReference: {
+            /** Format: int64 */
             userId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b" | "website";
@@ -3891,7 +4211,9 @@ export interface components {
             portal?: "portal_a" | "portal_b";
         };
         Task: {
+            /** Format: int64 */
             taskId: number;
+            /** Format: int64 */
             userId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -3910,6 +4232,7 @@ export interface components {
                 ads: number;
                 queued: number;
                 skipped: {
+                    /** Format: int64 */
                     adId: number;
                     reason: string;
                 }[];
@@ -3917,6 +4240,7 @@ export interface components {
             }[];
         };
         CreateTask: {
+            /** Format: int64 */
             userId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -3937,7 +4261,9 @@ export interface components {
             readonly runs?: unknown;
         };
         UpdateTask: {
+            /** Format: int64 */
             taskId: number;
+            /** Format: int64 */
             userId: number;
             /**
              * @description Fixed: must equal the stored value
@@ -3959,7 +4285,9 @@ export interface components {
             readonly runs?: unknown;
         };
         DeleteTask: {
+            /** Format: int64 */
             taskId: number;
+            /** Format: int64 */
             userId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
@@ -30394,6 +30722,7 @@ export interface operations {
                         result: boolean;
                         errors: string[];
                         data: {
+                            /** Format: int64 */
                             userId: number;
                             active: number;
                             concept: number;

@@ -5,8 +5,9 @@
  * databases, and a group move without renumbering what its clients stored. The directory leases every
  * block (no block is leased twice, whichever shard asks); a shard keeps a copy of its groups' blocks,
  * which its inserts read. The two logs, events and webhook deliveries, keep the database's own ids:
- * theirs are a shard's event feed cursor, which must grow with time across groups. An id stays a
- * positive 32-bit integer while fewer than 2^31 / 4,096 = 524,288 blocks of its table are leased.
+ * theirs are a shard's event feed cursor, which must grow with time across groups. Ids are 64-bit
+ * (within 2^53 − 1, exact as JSON numbers; `rowId` in src/lib/fields.ts): past the 524,288 blocks of a
+ * table that fit in 32 bits, its blocks go on, so no table runs out (docs/capacity.md, id headroom).
  *
  * An insert gives its id as `nextId(table, group)`: one past the newest id of the group's latest block
  * (and past the newest one deleted there, so no id comes back). When the block has fewer than
@@ -263,7 +264,10 @@ export const newestId = (table: IdTable, group: GroupRef): SQL =>
 /** Blocks of a table that fit in a positive 32-bit id. */
 const BLOCKS_IN_32_BITS = 2 ** 31 / ID_BLOCK_SIZE;
 
-/** Per table, the share of its 32-bit id space up to its highest block leased (what an operator watches). */
+/**
+ * Per table, the share of its 32-bit id space up to its highest block leased (what an operator watches:
+ * past 1, the table issues ids wider than 32 bits, which clients must store as 64-bit integers).
+ */
 export async function idSpaceLeased(db: Db): Promise<Record<string, number>> {
   const rows = await db
     .select({ kind: idBlocks.kind, highest: sql<number>`max(${idBlocks.block})` })

@@ -12,7 +12,15 @@ export const text = (min: number, max: number) =>
 /** A string of at most max characters. */
 export const upTo = (max: number) => z.string().max(max, { error: `must be at most ${max} characters` });
 
-export const id = () => z.number().int().positive();
+/**
+ * The id of a row the API issues: an integer that may pass 2^31 − 1 (a table's ids come in blocks, and
+ * past its 32-bit blocks the next are wider: docs/versioning.md), always within 2^53 − 1, so exact as a
+ * JSON number. `format: int64` tells a generated client to give it a 64-bit type.
+ */
+export const rowId = () => z.number().int().openapi({ format: "int64" });
+
+/** A row's id as a request names it: positive. */
+export const id = () => z.number().int().positive().openapi({ format: "int64" });
 
 /** Booleans in query strings: true/false/1/0. */
 export const queryBool = () =>
@@ -34,6 +42,9 @@ export const queryInt = (min = 1, max = Number.MAX_SAFE_INTEGER) =>
     .pipe(z.number().int().min(min).max(max))
     .openapi({ type: "integer", minimum: min, maximum: max === Number.MAX_SAFE_INTEGER ? undefined : max });
 
+/** A row's id in a query string (`rowId`'s width). */
+export const queryId = () => queryInt().openapi({ format: "int64" });
+
 /** Paging parameters of list endpoints: page from 1, itemsPerPage within the resource's bounds. */
 export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =>
   z.object({
@@ -43,7 +54,7 @@ export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =
   });
 
 /** An id in the path, e.g. `/users/{userId}`. */
-export const pathId = (name: string) => queryInt().openapi({ param: { name, in: "path" } });
+export const pathId = (name: string) => queryId().openapi({ param: { name, in: "path" } });
 
 /** A stored URL as a whole URL: the spec lets a bare host (`www.example.nl`) stand for https. */
 export const absoluteWebUrl = (value: string) =>

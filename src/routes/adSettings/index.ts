@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
-import { pathId, queryInt } from "../../lib/fields";
+import { pathId, queryId } from "../../lib/fields";
 import { taggedRead } from "../../middleware/responseCache";
 import { AdSettings, AdSettingsInput, adRevisionKey, getAdSettings, replaceAdSettings } from "../../services/ads";
 import { serviceContext } from "../context";
@@ -38,7 +38,7 @@ export const adSettingsRouter = createRouter()
       entityTag: true,
       tags,
       summary: "The settings of the ad given by `?adId=`",
-      request: { query: z.object({ adId: queryInt().optional() }) },
+      request: { query: z.object({ adId: queryId().optional() }) },
       response: envelope(AdSettings),
     }),
     async (c) => c.json(await answer(c, c.req.valid("query").adId), 200),

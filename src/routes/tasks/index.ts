@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list, ok } from "../../lib/envelope";
-import { pagingQuery, pathId, queryInt } from "../../lib/fields";
+import { pagingQuery, pathId, queryId } from "../../lib/fields";
 import { MarketplaceEnum } from "../../lib/vocabulary";
 import { taggedRead } from "../../middleware/responseCache";
 import {
@@ -81,7 +81,7 @@ export const tasksRouter = createRouter()
       entityTag: true,
       tags,
       summary: "The tasks of the user given by `?userId=`",
-      request: { query: TasksQuery.extend({ userId: queryInt() }) },
+      request: { query: TasksQuery.extend({ userId: queryId() }) },
       response: listEnvelope(Task),
     }),
     async (c) => {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PRICE_MODELS } from "../../db/schema";
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
-import { queryBool, queryInt, searchText, takingResponse } from "../../lib/fields";
+import { queryBool, queryId, queryInt, rowId, searchText, takingResponse } from "../../lib/fields";
 import { keyedBy, MARKETPLACE_PROFILES } from "../../lib/marketplaces";
 import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { AdSetting, CreateAdFields, UpdateAdFields } from "../ads/schemas";
@@ -61,12 +61,14 @@ export const SearchAttribute = z
 // the query string carries them as text.
 const idList = z
   .union([
-    z.string().regex(/^\d+$/).openapi({ type: "integer" }),
+    z.string().regex(/^\d+$/).openapi({ type: "integer", format: "int64" }),
     z
       .string()
       .regex(/^\d+(,\d+)*$/, { error: "must be an id, an array of ids or comma-separated ids" })
       .openapi({ type: "string", description: "Comma-separated ids" }),
-    z.array(z.string().regex(/^\d+$/, { error: "must be an id" }).openapi({ type: "integer" })).max(500),
+    z
+      .array(z.string().regex(/^\d+$/, { error: "must be an id" }).openapi({ type: "integer", format: "int64" }))
+      .max(500),
   ])
   .transform((v) => (Array.isArray(v) ? v : v.split(",")).map(Number))
   .openapi({ description: "One id, an array (adId[]=1&adId[]=2) or comma-separated ids" });
@@ -118,8 +120,8 @@ export const AdsQuery = z
       .optional()
       .openapi({ description: "order[<n>][field] and order[<n>][descending]; default created ascending" }),
     adId: idList.optional(),
-    userId: queryInt().optional(),
-    folderId: queryInt().optional(),
+    userId: queryId().optional(),
+    folderId: queryId().optional(),
     status: AdStatusEnum.optional(),
     type: AdTypeEnum.optional(),
     title: searchText(60).optional().openapi({ description: "Part of the title" }),
@@ -173,12 +175,12 @@ const ActionPrice = z.object({
 });
 
 const simpleAdShape = {
-  adId: z.number().int(),
+  adId: rowId(),
   created: z.string(),
   updated: z.string(),
-  userId: z.number().int(),
-  contactId: z.number().int().nullable(),
-  folderId: z.number().int().nullable(),
+  userId: rowId(),
+  contactId: rowId().nullable(),
+  folderId: rowId().nullable(),
   status: AdStatusEnum,
   externalAdId: z.number().int().nullable(),
   type: AdTypeEnum,
@@ -200,7 +202,7 @@ const simpleAdShape = {
   images: z.union([z.literal(false), z.array(z.record(z.string(), z.unknown()))]),
   portals: z.array(PortalStatus),
   misc: z.object({ licensePlate: z.string().nullable() }),
-  manufacturerId: z.number().int().nullable(),
+  manufacturerId: rowId().nullable(),
 };
 
 export const SimpleAd = z.object(simpleAdShape).openapi("SimpleAd");

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, pagingQuery, queryBool, queryInt, takingResponse, upTo } from "../../lib/fields";
+import { id, pagingQuery, queryBool, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
 
 /** The shapes of manufacturers (product-safety data) and their attachment to ads. */
 
@@ -16,8 +16,8 @@ const fields = {
 
 export const Manufacturer = z
   .object({
-    manufacturerId: z.number().int().nullable().openapi({ description: "null for a suggestion" }),
-    userId: z.number().int().nullable(),
+    manufacturerId: rowId().nullable().openapi({ description: "null for a suggestion" }),
+    userId: rowId().nullable(),
     groupId: z.number().int().nullable(),
     categoryId: z.number().int().nullable(),
     categoryDescription: z.string(),
@@ -46,8 +46,8 @@ export const UpdateManufacturer = takingResponse(
 ).openapi("UpdateManufacturer");
 
 export const ManufacturersQuery = pagingQuery(100).extend({
-  manufacturerId: queryInt().optional(),
-  userId: queryInt().optional(),
+  manufacturerId: queryId().optional(),
+  userId: queryId().optional(),
   groupId: queryInt().optional(),
   categoryId: queryInt().optional().openapi({ description: "When used, categoryDescription is ignored" }),
   brand: z.string().max(100).optional(),

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
 import { countyField } from "../../lib/dutch";
 import { ErrorDetail } from "../../lib/errors";
-import { fixed, id, readOnly, text, upTo, webUrl } from "../../lib/fields";
+import { fixed, id, readOnly, rowId, text, upTo, webUrl } from "../../lib/fields";
 import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum } from "../../lib/vocabulary";
 
 // What ads are written from: the inputs of the ads commands, and the responses of the commands' own
@@ -155,7 +155,7 @@ export const DeleteAdsBatch = z
 
 export const BatchItemResult = z
   .object({
-    adId: z.number().int(),
+    adId: rowId(),
     result: z.boolean(),
     errors: z.array(z.string()),
     errorDetails: z.array(ErrorDetail).openapi({ description: "The errors with their codes; empty when done" }),
@@ -172,7 +172,7 @@ export const AdSetting = z
   })
   .openapi("AdSetting");
 
-export const AdSettings = z.object({ adId: z.number().int(), settings: z.array(AdSetting) }).openapi("AdSettings");
+export const AdSettings = z.object({ adId: rowId(), settings: z.array(AdSetting) }).openapi("AdSettings");
 /** POST /adsettings/: each portal given is replaced; none given (as an ad without settings reads) changes nothing. */
 export const AdSettingsInput = z.object({ adId: id(), settings: adSettingsList }).openapi("AdSettingsInput");
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, queryBool, queryInt } from "../../lib/fields";
+import { id, queryBool, queryId, queryInt } from "../../lib/fields";
 import { keyedBy, PRODUCT_SAFETY_MARKETPLACES } from "../../lib/marketplaces";
 import {
   AdStatusEnum,
@@ -29,7 +29,7 @@ const paging = (max: number) => ({
 export const CategoriesQuery = z.object({
   useCache: queryBool().optional(),
   groupId: queryInt().optional().openapi({ description: "Only this group's categories" }),
-  userId: queryInt()
+  userId: queryId()
     .optional()
     .openapi({
       description: `The seller the ads are for: \`mandatoryAttributes\` then names every key a create or publish requires of that seller, ${productSafetyAskers}'s product-safety keys included for a business seller (a user with \`companyName\`)`,

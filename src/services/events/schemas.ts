@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { fixed, queryInt, takingResponse, upTo } from "../../lib/fields";
+import { fixed, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
 import { JobKindEnum } from "../../lib/vocabulary";
 import { EVENT_TYPES, type EventType, LATEST } from "./eventTypes";
 
@@ -18,7 +18,7 @@ export const DailyStatistics = z.object({
   favorites: z.number().int(),
 });
 
-const jobId = z.number().int().openapi({ description: "The job: GET /jobs/<queueItemId>" });
+const jobId = rowId().openapi({ description: "The job: GET /jobs/<queueItemId>" });
 const listing = {
   queueItemId: jobId,
   kind: JobKindEnum.exclude(["feature"]),
@@ -42,12 +42,12 @@ const EVENT_DATA = {
   "feature.active": z.object({ queueItemId: jobId, feature: z.string() }),
   "feature.error": z.object({ queueItemId: jobId, feature: z.string(), ...failure }),
   "image.stored": z.object({
-    jobId: z.number().int(),
+    jobId: rowId(),
     url: z.string().openapi({ description: "The stored original" }),
   }),
-  "image.failed": z.object({ jobId: z.number().int(), reason: z.string() }),
+  "image.failed": z.object({ jobId: rowId(), reason: z.string() }),
   "bid.received": z.object({
-    bidId: z.number().int(),
+    bidId: rowId(),
     amount: z.number().int().openapi({ description: "Cents" }),
     name: z.string(),
     message: z.string().nullable(),
@@ -55,7 +55,7 @@ const EVENT_DATA = {
   }),
   "statistics.updated": DailyStatistics,
   "task.run": z.object({
-    taskId: z.number().int(),
+    taskId: rowId(),
     feature: z.string(),
     ads: z.number().int(),
     queued: z.number().int(),
@@ -64,7 +64,7 @@ const EVENT_DATA = {
   }),
   "wallet.below_limit": z.object({ balance: z.number().int(), limit: z.number().int() }),
   "connection.expired": z.object({ reason: z.string() }),
-  "webhook.disabled": z.object({ webhookId: z.number().int(), url: z.string(), reason: z.string() }),
+  "webhook.disabled": z.object({ webhookId: rowId(), url: z.string(), reason: z.string() }),
   "job.waiting": z.object({
     queueItemId: jobId,
     reason: z.string().openapi({
@@ -95,10 +95,10 @@ const EVENT_DATA = {
 
 /** What every event carries beside its type and data. */
 const eventFields = {
-  eventId: z.number().int().openapi({ description: "Increases; resume after the last one you saw" }),
+  eventId: rowId().openapi({ description: "Increases; resume after the last one you saw" }),
   occurredAt: z.string(),
-  userId: z.number().int().nullable().openapi({ description: "null for events about the client itself" }),
-  adId: z.number().int().nullable(),
+  userId: rowId().nullable().openapi({ description: "null for events about the client itself" }),
+  adId: rowId().nullable(),
   portal: z.string().nullable(),
 };
 
@@ -140,7 +140,7 @@ export const EventsQuery = z.object({
         "The cursor: events with a larger id (default 0, from the start; not beyond the latest), or `latest`: no events, and the cursor to poll from for what happens next",
     }),
   type: eventTypes.optional(),
-  userId: queryInt().optional(),
+  userId: queryId().optional(),
   limit: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),
   shard: queryInt(1).optional().openapi({
     description:
@@ -153,7 +153,7 @@ export const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length);
 
 export const Webhook = z
   .object({
-    webhookId: z.number().int(),
+    webhookId: rowId(),
     url: z.string(),
     types: EventTypes.openapi({ description: "Subscribed event types; empty: every type" }),
     enabled: z.boolean(),
@@ -192,7 +192,7 @@ export const UpdateWebhook = takingResponse(
   z.object({
     ...webhookFields,
     url: url.optional(),
-    webhookId: fixed(z.number().int().optional()),
+    webhookId: fixed(rowId().optional()),
   }),
   Webhook,
 ).openapi("UpdateWebhook");
@@ -204,12 +204,12 @@ export const ReplayWebhook = z
 // The webhook endpoints' other response shapes.
 
 /** The `data` of a `webhook.test` message. */
-export const WebhookTestData = z.object({ webhookId: z.number().int() }).openapi("WebhookTestData");
+export const WebhookTestData = z.object({ webhookId: rowId() }).openapi("WebhookTestData");
 
 export const WebhookDelivery = z
   .object({
-    deliveryId: z.number().int(),
-    eventId: z.number().int().nullable(),
+    deliveryId: rowId(),
+    eventId: rowId().nullable(),
     messageId: z.string().openapi({ description: "The webhook-id header: the same for every attempt of an event" }),
     attempt: z.number().int(),
     statusCode: z.number().int().nullable(),

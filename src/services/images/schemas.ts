@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, takingResponse } from "../../lib/fields";
+import { id, rowId, takingResponse } from "../../lib/fields";
 import { mediaPathUrl } from "../../lib/outbound";
 
 /** The shapes of images and image jobs: one zod schema each, for validation, types and the OpenAPI document. */
@@ -70,11 +70,11 @@ export const RotateImages = z
   .openapi("RotateImages");
 
 /** The images' and image jobs' response shapes. */
-export const AdImages = z.object({ adId: z.number().int(), images: z.array(Image) }).openapi("AdImages");
+export const AdImages = z.object({ adId: rowId(), images: z.array(Image) }).openapi("AdImages");
 export const ImageStatus = z
   .object({
-    jobId: z.number().int(),
-    adId: z.number().int(),
+    jobId: rowId(),
+    adId: rowId(),
     images: z
       .array(z.object({ URL: z.string(), path: z.string() }))
       .openapi({ description: "The image source; one is empty" }),

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id } from "../../lib/fields";
+import { id, rowId } from "../../lib/fields";
 import { prefixedPerMarketplace } from "../../lib/marketplaces";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { DailyStatistics } from "../events/schemas";
@@ -32,8 +32,8 @@ export const StatisticsRequest = z
 /** Bids' and statistics' response shapes. */
 export const Bid = z
   .object({
-    bidId: z.number().int().openapi({ description: "The portal's bid id" }),
-    adId: z.number().int(),
+    bidId: rowId().openapi({ description: "The portal's bid id" }),
+    adId: rowId(),
     portal: MarketplaceEnum,
     amount: z.number().int(),
     name: z.string(),

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { rowId } from "../../lib/fields";
 import { MarketplaceEnum } from "../../lib/vocabulary";
 
 /** A connection's and a consent's response shapes. */
 export const PortalConnection = z
   .object({
-    userId: z.number().int(),
+    userId: rowId(),
     portal: MarketplaceEnum,
     status: z.boolean().openapi({ description: "connected" }),
     externalUserId: z.number().int().openapi({

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { id, queryInt } from "../../lib/fields";
+import { id, queryId } from "../../lib/fields";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { FEATURE_NAMES } from "../catalogue/features";
 
 /** GET /features/?portal=…&adId=…: the features of an ad on a portal. */
-export const FeaturesQuery = z.object({ portal: PublishTargetEnum, adId: queryInt() });
+export const FeaturesQuery = z.object({ portal: PublishTargetEnum, adId: queryId() });
 
 export const BuyFeature = z
   .object({ adId: id(), portal: MarketplaceEnum, feature: z.enum(FEATURE_NAMES) })

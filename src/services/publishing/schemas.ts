@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ErrorDetail } from "../../lib/errors";
-import { id } from "../../lib/fields";
+import { id, rowId } from "../../lib/fields";
 import { MARKETPLACES, PublishTargetEnum } from "../../lib/vocabulary";
 import { BatchItemResult } from "../ads/schemas";
 import { PREFLIGHT_CONNECTION_STATES, PREFLIGHT_MAX_ADS, PREFLIGHT_OUTCOMES } from "./decide";
@@ -42,7 +42,7 @@ export const StatusRequest = z
 
 /** The number of a user's ads per ad status. */
 export const StatusTotals = z.object({
-  userId: z.number().int(),
+  userId: rowId(),
   active: z.number().int(),
   concept: z.number().int(),
   archive: z.number().int(),
@@ -75,7 +75,7 @@ const ConnectionState = z
 
 export const PreflightVerdict = z
   .object({
-    adId: z.number().int(),
+    adId: rowId(),
     portal: PublishTargetEnum,
     outcome: z.enum(PREFLIGHT_OUTCOMES),
     price: z.number().int().openapi({ description: "Cents the call would charge" }),
@@ -101,7 +101,7 @@ export const Preflight = z
           description:
             "`another payer`: the wallet belongs to a user of another client, so its id and balances read 0 and only `charged` is shown",
         }),
-        payerId: z.number().int(),
+        payerId: rowId(),
         balance: z.number().int(),
         charged: z.number().int(),
         balanceAfter: z.number().int(),
@@ -151,9 +151,7 @@ const PublishStatus = z
       .string()
       .nullable()
       .openapi({ description: "Why the last job failed (the portal's reason or ours); null when it did not" }),
-    queueItemId: z
-      .number()
-      .int()
+    queueItemId: rowId()
       .nullable()
       .openapi({ description: "The latest job of this publication (GET /jobs/<queueItemId>); null when none" }),
     clientResult: z.boolean().optional().openapi({ description: MARKETPLACES_ONLY }),
@@ -170,9 +168,7 @@ export const PortalStatus = z
   .openapi("PortalStatus");
 
 export const PublishResult = BatchItemResult.extend({
-  queueItemId: z
-    .number()
-    .int()
+  queueItemId: rowId()
     .optional()
     .openapi({ description: "The job that carries this ad's change (GET /jobs/<queueItemId>); absent when refused" }),
 }).openapi("PublishResult");
@@ -186,6 +182,4 @@ export const PublishResults = z
   })
   .openapi("PublishResults");
 
-export const AdPublishStatus = z
-  .object({ adId: z.number().int(), portals: z.array(PortalStatus) })
-  .openapi("AdPublishStatus");
+export const AdPublishStatus = z.object({ adId: rowId(), portals: z.array(PortalStatus) }).openapi("AdPublishStatus");

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { WEEKDAYS } from "../../db/schema";
-import { fixed, id, takingResponse } from "../../lib/fields";
+import { fixed, id, rowId, takingResponse } from "../../lib/fields";
 import { MarketplaceEnum } from "../../lib/vocabulary";
 import { FEATURE_NAMES } from "../catalogue";
 
@@ -23,8 +23,8 @@ const adIds = z
 
 export const Task = z
   .object({
-    taskId: z.number().int(),
-    userId: z.number().int(),
+    taskId: rowId(),
+    userId: rowId(),
     portal: MarketplaceEnum,
     adId: z.array(z.number().int()),
     time: z.string(),
@@ -37,7 +37,7 @@ export const Task = z
           due: z.string(),
           ads: z.number().int(),
           queued: z.number().int(),
-          skipped: z.array(z.object({ adId: z.number().int(), reason: z.string() })),
+          skipped: z.array(z.object({ adId: rowId(), reason: z.string() })),
           cost: z.number().int(),
         }),
       )

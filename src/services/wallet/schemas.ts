@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id } from "../../lib/fields";
+import { id, rowId } from "../../lib/fields";
 
 export const WalletAdjustment = z
   .object({
@@ -17,15 +17,15 @@ export const WalletAdjustment = z
 /** A wallet's response shape. */
 export const Wallet = z
   .object({
-    userId: z.number().int(),
+    userId: rowId(),
     balance: z.number().int().openapi({ description: "Cents" }),
     entries: z.array(
       z.object({
-        entryId: z.number().int(),
+        entryId: rowId(),
         amount: z.number().int(),
         kind: z.enum(["credit", "debit", "charge", "refund"]),
         description: z.string(),
-        adId: z.number().int().nullable(),
+        adId: rowId().nullable(),
         portal: z.string().nullable(),
         created: z.string(),
       }),

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, upTo } from "../../../lib/fields";
+import { id, rowId, upTo } from "../../../lib/fields";
 import { PUBLISH_TARGETS, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const html = () =>
@@ -32,7 +32,7 @@ export const UserAdSettingsInput = z
 /** A user's ad settings as answered. */
 export const UserAdSettings = z
   .object({
-    userId: z.number().int(),
+    userId: rowId(),
     settings: z.array(UserAdSetting.required()),
   })
   .openapi("UserAdSettings");

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
+import { id, pagingQuery, rowId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
 
 const contactFields = {
   name: text(2, 255),
@@ -18,8 +18,8 @@ export const DeleteContact = z.object({ userId: id(), contactId: id() }).openapi
 
 export const Contact = z
   .object({
-    userId: z.number().int(),
-    contactId: z.number().int(),
+    userId: rowId(),
+    contactId: rowId(),
     active: z.boolean().openapi({ description: "used by one or more active ads" }),
     name: z.string(),
     address: z.string(),

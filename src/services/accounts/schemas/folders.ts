@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { id, pagingQuery, queryBool, takingResponse, upTo } from "../../../lib/fields";
+import { id, pagingQuery, queryBool, rowId, takingResponse, upTo } from "../../../lib/fields";
 
 export const Folder = z
   .object({
-    userId: z.number().int(),
-    folderId: z.number().int(),
+    userId: rowId(),
+    folderId: rowId(),
     description: z.string(),
     total: z.number().int().optional().openapi({ description: "Number of ads in the folder (in list answers)" }),
   })

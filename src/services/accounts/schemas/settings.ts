@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import attributeValues from "../../../db/attributeValues.json";
-import { id, queryBool, queryInt } from "../../../lib/fields";
+import { id, queryBool, queryId, rowId } from "../../../lib/fields";
 import { AdTypeEnum } from "../../../lib/vocabulary";
 
 /** The allowed values of `condition` and `delivery`, shared with the catalogue (scripts/catalogue.mjs). */
@@ -63,14 +63,14 @@ export const SettingsPatch = z
 export type SettingsInput = z.infer<typeof SettingsInput>;
 export type SettingsPatch = z.infer<typeof SettingsPatch>;
 
-export const SettingsQuery = z.object({ userId: queryInt().optional(), useCache: queryBool().optional() });
+export const SettingsQuery = z.object({ userId: queryId().optional(), useCache: queryBool().optional() });
 
 /** A user's settings as answered. */
 export const UserSettings = z
   .object({
-    userId: z.number().int(),
-    mainUserId: z.number().int().nullable(),
-    walletUserId: z.number().int().nullable(),
+    userId: rowId(),
+    mainUserId: rowId().nullable(),
+    walletUserId: rowId().nullable(),
     maxContacts: z.number().int(),
     status: z.enum(["active", "locked"]),
     type: AdTypeEnum,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, upTo } from "../../../lib/fields";
+import { id, rowId, upTo } from "../../../lib/fields";
 import { UserSettings } from "./settings";
 import { User } from "./users";
 
@@ -15,11 +15,11 @@ export const ValidateLoginLink = z
 
 /** Activation and login tokens as answered. */
 export const ActivationToken = z
-  .object({ userId: z.number().int(), activationtoken: z.string(), validUntil: z.string() })
+  .object({ userId: rowId(), activationtoken: z.string(), validUntil: z.string() })
   .openapi("ActivationToken");
 
 export const LoginLink = z
-  .object({ userId: z.number().int(), accesstoken: z.string(), validUntil: z.string(), url: z.string() })
+  .object({ userId: rowId(), accesstoken: z.string(), validUntil: z.string(), url: z.string() })
   .openapi("LoginLink");
 
 export const ValidatedLogin = z.object({ user: User, settings: UserSettings }).openapi("ValidatedLogin");

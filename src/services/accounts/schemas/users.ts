@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, pathId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
+import { id, pagingQuery, pathId, rowId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
 import { Contact } from "./contacts";
 
 const date = () =>
@@ -53,7 +53,7 @@ export const ContactsSummary = z.object({
 
 export const User = z
   .object({
-    userId: z.number().int(),
+    userId: rowId(),
     clientId: z.number().int().nullable(),
     externalUserId: z.number().int().nullable(),
     companyName: z.string().nullable(),

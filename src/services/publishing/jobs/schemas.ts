@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { pagingQuery, queryInt } from "../../../lib/fields";
+import { pagingQuery, queryId, rowId } from "../../../lib/fields";
 import { JobKindEnum, MARKETPLACES, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
 
 export const JobsQuery = pagingQuery(500).extend({
-  userId: queryInt().optional(),
-  adId: queryInt().optional(),
+  userId: queryId().optional(),
+  adId: queryId().optional(),
   portal: PublishTargetEnum.optional(),
   state: z.enum(JOB_STATES).optional(),
   kind: JobKindEnum.optional(),
@@ -15,9 +15,9 @@ export const JobsQuery = pagingQuery(500).extend({
 /** A job's response shape. */
 export const Job = z
   .object({
-    queueItemId: z.number().int(),
-    userId: z.number().int(),
-    adId: z.number().int(),
+    queueItemId: rowId(),
+    userId: rowId(),
+    adId: rowId(),
     portal: PublishTargetEnum,
     kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
     feature: z.string().nullable(),

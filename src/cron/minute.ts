@@ -1,5 +1,6 @@
 // One shard's minute of scheduled work: its parts, each bounded, each on its own.
 import { getDb } from "../db/client";
+import { topUpIdBlocks } from "../db/ids";
 import type { ShardEnv } from "../env";
 import { log } from "../lib/log";
 import { dispatchEvents, purgeOldEvents } from "../services/events";
@@ -26,6 +27,17 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
   // Jobs and keys carry the database's own clock, so their age is measured against the wall clock.
   const onWallClock = () => ({ ...ctx, now: new Date() });
   return [
+    // First: the blocks the shard's inserts issue ids from, leased ahead of need while the directory answers.
+    {
+      name: "idBlocks",
+      run: async () => ({
+        leased: await topUpIdBlocks({
+          number: ctx.env.shard.number,
+          d1: ctx.env.shard.d1,
+          directory: ctx.env.DIRECTORY,
+        }),
+      }),
+    },
     {
       name: "tasks",
       run: async () => {
@@ -51,7 +63,7 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
 };
 
 /**
- * The minute's scheduled work: due tasks, autoreplace, requested updates, crash recovery and expiry of
+ * The minute's scheduled work: id blocks leased ahead, due tasks, autoreplace, requested updates, crash recovery and expiry of
  * jobs, bids and statistics, notices, expired idempotency keys, tokens under a previous key.
  * Each part runs on its own: one that throws is logged and reported, and the others still run. One
  * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.

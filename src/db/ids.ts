@@ -17,6 +17,8 @@
  */
 import { getTableName, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { DomainError, detail } from "../lib/errors";
+import { log } from "../lib/log";
 import { batchAll, type Db, d1Statement, getDb } from "./client";
 import { rowChunks } from "./rowChunks";
 import {
@@ -157,15 +159,18 @@ export async function copyBlocks(shard: D1Database, blocks: BlockRow[]): Promise
 
 /**
  * Leases a block to each of the shard's groups and tables that needs one: what the shard needs (one
- * batch), the leases in the directory (one batch), their copies in the shard (one batch): three round trips. It runs when an
- * insert found its block full, which does not say whose: every group's latest blocks are looked at. A
- * copy lost on the way is made by the next top-up, which finds the directory's block and takes it.
+ * batch), the leases in the directory (one batch), their copies in the shard (one batch): three round
+ * trips. Answers how many blocks it asked for. It runs ahead, in the shard's minute (src/cron/minute.ts),
+ * so that a group's latest block is at most about half used plus a minute's inserts, and an outage of the
+ * directory stops no insert; and when an insert found its block full anyway, which does not say whose:
+ * every group's latest blocks are looked at. A copy lost on the way is made by the next top-up, which
+ * finds the directory's block and takes it.
  */
-export async function topUpIdBlocks({ number, d1: shard, directory }: Shard): Promise<void> {
+export async function topUpIdBlocks({ number, d1: shard, directory }: Shard): Promise<number> {
   const needs = (await shard.batch(ID_TABLES.map((table) => d1Statement(shard, needsOf(table, number))))).flatMap(
     (answer) => answer.results as BlockNeed[],
   );
-  if (needs.length === 0) return;
+  if (needs.length === 0) return 0;
   const answers = await directory.batch([
     ...needs.map((need) => d1Statement(directory, lease(need))),
     ...needs.map((need) => d1Statement(directory, leasedSince(need))),
@@ -174,6 +179,7 @@ export async function topUpIdBlocks({ number, d1: shard, directory }: Shard): Pr
     shard,
     answers.slice(needs.length).flatMap((answer) => answer.results as BlockRow[]),
   );
+  return needs.length;
 }
 
 /**
@@ -189,13 +195,26 @@ export const firstBlocks = (group: SQL): SQL[] =>
 /** Whether a write failed because an id block it issues from is full or missing (nothing was written). */
 const outOfIdBlock = (error: unknown) => failureText(error).includes(OUT_OF_BLOCK);
 
-/** Runs a write; when an id block it issues from is full, leases blocks and runs it once more. */
+/** How long a caller waits before trying a write again that found the directory out while it needed a block. */
+const LEASE_RETRY_SECONDS = 10;
+
+/**
+ * Runs a write; when an id block it issues from is full, leases blocks and runs it once more. A lease
+ * the directory does not answer refuses the write (503 `service_unavailable`, nothing written): the
+ * shard's minute leases ahead, so that takes a group writing more than half a block in a minute.
+ */
 async function leasingOnce<T>(shard: Shard, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
     if (!outOfIdBlock(error)) throw error;
-    await topUpIdBlocks(shard);
+    await topUpIdBlocks(shard).catch((leaseError: unknown) => {
+      log("error", "id block lease failed", { shard: shard.number, error: failureText(leaseError) });
+      throw new DomainError(
+        detail("service_unavailable", "ids: no new block of ids could be leased; nothing was written, try again"),
+        { retryAfterSeconds: LEASE_RETRY_SECONDS },
+      );
+    });
     return write();
   }
 }

@@ -1,9 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { ID_BLOCK_SIZE, ID_BLOCK_SLACK } from "../../src/db/ids";
+import { shardDatabase } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { handingJobsToLanes } from "../../src/jobs/handOver";
 import { call, expectEnvelope, expectError, newClient } from "../harness/api";
-import { adBody, createAd, userBody } from "../harness/data";
+import { adBody, createAd, createUser, userBody } from "../harness/data";
+import { cronAt } from "../harness/tasks";
 
 /**
  * The directory off the hot path: while it does not answer, keys and ids resolve from the shards' copies
@@ -49,6 +52,39 @@ describe("the directory does not answer", () => {
       await database.prepare("UPDATE api_clients SET revoked = 1 WHERE id = ?").bind(revoked.client.id).run();
     expectError(await call("GET", "/client/", { key: revoked.key, env: down }), "invalid_api_key");
     expectError(await call("GET", "/client/", { key: "cam_not-a-key-of-anyone", env: down }), "invalid_api_key");
+  });
+
+  it("a group past half its block gets the next one in the shard's minute, so its inserts outlast an outage", async () => {
+    const shard = 2;
+    const db = shardDatabase(env, shard);
+    /** A partner's first ad, and its group's block of ads used up to `used` ids (as if they had been issued). */
+    const usedUpTo = async (used: number) => {
+      const partner = await newClient({ partner: true, shard });
+      const userId = (await createUser(partner.key)).userId as number;
+      const block = Math.floor(((await createAd(partner.key, userId)).adId as number) / ID_BLOCK_SIZE);
+      await db
+        .prepare("UPDATE id_blocks SET deleted_high = ? WHERE kind = 'ads' AND block = ?")
+        .bind(block * ID_BLOCK_SIZE + used, block)
+        .run();
+      return { key: partner.key, userId, block };
+    };
+    const down = directoryDown();
+    const insert = (key: string, userId: number) => call("POST", "/ads/", { key, env: down, body: adBody(userId) });
+
+    // More than half used, less than full: the shard's minute leases the next block while the directory answers.
+    const ahead = await usedUpTo(ID_BLOCK_SIZE / 2 + 100);
+    await cronAt(new Date().toISOString());
+    // A block used up after that minute, with the directory gone before the next: the insert that needs a
+    // new block is refused, and writes nothing.
+    const behind = await usedUpTo(ID_BLOCK_SIZE - ID_BLOCK_SLACK);
+
+    const answer = await insert(ahead.key, ahead.userId);
+    expectEnvelope(answer, 200);
+    expect(Math.floor((answer.body.data as { adId: number }).adId / ID_BLOCK_SIZE)).toBeGreaterThan(ahead.block);
+
+    expectError(await insert(behind.key, behind.userId), "service_unavailable");
+    const count = await db.prepare("SELECT count(*) AS n FROM ads WHERE user_id = ?").bind(behind.userId).first();
+    expect(count).toEqual({ n: 1 });
   });
 
   it("a key's ads keep their shard once the directory answers again", async () => {

@@ -87,6 +87,18 @@ describe("the directory does not answer", () => {
     expect(count).toEqual({ n: 1 });
   });
 
+  it("a change of the client's settings is refused 503, and takes once the directory answers", async () => {
+    const partner = await newClient({ partner: true, shard: 2 });
+    const origins = { returnOrigins: ["https://erp.example.nl"] };
+    expectError(
+      await call("PATCH", "/client/", { key: partner.key, env: directoryDown(), body: origins }),
+      "service_unavailable",
+    );
+    expectEnvelope(await call("PATCH", "/client/", { key: partner.key, body: origins }), 200);
+    const read = await call("GET", "/client/", { key: partner.key });
+    expect(read.body.data).toMatchObject(origins);
+  });
+
   it("a key's ads keep their shard once the directory answers again", async () => {
     const partner = await newClient({ partner: true, shard: 2 });
     const user = await call("POST", "/users/", { key: partner.key, env: directoryDown(), body: userBody() });

@@ -6,6 +6,8 @@ import { apiClients, clientGroups } from "../../db/schema";
 import { readDirectory, shardDatabase, shardForNewGroup } from "../../db/shards";
 import type { ApiClient, Env } from "../../env";
 import { randomToken, sha256Hex } from "../../lib/crypto";
+import { DomainError, detail } from "../../lib/errors";
+import { log } from "../../lib/log";
 import { clientIdOf } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import { bumpRevisions, clientRevision } from "../shared/revisions";
@@ -176,9 +178,13 @@ export async function describeClient(ctx: ServiceContext, input: { defaultRate: 
   };
 }
 
+/** How long a caller waits before sending a change of its settings again that the directory did not take. */
+const DIRECTORY_RETRY_SECONDS = 10;
+
 /**
- * PATCH /client/: the calling client's return origins, written to the directory (their home) and then to
- * the shard's copy of the client with the revision its ETag reads; answers the client as GET /client/ does.
+ * PATCH /client/: the calling client's return origins, written to the shard's copy of the client with the
+ * revision its ETag reads, then to the directory (their home); answers the client as GET /client/ does.
+ * A directory that does not answer: 503 `service_unavailable`, and the call is sent again.
  */
 export async function updateClient(
   ctx: ServiceContext,
@@ -193,6 +199,22 @@ export async function updateClient(
     bumpRevisions(ctx.db, [clientRevision(clientId)], ctx.precondition),
     ctx.db.update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId)),
   ]);
-  await getDb(ctx.env.DIRECTORY).update(apiClients).set({ returnOrigins }).where(eq(apiClients.id, clientId));
+  await getDb(ctx.env.DIRECTORY)
+    .update(apiClients)
+    .set({ returnOrigins })
+    .where(eq(apiClients.id, clientId))
+    .catch((error: unknown) => {
+      log("error", "client settings not written to the directory", {
+        clientId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw new DomainError(
+        detail(
+          "service_unavailable",
+          "returnOrigins: the client directory did not answer, so the change is not in force; send it again",
+        ),
+        { retryAfterSeconds: DIRECTORY_RETRY_SECONDS },
+      );
+    });
   return describeClient(ctx, input);
 }

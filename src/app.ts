@@ -12,6 +12,7 @@ import { requestContext } from "./middleware/requestContext";
 import { activationRouter } from "./routes/activation";
 import { adSettingsRouter } from "./routes/adSettings";
 import { adsRouter } from "./routes/ads";
+import { archiveRouter } from "./routes/archive";
 import { bidsRouter } from "./routes/bids";
 import { catalogueRouter } from "./routes/catalogue";
 import { clientRouter } from "./routes/client";
@@ -95,7 +96,8 @@ export function createApp() {
     .route(BASE_PATH, walletRouter)
     .route(BASE_PATH, bidsRouter)
     .route(BASE_PATH, statisticsRouter)
-    .route(BASE_PATH, tasksRouter);
+    .route(BASE_PATH, tasksRouter)
+    .route(BASE_PATH, archiveRouter);
 
   return app;
 }
@@ -128,6 +130,7 @@ export type ApiSchema = ExtractSchema<
   | typeof bidsRouter
   | typeof statisticsRouter
   | typeof tasksRouter
+  | typeof archiveRouter
   | typeof systemRouter
 >;
 

@@ -3,7 +3,8 @@ import { getDb } from "../db/client";
 import { topUpIdBlocks } from "../db/ids";
 import type { ShardEnv } from "../env";
 import { log } from "../lib/log";
-import { dispatchEvents, purgeOldEvents } from "../services/events";
+import { archiveJobs, archiveLedger, archiveOldLogs } from "../services/archive";
+import { dispatchEvents } from "../services/events";
 import { pullMarketData } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
 import {
@@ -52,7 +53,10 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
     { name: "marketData", run: () => pullMarketData(ctx, { limit: 50 }) },
     { name: "notices", run: async () => ({ sent: await sendNotifications(ctx, { sender: logSender, limit: 100 }) }) },
     { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(onWallClock(), { limit: 1000 }) }) },
-    { name: "events", run: async () => ({ purged: await purgeOldEvents(onWallClock(), { limit: 1000 }) }) },
+    // Rows past their window in D1 go to the archive (R2), oldest first.
+    { name: "events", run: async () => ({ archived: await archiveOldLogs(onWallClock(), { limit: 1000 }) }) },
+    { name: "archivedJobs", run: async () => ({ archived: await archiveJobs(onWallClock(), { limit: 500 }) }) },
+    { name: "archivedLedger", run: async () => ({ archived: await archiveLedger(onWallClock(), { limit: 500 }) }) },
     { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(ctx, { requestId: ctx.requestId }) }) },
     { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(ctx, { limit: 200 }) }) },
     {
@@ -64,7 +68,8 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
 
 /**
  * The minute's scheduled work: id blocks leased ahead, due tasks, autoreplace, requested updates, crash recovery and expiry of
- * jobs, bids and statistics, notices, expired idempotency keys, tokens under a previous key.
+ * jobs, bids and statistics, notices, expired idempotency keys, rows past their window to the archive,
+ * tokens under a previous key.
  * Each part runs on its own: one that throws is logged and reported, and the others still run. One
  * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
  * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)

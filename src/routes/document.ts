@@ -35,6 +35,7 @@ const TAG_DESCRIPTIONS = {
   Jobs: "The queued work behind publish and feature calls",
   Features: "Paid promotions of published ads",
   Wallet: "A user's wallet: balance and entries",
+  Archive: "Jobs, ledger entries, events and webhook deliveries past their window in the database, by month",
   Bids: "Bids received on the marketplaces",
   Statistics: "Views and other statistics from the marketplaces",
   Tasks: "Scheduled bump-ups and other tasks",

@@ -5,11 +5,14 @@ import { users } from "./accounts";
 import { byId, group, owners, USER_PARENT } from "./ownership";
 import { createdAt } from "./shared";
 
-/** Append-only wallet ledger in cents; a balance is the sum of a payer's entries. */
+/**
+ * Append-only wallet ledger in cents; a balance is the sum of a payer's entries. Entries past their window
+ * go to the archive (src/services/archive), their sum kept in the payer's one brought-forward entry.
+ */
 export const walletEntries = sqliteTable(
   "wallet_entries",
   {
-    // The rowid, not AUTOINCREMENT (no id counter written per entry): entries are never deleted.
+    // The rowid, not AUTOINCREMENT (no id counter written per entry): ids come from the group's blocks.
     id: integer("id").primaryKey(),
     userId: integer("user_id")
       .notNull()
@@ -20,6 +23,8 @@ export const walletEntries = sqliteTable(
     adId: integer("ad_id"),
     portal: text("portal"),
     queueItemId: integer("queue_item_id"),
+    /** The payer's one entry that carries the sum of its archived entries (the balance stays exact). */
+    broughtForward: integer("brought_forward", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [

@@ -3,11 +3,11 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type Db, namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
 import { feedCursor } from "../../db/moves";
-import { events, users, webhookDeliveries } from "../../db/schema";
+import { events, users } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { clientIdOf, isInternal, requireUser, visibleRows } from "../shared/access";
-import type { JobContext, ServiceContext } from "../shared/context";
+import type { ServiceContext } from "../shared/context";
 import { type EventType, LATEST } from "./eventTypes";
 import type { EventOut } from "./schemas";
 
@@ -148,7 +148,7 @@ export async function readEvents(
  * whatever its age: the logs' ids are rowids, which would start again below a cursor a reader holds if the
  * newest were gone.
  */
-function pastRetention(
+export function pastRetention(
   db: Db,
   log: { table: SQLiteTable; id: SQLiteColumn; at: SQLiteColumn },
   before: string,
@@ -159,23 +159,4 @@ function pastRetention(
     .select({ id: first.id })
     .from(first)
     .where(and(lt(first.at, before), lt(first.id, db.select({ newest: max(log.id) }).from(log.table))));
-}
-
-/** Cron: events and webhook delivery logs older than the retention go, at most `limit` of each a run. */
-export async function purgeOldEvents(ctx: Pick<JobContext, "db" | "now">, input: { limit: number }): Promise<number> {
-  const { db, now } = ctx;
-  const { limit } = input;
-  const before = new Date(now.getTime() - EVENT_RETENTION_MS).toISOString();
-  const oldEvents = pastRetention(db, { table: events, id: events.id, at: events.occurredAt }, before, limit);
-  const oldDeliveries = pastRetention(
-    db,
-    { table: webhookDeliveries, id: webhookDeliveries.id, at: webhookDeliveries.createdAt },
-    before,
-    limit,
-  );
-  const { purged, purgedDeliveries } = await namedBatch(db, {
-    purged: db.delete(events).where(sql`${events.id} IN ${oldEvents}`),
-    purgedDeliveries: db.delete(webhookDeliveries).where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),
-  });
-  return (purged.meta.changes ?? 0) + (purgedDeliveries.meta.changes ?? 0);
 }

@@ -1,4 +1,4 @@
-export { purgeOldEvents, readEvents } from "./events";
+export { readEvents } from "./events";
 export { EVENT_TYPES, type EventType } from "./eventTypes";
 export {
   CreateWebhook,

@@ -272,7 +272,8 @@ export async function replayWebhook(
   return { queued: counts?.wanted ?? 0 };
 }
 
-const deliveryView = (row: typeof webhookDeliveries.$inferSelect) => ({
+/** A delivery as the endpoint's log shows it (and the archive keeps it). */
+export const deliveryView = (row: typeof webhookDeliveries.$inferSelect) => ({
   deliveryId: row.id,
   eventId: row.eventId,
   messageId: row.messageId,

@@ -1,2 +1,2 @@
-export { Wallet, WalletAdjustment } from "./schemas";
+export { Wallet, WalletAdjustment, WalletEntry } from "./schemas";
 export { adjustWallet, getWallet } from "./wallet";

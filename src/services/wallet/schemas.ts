@@ -14,21 +14,24 @@ export const WalletAdjustment = z
   })
   .openapi("WalletAdjustment");
 
+/** One ledger entry, as the wallet and the archive show it. */
+export const WalletEntry = z
+  .object({
+    entryId: rowId(),
+    amount: z.number().int(),
+    kind: z.enum(["credit", "debit", "charge", "refund"]),
+    description: z.string(),
+    adId: rowId().nullable(),
+    portal: z.string().nullable(),
+    created: z.string(),
+  })
+  .openapi("WalletEntry");
+
 /** A wallet's response shape. */
 export const Wallet = z
   .object({
     userId: rowId(),
     balance: z.number().int().openapi({ description: "Cents" }),
-    entries: z.array(
-      z.object({
-        entryId: rowId(),
-        amount: z.number().int(),
-        kind: z.enum(["credit", "debit", "charge", "refund"]),
-        description: z.string(),
-        adId: rowId().nullable(),
-        portal: z.string().nullable(),
-        created: z.string(),
-      }),
-    ),
+    entries: z.array(WalletEntry),
   })
   .openapi("Wallet");

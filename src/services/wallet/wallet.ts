@@ -21,7 +21,8 @@ export async function balanceOf(db: Db, userId: number): Promise<number> {
   return (await balanceQuery(db, userId).get())?.balance ?? 0;
 }
 
-const entryView = (row: typeof walletEntries.$inferSelect) => ({
+/** A ledger entry as GET /wallet/ shows it (and the archive keeps it). */
+export const entryView = (row: typeof walletEntries.$inferSelect) => ({
   entryId: row.id,
   amount: row.amount,
   kind: row.kind,

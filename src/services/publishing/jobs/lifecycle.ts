@@ -273,6 +273,7 @@ const refundOf = (db: Db, itemId: number, reason: string) =>
           adId: publishJobs.adId,
           portal: publishJobs.portal,
           queueItemId: publishJobs.id,
+          broughtForward: sql<boolean>`0`.as("brought_forward"),
           createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
         })
         .from(publishJobs)

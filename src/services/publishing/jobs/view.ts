@@ -18,7 +18,7 @@ const refunded = sql<number>`EXISTS (SELECT 1 FROM wallet_entries w WHERE w.queu
 const laterJob = sql<number | null>`(SELECT n.id FROM queue_items n WHERE ${sameListingOrFeature("n", publishJobs)}
   AND n.id > ${publishJobs.id} ORDER BY n.id LIMIT 1)`;
 /** What the job view reads beside the job. */
-const jobColumns = { refunded, laterJob };
+export const jobColumns = { refunded, laterJob };
 type JobRow = PublishJobRow & { refunded: number | boolean; laterJob: number | null };
 
 /**

@@ -1,0 +1,1 @@
+ALTER TABLE `wallet_entries` ADD `brought_forward` integer DEFAULT false NOT NULL;

@@ -1,0 +1,145 @@
+// npm run capacity: the capacity model of docs/capacity.md as a program. From the rows, bytes and calls
+// per operation measured here (each input names where it is measured) and D1's and Workers' documented
+// limits, it prints for 1, 2, 4, 16 and 64 shards what the reference platform needs of each shard:
+// publish and read rates against what one shard sustains, storage in steady state, id headroom in years,
+// and the cron's queries per invocation.
+//   npm run capacity            the tables
+//   npm run capacity -- --check  fails when docs/capacity.md does not show the tables as printed now
+import { readFileSync } from "node:fs";
+
+/** The reference platform of issue 68 and docs/capacity.md. */
+const PLATFORM = {
+  ads: 10_000_000,
+  dealers: 100_000,
+  /** Ads changed (created, updated or removed) a day, as a share of the stock. */
+  changingShare: 0.1,
+  /** Targets each changed ad is published to: portal_a, portal_b and the website. */
+  targets: 3,
+  /** The busiest two hours of a day carry this share of its placements (dealers' nightly syncs). */
+  peakShareInTwoHours: 0.5,
+  /** Requests reading ads, per change (a dealer's system reading back, pages, the website's reads). */
+  readsPerChange: 12,
+};
+
+/** What a change of one ad writes, by table (assumptions, each stated in docs/capacity.md). */
+const PER_CHANGE = {
+  /** A placement job per target (queue_items). */
+  jobs: PLATFORM.targets,
+  /** New or replaced images of a changed ad, and their jobs (ad_images, image_jobs). */
+  images: 4,
+  imageJobs: 4,
+  /** A charge per paid marketplace (portal_a and portal_b; the website is free). */
+  ledgerEntries: 2,
+  /** `publish.pending` and its outcome per target (the floor of capacity.md's placement). */
+  events: 2 * PLATFORM.targets,
+  /** One webhook endpoint per client: a delivery per event. */
+  deliveries: 2 * PLATFORM.targets,
+};
+
+/** Bytes a row takes with its indexes (docs/capacity.md, "What one database holds"). */
+const BYTES = {
+  /** An ad in all, with attributes, publications, images' metadata and details: estimated from the measured 850. */
+  ad: 5_800,
+  event: 320,
+  delivery: 200,
+  job: 250,
+  /** A ledger entry and its index: estimated like a job's row, with a shorter row. */
+  ledgerEntry: 180,
+};
+
+/** How long each growing table stays in D1 before the archive (src/services/archive: HOT_WINDOW_DAYS, EVENT_RETENTION_MS). */
+const HOT_DAYS = { events: 30, deliveries: 30, jobs: 90, ledger: 90 };
+
+/** Measured here (docs/benchmark.md): one shard's rates where the Worker's thread is not the limit. */
+const MEASURED = {
+  /** Placements a second on one shard, jobs in their clients' lanes (`npm run bench -- --shards`). */
+  publishPerShard: 218,
+  /**
+   * D1 time per read request: a dealer's page reads 65 rows in two round trips; SQLite on this machine
+   * answers such a round trip in about 0.5 ms, so a database serves about 1,000 such pages a second
+   * (D1 runs a database's queries one at a time).
+   */
+  readsPerShard: 1_000,
+  /** D1 calls a shard's minute makes (src/cron/minute.ts, with the top-up of id blocks). */
+  cronQueriesPerShard: 37,
+};
+
+/** Documented limits (developers.cloudflare.com: D1 limits, Workers limits). */
+const LIMITS = {
+  databaseBytes: 10e9,
+  /** A shard's cron invocation (its ShardCron object's alarm) makes `cronQueriesPerShard` of these. */
+  queriesPerInvocation: 1_000,
+};
+
+/** Ids: blocks of 4,096 a group leases ahead once its latest is half used (src/db/ids.ts), 64-bit since 1.10.0. */
+const IDS = { bits: 53, blockUse: 0.5 };
+
+const SHARD_COUNTS = [1, 2, 4, 16, 64];
+const DAY = 86_400;
+
+function model() {
+  const changes = PLATFORM.ads * PLATFORM.changingShare;
+  const perDay = Object.fromEntries(Object.entries(PER_CHANGE).map(([table, n]) => [table, n * changes]));
+  const placementsPerSecond = {
+    average: perDay.jobs / DAY,
+    peak: (perDay.jobs * PLATFORM.peakShareInTwoHours) / (2 * 3600),
+  };
+  const readsPerSecond = (changes * PLATFORM.readsPerChange) / DAY;
+  const storage = {
+    ads: PLATFORM.ads * BYTES.ad,
+    events: perDay.events * HOT_DAYS.events * BYTES.event,
+    deliveries: perDay.deliveries * HOT_DAYS.deliveries * BYTES.delivery,
+    jobs: perDay.jobs * HOT_DAYS.jobs * BYTES.job,
+    ledger: perDay.ledgerEntries * HOT_DAYS.ledger * BYTES.ledgerEntry,
+  };
+  const steadyBytes = Object.values(storage).reduce((sum, bytes) => sum + bytes, 0);
+  // Image jobs are not archived: they go with their ad, so an ad's replaced images' jobs stay while it lives.
+  const imageJobsPerYear = 365 * perDay.imageJobs * BYTES.job;
+  // The busiest id space: each table's ids are platform-wide (blocks), but events' and deliveries' are a shard's.
+  const idYears = (bits, perDayOfTable) => (2 ** bits * IDS.blockUse) / (perDayOfTable * 365);
+  const busiestBlockTable = Math.max(perDay.images, perDay.imageJobs, perDay.jobs, perDay.ledgerEntries);
+  return SHARD_COUNTS.map((shards) => ({
+    shards,
+    peakPlacements: placementsPerSecond.peak / shards,
+    publishHeadroom: MEASURED.publishPerShard / (placementsPerSecond.peak / shards),
+    readsPerShard: readsPerSecond / shards,
+    readHeadroom: MEASURED.readsPerShard / (readsPerSecond / shards),
+    steadyGb: steadyBytes / shards / 1e9,
+    imageJobsGbPerYear: imageJobsPerYear / shards / 1e9,
+    idYears32: idYears(31, busiestBlockTable),
+    idYears64: Math.min(idYears(IDS.bits, busiestBlockTable), idYears(IDS.bits, perDay.events / shards)),
+    cronQueries: MEASURED.cronQueriesPerShard,
+  }));
+}
+
+const fixed = (n, digits = 1) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const years = (n) => (n >= 1e6 ? `${fixed(n / 1e6, 0)} million` : fixed(n, 1));
+
+export function tables() {
+  const rows = model();
+  const lines = [
+    "| shards | peak placements/s per shard | × headroom (218/s a shard) | reads/s per shard | × headroom | D1 GB per shard, steady state | of 10 GB | image jobs' GB a year per shard (go with their ad) | id headroom in years, 32-bit / 64-bit | D1 queries of a shard's cron invocation |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of rows)
+    lines.push(
+      `| ${r.shards} | ${fixed(r.peakPlacements, 0)} | ${fixed(r.publishHeadroom, 2)} | ${fixed(r.readsPerShard, 0)} | ${fixed(r.readHeadroom, 1)} | ${fixed(r.steadyGb)} | ${fixed((r.steadyGb * 1e9) / LIMITS.databaseBytes, 2)} | ${fixed(r.imageJobsGbPerYear)} | ${fixed(r.idYears32, 2)} / ${years(r.idYears64)} | ${r.cronQueries} |`,
+    );
+  return lines.join("\n");
+}
+
+const BEGIN = "<!-- npm run capacity: begin -->";
+const END = "<!-- npm run capacity: end -->";
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const printed = tables();
+  if (process.argv.includes("--check")) {
+    const page = readFileSync(new URL("../docs/capacity.md", import.meta.url), "utf8");
+    const shown = page.slice(page.indexOf(BEGIN) + BEGIN.length, page.indexOf(END)).trim();
+    if (!page.includes(BEGIN) || shown !== printed) {
+      console.error(`docs/capacity.md does not show what npm run capacity prints between its markers:\n\n${printed}`);
+      process.exit(1);
+    }
+  } else console.log(printed);
+}

@@ -1,0 +1,324 @@
+/**
+ * The archive: rows of the tables that grow with time leave D1 past their hot window and are kept in R2
+ * (`ARCHIVE`), as NDJSON per client group, month and kind, each line the row as the API shows it with
+ * whose it is. So a shard's size in steady state is its live ads and a window of each log, and a client
+ * still reads its history (GET /archive/). An object is written before its rows are deleted, under a key
+ * named by the first and last id it holds: a run that dies between the two writes the same object again.
+ */
+import { and, asc, eq, inArray, lt, notExists, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { d1Statement, namedBatch } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
+import { inList } from "../../db/inList";
+import {
+  adPublications,
+  apiClients,
+  events,
+  publishJobs,
+  users,
+  walletEntries,
+  webhookDeliveries,
+  webhookEndpoints,
+} from "../../db/schema";
+import type { Page } from "../../lib/envelope";
+import { DomainError } from "../../lib/errors";
+import { formatDateTime } from "../../lib/time";
+import { EVENT_RETENTION_MS, eventView, pastRetention } from "../events/events";
+import { deliveryView } from "../events/webhooks";
+import { jobColumns, jobView } from "../publishing/jobs/view";
+import { clientIdOf, requireUserHistory } from "../shared/access";
+import type { JobContext, ServiceContext } from "../shared/context";
+import { entryView } from "../wallet/wallet";
+
+/** Days a row stays in D1 after it was written; events and deliveries keep EVENT_RETENTION_MS (30 days). */
+export const HOT_WINDOW_DAYS = { jobs: 90, ledger: 90 } as const;
+
+/** What the archive holds, by kind: each is a folder of a group's month. */
+export type ArchiveKind = "jobs" | "ledger" | "events" | "deliveries";
+
+/** One archived row: whose it is (a line's client and user) and what the API showed of it. */
+export interface ArchivedRow {
+  id: number;
+  groupId: number;
+  clientId: number | null;
+  userId: number | null;
+  /** When the row was written, as stored (its month names the object). */
+  at: string;
+  row: Record<string, unknown>;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The stored instant `days` before the context's clock. */
+export const windowStart = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS).toISOString();
+
+/** The folder of a group's month: `archive/<groupId>/<YYYY-MM>/`. */
+export const monthFolder = (groupId: number, month: string) => `archive/${groupId}/${month}/`;
+
+/** The group of a client's rows, on the shard (its copy of the directory's clients). */
+export const groupOfClientColumn = (clientId: SQLWrapper): SQL<number> =>
+  sql<number>`coalesce((SELECT ${apiClients.groupId} FROM ${apiClients} WHERE ${apiClients.id} = ${clientId}), 1)`;
+
+/**
+ * Writes rows into the archive: one NDJSON object per group and month, named by its first and last id.
+ * Lines are `{"clientId":…,"userId":…,"row":{…}}`, oldest first.
+ */
+export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: ArchivedRow[]): Promise<void> {
+  const objects = new Map<string, ArchivedRow[]>();
+  for (const row of rows) {
+    const folder = `${monthFolder(row.groupId, row.at.slice(0, 7))}${kind}/`;
+    objects.set(folder, [...(objects.get(folder) ?? []), row]);
+  }
+  await Promise.all(
+    [...objects].map(([folder, lines]) => {
+      const ids = lines.map((line) => line.id);
+      const body = lines
+        .map(({ clientId, userId, row }) => JSON.stringify({ clientId, userId, row }))
+        .join("\n")
+        .concat("\n");
+      return bucket.put(`${folder}${Math.min(...ids)}-${Math.max(...ids)}.ndjson`, body, {
+        httpMetadata: { contentType: "application/x-ndjson" },
+      });
+    }),
+  );
+}
+
+/**
+ * Cron: finished jobs past their window leave D1 for the archive, at most `limit` a run, oldest first.
+ * The latest job of a publication stays (its status names it), whatever its age.
+ */
+export async function archiveJobs(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, env, now } = ctx;
+  const rows = await db
+    .select({ ...jobColumns, job: publishJobs, clientId: users.clientId, groupId: groupOfClientColumn(users.clientId) })
+    .from(publishJobs)
+    .innerJoin(users, eq(users.id, publishJobs.userId))
+    .where(
+      and(
+        inArray(publishJobs.status, ["done", "error", "cancelled"]),
+        lt(publishJobs.createdAt, windowStart(now, HOT_WINDOW_DAYS.jobs)),
+        notExists(
+          db.select({ one: sql`1` }).from(adPublications).where(eq(adPublications.queueItemId, publishJobs.id)),
+        ),
+      ),
+    )
+    .orderBy(asc(publishJobs.id))
+    .limit(input.limit);
+  if (rows.length === 0) return 0;
+  await writeArchive(
+    env.ARCHIVE,
+    "jobs",
+    rows.map(({ job, refunded, laterJob, clientId, groupId }) => ({
+      id: job.id,
+      groupId,
+      clientId,
+      userId: job.userId,
+      at: job.createdAt,
+      row: jobView({ ...job, refunded, laterJob }),
+    })),
+  );
+  await db.delete(publishJobs).where(
+    inList(
+      publishJobs.id,
+      rows.map(({ job }) => job.id),
+    ),
+  );
+  return rows.length;
+}
+
+/**
+ * The statements that move a payer's archived entries into its one brought-forward entry, made when it
+ * has none: its amount grows by exactly their sum in the batch that deletes them, so the balance (the sum
+ * of the entries) does not change by a cent.
+ */
+function bringForward(d1: D1Database, userId: number, ids: number[], through: string): D1PreparedStatement[] {
+  const archived = inList(walletEntries.id, ids);
+  const carried = sql`user_id = ${userId} AND brought_forward = 1`;
+  const archivedSum = sql`(SELECT coalesce(sum(amount), 0) FROM wallet_entries WHERE ${archived})`;
+  const description = `Balance brought forward: the entries up to ${through} are in the archive (GET /archive/)`;
+  return [
+    sql`INSERT INTO wallet_entries (id, user_id, amount, kind, description, brought_forward)
+      SELECT ${nextId(walletEntries, groupOfUser(userId))}, ${userId}, 0, 'credit', ${description}, 1
+      WHERE NOT EXISTS (SELECT 1 FROM wallet_entries WHERE ${carried})`,
+    sql`UPDATE wallet_entries SET amount = amount + ${archivedSum}, description = ${description},
+      kind = CASE WHEN amount + ${archivedSum} >= 0 THEN 'credit' ELSE 'debit' END
+      WHERE ${carried}`,
+    sql`DELETE FROM wallet_entries WHERE ${archived}`,
+  ].map((statement) => d1Statement(d1, statement));
+}
+
+/**
+ * Cron: ledger entries past their window leave D1 for the archive, at most `limit` a run, oldest first;
+ * each payer's balance is carried by its brought-forward entry (`bringForward`), exactly.
+ */
+export async function archiveLedger(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, env, now } = ctx;
+  const rows = await db
+    .select({ entry: walletEntries, clientId: users.clientId, groupId: groupOfClientColumn(users.clientId) })
+    .from(walletEntries)
+    .innerJoin(users, eq(users.id, walletEntries.userId))
+    .where(
+      and(
+        eq(walletEntries.broughtForward, false),
+        lt(walletEntries.createdAt, windowStart(now, HOT_WINDOW_DAYS.ledger)),
+      ),
+    )
+    .orderBy(asc(walletEntries.id))
+    .limit(input.limit);
+  if (rows.length === 0) return 0;
+  await writeArchive(
+    env.ARCHIVE,
+    "ledger",
+    rows.map(({ entry, clientId, groupId }) => ({
+      id: entry.id,
+      groupId,
+      clientId,
+      userId: entry.userId,
+      at: entry.createdAt,
+      row: entryView(entry),
+    })),
+  );
+  const byPayer = new Map<number, { ids: number[]; through: string }>();
+  for (const { entry } of rows)
+    byPayer.set(entry.userId, {
+      ids: [...(byPayer.get(entry.userId)?.ids ?? []), entry.id],
+      through: formatDateTime(entry.createdAt),
+    });
+  await env.shard.d1.batch(
+    [...byPayer].flatMap(([userId, { ids, through }]) => bringForward(env.shard.d1, userId, ids, through)),
+  );
+  return rows.length;
+}
+
+/**
+ * Cron: events and webhook deliveries past EVENT_RETENTION_MS leave D1 for the archive, at most `limit`
+ * of each a run (the newest of each stays whatever its age: `pastRetention`).
+ */
+export async function archiveOldLogs(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, env, now } = ctx;
+  const before = new Date(now.getTime() - EVENT_RETENTION_MS).toISOString();
+  const oldEvents = pastRetention(db, { table: events, id: events.id, at: events.occurredAt }, before, input.limit);
+  const oldDeliveries = pastRetention(
+    db,
+    { table: webhookDeliveries, id: webhookDeliveries.id, at: webhookDeliveries.createdAt },
+    before,
+    input.limit,
+  );
+  const { eventRows, deliveryRows } = await namedBatch(db, {
+    eventRows: db
+      .select({ event: events, groupId: groupOfClientColumn(events.clientId) })
+      .from(events)
+      .where(sql`${events.id} IN ${oldEvents}`),
+    deliveryRows: db
+      .select({
+        delivery: webhookDeliveries,
+        clientId: webhookEndpoints.clientId,
+        groupId: groupOfClientColumn(webhookEndpoints.clientId),
+      })
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(sql`${webhookDeliveries.id} IN ${oldDeliveries}`),
+  });
+  await Promise.all([
+    writeArchive(
+      env.ARCHIVE,
+      "events",
+      // A row of no client is a shard's reserved id (src/db/moves/cursors.ts), no event: it only goes.
+      eventRows.flatMap(({ event, groupId }) =>
+        event.clientId === null
+          ? []
+          : [
+              {
+                id: event.id,
+                groupId,
+                clientId: event.clientId,
+                userId: event.userId,
+                at: event.occurredAt,
+                row: eventView(event),
+              },
+            ],
+      ),
+    ),
+    writeArchive(
+      env.ARCHIVE,
+      "deliveries",
+      deliveryRows.map(({ delivery, clientId, groupId }) => ({
+        id: delivery.id,
+        groupId,
+        clientId,
+        userId: null,
+        at: delivery.createdAt,
+        row: { webhookId: delivery.endpointId, ...deliveryView(delivery) },
+      })),
+    ),
+  ]);
+  const { purged, purgedDeliveries } = await namedBatch(db, {
+    purged: db.delete(events).where(
+      inList(
+        events.id,
+        eventRows.map(({ event }) => event.id),
+      ),
+    ),
+    purgedDeliveries: db.delete(webhookDeliveries).where(
+      inList(
+        webhookDeliveries.id,
+        deliveryRows.map(({ delivery }) => delivery.id),
+      ),
+    ),
+  });
+  return (purged.meta.changes ?? 0) + (purgedDeliveries.meta.changes ?? 0);
+}
+
+/** A line of an archive object, as written by `writeArchive`. */
+type ArchiveLine = { clientId: number | null; userId: number | null; row: Record<string, unknown> };
+
+/**
+ * GET /archive/<kind>: a month's archived rows of one kind, oldest first, a page at a time. With `userId`
+ * (jobs, ledger, events), that user's, which the caller may see (an internal client any client's); without,
+ * the calling client's own. Rows inside their window are where they were (GET /jobs/, /wallet/, /events/,
+ * /webhooks/<id>/deliveries); a month's objects of the kind are read whole.
+ */
+export async function readArchive(
+  ctx: ServiceContext,
+  input: { kind: ArchiveKind; month: string; userId?: number | undefined; page: number; itemsPerPage: number },
+): Promise<Page<Record<string, unknown>>> {
+  const { db, env, caller } = ctx;
+  const { kind, month, userId, page, itemsPerPage } = input;
+  if (userId !== undefined && kind === "deliveries")
+    throw DomainError.of(
+      "validation_failed",
+      "userId: deliveries are a client's endpoints', not a user's; leave it out",
+    );
+  const owner =
+    userId === undefined
+      ? groupOfClientColumn(sql`${clientIdOf(caller)}`)
+      : groupOfClientColumn(sql`${(await requireUserHistory(db, caller, userId)).clientId}`);
+  const [group] = await db.select({ id: owner }).from(sql`(SELECT 1)`);
+  const folder = `${monthFolder(group?.id ?? 1, month)}${kind}/`;
+  const keys: string[] = [];
+  for (let cursor: string | undefined, listing: R2Objects | undefined; !listing || listing.truncated; ) {
+    listing = await env.ARCHIVE.list({ prefix: folder, ...(cursor ? { cursor } : {}) });
+    keys.push(...listing.objects.map((object) => object.key));
+    cursor = listing.truncated ? listing.cursor : undefined;
+  }
+  // Objects are named by their first id, and ids grow within a group: in id order, oldest first.
+  keys.sort((a, b) => firstIdOf(a) - firstIdOf(b));
+  const mine = (line: ArchiveLine) =>
+    userId === undefined ? line.clientId === clientIdOf(caller) : line.userId === userId;
+  const rows: Record<string, unknown>[] = [];
+  for (const key of keys) {
+    const text = (await (await env.ARCHIVE.get(key))?.text()) ?? "";
+    for (const line of text.split("\n"))
+      if (line) {
+        const parsed = JSON.parse(line) as ArchiveLine;
+        if (mine(parsed)) rows.push(parsed.row);
+      }
+  }
+  return {
+    items: rows.slice((page - 1) * itemsPerPage, page * itemsPerPage),
+    totalItems: rows.length,
+    page,
+    itemsPerPage,
+  };
+}
+
+const firstIdOf = (key: string) => Number(/(\d+)-\d+\.ndjson$/.exec(key)?.[1] ?? 0);

@@ -1,0 +1,2 @@
+export { type ArchiveKind, archiveJobs, archiveLedger, archiveOldLogs, HOT_WINDOW_DAYS, readArchive } from "./archive";
+export { ARCHIVE_KINDS, ArchiveQuery } from "./schemas";

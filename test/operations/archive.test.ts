@@ -3,7 +3,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runScheduled } from "../../src/cron/minute";
+import { getDb } from "../../src/db/client";
 import { shardDatabase } from "../../src/db/shards";
+import { archiveLedger } from "../../src/services/archive";
 import { receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, eventually, expectEnvelope, expectError, groupOf, newClient } from "../harness/api";
 import { onTestShard } from "../harness/d1";
@@ -131,6 +133,45 @@ describe("the archive", () => {
     const carried = await wallet(key, userId);
     expect(carried.balance).toBe(before.balance - 2_500);
     expect(carried.entries).toEqual([expect.objectContaining({ amount: before.balance - 2_500 })]);
+  });
+
+  it("a run that dies after writing R2 and before its D1 batch is run again: nothing lost, nothing carried twice", async () => {
+    const partner = await newClient({ partner: true, shard: SHARD });
+    const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
+    const userId = await connectedSeller(partner.key, internal.key, 70_000);
+    for (const amount of [-1_000, 2_500])
+      expectEnvelope(
+        await call("POST", "/wallet/", { key: internal.key, body: { userId, amount, description: "old" } }),
+        200,
+      );
+    await db.prepare("UPDATE wallet_entries SET created_at = ? WHERE user_id = ?").bind(LONG_AGO, userId).run();
+    const before = await wallet(partner.key, userId);
+
+    // The shard's database fails the batch that carries and deletes, once: the archive object is written.
+    let failures = 1;
+    const dying = new Proxy(db, {
+      get(target, name, receiver) {
+        if (name === "batch" && failures > 0)
+          return () => {
+            failures -= 1;
+            return Promise.reject(new Error("the process died"));
+          };
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const now = new Date();
+    await expect(
+      archiveLedger({ db: getDb(dying), env: onTestShard(env, SHARD, dying), now }, { limit: 500 }),
+    ).rejects.toThrow("the process died");
+    expect(await wallet(partner.key, userId)).toEqual(before);
+
+    expect(await archiveLedger({ db: getDb(db), env: onTestShard(env, SHARD), now }, { limit: 500 })).toBe(3);
+    const after = await wallet(partner.key, userId);
+    expect(after.balance).toBe(before.balance);
+    expect(after.entries).toEqual([expect.objectContaining({ amount: before.balance })]);
+    const ledger = await archived<Entry>(partner.key, "ledger", `&userId=${userId}`);
+    expect(ledger.map((entry) => entry.entryId).sort()).toEqual(before.entries.map((entry) => entry.entryId).sort());
   });
 
   it("refuses a month that is not YYYY-MM, and a user's deliveries, naming the field", async () => {

@@ -22,12 +22,17 @@ import {
 import {
   Ad,
   AdsQuery,
+  adsAfterBoundary,
   adsPartOf,
+  adsSampleOf,
   adViewsOf,
   CreateAd,
+  deepPageBoundary,
   getAd,
   mergeAdsParts,
+  mergeDeepPage,
   SimpleAd,
+  sampledDeepPage,
   searchAds,
   UpdateAd,
 } from "../../services/adViews";
@@ -40,11 +45,25 @@ import { apiRoute, createRouter, EmptyData, envelope, jsonBody, listEnvelope } f
 const tags = ["Ads"];
 
 /**
+ * The ads a page of every shard shows: a deep page by number found through each shard's sample (two
+ * queries per shard, whatever its depth: `sampledDeepPage`), any other from each shard's part up to it.
+ */
+async function shownOfEveryShard(c: Context<AppEnv>, query: z.infer<typeof AdsQuery>) {
+  if (sampledDeepPage(query)) {
+    const sampled = await onEveryShard(c, (ctx) => adsSampleOf(ctx, query));
+    const boundary = deepPageBoundary(query, sampled);
+    if (boundary)
+      return mergeDeepPage(query, sampled, await onEveryShard(c, (ctx) => adsAfterBoundary(ctx, query, boundary)));
+  }
+  return mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)));
+}
+
+/**
  * An internal client's list of every ad, from every shard: the ids of each shard's part, merged in the
  * list's order, then the views of the ads shown, each from its shard (two queries per shard).
  */
 async function adsOfEveryShard(c: Context<AppEnv>, query: z.infer<typeof AdsQuery>) {
-  const { shown, ...page } = mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)));
+  const { shown, ...page } = await shownOfEveryShard(c, query);
   const views = await onEveryShard(c, (ctx, at) =>
     adViewsOf(ctx, { simple: query.simple, adIds: shown.filter((ad) => ad.part === at).map((ad) => ad.adId) }),
   );

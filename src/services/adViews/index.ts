@@ -1,5 +1,15 @@
 // The read model of ads: their views and searches, assembled from every domain that contributes to an
 // ad (images, publications, features, contacts). No domain imports it; routes call it after a write.
 export { Ad, AdsQuery, CreateAd, SimpleAd, UpdateAd } from "./schemas";
-export { adsPartOf, adViewsOf, mergeAdsParts, searchAds } from "./search";
+export {
+  adsAfterBoundary,
+  adsPartOf,
+  adsSampleOf,
+  adViewsOf,
+  deepPageBoundary,
+  mergeAdsParts,
+  mergeDeepPage,
+  sampledDeepPage,
+  searchAds,
+} from "./search";
 export { getAd } from "./views";

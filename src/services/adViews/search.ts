@@ -475,7 +475,17 @@ export function mergeAdsParts(q: AdsQueryInput, parts: AdsPart[]) {
   });
   const skipped = position.after === undefined ? (position.page - 1) * itemsPerPage : 0;
   const shown = ranked.slice(skipped, skipped + itemsPerPage).map(({ part, adId }) => ({ part, adId }));
-  const totalItems = parts.reduce((sum, part) => sum + part.totalItems, 0);
+  return mergedPageOf(
+    q,
+    shown,
+    parts.reduce((sum, part) => sum + part.totalItems, 0),
+    seeks,
+  );
+}
+
+/** A page merged from many partitions: the ads it shows (by partition), the total, and its cursor. */
+function mergedPageOf(q: AdsQueryInput, shown: { part: number; adId: number }[], totalItems: number, seeks: boolean) {
+  const { position, itemsPerPage, descending } = mergedWindow(q);
   return {
     shown,
     totalItems,
@@ -612,19 +622,12 @@ export function mergeDeepPage(
   const ranked = parts
     .flatMap(({ adIds }, part) => adIds.map((adId) => ({ part, adId })))
     .sort((a, b) => (descending ? b.adId - a.adId : a.adId - b.adId));
-  const shown = ranked.slice(skip, skip + itemsPerPage);
-  const totalItems = sampled.reduce((sum, part) => sum + part.totalItems, 0);
-  return {
-    shown,
-    totalItems,
-    page: position.page,
-    itemsPerPage,
-    nextCursor: nextCursorOf(
-      shown.map(({ adId }) => adId),
-      { position, itemsPerPage, totalItems, descending },
-      true,
-    ),
-  };
+  return mergedPageOf(
+    q,
+    ranked.slice(skip, skip + itemsPerPage),
+    sampled.reduce((sum, part) => sum + part.totalItems, 0),
+    true,
+  );
 }
 
 /**

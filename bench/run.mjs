@@ -6,6 +6,8 @@
 //   npm run bench -- --growth         the read scenarios at 20,000 and 1,000,000 ads: growth of CPU and rows
 //   npm run bench -- --shards         1, 2 and 4 shards in one run: the read scenarios, and publishing from
 //                                     four clients at once spread over the shards
+//   npm run bench -- --shards --only "by page="   only the read scenarios whose name holds the text (and
+//                                     the health route), and no publishing
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +24,7 @@ const { values: options } = parseArgs({
     ads: { type: "string" },
     growth: { type: "boolean", default: false },
     shards: { type: "boolean", default: false },
+    only: { type: "string" },
   },
 });
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -97,6 +100,12 @@ const searchAttribute =
  * all dealers' when no `userId` is given. `kind` says which growth target applies; `ceiling` names the bare
  * query a page is measured against.
  */
+/** The scenarios `--only` names (with the health route, every ratio's base), or every one. */
+const chosen = (scenarios) =>
+  options.only === undefined
+    ? scenarios
+    : scenarios.filter((scenario) => scenario.name.includes(options.only) || scenario.path === "/rest/v1/health");
+
 function scenariosOf({ ads, dealer }) {
   const deepPage = Math.floor((0.9 * ads) / PAGE);
   const ceiling = { name: "ceiling: one bare D1 query of 25 ads", path: "/rest/v1/bench/ceiling?rows=25&page=40" };
@@ -509,7 +518,7 @@ async function growthBench() {
       measured.push(
         await readScenarios(
           fixture,
-          scenariosOf(fixture).filter((s) => s.kind !== "ceiling"),
+          chosen(scenariosOf(fixture).filter((s) => s.kind !== "ceiling")),
         ),
       );
     } finally {
@@ -553,7 +562,7 @@ async function growthBench() {
 /** `npm run bench`: the scenarios at one size against their ceilings, and publishing. */
 async function sizeBench() {
   const fixture = seededState(Number(options.ads ?? 20000));
-  const scenarios = scenariosOf(fixture);
+  const scenarios = chosen(scenariosOf(fixture));
   const publishRuns = [];
   const polledRuns = [];
   try {
@@ -706,10 +715,10 @@ async function shardsBench() {
       Array.from({ length: PUBLISHING_CLIENTS }, (_, c) => newKey(`bench-${shards}-${c}`, 1 + (c % shards))),
     ]),
   );
-  const scenarios = scenariosOf(fixture).filter((scenario) => scenario.kind !== "ceiling");
+  const scenarios = chosen(scenariosOf(fixture).filter((scenario) => scenario.kind !== "ceiling"));
   try {
     const publishing = new Map(SHARD_COUNTS.map((shards) => [shards, []]));
-    for (let r = 1; r <= runs; r += 1)
+    for (let r = 1; r <= (options.only === undefined ? runs : 0); r += 1)
       for (const [shards, config] of configs) {
         const row = await withServer(
           fixture.state,
@@ -755,6 +764,7 @@ async function shardsBench() {
         };
       }),
     );
+    if (options.only !== undefined) return;
     const publishedOne = publishing.get(one);
     console.log(
       `\npublishing from ${PUBLISHING_CLIENTS} clients at once, ${perClient} ads each, medians of ${runs} runs:`,

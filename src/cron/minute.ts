@@ -3,7 +3,7 @@ import { getDb } from "../db/client";
 import { topUpIdBlocks } from "../db/ids";
 import type { ShardEnv } from "../env";
 import { log } from "../lib/log";
-import { archiveJobs, archiveLedger, archiveOldLogs } from "../services/archive";
+import { archiveImageJobs, archiveJobs, archiveLedger, archiveOldLogs } from "../services/archive";
 import { dispatchEvents } from "../services/events";
 import { pullMarketData } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
@@ -57,6 +57,10 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
     { name: "events", run: async () => ({ archived: await archiveOldLogs(onWallClock(), { limit: 1000 }) }) },
     { name: "archivedJobs", run: async () => ({ archived: await archiveJobs(onWallClock(), { limit: 500 }) }) },
     { name: "archivedLedger", run: async () => ({ archived: await archiveLedger(onWallClock(), { limit: 500 }) }) },
+    {
+      name: "archivedImageJobs",
+      run: async () => ({ archived: await archiveImageJobs(onWallClock(), { limit: 500 }) }),
+    },
     { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(ctx, { requestId: ctx.requestId }) }) },
     { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(ctx, { limit: 200 }) }) },
     {

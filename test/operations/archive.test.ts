@@ -20,6 +20,7 @@ const MONTH = "2025-01";
 
 type Entry = { entryId: number; amount: number; kind: string; description: string };
 type Job = { queueItemId: number; cost: number; state: string };
+type ImageJob = { jobId: number; done: boolean; result: boolean };
 
 const wallet = async (key: string, userId: number) =>
   expectEnvelope(await call("GET", `/wallet/${userId}`, { key }), 200).data as { balance: number; entries: Entry[] };
@@ -28,7 +29,7 @@ const archived = async <T>(key: string, kind: string, query = "") =>
 const minute = () => runScheduled(onTestShard(env, SHARD), Date.now());
 
 describe("the archive", () => {
-  it("takes jobs, ledger entries, events and deliveries past their window to R2, readable, the balance exact", async () => {
+  it("takes jobs, image jobs, ledger entries, events and deliveries past their window to R2, readable, the balance exact", async () => {
     const partner = await newClient({ partner: true, shard: SHARD });
     const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
     const { key } = partner;
@@ -46,12 +47,31 @@ describe("the archive", () => {
       return jobs.length === 2 && jobs.every((job) => job.state === "done") ? true : undefined;
     }, "the update's job");
     await eventually(async () => ((await receivedBy(hooks.name)).length > 0 ? true : undefined), "a delivery");
+    // Two image jobs: one stored (its image is on the ad), one refused (not an image).
+    expectEnvelope(
+      await call("POST", `/images/${adId}`, {
+        key,
+        body: {
+          images: [
+            { image: { url: "http://images.test/red.png" } },
+            { image: { url: "http://images.test/notes.txt" } },
+          ],
+        },
+      }),
+      200,
+    );
+    const imageJobs = await eventually(async () => {
+      const jobs = expectEnvelope(await call("GET", `/imagestatus/${userId}`, { key }), 200).data as ImageJob[];
+      return jobs.length === 2 && jobs.every((job) => job.done) ? jobs : undefined;
+    }, "the image jobs");
+    const [stored, refused] = [imageJobs.find((job) => job.result), imageJobs.find((job) => !job.result)];
     const before = await wallet(key, userId);
     expect(before.entries.map((entry) => entry.kind).sort()).toEqual(["charge", "credit"]);
 
     // Long ago, as far as the database knows.
     await db.batch([
       db.prepare("UPDATE queue_items SET created_at = ? WHERE user_id = ?").bind(LONG_AGO, userId),
+      db.prepare("UPDATE image_jobs SET created_at = ? WHERE user_id = ?").bind(LONG_AGO, userId),
       db.prepare("UPDATE wallet_entries SET created_at = ? WHERE user_id = ?").bind(LONG_AGO, userId),
       db.prepare("UPDATE events SET occurred_at = ? WHERE client_id = ?").bind(LONG_AGO, partner.client.id),
       db
@@ -84,12 +104,28 @@ describe("the archive", () => {
     expect(ledger.map((entry) => entry.entryId).sort()).toEqual(before.entries.map((entry) => entry.entryId).sort());
     expect(ledger.reduce((sum, entry) => sum + entry.amount, 0)).toBe(before.balance);
 
-    // Jobs: the placement's is archived, its publication's latest (the update's) stays.
+    // Jobs: the placement's is archived with every other finished one; its publication's latest stays.
     const jobs = expectEnvelope(await call("GET", `/jobs/?userId=${userId}`, { key }), 200).data as Job[];
-    expect(jobs.map((job) => job.queueItemId)).not.toContain(placement?.queueItemId);
     expect(jobs).toHaveLength(1);
-    expect(await archived<Job>(key, "jobs", `&userId=${userId}`)).toEqual([
+    const archivedJobs = await archived<Job>(key, "jobs", `&userId=${userId}`);
+    expect(archivedJobs).toContainEqual(
       expect.objectContaining({ queueItemId: placement?.queueItemId, cost: placement?.cost, state: "done" }),
+    );
+    expect(archivedJobs.map((job) => job.queueItemId)).not.toContain(jobs[0]?.queueItemId);
+    const latest = await db
+      .prepare("SELECT queue_item_id AS id FROM ad_publications WHERE ad_id = ?")
+      .bind(adId)
+      .first();
+    expect(latest).toEqual({ id: jobs[0]?.queueItemId });
+
+    // Image jobs: the refused one is archived, the stored image's stays with its image.
+    expect(
+      (expectEnvelope(await call("GET", `/imagestatus/${userId}`, { key }), 200).data as ImageJob[]).map(
+        (j) => j.jobId,
+      ),
+    ).toEqual([stored?.jobId]);
+    expect(await archived<ImageJob>(key, "images", `&userId=${userId}`)).toEqual([
+      expect.objectContaining({ jobId: refused?.jobId, done: true, result: false }),
     ]);
 
     // Events and deliveries: gone from the database, in the archive.
@@ -110,7 +146,7 @@ describe("the archive", () => {
     // Objects per group and month, NDJSON a person can read.
     const listing = await env.ARCHIVE.list({ prefix: `archive/${await groupOf(partner.client.id)}/${MONTH}/` });
     const kinds = new Set(listing.objects.map((object) => object.key.split("/")[3]));
-    expect([...kinds].sort()).toEqual(["deliveries", "events", "jobs", "ledger"]);
+    expect([...kinds].sort()).toEqual(["deliveries", "events", "images", "jobs", "ledger"]);
 
     // Another client sees none of it.
     expectError(

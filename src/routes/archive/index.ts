@@ -5,6 +5,7 @@ import { list } from "../../lib/envelope";
 import { rowId } from "../../lib/fields";
 import { type ArchiveKind, ArchiveQuery, readArchive } from "../../services/archive";
 import { Event, WebhookDelivery } from "../../services/events";
+import { ImageStatus } from "../../services/images";
 import { Job } from "../../services/publishing";
 import { WalletEntry } from "../../services/wallet";
 import { serviceContext } from "../context";
@@ -15,6 +16,7 @@ const tags = ["Archive"];
 /** Each kind the archive holds, with its rows' shape (as the live list of the same rows shows them). */
 const KINDS = {
   jobs: { item: Job, live: "GET /jobs/" },
+  images: { item: ImageStatus, live: "GET /imagestatus/<userId>" },
   ledger: { item: WalletEntry, live: "GET /wallet/<userId>" },
   events: { item: Event, live: "GET /events/" },
   deliveries: {
@@ -41,6 +43,7 @@ async function archivePage(c: Context<AppEnv>, kind: ArchiveKind, query: z.infer
 
 export const archiveRouter = createRouter()
   .openapi(archiveRoute("jobs"), async (c) => c.json(await archivePage(c, "jobs", c.req.valid("query")), 200))
+  .openapi(archiveRoute("images"), async (c) => c.json(await archivePage(c, "images", c.req.valid("query")), 200))
   .openapi(archiveRoute("ledger"), async (c) => c.json(await archivePage(c, "ledger", c.req.valid("query")), 200))
   .openapi(archiveRoute("events"), async (c) => c.json(await archivePage(c, "events", c.req.valid("query")), 200))
   .openapi(archiveRoute("deliveries"), async (c) =>

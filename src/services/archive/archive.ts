@@ -10,9 +10,11 @@ import { d1Statement, namedBatch } from "../../db/client";
 import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import {
+  adImages,
   adPublications,
   apiClients,
   events,
+  imageJobs,
   publishJobs,
   users,
   walletEntries,
@@ -24,16 +26,17 @@ import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { EVENT_RETENTION_MS, eventView, pastRetention } from "../events/events";
 import { deliveryView } from "../events/webhooks";
+import { toImageStatus } from "../images/images";
 import { jobColumns, jobView } from "../publishing/jobs/view";
 import { clientIdOf, requireUserHistory } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 import { entryView } from "../wallet/wallet";
 
 /** Days a row stays in D1 after it was written; events and deliveries keep EVENT_RETENTION_MS (30 days). */
-export const HOT_WINDOW_DAYS = { jobs: 90, ledger: 90 } as const;
+export const HOT_WINDOW_DAYS = { jobs: 90, ledger: 90, images: 90 } as const;
 
 /** What the archive holds, by kind: each is a folder of a group's month. */
-export type ArchiveKind = "jobs" | "ledger" | "events" | "deliveries";
+export type ArchiveKind = "jobs" | "images" | "ledger" | "events" | "deliveries";
 
 /** One archived row: whose it is (a line's client and user) and what the API showed of it. */
 export interface ArchivedRow {
@@ -82,6 +85,38 @@ export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: Ar
   );
 }
 
+/** A user's row's client and group, read beside it (joined to its user). */
+const ownerOfUserRow = { clientId: users.clientId, groupId: groupOfClientColumn(users.clientId) };
+
+/** Whose a user's row is, and when it was written, for its archive line. */
+const userRowOf = (
+  row: { id: number; userId: number; createdAt: string },
+  clientId: number | null,
+  groupId: number,
+) => ({
+  id: row.id,
+  groupId,
+  clientId,
+  userId: row.userId,
+  at: row.createdAt,
+});
+
+/**
+ * Writes rows to the archive, then takes them out of D1 (`remove`, given their ids): answers how many. A
+ * run that dies between the two writes the same objects again next time.
+ */
+async function moveToArchive(
+  bucket: R2Bucket,
+  kind: ArchiveKind,
+  rows: ArchivedRow[],
+  remove: (ids: number[]) => Promise<unknown>,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  await writeArchive(bucket, kind, rows);
+  await remove(rows.map((row) => row.id));
+  return rows.length;
+}
+
 /**
  * Cron: finished jobs past their window leave D1 for the archive, at most `limit` a run, oldest first.
  * The latest job of a publication stays (its status names it), whatever its age.
@@ -89,7 +124,7 @@ export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: Ar
 export async function archiveJobs(ctx: JobContext, input: { limit: number }): Promise<number> {
   const { db, env, now } = ctx;
   const rows = await db
-    .select({ ...jobColumns, job: publishJobs, clientId: users.clientId, groupId: groupOfClientColumn(users.clientId) })
+    .select({ ...jobColumns, job: publishJobs, ...ownerOfUserRow })
     .from(publishJobs)
     .innerJoin(users, eq(users.id, publishJobs.userId))
     .where(
@@ -103,26 +138,43 @@ export async function archiveJobs(ctx: JobContext, input: { limit: number }): Pr
     )
     .orderBy(asc(publishJobs.id))
     .limit(input.limit);
-  if (rows.length === 0) return 0;
-  await writeArchive(
+  return moveToArchive(
     env.ARCHIVE,
     "jobs",
     rows.map(({ job, refunded, laterJob, clientId, groupId }) => ({
-      id: job.id,
-      groupId,
-      clientId,
-      userId: job.userId,
-      at: job.createdAt,
+      ...userRowOf(job, clientId, groupId),
       row: jobView({ ...job, refunded, laterJob }),
     })),
+    (ids) => db.delete(publishJobs).where(inList(publishJobs.id, ids)),
   );
-  await db.delete(publishJobs).where(
-    inList(
-      publishJobs.id,
-      rows.map(({ job }) => job.id),
-    ),
+}
+
+/**
+ * Cron: finished image jobs past their window whose image is not on its ad (failed, cancelled, or
+ * replaced since) leave D1 for the archive, at most `limit` a run, oldest first. The job of an image the
+ * ad shows stays while it does (the image names it).
+ */
+export async function archiveImageJobs(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const { db, env, now } = ctx;
+  const rows = await db
+    .select({ job: imageJobs, ...ownerOfUserRow })
+    .from(imageJobs)
+    .innerJoin(users, eq(users.id, imageJobs.userId))
+    .where(
+      and(
+        eq(imageJobs.done, true),
+        lt(imageJobs.createdAt, windowStart(now, HOT_WINDOW_DAYS.images)),
+        notExists(db.select({ one: sql`1` }).from(adImages).where(eq(adImages.jobId, imageJobs.id))),
+      ),
+    )
+    .orderBy(asc(imageJobs.id))
+    .limit(input.limit);
+  return moveToArchive(
+    env.ARCHIVE,
+    "images",
+    rows.map(({ job, clientId, groupId }) => ({ ...userRowOf(job, clientId, groupId), row: toImageStatus(job) })),
+    (ids) => db.delete(imageJobs).where(inList(imageJobs.id, ids)),
   );
-  return rows.length;
 }
 
 /**
@@ -153,7 +205,7 @@ function bringForward(d1: D1Database, userId: number, ids: number[], through: st
 export async function archiveLedger(ctx: JobContext, input: { limit: number }): Promise<number> {
   const { db, env, now } = ctx;
   const rows = await db
-    .select({ entry: walletEntries, clientId: users.clientId, groupId: groupOfClientColumn(users.clientId) })
+    .select({ entry: walletEntries, ...ownerOfUserRow })
     .from(walletEntries)
     .innerJoin(users, eq(users.id, walletEntries.userId))
     .where(
@@ -164,29 +216,22 @@ export async function archiveLedger(ctx: JobContext, input: { limit: number }): 
     )
     .orderBy(asc(walletEntries.id))
     .limit(input.limit);
-  if (rows.length === 0) return 0;
-  await writeArchive(
+  return moveToArchive(
     env.ARCHIVE,
     "ledger",
-    rows.map(({ entry, clientId, groupId }) => ({
-      id: entry.id,
-      groupId,
-      clientId,
-      userId: entry.userId,
-      at: entry.createdAt,
-      row: entryView(entry),
-    })),
+    rows.map(({ entry, clientId, groupId }) => ({ ...userRowOf(entry, clientId, groupId), row: entryView(entry) })),
+    async () => {
+      const byPayer = new Map<number, { ids: number[]; through: string }>();
+      for (const { entry } of rows)
+        byPayer.set(entry.userId, {
+          ids: [...(byPayer.get(entry.userId)?.ids ?? []), entry.id],
+          through: formatDateTime(entry.createdAt),
+        });
+      await env.shard.d1.batch(
+        [...byPayer].flatMap(([userId, { ids, through }]) => bringForward(env.shard.d1, userId, ids, through)),
+      );
+    },
   );
-  const byPayer = new Map<number, { ids: number[]; through: string }>();
-  for (const { entry } of rows)
-    byPayer.set(entry.userId, {
-      ids: [...(byPayer.get(entry.userId)?.ids ?? []), entry.id],
-      through: formatDateTime(entry.createdAt),
-    });
-  await env.shard.d1.batch(
-    [...byPayer].flatMap(([userId, { ids, through }]) => bringForward(env.shard.d1, userId, ids, through)),
-  );
-  return rows.length;
 }
 
 /**

@@ -1,2 +1,10 @@
-export { type ArchiveKind, archiveJobs, archiveLedger, archiveOldLogs, HOT_WINDOW_DAYS, readArchive } from "./archive";
+export {
+  type ArchiveKind,
+  archiveImageJobs,
+  archiveJobs,
+  archiveLedger,
+  archiveOldLogs,
+  HOT_WINDOW_DAYS,
+  readArchive,
+} from "./archive";
 export { ARCHIVE_KINDS, ArchiveQuery } from "./schemas";

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { pagingQuery, queryId } from "../../lib/fields";
 
 /** What the archive holds: each kind is read by its own route, `GET /archive/<kind>`. */
-export const ARCHIVE_KINDS = ["jobs", "ledger", "events", "deliveries"] as const;
+export const ARCHIVE_KINDS = ["jobs", "images", "ledger", "events", "deliveries"] as const;
 
 export const ArchiveQuery = pagingQuery(1000, 100).extend({
   month: z
@@ -11,5 +11,5 @@ export const ArchiveQuery = pagingQuery(1000, 100).extend({
     .openapi({ description: "The month the rows were written in (UTC), as YYYY-MM", example: "2025-01" }),
   userId: queryId()
     .optional()
-    .openapi({ description: "That user's rows (jobs, ledger, events); without it, the calling client's own" }),
+    .openapi({ description: "That user's rows (jobs, images, ledger, events); without it, the calling client's own" }),
 });

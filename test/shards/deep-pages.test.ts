@@ -3,7 +3,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AdsQueryInput } from "../../src/services/adViews/schemas";
-import { type AdsSample, deepPageBoundary, SAMPLE_EVERY } from "../../src/services/adViews/search";
+import {
+  type AdsSample,
+  deepPageBoundary,
+  mergeDeepPage,
+  partPastBoundary,
+  SAMPLE_EVERY,
+} from "../../src/services/adViews/search";
 import { call, expectEnvelope, newClient } from "../harness/api";
 import { createUser, seedAds } from "../harness/data";
 
@@ -13,8 +19,8 @@ const sampleOf = (ids: number[], end: number): AdsSample => ({
   totalItems: ids.length,
 });
 
-describe("a deep page's boundary", () => {
-  it("has at most the skipped rows at or before it, and each partition's page rows within its reads after it", () => {
+describe("a deep page found through samples", () => {
+  it("is the page every partition's ids make, however they interleave", () => {
     fc.assert(
       fc.property(
         // Partitions as runs of consecutive ids (a group's blocks), in any interleaving and any skew.
@@ -23,37 +29,73 @@ describe("a deep page's boundary", () => {
           maxLength: 4,
         }),
         fc.boolean(),
+        fc.boolean(),
         fc.integer({ min: 1, max: 25 }),
-        fc.double({ min: 0, max: 1, noNaN: true }),
-        (runs, descending, itemsPerPage, depth) => {
-          // Run r of partition p holds ids from block r * 4 + p: partitions interleave by blocks.
+        fc.double({ min: 0, max: 1.05, noNaN: true }),
+        (runs, striped, descending, itemsPerPage, depth) => {
+          // Run r of partition p holds ids from block r * 4 + p (partitions interleave by blocks), or, striped,
+          // every id of partition p is one apart from the others' (they interleave row by row).
           const parts = runs.map((lengths, p) =>
-            lengths.flatMap((length, r) => Array.from({ length }, (_, i) => (r * 4 + p) * 4_096 + i + 1)),
+            lengths.flatMap((length, r) =>
+              Array.from({ length }, (_, i) => (striped ? ((r * 2_000 + i) * 4 + p) * 4 : (r * 4 + p) * 4_096 + i) + 1),
+            ),
           );
           const ordered = (ids: number[]) => [...ids].sort((a, b) => (descending ? b - a : a - b));
           const all = ordered(parts.flat());
           const page = Math.max(1, Math.ceil((depth * all.length) / itemsPerPage));
           const q = { page, itemsPerPage, order: [{ field: "created", descending }] } as AdsQueryInput;
-          const end = page * itemsPerPage;
-          const found = deepPageBoundary(
-            q,
-            parts.map((ids) => sampleOf(ordered(ids), end)),
-          );
+          const sampled = parts.map((ids) => sampleOf(ordered(ids), page * itemsPerPage));
+          const found = deepPageBoundary(q, sampled);
           if (!found) return;
-          const atOrBefore = (id: number) => (descending ? id >= found.boundary : id <= found.boundary);
-          const skipped = (page - 1) * itemsPerPage;
-          expect(all.filter(atOrBefore).length).toBeLessThanOrEqual(skipped);
-          const pageIds = new Set(all.slice(skipped, end));
-          for (const ids of parts) {
-            const after = ordered(ids).filter((id) => !atOrBefore(id));
-            expect(after.slice(0, found.after).filter((id) => pageIds.has(id)).length).toBe(
-              after.filter((id) => pageIds.has(id)).length,
+          // What each partition reads from its sample (adsAfterBoundary's query), then the merge.
+          const read = parts.map((ids, at) => {
+            const sample = found.from[at];
+            const mine = ordered(ids);
+            const start = sample ? mine.indexOf(sample.id) + 1 : 0;
+            return partPastBoundary(
+              mine.slice(start, start + SAMPLE_EVERY - 1 + found.after),
+              { ...found, sample },
+              descending,
             );
-          }
+          });
+          const merged = mergeDeepPage(q, sampled, read);
+          expect(merged.shown.map((ad) => ad.adId)).toEqual(all.slice((page - 1) * itemsPerPage, page * itemsPerPage));
+          expect(merged.totalItems).toBe(all.length);
         },
       ),
       { numRuns: 1_000 },
     );
+  });
+
+  it("holds where a partition has one row short of a sample before the boundary, at every page", () => {
+    // Partition 0: 500 even ids, its one sample the last; partition 1: 499 odd ids below it, then 500 above.
+    const parts = [
+      Array.from({ length: 500 }, (_, i) => 2 * (i + 1)),
+      [...Array.from({ length: 499 }, (_, i) => 2 * i + 1), ...Array.from({ length: 500 }, (_, i) => 1_001 + 2 * i)],
+    ];
+    const all = parts.flat().sort((a, b) => a - b);
+    let found = 0;
+    for (let page = 1; page <= all.length + 1; page += 1) {
+      const q = { page, itemsPerPage: 1 } as AdsQueryInput;
+      const sampled = parts.map((ids) => sampleOf(ids, page));
+      const boundary = deepPageBoundary(q, sampled);
+      if (!boundary) continue;
+      found += 1;
+      const read = parts.map((ids, at) => {
+        const sample = boundary.from[at];
+        const start = sample ? ids.indexOf(sample.id) + 1 : 0;
+        return partPastBoundary(
+          ids.slice(start, start + SAMPLE_EVERY - 1 + boundary.after),
+          { ...boundary, sample },
+          false,
+        );
+      });
+      expect(
+        mergeDeepPage(q, sampled, read).shown.map((ad) => ad.adId),
+        `page ${page}`,
+      ).toEqual(all.slice(page - 1, page));
+    }
+    expect(found).toBeGreaterThan(0);
   });
 
   it("is found for a page far past SAMPLE_EVERY rows of two partitions", () => {

@@ -53,7 +53,11 @@ async function shownOfEveryShard(c: Context<AppEnv>, query: z.infer<typeof AdsQu
     const sampled = await onEveryShard(c, (ctx) => adsSampleOf(ctx, query));
     const boundary = deepPageBoundary(query, sampled);
     if (boundary)
-      return mergeDeepPage(query, sampled, await onEveryShard(c, (ctx) => adsAfterBoundary(ctx, query, boundary)));
+      return mergeDeepPage(
+        query,
+        sampled,
+        await onEveryShard(c, (ctx, at) => adsAfterBoundary(ctx, query, boundary, at)),
+      );
   }
   return mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)));
 }

@@ -1,18 +1,4 @@
-import {
-  type AnyColumn,
-  and,
-  asc,
-  count,
-  eq,
-  gt,
-  gte,
-  inArray,
-  lt,
-  lte,
-  type SQL,
-  type SQLWrapper,
-  sql,
-} from "drizzle-orm";
+import { type AnyColumn, and, asc, count, eq, gt, inArray, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { namedBatch } from "../../db/client";
 import { inList } from "../../db/inList";
@@ -504,9 +490,10 @@ function mergedPageOf(q: AdsQueryInput, shown: { part: number; adId: number }[],
  * costs the Worker the whole depth (180,000 ids from each of two shards for a page 90% into 200,000 ads).
  * Instead: each partition samples its ids at every SAMPLE_EVERY-th place up to the page's end (`adsSampleOf`:
  * SQLite walks the index, the Worker gets one id in SAMPLE_EVERY); the samples name an id `boundary` with at
- * most the page's skipped rows at or before it (`deepPageBoundary`); then each partition counts its rows at
- * or before it and reads the few after it (`adsAfterBoundary`), and the page is their merge: exact, in two
- * round trips, whatever the depth and however the ids spread over the partitions.
+ * most the page's skipped rows at or before it (`deepPageBoundary`); then each partition reads on from its
+ * latest sample before it, fewer than SAMPLE_EVERY rows to the boundary (which it counts) and the few
+ * after it (`adsAfterBoundary`), and the page is their merge: exact, in two round trips, whatever the
+ * depth and however the ids spread over the partitions.
  */
 export const SAMPLE_EVERY = 500;
 
@@ -570,45 +557,69 @@ export async function adsSampleOf(ctx: ServiceContext, q: AdsQueryInput): Promis
  * the place of its latest sample at or before it, and fewer than that place plus SAMPLE_EVERY (a row at
  * that place would have been sampled, or lies past the page's end, which no sampled id does), and its count.
  */
-export function deepPageBoundary(
-  q: AdsQueryInput,
-  parts: AdsSample[],
-): { boundary: number; after: number } | undefined {
+export function deepPageBoundary(q: AdsQueryInput, parts: AdsSample[]): DeepPageBoundary | undefined {
   const { position, itemsPerPage, descending } = mergedWindow(q);
   const skipped = (position.page - 1) * itemsPerPage;
   const atOrBefore = (a: number, b: number) => (descending ? a >= b : a <= b);
-  let best: { boundary: number; known: number } | undefined;
+  let best: DeepPageBoundary | undefined;
+  let bestKnown = 0;
   for (const candidate of parts.flatMap((part) => part.samples)) {
-    let known = 0;
-    let most = 0;
-    for (const { samples, totalItems } of parts) {
-      const place = samples.filter((sample) => atOrBefore(sample.id, candidate.id)).at(-1)?.place ?? 0;
-      known += place;
-      most += Math.min(place + SAMPLE_EVERY - 1, totalItems);
+    const from = parts.map(({ samples }) => samples.filter((sample) => atOrBefore(sample.id, candidate.id)).at(-1));
+    const known = from.reduce((sum, sample) => sum + (sample?.place ?? 0), 0);
+    const most = parts.reduce(
+      (sum, { totalItems }, at) => sum + Math.min((from[at]?.place ?? 0) + SAMPLE_EVERY - 1, totalItems),
+      0,
+    );
+    if (most <= skipped && (!best || known > bestKnown)) {
+      best = { boundary: candidate.id, after: position.page * itemsPerPage - known, from };
+      bestKnown = known;
     }
-    if (most <= skipped && (!best || known > best.known)) best = { boundary: candidate.id, known };
   }
-  return best && { boundary: best.boundary, after: position.page * itemsPerPage - best.known };
+  return best;
 }
 
-/** One partition's part of a deep page: its rows at or before the boundary, counted, and its next `after` ids. */
+/**
+ * A deep page's boundary: an id, how many ids past it each partition reads, and each partition's latest
+ * sample at or before it (whence it reads: fewer than SAMPLE_EVERY of its rows lie between the two).
+ */
+export interface DeepPageBoundary {
+  boundary: number;
+  after: number;
+  from: ({ id: number; place: number } | undefined)[];
+}
+
+/**
+ * One partition's part of a deep page: its rows at or before the boundary, counted (its sample's place and
+ * the rows from that sample to the boundary), and its next `after` ids, read in one seek from its sample.
+ */
 export async function adsAfterBoundary(
   ctx: ServiceContext,
   q: AdsQueryInput,
-  { boundary, after }: { boundary: number; after: number },
+  { boundary, after, from }: DeepPageBoundary,
+  part: number,
 ): Promise<{ adIds: number[]; atOrBefore: number }> {
   const { descending } = mergedWindow(q);
-  const { visible, filters } = conditions(ctx.caller, q);
-  const counted = catalogueJoins(q)(ctx.db.select({ n: count() }).from(ads).$dynamic()).where(
-    and(
-      inArray(ads.userId, ctx.db.select({ id: users.id }).from(users).where(visible)),
-      ...filters,
-      descending ? gte(ads.id, boundary) : lte(ads.id, boundary),
-    ),
+  const sample = from[part];
+  const past = (id: number) => (descending ? lt(ads.id, id) : gt(ads.id, id));
+  const rows = await listIds(ctx, q, descending, sample && past(sample.id), SAMPLE_EVERY - 1 + after);
+  return partPastBoundary(
+    rows.map((row) => row.id),
+    { boundary, after, sample },
+    descending,
   );
-  const next = listIds(ctx, q, descending, descending ? lt(ads.id, boundary) : gt(ads.id, boundary), after);
-  const { before, rows } = await namedBatch(ctx.db, { before: counted, rows: next });
-  return { adIds: rows.map((row) => row.id), atOrBefore: before[0]?.n ?? 0 };
+}
+
+/**
+ * A partition's part of a deep page from the ids it has past its sample (in the list's order, at least
+ * SAMPLE_EVERY − 1 + `after` of them or all): its rows at or before the boundary and its next `after` ids.
+ */
+export function partPastBoundary(
+  ids: number[],
+  { boundary, after, sample }: { boundary: number; after: number; sample: { place: number } | undefined },
+  descending: boolean,
+): { adIds: number[]; atOrBefore: number } {
+  const beyond = ids.filter((id) => (descending ? id < boundary : id > boundary));
+  return { adIds: beyond.slice(0, after), atOrBefore: (sample?.place ?? 0) + ids.length - beyond.length };
 }
 
 /** The deep page merged from each partition's part past the boundary, as `mergeAdsParts` answers a page. */

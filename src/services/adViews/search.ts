@@ -525,25 +525,23 @@ function listIds(ctx: ServiceContext, q: AdsQueryInput, descending: boolean, whe
     .limit(limit);
 }
 
-/** One partition's sample for a deep page (`sampledDeepPage`): its ids at every SAMPLE_EVERY-th place up to the page's end. */
+/**
+ * One partition's sample for a deep page (`sampledDeepPage`): its ids at every SAMPLE_EVERY-th place up to
+ * the page's end, each found by a hop of SAMPLE_EVERY rows along the order index from the one before (a
+ * recursive query: SQLite steps past each row once, and numbers nothing; a window function over the same
+ * rows cost it six times as much).
+ */
 export async function adsSampleOf(ctx: ServiceContext, q: AdsQueryInput): Promise<AdsSample> {
   const { position, itemsPerPage, descending } = mergedWindow(q);
-  const upToEnd = listIds(ctx, q, descending, undefined, position.page * itemsPerPage).as("up_to_end");
-  const ranked = ctx.db
-    .select({
-      id: upToEnd.id,
-      place: sql<number>`row_number() OVER (ORDER BY ${upToEnd.id} ${sql.raw(descending ? "DESC" : "ASC")})`.as(
-        "place",
-      ),
-    })
-    .from(upToEnd)
-    .as("ranked");
+  const hop = (from: SQL | undefined) =>
+    listIds(ctx, q, descending, from && (descending ? lt(ads.id, from) : gt(ads.id, from)), 1).offset(SAMPLE_EVERY - 1);
   const [samples, { totalItems }] = await Promise.all([
-    ctx.db
-      .select({ id: ranked.id, place: ranked.place })
-      .from(ranked)
-      .where(sql`${ranked.place} % ${SAMPLE_EVERY} = 0`)
-      .orderBy(asc(ranked.place)),
+    ctx.db.all<{ id: number; place: number }>(
+      sql`WITH RECURSIVE hops(id, place) AS (SELECT (${hop(undefined)}), ${SAMPLE_EVERY}
+        UNION ALL SELECT (${hop(sql`hops.id`)}), place + ${SAMPLE_EVERY} FROM hops
+        WHERE hops.id IS NOT NULL AND place + ${SAMPLE_EVERY} <= ${position.page * itemsPerPage})
+      SELECT id, place FROM hops WHERE id IS NOT NULL`,
+    ),
     // The list's count, as its first page reads it.
     searchPage(ctx, { ...q, page: 1, itemsPerPage: 1, cursor: undefined }, true),
   ]);

@@ -515,12 +515,7 @@ async function growthBench() {
   for (const size of sizes) {
     const fixture = seededState(size);
     try {
-      measured.push(
-        await readScenarios(
-          fixture,
-          chosen(scenariosOf(fixture).filter((s) => s.kind !== "ceiling")),
-        ),
-      );
+      measured.push(await readScenarios(fixture, chosen(scenariosOf(fixture).filter((s) => s.kind !== "ceiling"))));
     } finally {
       rmSync(fixture.state, { recursive: true, force: true });
     }

@@ -171,7 +171,7 @@ describe("the archive", () => {
     expect(carried.entries).toEqual([expect.objectContaining({ amount: before.balance - 2_500 })]);
   });
 
-  it("a run that dies after writing R2 and before its D1 batch is run again: nothing lost, nothing carried twice", async () => {
+  it("a run that dies after writing R2 and before its D1 batch is run again: nothing lost, carried or read twice", async () => {
     const partner = await newClient({ partner: true, shard: SHARD });
     const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
     const userId = await connectedSeller(partner.key, internal.key, 70_000);
@@ -198,7 +198,8 @@ describe("the archive", () => {
     });
     const now = new Date();
     await expect(
-      archiveLedger({ db: getDb(dying), env: onTestShard(env, SHARD, dying), now }, { limit: 500 }),
+      // Two of the three: the next run picks all three, so two of them are in two objects.
+      archiveLedger({ db: getDb(dying), env: onTestShard(env, SHARD, dying), now }, { limit: 2 }),
     ).rejects.toThrow("the process died");
     expect(await wallet(partner.key, userId)).toEqual(before);
 

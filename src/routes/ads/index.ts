@@ -56,7 +56,7 @@ async function shownOfEveryShard(c: Context<AppEnv>, query: z.infer<typeof AdsQu
       return mergeDeepPage(
         query,
         sampled,
-        await onEveryShard(c, (ctx, at) => adsAfterBoundary(ctx, query, boundary, at)),
+        await onEveryShard(c, (ctx, part) => adsAfterBoundary(ctx, { query, boundary, part })),
       );
   }
   return mergeAdsParts(query, await onEveryShard(c, (ctx) => adsPartOf(ctx, query)));

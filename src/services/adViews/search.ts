@@ -592,10 +592,13 @@ export interface DeepPageBoundary {
  */
 export async function adsAfterBoundary(
   ctx: ServiceContext,
-  q: AdsQueryInput,
-  { boundary, after, from }: DeepPageBoundary,
-  part: number,
+  input: { query: AdsQueryInput; boundary: DeepPageBoundary; part: number },
 ): Promise<{ adIds: number[]; atOrBefore: number }> {
+  const {
+    query: q,
+    boundary: { boundary, after, from },
+    part,
+  } = input;
   const { descending } = mergedWindow(q);
   const sample = from[part];
   const past = (id: number) => (descending ? lt(ads.id, id) : gt(ads.id, id));

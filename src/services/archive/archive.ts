@@ -3,7 +3,7 @@
  * (`ARCHIVE`), as NDJSON per client group, month and kind, each line the row as the API shows it with
  * whose it is. So a shard's size in steady state is its live ads and a window of each log, and a client
  * still reads its history (GET /archive/). An object is written before its rows are deleted, under a key
- * named by the first and last id it holds: a run that dies between the two writes the same object again.
+ * named by the first and last id it holds: a run that dies between the two writes its rows again.
  */
 import { and, asc, eq, inArray, lt, notExists, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { d1Statement, namedBatch } from "../../db/client";
@@ -63,19 +63,23 @@ export const groupOfClientColumn = (clientId: SQLWrapper): SQL<number> =>
 
 /**
  * Writes rows into the archive: one NDJSON object per group and month, named by its first and last id.
- * Lines are `{"clientId":…,"userId":…,"row":{…}}`, oldest first.
+ * Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`, oldest first. A run that died after writing
+ * may be followed by one that picks a different set of rows (a row became due meanwhile): the same row
+ * can then be in two objects, and the reader keeps it once, by its id.
  */
 export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: ArchivedRow[]): Promise<void> {
   const objects = new Map<string, ArchivedRow[]>();
   for (const row of rows) {
     const folder = `${monthFolder(row.groupId, row.at.slice(0, 7))}${kind}/`;
-    objects.set(folder, [...(objects.get(folder) ?? []), row]);
+    const lines = objects.get(folder) ?? [];
+    lines.push(row);
+    objects.set(folder, lines);
   }
   await Promise.all(
     [...objects].map(([folder, lines]) => {
       const ids = lines.map((line) => line.id);
       const body = lines
-        .map(({ clientId, userId, row }) => JSON.stringify({ clientId, userId, row }))
+        .map(({ id, clientId, userId, row }) => JSON.stringify({ id, clientId, userId, row }))
         .join("\n")
         .concat("\n");
       return bucket.put(`${folder}${Math.min(...ids)}-${Math.max(...ids)}.ndjson`, body, {
@@ -314,7 +318,7 @@ export async function archiveOldLogs(ctx: JobContext, input: { limit: number }):
 }
 
 /** A line of an archive object, as written by `writeArchive`. */
-type ArchiveLine = { clientId: number | null; userId: number | null; row: Record<string, unknown> };
+type ArchiveLine = { id: number; clientId: number | null; userId: number | null; row: Record<string, unknown> };
 
 /**
  * GET /archive/<kind>: a month's archived rows of one kind, oldest first, a page at a time. With `userId`
@@ -350,12 +354,16 @@ export async function readArchive(
   const mine = (line: ArchiveLine) =>
     userId === undefined ? line.clientId === clientIdOf(caller) : line.userId === userId;
   const rows: Record<string, unknown>[] = [];
+  const seen = new Set<number>();
   for (const key of keys) {
     const text = (await (await env.ARCHIVE.get(key))?.text()) ?? "";
     for (const line of text.split("\n"))
       if (line) {
         const parsed = JSON.parse(line) as ArchiveLine;
-        if (mine(parsed)) rows.push(parsed.row);
+        if (mine(parsed) && !seen.has(parsed.id)) {
+          seen.add(parsed.id);
+          rows.push(parsed.row);
+        }
       }
   }
   return {

@@ -405,6 +405,26 @@ function groupCpuSeconds(pgid) {
   return ticks / 100; // USER_HZ
 }
 
+/** CPU ticks of each thread of the workerd processes in the server's process group. */
+function workerdThreadTicks(pgid) {
+  const ticks = new Map();
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      if (Number(fields[2]) !== pgid || !readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("workerd")) continue;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const thread = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
+        ticks.set(`${pid}/${tid}`, Number(thread[11]) + Number(thread[12]));
+      }
+    } catch {} // the process or thread ended meanwhile
+  }
+  return ticks;
+}
+
+/** The busiest workerd thread's share of a core between two readings `seconds` apart (1: it was saturated). */
+const busiestThread = (before, after, seconds) =>
+  Math.max(0, ...[...after].map(([thread, ticks]) => (ticks - (before.get(thread) ?? 0)) / 100 / seconds));
+
 /** The scenario's path; one that follows a cursor asks for it first. */
 async function pathOf(scenario) {
   if (!scenario.cursorFrom) return scenario.path;
@@ -713,14 +733,22 @@ async function shardsBench() {
   const scenarios = chosen(scenariosOf(fixture).filter((scenario) => scenario.kind !== "ceiling"));
   try {
     const publishing = new Map(SHARD_COUNTS.map((shards) => [shards, []]));
+    // The layouts in alternating order run by run (1, 2, 4, then 4, 2, 1), so none always runs first.
     for (let r = 1; r <= (options.only === undefined ? runs : 0); r += 1)
-      for (const [shards, config] of configs) {
+      for (const [shards, config] of r % 2 === 1 ? [...configs] : [...configs].reverse()) {
         const row = await withServer(
           fixture.state,
-          async () => {
+          async (server) => {
             const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
+            const threadsBefore = workerdThreadTicks(server.pid);
+            const publishedFrom = Date.now();
             const published = await Promise.all(
               publishers.get(shards).map((key) => publishScenario({ key }, perClient)),
+            );
+            const busiest = busiestThread(
+              threadsBefore,
+              workerdThreadTicks(server.pid),
+              (Date.now() - publishedFrom) / 1000,
             );
             // Each client's clock starts when its ads are sent; all of them are active by the slowest one's end.
             const slowest = Math.max(...published.map((p) => p.seconds));
@@ -728,6 +756,7 @@ async function shardsBench() {
             return {
               adsPerSecond: ads / slowest,
               perHealth: (1000 * ads) / slowest / health.requests.average,
+              busiest,
               charges: published.map((p) => p.charges),
               duplicates: published.reduce((sum, p) => sum + p.marketplace.duplicateRefs, 0),
             };
@@ -736,7 +765,8 @@ async function shardsBench() {
         );
         console.log(
           `run ${r} of ${runs}, ${shards} shard(s): ${PUBLISHING_CLIENTS} clients × ${perClient} ads at once, ` +
-            `${row.adsPerSecond.toFixed(1)} ads/s (${row.perHealth.toFixed(1)} per 1,000 health req/s), charged ` +
+            `${row.adsPerSecond.toFixed(1)} ads/s (${row.perHealth.toFixed(1)} per 1,000 health req/s), busiest ` +
+            `workerd thread ${(100 * row.busiest).toFixed(0)}% of a core, charged ` +
             `${row.charges.join(", ")}, references with more than one listing ${row.duplicates}`,
         );
         publishing.get(shards).push(row);
@@ -769,7 +799,8 @@ async function shardsBench() {
       const ratio = rows.map((row, r) => row.adsPerSecond / publishedOne[r].adsPerSecond);
       console.log(
         `  ${shards} shard(s): ${runsOf(rows.map((row) => row.adsPerSecond))} ads/s, ` +
-          `${runsOf(rows.map((row) => row.perHealth))} per 1,000 health req/s` +
+          `${runsOf(rows.map((row) => row.perHealth))} per 1,000 health req/s, busiest workerd thread ` +
+          `${runsOf(rows.map((row) => 100 * row.busiest))}% of a core` +
           (more.includes(shards) ? `; ÷ ${one} shard: ${runsOf(ratio)}` : ""),
       );
     }

@@ -53,7 +53,14 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
     { name: "marketData", run: () => pullMarketData(ctx, { limit: 50 }) },
     { name: "notices", run: async () => ({ sent: await sendNotifications(ctx, { sender: logSender, limit: 100 }) }) },
     { name: "idempotencyKeys", run: async () => ({ purged: await purgeExpiredKeys(onWallClock(), { limit: 1000 }) }) },
-    // Rows past their window in D1 go to the archive (R2), oldest first.
+    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(ctx, { requestId: ctx.requestId }) }) },
+    { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(ctx, { limit: 200 }) }) },
+    {
+      name: "deletedUsersConnections",
+      run: async () => ({ closed: await closeDeletedUsersConnections(ctx, { limit: 50 }) }),
+    },
+    // Last, after the work clients wait for: rows past their window in D1 go to the archive (R2), oldest
+    // first (a slow bucket delays only this housekeeping, and the shard's next minute).
     { name: "events", run: async () => ({ archived: await archiveOldLogs(onWallClock(), { limit: 1000 }) }) },
     { name: "archivedJobs", run: async () => ({ archived: await archiveJobs(onWallClock(), { limit: 500 }) }) },
     { name: "archivedLedger", run: async () => ({ archived: await archiveLedger(onWallClock(), { limit: 500 }) }) },
@@ -61,19 +68,13 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
       name: "archivedImageJobs",
       run: async () => ({ archived: await archiveImageJobs(onWallClock(), { limit: 500 }) }),
     },
-    { name: "webhooks", run: async () => ({ dispatched: await dispatchEvents(ctx, { requestId: ctx.requestId }) }) },
-    { name: "tokenKeys", run: async () => ({ resealed: await reencryptTokens(ctx, { limit: 200 }) }) },
-    {
-      name: "deletedUsersConnections",
-      run: async () => ({ closed: await closeDeletedUsersConnections(ctx, { limit: 50 }) }),
-    },
   ];
 };
 
 /**
  * The minute's scheduled work: id blocks leased ahead, due tasks, autoreplace, requested updates, crash recovery and expiry of
- * jobs, bids and statistics, notices, expired idempotency keys, rows past their window to the archive,
- * tokens under a previous key.
+ * jobs, bids and statistics, notices, expired idempotency keys, webhook dispatch, tokens under a previous
+ * key, and last rows past their window to the archive.
  * Each part runs on its own: one that throws is logged and reported, and the others still run. One
  * summary line per run, with the run's id (`cron-<time>`), which the messages it sends carry too.
  * (Expired login links and activation tokens are dropped by the UserTokens object's own alarm.)

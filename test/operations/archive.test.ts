@@ -9,7 +9,7 @@ import { archiveLedger } from "../../src/services/archive";
 import { receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
 import { call, eventually, expectEnvelope, expectError, groupOf, newClient } from "../harness/api";
 import { onTestShard } from "../harness/d1";
-import { createAd, PAID_CATEGORY } from "../harness/data";
+import { createAd, createUser, PAID_CATEGORY } from "../harness/data";
 import { connectedSeller, settledPublication } from "../harness/marketplace";
 
 const SHARD = 2;
@@ -209,6 +209,41 @@ describe("the archive", () => {
     expect(after.entries).toEqual([expect.objectContaining({ amount: before.balance })]);
     const ledger = await archived<Entry>(partner.key, "ledger", `&userId=${userId}`);
     expect(ledger.map((entry) => entry.entryId).sort()).toEqual(before.entries.map((entry) => entry.entryId).sort());
+  });
+
+  it("carries the entries of at most 50 payers a run, the others' the next, every balance exact", async () => {
+    const partner = await newClient({ partner: true, shard: SHARD });
+    const internal = await newClient({ internal: true, groupId: await groupOf(partner.client.id) });
+    const payers: number[] = [];
+    for (let i = 0; i < 51; i += 1) {
+      const userId = (await createUser(partner.key)).userId as number;
+      expectEnvelope(
+        await call("POST", "/wallet/", { key: internal.key, body: { userId, amount: 100 + i, description: "old" } }),
+        200,
+      );
+      payers.push(userId);
+    }
+    const placeholders = payers.map(() => "?").join(",");
+    await db
+      .prepare(`UPDATE wallet_entries SET created_at = ? WHERE user_id IN (${placeholders})`)
+      .bind(LONG_AGO, ...payers)
+      .run();
+    const context = { db: getDb(db), env: onTestShard(env, SHARD), now: new Date() };
+    const carried = async () =>
+      (
+        await db
+          .prepare(
+            `SELECT count(*) AS n FROM wallet_entries WHERE brought_forward = 1 AND user_id IN (${placeholders})`,
+          )
+          .bind(...payers)
+          .first<{ n: number }>()
+      )?.n;
+
+    expect(await archiveLedger(context, { limit: 500 })).toBe(50);
+    expect(await carried()).toBe(50);
+    expect(await archiveLedger(context, { limit: 500 })).toBe(1);
+    expect(await carried()).toBe(51);
+    for (const [i, userId] of payers.entries()) expect((await wallet(partner.key, userId)).balance).toBe(100 + i);
   });
 
   it("refuses a month that is not YYYY-MM, and a user's deliveries, naming the field", async () => {

@@ -558,20 +558,24 @@ export async function adsSampleOf(ctx: ServiceContext, q: AdsQueryInput): Promis
 export function deepPageBoundary(q: AdsQueryInput, parts: AdsSample[]): DeepPageBoundary | undefined {
   const { position, itemsPerPage, descending } = mergedWindow(q);
   const skipped = (position.page - 1) * itemsPerPage;
-  const atOrBefore = (a: number, b: number) => (descending ? a >= b : a <= b);
+  // Every partition's samples in the list's order: walking them, each partition's latest sample at or
+  // before the candidate only moves on, and the bound on the rows before it only grows, so the best
+  // candidate is the last one within it.
+  const samples = parts
+    .flatMap((part, at) => part.samples.map((sample) => ({ ...sample, at })))
+    .sort((a, b) => (descending ? b.id - a.id : a.id - b.id));
+  const from: DeepPageBoundary["from"] = parts.map(() => undefined);
+  const most = (at: number) => Math.min((from[at]?.place ?? 0) + SAMPLE_EVERY - 1, parts[at]?.totalItems ?? 0);
+  let mostBefore = parts.reduce((sum, _, at) => sum + most(at), 0);
+  let known = 0;
   let best: DeepPageBoundary | undefined;
-  let bestKnown = 0;
-  for (const candidate of parts.flatMap((part) => part.samples)) {
-    const from = parts.map(({ samples }) => samples.filter((sample) => atOrBefore(sample.id, candidate.id)).at(-1));
-    const known = from.reduce((sum, sample) => sum + (sample?.place ?? 0), 0);
-    const most = parts.reduce(
-      (sum, { totalItems }, at) => sum + Math.min((from[at]?.place ?? 0) + SAMPLE_EVERY - 1, totalItems),
-      0,
-    );
-    if (most <= skipped && (!best || known > bestKnown)) {
-      best = { boundary: candidate.id, after: position.page * itemsPerPage - known, from };
-      bestKnown = known;
-    }
+  for (const { id, place, at } of samples) {
+    mostBefore -= most(at);
+    known += place - (from[at]?.place ?? 0);
+    from[at] = { id, place };
+    mostBefore += most(at);
+    if (mostBefore > skipped) break;
+    best = { boundary: id, after: position.page * itemsPerPage - known, from: [...from] };
   }
   return best;
 }

@@ -15,7 +15,7 @@ const DOMAIN_RANKS = [
   ["ads"],
   ["images"],
   ["publishing"],
-  ["accounts", "archive", "market", "operations", "scheduling"],
+  ["accounts", "archive", "market", "operations", "scheduling", "syncs"],
   ["adViews"],
 ];
 

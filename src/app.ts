@@ -1,6 +1,6 @@
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
-import { BASE_PATH } from "./lib/calls";
+import { BASE_PATH, startsSync, streamsLines } from "./lib/calls";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
@@ -31,6 +31,7 @@ import { createRouter } from "./routes/openapi";
 import { publishRouter } from "./routes/publish";
 import { statisticsRouter } from "./routes/statistics";
 import { statusRouter } from "./routes/status";
+import { syncsRouter } from "./routes/syncs";
 import { systemRouter } from "./routes/system";
 import { tasksRouter } from "./routes/tasks";
 import { userAdSettingsRouter } from "./routes/userAdSettings";
@@ -59,14 +60,15 @@ export function createApp() {
   app.route("/", oauthPublicRouter);
 
   app.use(`${BASE_PATH}/*`, d1Bookmark, authenticate, rateLimit, bracketQuery);
-  app.use(
-    `${BASE_PATH}/*`,
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw BODY_TOO_LARGE();
-      },
-    }),
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw BODY_TOO_LARGE();
+    },
+  });
+  // A stock sent as NDJSON is read line by line as it arrives, within the sync's own limits.
+  app.use(`${BASE_PATH}/*`, (c, next) =>
+    startsSync(c.req.method, c.req.path) && streamsLines(c.req.header("Content-Type")) ? next() : limitBody(c, next),
   );
   // The D1 session on the request's shard, which an internal client's request names by its ids (body included).
   app.use(`${BASE_PATH}/*`, d1Session, idempotency, dispatchAfterWrites);
@@ -97,7 +99,8 @@ export function createApp() {
     .route(BASE_PATH, bidsRouter)
     .route(BASE_PATH, statisticsRouter)
     .route(BASE_PATH, tasksRouter)
-    .route(BASE_PATH, archiveRouter);
+    .route(BASE_PATH, archiveRouter)
+    .route(BASE_PATH, syncsRouter);
 
   return app;
 }
@@ -131,6 +134,7 @@ export type ApiSchema = ExtractSchema<
   | typeof statisticsRouter
   | typeof tasksRouter
   | typeof archiveRouter
+  | typeof syncsRouter
   | typeof systemRouter
 >;
 

@@ -34,6 +34,7 @@ import {
   manufacturers,
   notifications,
   publishJobs,
+  syncs,
   taskRuns,
   tasks,
   users,
@@ -109,6 +110,7 @@ const ID_TABLES: readonly IdTable[] = [
   taskRuns,
   notifications,
   walletEntries,
+  syncs,
 ];
 
 /** A group's need of a block of one table, as its shard sees it: the shard's latest block of it (-1: none). */

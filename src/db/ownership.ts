@@ -13,6 +13,7 @@ import {
   operationsOwners,
   publishingOwners,
   schedulingOwners,
+  syncsOwners,
   walletOwners,
 } from "./schema";
 import type { Ownership } from "./schema/ownership";
@@ -28,6 +29,7 @@ export const TABLE_OWNERS: Readonly<Record<string, Ownership>> = {
   ...publishingOwners,
   ...walletOwners,
   ...schedulingOwners,
+  ...syncsOwners,
   ...eventsOwners,
   ...operationsOwners,
 };

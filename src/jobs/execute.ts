@@ -10,6 +10,7 @@ import { abandonDelivery, type DeliveryLane, deliverWebhooks } from "../services
 import { failImageJob, runImageJob } from "../services/images";
 import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
 import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
+import { failSync, runSyncStep } from "../services/syncs";
 
 /** An image job; the updates its stored image asked for are queued at once. */
 async function runImage(env: ShardEnv, job: ImageMessage): Promise<void> {
@@ -37,6 +38,11 @@ async function giveUp(env: ShardEnv, job: JobMessage): Promise<void> {
       // A delivery schedules its own next attempt; one that reaches here failed unexpectedly, and is
       // logged; it no longer holds a place in its endpoint's queue.
       return abandonDelivery(db, job);
+    case "sync":
+      return failSync(jobContext(env, job.requestId), {
+        syncId: job.syncId,
+        reason: "a step failed after repeated attempts",
+      });
     case "ping":
       return;
   }
@@ -49,12 +55,18 @@ async function giveUp(env: ShardEnv, job: JobMessage): Promise<void> {
 async function runAll(env: ShardEnv, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
   const ofKind = <K extends JobMessage["kind"]>(kind: K) =>
     jobs.filter((job): job is Extract<JobMessage, { kind: K }> => job.kind === kind);
-  const [publishJobs, deliveries, images] = [ofKind("publish"), ofKind("webhook"), ofKind("image")];
+  const [publishJobs, deliveries, images, syncSteps] = [
+    ofKind("publish"),
+    ofKind("webhook"),
+    ofKind("image"),
+    ofKind("sync"),
+  ];
   // A kind's run that throws as a whole fails each of its jobs, not the batch.
-  const [published, delivered, imaged] = await Promise.allSettled([
+  const [published, delivered, imaged, synced] = await Promise.allSettled([
     publishJobs.length ? runPublishJobs(jobContext(env), { messages: publishJobs }) : [],
     deliveries.length ? deliverWebhooks(jobContext(env), { messages: deliveries, lane }) : [],
     Promise.allSettled(images.map((job) => runImage(env, job))),
+    Promise.allSettled(syncSteps.map((job) => runSyncStep(jobContext(env, job.requestId), { syncId: job.syncId }))),
   ]);
   const pick = (run: PromiseSettledResult<PromiseSettledResult<unknown>[]>, at: number) =>
     run.status === "rejected" ? run : run.value[at];
@@ -65,7 +77,9 @@ async function runAll(env: ShardEnv, jobs: JobMessage[], lane: DeliveryLane): Pr
         ? pick(delivered, deliveries.indexOf(job))
         : job.kind === "image"
           ? pick(imaged, images.indexOf(job))
-          : undefined;
+          : job.kind === "sync"
+            ? pick(synced, syncSteps.indexOf(job))
+            : undefined;
   return jobs.map((job): PromiseSettledResult<void> => {
     const outcome = outcomeOf(job);
     return outcome?.status === "rejected" ? outcome : { status: "fulfilled", value: undefined };
@@ -73,14 +87,27 @@ async function runAll(env: ShardEnv, jobs: JobMessage[], lane: DeliveryLane): Pr
 }
 
 /** The D1 row a job names: its endpoint, publish job or image job. */
-export const rowIdOf = (job: JobMessage) =>
-  job.kind === "webhook" ? job.endpointId : job.kind === "publish" ? job.itemId : job.kind === "image" ? job.jobId : 0;
+export const rowIdOf = (job: JobMessage): number => {
+  switch (job.kind) {
+    case "webhook":
+      return job.endpointId;
+    case "publish":
+      return job.itemId;
+    case "image":
+      return job.jobId;
+    case "sync":
+      return job.syncId;
+    case "ping":
+      return 0;
+  }
+};
 
 /** The table of the row a job names, whose id blocks say its group's shard. */
 const ROW_TABLES: Partial<Record<JobMessage["kind"], string>> = {
   webhook: "webhook_endpoints",
   publish: "queue_items",
   image: "image_jobs",
+  sync: "syncs",
 };
 
 /**

@@ -13,6 +13,8 @@ export const LANE_SHARES = {
   images: { slots: 2, secondsPerMinute: 60, attempts: 6, together: false },
   webhooks: { slots: 4, secondsPerMinute: 30, attempts: 4, together: false },
   "webhooks-slow": { slots: 2, secondsPerMinute: 60, attempts: 4, together: false },
+  // A stock sync's steps, one at a time: what they queue takes the client's other lanes.
+  syncs: { slots: 1, secondsPerMinute: 60, attempts: 6, together: false },
 } as const satisfies Record<string, { slots: number; secondsPerMinute: number; attempts: number; together: boolean }>;
 export type Lane = keyof typeof LANE_SHARES;
 export const LANES = Object.keys(LANE_SHARES) as Lane[];

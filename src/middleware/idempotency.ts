@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import { onShard } from "../db/shards";
 import type { AppEnv } from "../env";
-import { onlyReads } from "../lib/calls";
+import { onlyReads, startsSync } from "../lib/calls";
 import { sha256Hex } from "../lib/crypto";
 import { DomainError, detail, validationFailed } from "../lib/errors";
 import {
@@ -28,8 +28,15 @@ const REPLAYED_HEADERS = ["content-type", "location", "job-ids"];
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("Idempotency-Key");
-  // A call that only reads has nothing to apply once: its key is not kept (nor checked).
-  if (key === undefined || !WRITES.has(c.req.method) || onlyReads(c.req.method, c.req.path)) return next();
+  // A call that only reads has nothing to apply once: its key is not kept (nor checked). A sync keeps its
+  // key with the sync it starts, and its stock is never read whole (src/services/syncs).
+  if (
+    key === undefined ||
+    !WRITES.has(c.req.method) ||
+    onlyReads(c.req.method, c.req.path) ||
+    startsSync(c.req.method, c.req.path)
+  )
+    return next();
   if (key.trim().length === 0 || key.length > 255)
     throw validationFailed("Idempotency-Key: must be 1-255 characters, not only spaces");
 

@@ -21,6 +21,7 @@ const ROUTING_FIELDS = new Map<string, string>(
     bidId: "bids",
     entryId: "wallet_entries",
     webhookId: "webhook_endpoints",
+    syncId: "syncs",
     // A user an internal client creates for, or gives to, another client lives with that client's group.
     clientId: CLIENTS,
   }),
@@ -67,7 +68,7 @@ async function idsOfRequest(c: Context<AppEnv>): Promise<NamedId[]> {
       ),
     ),
   );
-  const json = c.req.method !== "GET" && (c.req.header("Content-Type") ?? "").includes("json");
+  const json = c.req.method !== "GET" && /^application\/([a-z.-]+\+)?json/i.test(c.req.header("Content-Type") ?? "");
   // A body that is not JSON is the validator's to refuse.
   const body = json ? await c.req.json().catch(() => undefined) : undefined;
   return [...fromPath, ...fromQuery, ...idsOfBody(body)];

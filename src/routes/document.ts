@@ -35,6 +35,8 @@ const TAG_DESCRIPTIONS = {
   Jobs: "The queued work behind publish and feature calls",
   Features: "Paid promotions of published ads",
   Wallet: "A user's wallet: balance and entries",
+  Syncs:
+    "A user's whole stock in one call: previewed and priced, applied in steps in the client's own lanes, free for what did not change, reported per item (docs/syncing.md)",
   Archive: "Jobs, ledger entries, events and webhook deliveries past their window in the database, by month",
   Bids: "Bids received on the marketplaces",
   Statistics: "Views and other statistics from the marketplaces",

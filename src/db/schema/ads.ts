@@ -59,9 +59,17 @@ export const ads = sqliteTable(
     manufacturerId: integer("manufacturer_id").references(() => manufacturers.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /**
+     * What the latest stock sync wrote to the ad: its item's content hash, and the ad's `updatedAt` it
+     * left. A sync finds an item unchanged when both still hold (no other call wrote the ad since).
+     */
+    syncHash: text("sync_hash"),
+    syncedAt: text("synced_at"),
   },
   (t) => [
     index("ads_user_idx").on(t.userId, t.status),
+    // A stock sync finds a user's ads by the client's own ids.
+    index("ads_user_external_idx").on(t.userId, t.externalAdId),
     // One user's ads in id (creation) order: a page seeks to its cursor and reads what it shows.
     index("ads_user_order_idx").on(t.userId, t.id),
     index("ads_contact_idx").on(t.contactId),

@@ -9,4 +9,5 @@ export * from "./market";
 export * from "./operations";
 export * from "./publishing";
 export * from "./scheduling";
+export * from "./syncs";
 export * from "./wallet";

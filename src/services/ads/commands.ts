@@ -118,23 +118,28 @@ function withShowcontactDefault(settings: NonNullable<CreateAdInput["settings"]>
   return [...settings, ...unset.map((portal) => ({ portal, showcontact }))];
 }
 
-/** POST /ads/: the new ad's id. */
-export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promise<number> {
-  const { db, caller } = ctx;
-  const user = await requireUser(db, caller, input.userId);
-  const problems: ErrorDetail[] = [];
-  if (isPartner(caller) && input.externalAdId === undefined)
-    problems.push(detail("validation_failed", "externalAdId: is required for partner clients"));
-  const [catalogue, ownership, defaults] = await Promise.all([
-    loadCatalogue(db),
-    checkOwnership(db, input.userId, input),
-    db
-      .select({ type: userSettings.type, showcontact: userSettings.showcontact, attributes: userSettings.attributes })
-      .from(userSettings)
-      .where(eq(userSettings.userId, input.userId))
-      .get(),
-  ]);
-  problems.push(...ownership, ...checkCategory(catalogue, input.categoryId, input.misc?.licensePlate));
+/** A user's defaults for a new ad (its settings' type, showcontact and attribute defaults). */
+export type NewAdDefaults = Pick<typeof userSettings.$inferSelect, "type" | "showcontact" | "attributes"> | undefined;
+
+/** The user's defaults for a new ad, read once for any number of ads. */
+export const newAdDefaultsQuery = (db: Db, userId: number) =>
+  db
+    .select({ type: userSettings.type, showcontact: userSettings.showcontact, attributes: userSettings.attributes })
+    .from(userSettings)
+    .where(eq(userSettings.userId, userId));
+
+/**
+ * The checks of a new ad that need only the catalogue, its user and the user's defaults (a stock sync's
+ * dry run makes them for every item without writing): its category, its attributes with the user's
+ * defaults, its description after sanitising. Answers the problems, and what the ad would store.
+ */
+export async function newAdContent(
+  catalogue: Catalogue,
+  owner: { user: { companyName: string | null }; defaults: NewAdDefaults },
+  input: CreateAdInput,
+) {
+  const { user, defaults } = owner;
+  const problems = checkCategory(catalogue, input.categoryId, input.misc?.licensePlate);
   const checkContext = {
     categoryId: input.categoryId,
     mode: "create",
@@ -149,6 +154,27 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
   problems.push(...attributes.problems.map((problem) => detail("validation_failed", problem)));
   const description = await sanitizeHtml(input.description, AD_DESCRIPTION_TAGS);
   problems.push(...descriptionProblems(description));
+  return { problems, attributeRows: attributes.rows, settings, description };
+}
+
+/**
+ * POST /ads/: the new ad's id. A stock sync passes the item's `syncHash`, stored with the ad in its
+ * insert, so that the next sync finds the item unchanged.
+ */
+export async function createAd(ctx: ServiceContext, input: CreateAdInput & { syncHash?: string }): Promise<number> {
+  const { db, caller } = ctx;
+  const user = await requireUser(db, caller, input.userId);
+  const problems: ErrorDetail[] = [];
+  if (isPartner(caller) && input.externalAdId === undefined)
+    problems.push(detail("validation_failed", "externalAdId: is required for partner clients"));
+  const [catalogue, ownership, defaults] = await Promise.all([
+    loadCatalogue(db),
+    checkOwnership(db, input.userId, input),
+    newAdDefaultsQuery(db, input.userId).get(),
+  ]);
+  const content = await newAdContent(catalogue, { user, defaults }, input);
+  const { settings, description } = content;
+  problems.push(...ownership, ...content.problems);
   if (problems.length > 0) throw new DomainError(problems);
 
   // One batch, one transaction: the ad and everything below it are stored together or not at all.
@@ -175,12 +201,13 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
         licensePlate: input.misc?.licensePlate ?? null,
         provider: input.provider ?? null,
         createdAt: creationTime(group),
+        ...syncedAs(input.syncHash),
       })
       .returning({ id: ads.id }),
     attributes: insertAttributes(
       db,
       { id: newAdId, userId: input.userId, categoryId: input.categoryId },
-      attributes.rows,
+      content.attributeRows,
     ),
     settings: settings.length ? [db.insert(adSettings).values(settingRows(newAdId, settings))] : [],
     details: detailsCopy(db, newAdId),
@@ -189,6 +216,16 @@ export async function createAd(ctx: ServiceContext, input: CreateAdInput): Promi
   const [ad] = created;
   if (!ad) throw new Error("the ad's insert returned no row");
   return ad.id;
+}
+
+/**
+ * The sync columns of an ad a stock sync writes: its item's hash, and the `updatedAt` the write leaves
+ * (the same instant), so that a later write by any other call shows as a changed `updatedAt`.
+ */
+function syncedAs(syncHash: string | undefined) {
+  if (syncHash === undefined) return {};
+  const now = nowIso();
+  return { syncHash, syncedAt: now, updatedAt: now };
 }
 
 /**
@@ -275,8 +312,8 @@ function replaceAttributes(
   ];
 }
 
-/** PUT /ads/: the ad's id. */
-export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promise<number> {
+/** PUT /ads/: the ad's id. A stock sync passes its item's `syncHash` (as `createAd`). */
+export async function updateAd(ctx: ServiceContext, input: UpdateAdInput & { syncHash?: string }): Promise<number> {
   const { db, caller } = ctx;
   const ad = await requireAd(db, caller, input.adId);
   requireUnchanged(input, ad, ["userId", "externalAdId", "categoryId"]);
@@ -292,7 +329,7 @@ export async function updateAd(ctx: ServiceContext, input: UpdateAdInput): Promi
       })
     : { rows: [], problems: [] };
   problems.push(...attributes.problems.map((problem) => detail("validation_failed", problem)));
-  const changes: Partial<typeof ads.$inferInsert> = { updatedAt: nowIso() };
+  const changes: Partial<typeof ads.$inferInsert> = { updatedAt: nowIso(), ...syncedAs(input.syncHash) };
   if (input.description !== undefined) {
     changes.description = await sanitizeHtml(input.description, AD_DESCRIPTION_TAGS);
     problems.push(...descriptionProblems(changes.description));

@@ -24,5 +24,8 @@ export const EVENT_TYPES = [
   "job.waiting",
   "job.wait_ended",
   "job.unresolved",
+  "sync.started",
+  "sync.progress",
+  "sync.finished",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

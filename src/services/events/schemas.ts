@@ -29,6 +29,7 @@ const listing = {
     .openapi({ description: "The listing at the marketplace (the website: the ad's id)" }),
 };
 const failure = { reason: z.string().nullable() };
+const syncId = rowId().openapi({ description: "The sync: GET /syncs/<syncId>" });
 const time = z.string().openapi({ description: "YYYY-MM-DD hh:mm:ss, Europe/Amsterdam" });
 
 /** Each event type's `data`: what happened, in the event's own words. */
@@ -90,6 +91,24 @@ const EVENT_DATA = {
     }),
     cost: z.number().int().openapi({ description: "Cents refunded" }),
     reason: z.string(),
+  }),
+  "sync.started": z.object({ syncId: syncId, items: z.number().int() }),
+  "sync.progress": z.object({
+    syncId: syncId,
+    applied: z.number().int().openapi({ description: "Items applied so far, in stock order" }),
+    items: z.number().int(),
+    ended: z.number().int().optional().openapi({ description: "Ads this step ended (once every item is applied)" }),
+  }),
+  "sync.finished": z.object({
+    syncId: syncId,
+    state: z.enum(["finished", "failed"]),
+    items: z.number().int(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    unchanged: z.number().int(),
+    ended: z.number().int(),
+    refused: z.number().int(),
+    charged: z.number().int().openapi({ description: "Cents" }),
   }),
 } satisfies Record<EventType, z.ZodType>;
 

@@ -18,6 +18,7 @@ export type JobMessage = (
   | ImageMessage
   | { kind: "publish"; itemId: number; item?: Omit<PublishJobRef, "id">; requestId?: string }
   | { kind: "ping"; requestId?: string }
+  | SyncMessage
   | WebhookMessage
 ) &
   MessageRouting;
@@ -49,5 +50,8 @@ export type WebhookMessage = {
 
 /** One image download (on the `images` queue); `clientId` is the client whose share of the lane it takes. */
 export type ImageMessage = { kind: "image"; jobId: number; clientId?: number; requestId?: string };
+
+/** One step of a stock sync (on the `jobs` queue): the sync's row says where it is. */
+export type SyncMessage = { kind: "sync"; syncId: number; requestId?: string };
 
 export type PublishMessage = Extract<JobMessage, { kind: "publish" }>;

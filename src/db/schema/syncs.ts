@@ -1,0 +1,99 @@
+/** Stock syncs: a user's whole stock sent at once, applied in steps, and reported per item. */
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ErrorDetail } from "../../lib/errors";
+import { users } from "./accounts";
+import { byId, group, owners, USER_PARENT } from "./ownership";
+import { createdAt, updatedAt } from "./shared";
+
+export const SYNC_STATES = ["receiving", "running", "finished", "refused", "failed"] as const;
+export type SyncState = (typeof SYNC_STATES)[number];
+/** What a sync does with the user's synced ads its stock no longer holds, once they are off every target. */
+export const SYNC_REMOVALS = ["delete", "archive"] as const;
+export const SYNC_OUTCOMES = ["created", "updated", "unchanged", "ended", "refused"] as const;
+export type SyncOutcome = (typeof SYNC_OUTCOMES)[number];
+
+/**
+ * One sync of a user's stock. `cursor` is the last item applied (its `seq`), so a step that dies is run
+ * again from it; `phase` is `items` while the stock's items are applied, then `ending` while the ads it no
+ * longer holds are taken off and removed. The caller's tenancy is kept (`clientId`, `internal`,
+ * `partner`): the steps act as the client that sent the stock.
+ */
+export const syncs = sqliteTable(
+  "syncs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    clientId: integer("client_id").notNull(),
+    internal: integer("internal", { mode: "boolean" }).notNull().default(false),
+    partner: integer("partner", { mode: "boolean" }).notNull().default(false),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    state: text("state", { enum: SYNC_STATES }).notNull().default("receiving"),
+    phase: text("phase", { enum: ["items", "ending", "done"] })
+      .notNull()
+      .default("items"),
+    removal: text("removal", { enum: SYNC_REMOVALS }).notNull().default("delete"),
+    maxEndedPercent: integer("max_ended_percent").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    /** SHA-256 of the stock as sent: a repeat with the same key and another stock is refused. */
+    digest: text("digest"),
+    mediaBase: text("media_base").notNull().default(""),
+    items: integer("items").notNull().default(0),
+    cursor: integer("cursor").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    updated: integer("updated").notNull().default(0),
+    unchanged: integer("unchanged").notNull().default(0),
+    ended: integer("ended").notNull().default(0),
+    refused: integer("refused").notNull().default(0),
+    /** Cents charged for the placements the sync queued. */
+    charged: integer("charged").notNull().default(0),
+    reason: text("reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [
+    index("syncs_user_idx").on(t.userId, t.id),
+    uniqueIndex("syncs_idempotency_key").on(t.clientId, t.idempotencyKey).where(sql`idempotency_key IS NOT NULL`),
+    // One sync of a user at a time.
+    uniqueIndex("syncs_one_running").on(t.userId).where(sql`state IN ('receiving', 'running')`),
+  ],
+);
+
+/** What one target does for an item: the job it queued, or why it did nothing. */
+export interface SyncTargetResult {
+  portal: string;
+  action: "place" | "update" | "remove";
+  jobId: number | null;
+  refusal: ErrorDetail | null;
+}
+
+/**
+ * An item of a sync's stock, in the order sent (`seq` from 1), or an ad the stock no longer holds (after
+ * the stock's items). `item` is the item as validated, `hash` its content's, `planned` what the step that
+ * applies it decided first (kept when a step runs again).
+ */
+export const syncItems = sqliteTable(
+  "sync_items",
+  {
+    syncId: integer("sync_id")
+      .notNull()
+      .references(() => syncs.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    externalAdId: integer("external_ad_id"),
+    item: text("item", { mode: "json" }).$type<Record<string, unknown>>(),
+    hash: text("hash"),
+    planned: text("planned", { enum: SYNC_OUTCOMES }),
+    outcome: text("outcome", { enum: SYNC_OUTCOMES }),
+    adId: integer("ad_id"),
+    targets: text("targets", { mode: "json" }).$type<SyncTargetResult[]>().notNull().default([]),
+    problems: text("problems", { mode: "json" }).$type<ErrorDetail[]>().notNull().default([]),
+  },
+  (t) => [primaryKey({ columns: [t.syncId, t.seq] }), index("sync_items_external").on(t.syncId, t.externalAdId)],
+);
+
+export const syncsOwners = owners([
+  [syncs, group(byId("syncs"), { parents: USER_PARENT })],
+  [syncItems, group(byId("syncs", "sync_id"), { parents: { sync_id: "syncs" } })],
+]);

@@ -1,0 +1,122 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { BASE_PATH, NDJSON } from "../../lib/calls";
+import { list, ok } from "../../lib/envelope";
+import {
+  getSync,
+  listSyncItems,
+  listSyncs,
+  previewSync,
+  Sync,
+  SyncIdParam,
+  SyncItemReport,
+  SyncItemsQuery,
+  SyncOptions,
+  SyncPlan,
+  SyncStock,
+  SyncsQuery,
+  startSync,
+} from "../../services/syncs";
+import { serviceContext } from "../context";
+import { apiRoute, createRouter, envelope, listEnvelope } from "../openapi";
+import { stockOf } from "./stock";
+
+const tags = ["Syncs"];
+
+/** A stock: `{items: [...]}` as JSON (up to 1 MiB), or NDJSON, one item a line (up to SYNC_MAX_ITEMS items), streamed. */
+const stockBody = {
+  required: false,
+  description:
+    "The user's whole stock. As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items.",
+  content: {
+    "application/json": { schema: SyncStock },
+    [NDJSON]: { schema: { type: "string" as const, description: "One SyncItem (JSON) per line" } },
+  },
+};
+
+const syncPath = (syncId: number) => `${BASE_PATH}/syncs/${syncId}`;
+
+/** The stock a request sent, and the JSON body (when it sent JSON) validated. */
+const stockOfRequest = (c: Context<AppEnv>) =>
+  stockOf(c, (c.req.valid as (target: "json") => { items?: unknown[] })("json"));
+
+export const syncsRouter = createRouter()
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/syncs/preview",
+      tags,
+      summary:
+        "Dry run of POST /syncs/: the plan (created, updated, unchanged, ended and refused items), priced per target; changes nothing",
+      request: { query: SyncOptions, body: stockBody },
+      response: envelope(SyncPlan),
+    }),
+    async (c) =>
+      c.json(
+        ok(await previewSync(serviceContext(c), { options: c.req.valid("query"), stock: stockOfRequest(c) })),
+        200,
+      ),
+  )
+  .openapi(
+    apiRoute({
+      method: "post",
+      path: "/syncs",
+      tags,
+      summary:
+        "Sync a user's whole stock: new items created, changed ones updated, unchanged ones left alone (free), gone ones ended; each placed on, updated at or taken off its targets. Runs in steps; follow it at GET /syncs/<syncId>",
+      request: { query: SyncOptions, body: stockBody },
+      response: envelope(Sync),
+      headers: { Location: { description: "The sync: GET it to follow it", schema: { type: "string" } } },
+    }),
+    async (c) => {
+      const { sync, replayed } = await startSync(serviceContext(c), {
+        options: c.req.valid("query"),
+        idempotencyKey: c.req.header("Idempotency-Key"),
+        stock: stockOfRequest(c),
+      });
+      c.header("Location", syncPath(sync.syncId));
+      if (replayed) c.header("Idempotent-Replayed", "true");
+      return c.json(ok(sync), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/syncs",
+      tags,
+      summary: "A user's syncs, newest first",
+      request: { query: SyncsQuery },
+      response: listEnvelope(Sync),
+    }),
+    async (c) => {
+      const startedAt = Date.now();
+      return c.json(list(await listSyncs(serviceContext(c), c.req.valid("query")), startedAt), 200);
+    },
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/syncs/{syncId}",
+      tags,
+      summary: "A sync: its state, phase and counts",
+      request: { params: SyncIdParam },
+      response: envelope(Sync),
+    }),
+    async (c) => c.json(ok(await getSync(serviceContext(c), c.req.valid("param").syncId)), 200),
+  )
+  .openapi(
+    apiRoute({
+      method: "get",
+      path: "/syncs/{syncId}/items",
+      tags,
+      summary:
+        "A sync's report per item, in stock order (the ads it ended after the stock): outcome, ad, each target's job or refusal, and why an item was refused",
+      request: { params: SyncIdParam, query: SyncItemsQuery },
+      response: listEnvelope(SyncItemReport),
+    }),
+    async (c) => {
+      const startedAt = Date.now();
+      const page = await listSyncItems(serviceContext(c), { ...c.req.valid("param"), ...c.req.valid("query") });
+      return c.json(list(page, startedAt), 200);
+    },
+  );

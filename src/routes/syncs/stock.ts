@@ -1,0 +1,81 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { streamsLines } from "../../lib/calls";
+import { sha256Hex } from "../../lib/crypto";
+import { DomainError, detail } from "../../lib/errors";
+import { type Stock, type StockLine, SyncItem } from "../../services/syncs";
+import { issueDetails } from "../validation";
+
+/** The longest line of an NDJSON stock: an item's description is at most 64 KiB, its other fields far less. */
+const MAX_LINE_BYTES = 256 * 1024;
+
+/** An item as sent, checked on its own: a valid item, or its problems (each naming its field). */
+function lineOf(seq: number, value: unknown): StockLine {
+  const parsed = SyncItem.safeParse(value);
+  if (parsed.success) return { seq, item: parsed.data };
+  const externalAdId = (value as { externalAdId?: unknown } | null)?.externalAdId;
+  return {
+    seq,
+    externalAdId: Number.isSafeInteger(externalAdId) ? (externalAdId as number) : null,
+    problems: issueDetails(parsed.error, "item"),
+  };
+}
+
+/** The lines of a body, read as they arrive: one item per non-empty line, numbered from 1. */
+async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<StockLine> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  let seq = 0;
+  const parse = (text: string): StockLine | undefined => {
+    if (text.trim() === "") return undefined;
+    seq += 1;
+    try {
+      return lineOf(seq, JSON.parse(text));
+    } catch {
+      return { seq, externalAdId: null, problems: [detail("malformed_body", `line ${seq}: is not a JSON object`)] };
+    }
+  };
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffered += value;
+    let end = buffered.indexOf("\n");
+    while (end >= 0) {
+      const line = parse(buffered.slice(0, end));
+      if (line) yield line;
+      buffered = buffered.slice(end + 1);
+      end = buffered.indexOf("\n");
+    }
+    if (buffered.length > MAX_LINE_BYTES)
+      throw DomainError.of("body_too_large", `line ${seq + 1}: must not exceed ${MAX_LINE_BYTES / 1024} KiB`);
+  }
+  const last = parse(buffered);
+  if (last) yield last;
+}
+
+/**
+ * The stock a request sends: NDJSON (an item a line) read as it arrives, its SHA-256 taken as it passes
+ * (a `DigestStream` beside the reader); or a JSON body's `items` (validated whole by the route, within
+ * the 1 MiB limit of every JSON body), each item checked on its own.
+ */
+export function stockOf(c: Context<AppEnv>, json: { items?: unknown[] } | undefined): Stock {
+  const body = c.req.raw.body;
+  if (streamsLines(c.req.header("Content-Type")) && body) {
+    const [forLines, forDigest] = body.tee();
+    const digester = new crypto.DigestStream("SHA-256");
+    const digest = forDigest.pipeTo(digester).then(() => digester.digest);
+    // Read to the end or not, the digest's branch must not hold the body's chunks: it drains as they come.
+    digest.catch(() => {});
+    return {
+      lines: ndjsonLines(forLines),
+      digest: async () => [...new Uint8Array(await digest)].map((b) => b.toString(16).padStart(2, "0")).join(""),
+    };
+  }
+  const items = json?.items ?? [];
+  return {
+    lines: (async function* () {
+      for (const [at, value] of items.entries()) yield lineOf(at + 1, value);
+    })(),
+    digest: async () => sha256Hex(JSON.stringify(items)),
+  };
+}

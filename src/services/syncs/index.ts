@@ -1,0 +1,16 @@
+/** Stock syncs: a user's whole stock in one call, previewed, applied in steps in the client's lanes, reported per item. */
+export { previewSync, type Stock, type StockLine, startSync } from "./receive";
+export {
+  DEFAULT_MAX_ENDED_PERCENT,
+  SYNC_MAX_ITEMS,
+  Sync,
+  SyncIdParam,
+  SyncItem,
+  SyncItemReport,
+  SyncItemsQuery,
+  SyncOptions,
+  SyncPlan,
+  SyncStock,
+  SyncsQuery,
+} from "./schemas";
+export { failSync, getSync, listSyncItems, listSyncs, runSyncStep } from "./steps";

@@ -1,0 +1,399 @@
+import { and, count, eq, isNotNull, lte, sql } from "drizzle-orm";
+import { type Db, namedBatch } from "../../db/client";
+import { groupOfUser, nextId } from "../../db/ids";
+import { inIds, inList } from "../../db/inList";
+import { ads, SYNC_REMOVALS, syncItems, syncs, userSettings } from "../../db/schema";
+import { failureText } from "../../db/triggers";
+import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
+import { nowIso } from "../../lib/time";
+import { MARKETPLACES, PUBLISH_TARGETS, type PublishTarget } from "../../lib/vocabulary";
+import { newAdContent, newAdDefaultsQuery } from "../ads/commands";
+import { loadCatalogue } from "../catalogue/catalogue";
+import { connectionQuery } from "../publishing/connections/connection";
+import { clientIdOf, isInternal, isPartner, requireUser } from "../shared/access";
+import type { ServiceContext } from "../shared/context";
+import { requireUnchanged } from "../shared/fixedFields";
+import { balanceOf, payerIdOf } from "../wallet/wallet";
+import { endedAdsWhere, itemHash, planItem, syncedAdsOf, syncedAdsWhere } from "./plan";
+import { SYNC_MAX_ITEMS, type SyncItem, type SyncOptions, type SyncPlan, type SyncView } from "./schemas";
+import { sendSyncStep, syncBatch, syncEvent, syncView } from "./steps";
+
+/** One line of a stock as the route read it: a valid item, or the problems of one that is not. */
+export type StockLine =
+  | { seq: number; item: SyncItem; problems?: undefined }
+  | { seq: number; item?: undefined; externalAdId: number | null; problems: ErrorDetail[] };
+
+/**
+ * A stock as it arrives: its lines, read as they come (never held whole), and the SHA-256 of its bytes,
+ * known once the last line is read (an Idempotency-Key's repeat must send the same stock).
+ */
+export interface Stock {
+  lines: AsyncIterable<StockLine>;
+  digest: () => Promise<string>;
+}
+
+/** Lines a sync reads, checks and stores at a time. */
+const LINES_PER_CHUNK = 100;
+/** A sync still receiving after this long lost its upload: it no longer holds its user's turn. */
+const RECEIVE_LAPSE_MS = 10 * 60_000;
+
+/** A stock's lines in chunks, with every line past SYNC_MAX_ITEMS refused as a whole stock too big. */
+async function* chunksOf(lines: AsyncIterable<StockLine>): AsyncGenerator<StockLine[]> {
+  let chunk: StockLine[] = [];
+  for await (const line of lines) {
+    if (line.seq > SYNC_MAX_ITEMS)
+      throw DomainError.of("body_too_large", `items: a sync takes at most ${SYNC_MAX_ITEMS} items; split the stock`);
+    chunk.push(line);
+    if (chunk.length === LINES_PER_CHUNK) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/** A line whose externalAdId an earlier line of the stock has: refused, naming the first. */
+function withoutRepeats(chunk: StockLine[], seen: Map<number, number>): StockLine[] {
+  return chunk.map((line) => {
+    if (!line.item) return line;
+    const first = seen.get(line.item.externalAdId);
+    if (first === undefined) {
+      seen.set(line.item.externalAdId, line.seq);
+      return line;
+    }
+    return {
+      seq: line.seq,
+      externalAdId: line.item.externalAdId,
+      problems: [
+        detail("validation_failed", `externalAdId: ${line.item.externalAdId} is also the item on line ${first}`),
+      ],
+    };
+  });
+}
+
+/** The refusal of a stock that would end more than the share the request allows. */
+function endingRefusal(ended: number, synced: number, maxEndedPercent: number): ErrorDetail | null {
+  if (ended === 0 || ended * 100 <= maxEndedPercent * synced) return null;
+  const percent = Math.ceil((ended * 100) / synced);
+  return detail(
+    "sync_would_end_too_many",
+    `maxEndedPercent: the stock would end ${ended} of the user's ${synced} synced ads (${percent}%), more than ${maxEndedPercent}%; send maxEndedPercent=${percent} to allow it`,
+  );
+}
+
+/** How many of the user's ads a sync counts as synced (the base of its ending limit). */
+const syncedCount = (db: Db, userId: number, removal: SyncOptions["removal"]) =>
+  db.select({ n: count() }).from(ads).where(syncedAdsWhere(userId, removal));
+
+/**
+ * `POST /syncs/?dryRun=true`: what the sync would do, changing nothing: per item created, updated,
+ * unchanged or refused (with the problems a real sync would meet: the item's fields, its category and
+ * attributes, a fixed field it would change), the ads it would end, and per target the placements,
+ * updates and removals with the placements' prices (a target the user cannot publish to refuses them).
+ * A stock is read in chunks, each compared with the user's ads in one D1 round trip.
+ */
+export async function previewSync(ctx: ServiceContext, input: { options: SyncOptions; stock: Stock }) {
+  const { db, caller } = ctx;
+  const { userId, removal, maxEndedPercent } = input.options;
+  const user = await requireUser(db, caller, userId);
+  const { defaults, wallet, connections, catalogue } = await previewFacts(db, userId);
+  const plan: SyncPlan = {
+    userId,
+    items: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    ended: 0,
+    refused: 0,
+    targets: Object.fromEntries(
+      PUBLISH_TARGETS.map((portal) => [portal, { place: 0, update: 0, remove: 0, cost: 0 }]),
+    ) as SyncPlan["targets"],
+    cost: 0,
+    balance: await balanceOf(db, payerIdOf(userId, wallet?.walletUserId)),
+    wouldRefuse: null,
+    refusals: [],
+  };
+  const seen = new Map<number, number>();
+  for await (const chunk of chunksOf(input.stock.lines)) {
+    const lines = withoutRepeats(chunk, seen);
+    plan.items += lines.length;
+    const known = await syncedAdsOf(
+      db,
+      userId,
+      lines.flatMap((line) => (line.item ? [line.item.externalAdId] : [])),
+    );
+    for (const line of lines) {
+      const refuse = (problems: ErrorDetail[]) => {
+        plan.refused += 1;
+        plan.refusals.push({ seq: line.seq, externalAdId: line.item?.externalAdId ?? null, errorDetails: problems });
+      };
+      if (!line.item) {
+        refuse(line.problems);
+        continue;
+      }
+      const ad = known.get(line.item.externalAdId);
+      const item = planItem(catalogue, line.item, await itemHash(line.item), ad);
+      const problems =
+        item.outcome === "unchanged" ? [] : await itemProblems(ctx, { line: line.item, ad, user, defaults });
+      if (problems.length > 0) {
+        refuse(problems);
+        continue;
+      }
+      plan[item.outcome] += 1;
+      for (const { portal, action, price } of item.targets) {
+        const target = plan.targets[portal];
+        target[action] += 1;
+        if (connections.has(portal)) target.cost += price;
+      }
+    }
+  }
+  plan.ended = (
+    await db
+      .select({ n: count() })
+      .from(ads)
+      .where(endedAdsWhere(userId, inList(ads.externalAdId, [...seen.keys()]), removal))
+      .get()
+  )?.n as number;
+  const synced = (await syncedCount(db, userId, removal).get())?.n ?? 0;
+  plan.wouldRefuse = endingRefusal(plan.ended, synced, maxEndedPercent);
+  plan.cost = PUBLISH_TARGETS.reduce((sum, portal) => sum + plan.targets[portal].cost, 0);
+  for (const portal of MARKETPLACES)
+    if (!connections.has(portal) && plan.targets[portal].place > 0)
+      plan.refusals.push({
+        seq: 0,
+        externalAdId: null,
+        errorDetails: [
+          detail("portal_not_connected", `targets: the user is not connected to ${portal}; its placements are refused`),
+        ],
+      });
+  return plan;
+}
+
+/** What a dry run reads once: the user's defaults, wallet, connected targets and the catalogue. */
+async function previewFacts(db: Db, userId: number) {
+  const { defaults, wallet, portal_a, portal_b } = await namedBatch(db, {
+    defaults: newAdDefaultsQuery(db, userId),
+    wallet: db
+      .select({ walletUserId: userSettings.walletUserId })
+      .from(userSettings)
+      .where(eq(userSettings.userId, userId)),
+    portal_a: connectionQuery(db, userId, "portal_a"),
+    portal_b: connectionQuery(db, userId, "portal_b"),
+  });
+  const connected = { portal_a, portal_b } satisfies Record<(typeof MARKETPLACES)[number], unknown>;
+  const connections = new Set<PublishTarget>([
+    "website",
+    ...MARKETPLACES.filter((portal) => connected[portal][0]?.status),
+  ]);
+  return { defaults: defaults[0], wallet: wallet[0], connections, catalogue: await loadCatalogue(db) };
+}
+
+/** The problems a real sync would meet writing an item: a new ad's checks, and the fields it cannot change. */
+async function itemProblems(
+  ctx: ServiceContext,
+  input: {
+    line: SyncItem;
+    ad: { categoryId: number | null } | undefined;
+    user: { companyName: string | null };
+    defaults: Awaited<ReturnType<typeof previewFacts>>["defaults"];
+  },
+): Promise<ErrorDetail[]> {
+  const { line, ad, user, defaults } = input;
+  const catalogue = await loadCatalogue(ctx.db);
+  const { problems } = await newAdContent(catalogue, { user, defaults }, { ...line, userId: 0 });
+  if (ad)
+    try {
+      requireUnchanged({ categoryId: line.categoryId }, { categoryId: ad.categoryId }, ["categoryId"]);
+    } catch (error) {
+      if (error instanceof DomainError) problems.push(...error.details);
+      else throw error;
+    }
+  return problems;
+}
+
+/**
+ * `POST /syncs/`: takes a user's stock and starts applying it. The stock is stored as it arrives (a
+ * chunk of lines per D1 batch: never held whole), each line checked on its own (a refused line is
+ * reported and the rest goes on). Then, unless the stock would end more of the user's synced ads than
+ * `maxEndedPercent` allows (refused whole: 409 `sync_would_end_too_many`), the sync runs in steps in
+ * the client's lanes. One sync of a user at a time (409 `sync_in_progress`). An Idempotency-Key makes a
+ * repeat with the same stock answer the sync it started (`replayed`), and one with another stock 422.
+ */
+export async function startSync(
+  ctx: ServiceContext,
+  input: { options: SyncOptions; idempotencyKey: string | undefined; stock: Stock },
+): Promise<{ sync: SyncView; replayed: boolean }> {
+  const { db, caller } = ctx;
+  const { userId, removal, maxEndedPercent } = input.options;
+  await requireUser(db, caller, userId);
+  const clientId = clientIdOf(caller);
+  if (input.idempotencyKey !== undefined) {
+    const earlier = await db
+      .select()
+      .from(syncs)
+      .where(and(eq(syncs.clientId, clientId), eq(syncs.idempotencyKey, input.idempotencyKey)))
+      .get();
+    if (earlier) return { sync: await replayOf(input.stock, earlier), replayed: true };
+  }
+  const syncId = await claimUserTurn(ctx, input);
+  const seen = new Map<number, number>();
+  let items = 0;
+  try {
+    for await (const chunk of chunksOf(input.stock.lines)) {
+      const lines = withoutRepeats(chunk, seen);
+      items = lines.at(-1)?.seq ?? items;
+      await storeLines(ctx, syncId, lines);
+    }
+  } catch (error) {
+    await db
+      .update(syncs)
+      .set({ state: "failed", reason: `the stock could not be read: ${failureText(error)}`, updatedAt: nowIso() })
+      .where(eq(syncs.id, syncId));
+    throw error;
+  }
+  const digest = await input.stock.digest();
+  const inStock = inIds(
+    ads.externalAdId,
+    db
+      .select({ externalAdId: syncItems.externalAdId })
+      .from(syncItems)
+      .where(and(eq(syncItems.syncId, syncId), isNotNull(syncItems.externalAdId), lte(syncItems.seq, items))),
+  );
+  const { ended, synced } = await namedBatch(db, {
+    ended: db
+      .select({ n: count() })
+      .from(ads)
+      .where(endedAdsWhere(userId, inStock, removal)),
+    synced: syncedCount(db, userId, removal),
+  });
+  const refusal = endingRefusal(ended[0]?.n ?? 0, synced[0]?.n ?? 0, maxEndedPercent);
+  const [row] = await namedBatch(db, {
+    sync: db
+      .update(syncs)
+      .set({
+        state: refusal ? "refused" : "running",
+        items,
+        digest,
+        reason: refusal?.message ?? null,
+        updatedAt: nowIso(),
+      })
+      .where(eq(syncs.id, syncId))
+      .returning(),
+    started: refusal
+      ? []
+      : [
+          syncEvent(db, {
+            type: "sync.started",
+            userId,
+            data: sql`json_object('syncId', ${syncId}, 'items', ${items})`,
+          }),
+        ],
+  }).then(({ sync }) => sync);
+  if (!row) throw new Error(`sync ${syncId} vanished while it was received`);
+  if (refusal) throw new DomainError(refusal);
+  await sendSyncStep(ctx.env, { syncId, requestId: ctx.requestId });
+  return { sync: syncView(row), replayed: false };
+}
+
+/** A repeat of a sync's Idempotency-Key: the same stock answers that sync (or its refusal), another 422. */
+async function replayOf(stock: Stock, earlier: typeof syncs.$inferSelect): Promise<SyncView> {
+  for await (const _line of stock.lines) {
+    // Read to the end: the digest is of the whole stock.
+  }
+  if (earlier.state === "receiving")
+    throw new DomainError(
+      detail("idempotency_in_progress", "Idempotency-Key: a request with this key is still running"),
+      { retryAfterSeconds: 1 },
+    );
+  if ((await stock.digest()) !== earlier.digest)
+    throw DomainError.of("idempotency_conflict", "Idempotency-Key: was used with a different request");
+  if (earlier.state === "refused" && earlier.reason)
+    throw new DomainError(detail("sync_would_end_too_many", earlier.reason));
+  return syncView(earlier);
+}
+
+/**
+ * The sync's row, as the user's one sync under way (a unique index holds it). A sync that stopped
+ * receiving its stock long ago (its upload died) gives up its turn; another under way refuses this one.
+ */
+async function claimUserTurn(
+  ctx: ServiceContext,
+  input: { options: SyncOptions; idempotencyKey: string | undefined },
+): Promise<number> {
+  const { db, caller } = ctx;
+  const { userId, removal, maxEndedPercent } = input.options;
+  const insert = () =>
+    db
+      .insert(syncs)
+      .values({
+        id: nextId(syncs, groupOfUser(userId)),
+        clientId: clientIdOf(caller),
+        internal: isInternal(caller),
+        partner: isPartner(caller),
+        userId,
+        removal: SYNC_REMOVALS.includes(removal) ? removal : "delete",
+        maxEndedPercent,
+        idempotencyKey: input.idempotencyKey ?? null,
+        mediaBase: ctx.mediaBase,
+      })
+      .returning({ id: syncs.id })
+      .get();
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const row = await insert();
+      if (row) return row.id;
+    } catch (error) {
+      if (!failureText(error).includes("UNIQUE")) throw error;
+    }
+    const running = await db
+      .select({ id: syncs.id, state: syncs.state, updatedAt: syncs.updatedAt, key: syncs.idempotencyKey })
+      .from(syncs)
+      .where(and(eq(syncs.userId, userId), sql`${syncs.state} IN ('receiving', 'running')`))
+      .get();
+    const lapsed = new Date(Date.now() - RECEIVE_LAPSE_MS).toISOString();
+    if (running?.state === "receiving" && running.updatedAt < lapsed && attempt === 0) {
+      await db
+        .update(syncs)
+        .set({ state: "failed", reason: "its stock stopped arriving before the last line", updatedAt: nowIso() })
+        .where(and(eq(syncs.id, running.id), eq(syncs.state, "receiving")));
+      continue;
+    }
+    if (running)
+      throw new DomainError(
+        detail(
+          "sync_in_progress",
+          `userId: sync ${running.id} of user ${userId} is still under way; wait for it (GET /syncs/${running.id})`,
+        ),
+        { retryAfterSeconds: 10 },
+      );
+    // Another request with this Idempotency-Key took it between the read and the insert.
+    throw new DomainError(
+      detail("idempotency_in_progress", "Idempotency-Key: a request with this key is still running"),
+      { retryAfterSeconds: 1 },
+    );
+  }
+}
+
+/**
+ * A chunk of a stock's lines stored in one statement (the lines travel as one JSON parameter), the
+ * sync's count of items with it: a refused line is reported at once.
+ */
+async function storeLines(ctx: ServiceContext, syncId: number, lines: StockLine[]): Promise<void> {
+  const rows = await Promise.all(
+    lines.map(async (line) =>
+      line.item
+        ? { seq: line.seq, externalAdId: line.item.externalAdId, item: line.item, hash: await itemHash(line.item) }
+        : { seq: line.seq, externalAdId: line.externalAdId, outcome: "refused", problems: line.problems },
+    ),
+  );
+  await syncBatch(ctx.env.shard.d1, [
+    sql`INSERT INTO ${syncItems} (sync_id, seq, external_ad_id, item, hash, outcome, problems)
+      SELECT ${syncId}, value ->> 'seq', value ->> 'externalAdId', value -> 'item', value ->> 'hash', value ->> 'outcome',
+        coalesce(value -> 'problems', '[]')
+      FROM json_each(${JSON.stringify(rows)})`,
+    ctx.db
+      .update(syncs)
+      .set({ items: lines.at(-1)?.seq ?? 0, updatedAt: nowIso() })
+      .where(eq(syncs.id, syncId)),
+  ]);
+}

@@ -1,0 +1,180 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, defined, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { PAID_CATEGORY, requiredAttributes } from "../harness/data";
+import { connectedSeller, listingsAtMarketplace, walletBalance } from "../harness/marketplace";
+
+/**
+ * A dealer's stock in one call (POST /syncs/): previewed and priced, applied in steps in the client's
+ * lanes, free when nothing changed, ended items taken off and removed, and reported per item; checked
+ * against what the marketplace simulator holds and what the ledger says.
+ */
+
+let key: string;
+let internalKey: string;
+
+beforeAll(async () => {
+  ({ key, internalKey } = await twoClients());
+});
+
+const item = (externalAdId: number, overrides: Record<string, unknown> = {}) => ({
+  externalAdId,
+  categoryId: PAID_CATEGORY,
+  title: `Brommer ${externalAdId}`,
+  description: "Een nette brommer, weinig gereden.",
+  price: { model: "fixed", price: 100_000 + externalAdId },
+  attributes: requiredAttributes(PAID_CATEGORY),
+  targets: ["portal_a", "website"],
+  ...overrides,
+});
+
+const ndjson = (items: unknown[]) => items.map((i) => JSON.stringify(i)).join("\n");
+
+/** Sends a stock as NDJSON and answers the call's answer. */
+const sendStock = (userId: number, items: unknown[], options: { query?: string; headers?: Record<string, string>; path?: string } = {}) =>
+  call("POST", `${options.path ?? "/syncs/"}?userId=${userId}${options.query ?? ""}`, {
+    key,
+    rawBody: ndjson(items),
+    headers: { "Content-Type": "application/x-ndjson", ...options.headers },
+  });
+
+/** The sync once it is no longer running. */
+const settledSync = (syncId: number) =>
+  eventually(
+    async () => {
+      const answer = await call("GET", `/syncs/${syncId}`, { key });
+      return answer.body.data.state === "running" ? undefined : answer.body.data;
+    },
+    `sync ${syncId} to end`,
+    300,
+  );
+
+const reportOf = async (syncId: number) =>
+  (await call("GET", `/syncs/${syncId}/items?itemsPerPage=1000`, { key })).body.data as {
+    seq: number;
+    externalAdId: number | null;
+    outcome: string;
+    adId: number | null;
+    targets: { portal: string; action: string; jobId: number | null; refusal: { code: string } | null }[];
+    errorDetails: { code: string; message: string }[];
+  }[];
+
+/** Every job of the user has ended (none pending or processing). */
+const jobsSettled = (userId: number) =>
+  eventually(
+    async () => {
+      const open = await call("GET", `/jobs/?userId=${userId}&state=pending&itemsPerPage=1`, { key });
+      const running = await call("GET", `/jobs/?userId=${userId}&state=processing&itemsPerPage=1`, { key });
+      return open.body.totalItems === 0 && running.body.totalItems === 0 ? true : undefined;
+    },
+    `user ${userId}'s jobs to end`,
+    300,
+  );
+
+describe("a stock sync", () => {
+  it("previews, applies as previewed, is free when nothing changed, and ends what the stock no longer holds", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const stock = Array.from({ length: 12 }, (_, i) => item(i + 1));
+    const before = await walletBalance(key, userId);
+
+    const preview = await sendStock(userId, stock, { path: "/syncs/preview" });
+    expectEnvelope(preview, 200);
+    expect(preview.body.data).toMatchObject({ items: 12, created: 12, updated: 0, unchanged: 0, ended: 0, refused: 0 });
+    expect(preview.body.data.targets.portal_a.place).toBe(12);
+    expect(preview.body.data.cost).toBeGreaterThan(0);
+
+    const started = await sendStock(userId, stock);
+    expectEnvelope(started, 200);
+    const syncId = started.body.data.syncId as number;
+    expect(started.headers.get("Location")).toBe(`/rest/v1/syncs/${syncId}`);
+    const done = await settledSync(syncId);
+    expect(done).toMatchObject({ state: "finished", items: 12, created: 12, applied: 12, charged: preview.body.data.cost });
+    await jobsSettled(userId);
+    expect(before - (await walletBalance(key, userId))).toBe(preview.body.data.cost);
+    const online = async () => (await listingsAtMarketplace(key, userId)).filter((held) => held.online);
+    expect((await online()).map((held) => held.title).sort()).toEqual(stock.map((it) => it.title).sort());
+    const report = await reportOf(syncId);
+    expect(report.map((r) => r.outcome)).toEqual(Array(12).fill("created"));
+    expect(report.every((r) => r.targets.length === 2 && r.targets.every((t) => t.jobId !== null))).toBe(true);
+
+    // The same stock again: nothing to do, nothing charged.
+    const again = await sendStock(userId, stock);
+    const unchanged = await settledSync(again.body.data.syncId);
+    expect(unchanged).toMatchObject({ state: "finished", unchanged: 12, created: 0, updated: 0, charged: 0 });
+    expect((await reportOf(unchanged.syncId)).every((r) => r.targets.length === 0)).toBe(true);
+
+    // Two changed, one new, one gone.
+    const next = [
+      ...stock.slice(0, 11).map((it, i) => (i < 2 ? { ...it, price: { model: "fixed", price: 50_000 } } : it)),
+      item(99),
+    ];
+    const plan = (await sendStock(userId, next, { path: "/syncs/preview" })).body.data;
+    expect(plan).toMatchObject({ items: 12, created: 1, updated: 2, unchanged: 9, ended: 1 });
+    const balance = await walletBalance(key, userId);
+    const changed = await settledSync((await sendStock(userId, next)).body.data.syncId);
+    expect(changed).toMatchObject({ created: 1, updated: 2, unchanged: 9, ended: 1, charged: plan.cost });
+    await jobsSettled(userId);
+    expect(balance - (await walletBalance(key, userId))).toBe(plan.cost);
+    const held = await online();
+    expect(held.map((h) => h.title).sort()).toEqual(next.map((it) => it.title).sort());
+    expect(held.filter((h) => h.listing?.price.price === 50_000).map((h) => h.title).sort()).toEqual([
+      "Brommer 1",
+      "Brommer 2",
+    ]);
+    const ended = (await reportOf(changed.syncId)).find((r) => r.outcome === "ended");
+    expect(defined(ended).externalAdId).toBe(12);
+    const ads = (await call("GET", `/ads/?userId=${userId}&simple=true&itemsPerPage=100`, { key })).body.data as {
+      adId: number;
+    }[];
+    expect(ads).toHaveLength(12);
+    expect(ads.map((ad) => ad.adId)).not.toContain(defined(ended).adId);
+  });
+
+  it("refuses a second sync of the user while one runs, and a stock that ends too much", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const first = await settledSync(
+      (await sendStock(userId, Array.from({ length: 10 }, (_, i) => item(i + 1)))).body.data.syncId,
+    );
+    expect(first.state).toBe("finished");
+    const halfWritten = await sendStock(userId, [item(1), item(2)]);
+    expectError(halfWritten, "sync_would_end_too_many");
+    expect(halfWritten.body.errorDetails?.[0]?.message).toContain("would end 8 of the user's 10 synced ads (80%)");
+    const allowed = await sendStock(userId, [item(1), item(2)], { query: "&maxEndedPercent=80" });
+    expectEnvelope(allowed, 200);
+    const busy = await sendStock(userId, [item(1), item(2)], { query: "&maxEndedPercent=80" });
+    expectError(busy, "sync_in_progress");
+    const after = await settledSync(allowed.body.data.syncId);
+    expect(after).toMatchObject({ state: "finished", ended: 8, unchanged: 2 });
+  });
+
+  it("reports each refused item with its field, and applies the rest", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const answer = await call("POST", `/syncs/?userId=${userId}`, {
+      key,
+      rawBody: [JSON.stringify(item(1)), "{not json", JSON.stringify(item(2, { title: "x" })), JSON.stringify(item(1))].join("\n"),
+      headers: { "Content-Type": "application/x-ndjson" },
+    });
+    expectEnvelope(answer, 200);
+    const done = await settledSync(answer.body.data.syncId);
+    expect(done).toMatchObject({ items: 4, created: 1, refused: 3 });
+    const report = await reportOf(done.syncId);
+    expect(report.map((r) => [r.seq, r.outcome, r.errorDetails[0]?.message])).toEqual([
+      [1, "created", undefined],
+      [2, "refused", "line 2: is not a JSON object"],
+      [3, "refused", "title: must be 5-60 characters"],
+      [4, "refused", "externalAdId: 1 is also the item on line 1"],
+    ]);
+  });
+
+  it("replays a repeat with the same Idempotency-Key, and refuses the key with another stock", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const headers = { "Idempotency-Key": `sync-${userId}` };
+    const first = await sendStock(userId, [item(1)], { headers });
+    const repeat = await sendStock(userId, [item(1)], { headers });
+    expectEnvelope(repeat, 200);
+    expect(repeat.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(repeat.body.data.syncId).toBe(first.body.data.syncId);
+    expectError(await sendStock(userId, [item(2)], { headers }), "idempotency_conflict");
+    const done = await settledSync(first.body.data.syncId);
+    expect(done.created).toBe(1);
+  });
+});

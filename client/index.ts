@@ -7,11 +7,11 @@
  * once; at most `maxConcurrent` requests are in flight; every request carries the newest `x-d1-bookmark`
  * answered, so the client reads its own writes. Every component schema is a named type (`Ad`, `Event`,
  * `ErrorDetail`, `PublishActiveEvent`, …), and the helpers below do the chores: `dataOf`, `listAll`, `waitForJob`,
- * `publish`, `verifyWebhook`, `preflight`.
+ * `publish`, `verifyWebhook`, `preflight`, `previewSync`, `syncStock`.
  */
 import createClient, { type Middleware } from "openapi-fetch";
 import { Webhook } from "standardwebhooks";
-import type { Ad, components, Event, Job, paths, SimpleAd, WebhookTestData } from "./schema.js";
+import type { Ad, components, Event, Job, paths, SimpleAd, Sync, SyncItem, WebhookTestData } from "./schema.js";
 
 export type * from "./schema.js";
 
@@ -40,7 +40,15 @@ const BOOKMARK = "x-d1-bookmark";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** POSTs that only read (their operations take no Idempotency-Key): by their first one or two segments below /rest/v1. */
-const READ_ONLY_POSTS = new Set(["groups", "attributes", "status", "statistics", "imagestatus", "publish/preflight"]);
+const READ_ONLY_POSTS = new Set([
+  "groups",
+  "attributes",
+  "status",
+  "statistics",
+  "imagestatus",
+  "publish/preflight",
+  "syncs/preview",
+]);
 
 /** Whether a request changes something, and so carries an Idempotency-Key. */
 function isWrite(request: Request): boolean {
@@ -234,6 +242,77 @@ export async function waitForJob(
     if (!OPEN_JOB_STATES.includes(data.data.state)) return data.data;
     if (Date.now() + intervalMs > until)
       throw new Error(`job ${queueItemId} still ${data.data.state} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** A stock sync's options: whose stock, what happens to the ads it no longer holds, and how many it may end. */
+export interface SyncOptions {
+  userId: number;
+  /** `delete` (default) or `archive` the synced ads the stock no longer holds, once they are off every target. */
+  removal?: "delete" | "archive";
+  /** The most of the user's synced ads the sync may end, in percent (default 20); more refuses the sync. */
+  maxEndedPercent?: number;
+}
+
+/** A stock as NDJSON, one item a line: the body of POST /syncs and /syncs/preview (never one JSON document). */
+const ndjsonOf = (items: Iterable<SyncItem>) =>
+  new Blob(Array.from(items, (item) => `${JSON.stringify(item)}\n`), { type: "application/x-ndjson" });
+
+const syncQuery = (options: SyncOptions) => ({
+  userId: String(options.userId),
+  ...(options.removal ? { removal: options.removal } : {}),
+  ...(options.maxEndedPercent !== undefined ? { maxEndedPercent: String(options.maxEndedPercent) } : {}),
+});
+
+/** How a stock travels: as NDJSON, with its media type. */
+const asNdjson = (items: Iterable<SyncItem>) => ({
+  body: undefined as never,
+  bodySerializer: () => ndjsonOf(items),
+  headers: { "Content-Type": "application/x-ndjson" },
+});
+
+/**
+ * The dry run of a stock sync (POST /rest/v1/syncs/preview): how many items it would create, update,
+ * leave unchanged and end, per target the placements, updates and removals with their price, and each
+ * refused item with its fields. Nothing changes. Throws an `ApiError` when the call is refused.
+ */
+export async function previewSync(
+  client: ApiClient,
+  options: SyncOptions & { items: Iterable<SyncItem> },
+): Promise<components["schemas"]["SyncPlan"]> {
+  const { data, error, response } = await client.POST("/rest/v1/syncs/preview", {
+    params: { query: syncQuery(options) as never },
+    ...asNdjson(options.items),
+  });
+  if (data) return data.data;
+  throw apiErrorOf(response, error);
+}
+
+/**
+ * Syncs a user's whole stock (POST /rest/v1/syncs, the items sent as NDJSON) and waits for the sync to
+ * end, asking GET /rest/v1/syncs/<id> every `intervalMs` (default 1 s); answers the ended sync (its
+ * report per item: GET /rest/v1/syncs/<id>/items). The write carries an Idempotency-Key (a retry is
+ * answered with the same sync). Throws an `ApiError` when the sync is refused (another sync of the user
+ * under way, too many ads ended), and an `Error` when it has not ended within `timeoutMs` (default 10 min).
+ */
+export async function syncStock(
+  client: ApiClient,
+  options: SyncOptions & { items: Iterable<SyncItem> },
+  { timeoutMs = 600_000, intervalMs = 1_000 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Sync> {
+  const started = await client.POST("/rest/v1/syncs", {
+    params: { query: syncQuery(options) as never },
+    ...asNdjson(options.items),
+  });
+  if (!started.data) throw apiErrorOf(started.response, started.error);
+  const { syncId } = started.data.data;
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { data, error, response } = await client.GET("/rest/v1/syncs/{syncId}", { params: { path: { syncId } } });
+    if (!data) throw apiErrorOf(response, error);
+    if (data.data.state !== "running" && data.data.state !== "receiving") return data.data;
+    if (Date.now() + intervalMs > until) throw new Error(`sync ${syncId} still ${data.data.state} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

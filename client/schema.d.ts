@@ -1492,6 +1492,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/v1/syncs/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Dry run of POST /syncs/: the plan (created, updated, unchanged, ended and refused items), priced per target; changes nothing */
+        post: operations["syncs.preview.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/syncs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's syncs, newest first */
+        get: operations["syncs.get"];
+        put?: never;
+        /** Sync a user's whole stock: new items created, changed ones updated, unchanged ones left alone (free), gone ones ended; each placed on, updated at or taken off its targets. Runs in steps; follow it at GET /syncs/<syncId> */
+        post: operations["syncs.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/syncs/{syncId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A sync: its state, phase and counts */
+        get: operations["syncs.bySyncId.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/syncs/{syncId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A sync's report per item, in stock order (the ads it ended after the stock): outcome, ad, each target's job or refusal, and why an item was refused */
+        get: operations["syncs.bySyncId.items.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "publish.pending": {
@@ -1811,6 +1880,57 @@ export interface webhooks {
         put?: never;
         /** The job.unresolved event */
         post: operations["webhooks.receive.job.unresolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sync.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The sync.started event */
+        post: operations["webhooks.receive.sync.started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sync.progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The sync.progress event */
+        post: operations["webhooks.receive.sync.progress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sync.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The sync.finished event */
+        post: operations["webhooks.receive.sync.finished"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2413,10 +2533,217 @@ export interface components {
                 reason: string;
             };
         };
+        SyncStartedEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sync.started";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The sync: GET /syncs/<syncId>
+                 */
+                syncId: number;
+                items: number;
+            };
+        };
+        SyncProgressEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sync.progress";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The sync: GET /syncs/<syncId>
+                 */
+                syncId: number;
+                /** @description Items applied so far, in stock order */
+                applied: number;
+                items: number;
+                /** @description Ads this step ended (once every item is applied) */
+                ended?: number;
+            };
+        };
+        SyncFinishedEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sync.finished";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The sync: GET /syncs/<syncId>
+                 */
+                syncId: number;
+                /** @enum {string} */
+                state: "finished" | "failed";
+                items: number;
+                created: number;
+                updated: number;
+                unchanged: number;
+                ended: number;
+                refused: number;
+                /** @description Cents */
+                charged: number;
+            };
+        };
         WebhookTestData: {
             /** Format: int64 */
             webhookId: number;
         };
+        SyncItem: {
+            /** @description The item's key: the ad of the user with this externalAdId is the item's */
+            externalAdId: number;
+            /** Format: int64 */
+            categoryId: number;
+            /** Format: int64 */
+            contactId?: number | null;
+            /** Format: int64 */
+            folderId?: number | null;
+            /** @enum {string} */
+            status?: "concept" | "active" | "archive";
+            /** @enum {string} */
+            type?: "supply" | "demand";
+            title: string;
+            imagetext?: string | null;
+            /** @description HTML limited to b, strong, u, ul, li, br (sanitised) */
+            description: string;
+            /** @default [] */
+            attributes?: components["schemas"]["AdAttributesInput"][];
+            url?: string | null;
+            price: components["schemas"]["PriceInput"];
+            settings?: components["schemas"]["AdSettingInput"][];
+            misc?: components["schemas"]["Misc"];
+            provider?: components["schemas"]["Provider"];
+            /**
+             * @description The ad's images, in order; a changed list replaces the ad's images
+             * @default []
+             */
+            images?: string[];
+            /**
+             * @description Where the ad should be listed; it is taken off every other target
+             * @default []
+             */
+            targets?: ("portal_a" | "portal_b" | "website")[];
+        };
+        /**
+         * @example {
+         *       "portal": "portal_a",
+         *       "locale": "nl_NL",
+         *       "values": [
+         *         {
+         *           "key": "condition",
+         *           "value": "gebruikt"
+         *         }
+         *       ]
+         *     }
+         */
+        AdAttributesInput: {
+            /** @enum {string} */
+            portal: "portal_a" | "portal_b";
+            /**
+             * @default nl_NL
+             * @enum {string}
+             */
+            locale?: "nl_NL";
+            values?: components["schemas"]["AttributeValue"][];
+            /** @description The answers' name for `values` */
+            attributes?: components["schemas"]["AttributeValue"][];
+        };
+        AttributeValue: {
+            key: string;
+            value: string | number;
+            /** @description Read-only: ignored */
+            readonly label?: unknown;
+        };
+        PriceInput: {
+            /**
+             * @description fixed, bidding, see description, reserved
+             * @enum {string}
+             */
+            model: "fixed" | "bidding" | "see description" | "reserved";
+            /** @description Cents; required for fixed and bidding */
+            price?: number | null;
+            /** @description Cents; required for bidding */
+            minimumBid?: number | null;
+            shippingCosts?: number | null;
+            /** @description Returned as retailPrice */
+            retail?: number | null;
+            /** @description The answers' name for `retail` */
+            retailPrice?: number | null;
+        };
+        AdSettingInput: {
+            /** @enum {string} */
+            portal: "portal_a" | "portal_b";
+            showcontact?: boolean;
+            /** @description Re-publish at the end of the listing period; default false */
+            autoreplace?: boolean;
+            video?: string | null;
+        };
+        Misc: {
+            /** @description Automotive categories only */
+            licensePlate?: string | null;
+        };
+        Provider: {
+            name?: string;
+            address?: string;
+            houseNumber?: string;
+            postalCode?: string;
+            city?: string;
+            /**
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @enum {string}
+             */
+            county?: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
+            country?: string;
+            phone?: string;
+        } | null;
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2497,7 +2824,7 @@ export interface components {
              * @description Stable code to branch on (see the README's catalogue)
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable";
+            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable";
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -3241,78 +3568,6 @@ export interface components {
             /** @description Read-only: ignored */
             readonly contact?: unknown;
         };
-        /**
-         * @example {
-         *       "portal": "portal_a",
-         *       "locale": "nl_NL",
-         *       "values": [
-         *         {
-         *           "key": "condition",
-         *           "value": "gebruikt"
-         *         }
-         *       ]
-         *     }
-         */
-        AdAttributesInput: {
-            /** @enum {string} */
-            portal: "portal_a" | "portal_b";
-            /**
-             * @default nl_NL
-             * @enum {string}
-             */
-            locale?: "nl_NL";
-            values?: components["schemas"]["AttributeValue"][];
-            /** @description The answers' name for `values` */
-            attributes?: components["schemas"]["AttributeValue"][];
-        };
-        AttributeValue: {
-            key: string;
-            value: string | number;
-            /** @description Read-only: ignored */
-            readonly label?: unknown;
-        };
-        PriceInput: {
-            /**
-             * @description fixed, bidding, see description, reserved
-             * @enum {string}
-             */
-            model: "fixed" | "bidding" | "see description" | "reserved";
-            /** @description Cents; required for fixed and bidding */
-            price?: number | null;
-            /** @description Cents; required for bidding */
-            minimumBid?: number | null;
-            shippingCosts?: number | null;
-            /** @description Returned as retailPrice */
-            retail?: number | null;
-            /** @description The answers' name for `retail` */
-            retailPrice?: number | null;
-        };
-        AdSettingInput: {
-            /** @enum {string} */
-            portal: "portal_a" | "portal_b";
-            showcontact?: boolean;
-            /** @description Re-publish at the end of the listing period; default false */
-            autoreplace?: boolean;
-            video?: string | null;
-        };
-        Misc: {
-            /** @description Automotive categories only */
-            licensePlate?: string | null;
-        };
-        Provider: {
-            name?: string;
-            address?: string;
-            houseNumber?: string;
-            postalCode?: string;
-            city?: string;
-            /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
-             * @enum {string}
-             */
-            county?: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
-            country?: string;
-            phone?: string;
-        } | null;
         UpdateAd: {
             /** Format: int64 */
             adId: number;
@@ -4081,13 +4336,13 @@ export interface components {
             created: string;
             updated: string;
         };
-        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"];
+        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"] | components["schemas"]["SyncStartedEvent"] | components["schemas"]["SyncProgressEvent"] | components["schemas"]["SyncFinishedEvent"];
         Webhook: {
             /** Format: int64 */
             webhookId: number;
             url: string;
             /** @description Subscribed event types; empty: every type */
-            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
+            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished")[];
             enabled: boolean;
             description: string;
             /** @description Why delivery was switched off, when it was */
@@ -4110,7 +4365,7 @@ export interface components {
              * @description https (http only in local development); private and loopback hosts are refused
              */
             url: string;
-            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
+            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished")[];
             enabled?: boolean;
             description?: string;
             /** @description Read-only: ignored */
@@ -4136,7 +4391,7 @@ export interface components {
              * @description https (http only in local development); private and loopback hosts are refused
              */
             url?: string;
-            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved")[];
+            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished")[];
             enabled?: boolean;
             description?: string;
             /**
@@ -4382,6 +4637,110 @@ export interface components {
             /** Format: int64 */
             webhookId: number;
         };
+        SyncPlan: {
+            /** Format: int64 */
+            userId: number;
+            /** @description Items the stock held */
+            items: number;
+            created: number;
+            updated: number;
+            unchanged: number;
+            /** @description Synced ads the stock no longer held */
+            ended: number;
+            refused: number;
+            targets: {
+                portal_a: {
+                    place: number;
+                    update: number;
+                    remove: number;
+                    /** @description Cents: the placements' prices */
+                    cost: number;
+                };
+                portal_b: {
+                    place: number;
+                    update: number;
+                    remove: number;
+                    /** @description Cents: the placements' prices */
+                    cost: number;
+                };
+                website: {
+                    place: number;
+                    update: number;
+                    remove: number;
+                    /** @description Cents: the placements' prices */
+                    cost: number;
+                };
+            };
+            /** @description Cents the sync would charge */
+            cost: number;
+            /** @description The payer's balance now, in cents */
+            balance: number;
+            wouldRefuse: components["schemas"]["ErrorDetail"] | null;
+            refusals: {
+                seq: number;
+                externalAdId: number | null;
+                errorDetails: components["schemas"]["ErrorDetail"][];
+            }[];
+        };
+        SyncStock: {
+            items: components["schemas"]["SyncItem"][];
+        };
+        Sync: {
+            /** Format: int64 */
+            syncId: number;
+            /** Format: int64 */
+            userId: number;
+            /** @enum {string} */
+            state: "receiving" | "running" | "finished" | "refused" | "failed";
+            /** @enum {string} */
+            phase: "items" | "ending" | "done";
+            /** @enum {string} */
+            removal: "delete" | "archive";
+            maxEndedPercent: number;
+            /** @description Items the stock held */
+            items: number;
+            created: number;
+            updated: number;
+            unchanged: number;
+            /** @description Synced ads the stock no longer held */
+            ended: number;
+            refused: number;
+            /** @description Items applied so far, in stock order */
+            applied: number;
+            /** @description Cents charged for the placements queued */
+            charged: number;
+            /** @description Why the sync was refused or failed */
+            reason: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+        };
+        SyncItemReport: {
+            /** @description The item's place in the stock, from 1; ended ads follow the stock */
+            seq: number;
+            externalAdId: number | null;
+            /**
+             * @description null until the item is applied
+             * @enum {string|null}
+             */
+            outcome: "created" | "updated" | "unchanged" | "ended" | "refused" | null;
+            /** Format: int64 */
+            adId: number | null;
+            targets: components["schemas"]["SyncTargetResult"][];
+            /** @description Why the item was refused, each naming its field */
+            errorDetails: components["schemas"]["ErrorDetail"][];
+        };
+        SyncTargetResult: {
+            /** @enum {string} */
+            portal: "portal_a" | "portal_b" | "website";
+            /** @enum {string} */
+            action: "place" | "update" | "remove";
+            /**
+             * Format: int64
+             * @description The job: GET /jobs/<jobId>
+             */
+            jobId: number | null;
+            refusal: components["schemas"]["ErrorDetail"] | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -4408,7 +4767,17 @@ export type WebhookDisabledEvent = components['schemas']['WebhookDisabledEvent']
 export type JobWaitingEvent = components['schemas']['JobWaitingEvent'];
 export type JobWaitEndedEvent = components['schemas']['JobWaitEndedEvent'];
 export type JobUnresolvedEvent = components['schemas']['JobUnresolvedEvent'];
+export type SyncStartedEvent = components['schemas']['SyncStartedEvent'];
+export type SyncProgressEvent = components['schemas']['SyncProgressEvent'];
+export type SyncFinishedEvent = components['schemas']['SyncFinishedEvent'];
 export type WebhookTestData = components['schemas']['WebhookTestData'];
+export type SyncItem = components['schemas']['SyncItem'];
+export type AdAttributesInput = components['schemas']['AdAttributesInput'];
+export type AttributeValue = components['schemas']['AttributeValue'];
+export type PriceInput = components['schemas']['PriceInput'];
+export type AdSettingInput = components['schemas']['AdSettingInput'];
+export type Misc = components['schemas']['Misc'];
+export type Provider = components['schemas']['Provider'];
 export type Health = components['schemas']['Health'];
 export type ShardHealth = components['schemas']['ShardHealth'];
 export type DependencyCheck = components['schemas']['DependencyCheck'];
@@ -4453,12 +4822,6 @@ export type PublishStatus = components['schemas']['PublishStatus'];
 export type AdSetting = components['schemas']['AdSetting'];
 export type SimpleAd = components['schemas']['SimpleAd'];
 export type CreateAd = components['schemas']['CreateAd'];
-export type AdAttributesInput = components['schemas']['AdAttributesInput'];
-export type AttributeValue = components['schemas']['AttributeValue'];
-export type PriceInput = components['schemas']['PriceInput'];
-export type AdSettingInput = components['schemas']['AdSettingInput'];
-export type Misc = components['schemas']['Misc'];
-export type Provider = components['schemas']['Provider'];
 export type UpdateAd = components['schemas']['UpdateAd'];
 export type PatchAd = components['schemas']['PatchAd'];
 export type AdBatchItemResult = components['schemas']['AdBatchItemResult'];
@@ -4525,6 +4888,11 @@ export type CreateTask = components['schemas']['CreateTask'];
 export type UpdateTask = components['schemas']['UpdateTask'];
 export type DeleteTask = components['schemas']['DeleteTask'];
 export type ArchivedWebhookDelivery = components['schemas']['ArchivedWebhookDelivery'];
+export type SyncPlan = components['schemas']['SyncPlan'];
+export type SyncStock = components['schemas']['SyncStock'];
+export type Sync = components['schemas']['Sync'];
+export type SyncItemReport = components['schemas']['SyncItemReport'];
+export type SyncTargetResult = components['schemas']['SyncTargetResult'];
 export type $defs = Record<string, never>;
 export interface operations {
     "health.get": {
@@ -41522,6 +41890,1467 @@ export interface operations {
             };
         };
     };
+    "syncs.preview.create": {
+        parameters: {
+            query: {
+                /** @description The user whose stock this is */
+                userId: number;
+                /** @description What happens to a synced ad the stock no longer holds, once it is off every target */
+                removal?: "delete" | "archive";
+                /** @description The most of the user's synced ads (those with an externalAdId) the sync may end, in percent; more refuses the whole sync (100: no limit) */
+                maxEndedPercent?: number;
+            };
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The user's whole stock. As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "externalAdId": 778,
+                 *           "categoryId": 9204,
+                 *           "contactId": 311,
+                 *           "folderId": 12,
+                 *           "status": "concept",
+                 *           "type": "supply",
+                 *           "title": "Vespa Primavera 125 uit 2019",
+                 *           "imagetext": "Als nieuw",
+                 *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *           "attributes": [],
+                 *           "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *           "price": {
+                 *             "model": "fixed",
+                 *             "price": 150000,
+                 *             "minimumBid": 120000,
+                 *             "shippingCosts": 695,
+                 *             "retail": 179900,
+                 *             "retailPrice": 179900
+                 *           },
+                 *           "settings": [
+                 *             {
+                 *               "portal": "portal_a",
+                 *               "showcontact": true,
+                 *               "autoreplace": true,
+                 *               "video": "https://www.garagedevries.nl/video/vespa.mp4"
+                 *             }
+                 *           ],
+                 *           "misc": {
+                 *             "licensePlate": "DF-123-K"
+                 *           },
+                 *           "provider": {
+                 *             "name": "Garage De Vries",
+                 *             "address": "Dorpsstraat",
+                 *             "houseNumber": "12a",
+                 *             "postalCode": "1234 AB",
+                 *             "city": "Utrecht",
+                 *             "county": "DR",
+                 *             "country": "NL",
+                 *             "phone": "030-1234567"
+                 *           },
+                 *           "images": [],
+                 *           "targets": []
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SyncStock"];
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "userId": 1042,
+                     *         "items": 1,
+                     *         "created": 1,
+                     *         "updated": 1,
+                     *         "unchanged": 1,
+                     *         "ended": 1,
+                     *         "refused": 1,
+                     *         "targets": {
+                     *           "portal_a": {
+                     *             "place": 1,
+                     *             "update": 1,
+                     *             "remove": 1,
+                     *             "cost": 295
+                     *           },
+                     *           "portal_b": {
+                     *             "place": 1,
+                     *             "update": 1,
+                     *             "remove": 1,
+                     *             "cost": 295
+                     *           },
+                     *           "website": {
+                     *             "place": 1,
+                     *             "update": 1,
+                     *             "remove": 1,
+                     *             "cost": 295
+                     *           }
+                     *         },
+                     *         "cost": 295,
+                     *         "balance": 84500,
+                     *         "wouldRefuse": {
+                     *           "code": "ad_not_found",
+                     *           "field": "adId",
+                     *           "message": "adId: ad 7 not found"
+                     *         },
+                     *         "refusals": [
+                     *           {
+                     *             "seq": 1,
+                     *             "externalAdId": 778,
+                     *             "errorDetails": []
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["SyncPlan"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "syncs.get": {
+        parameters: {
+            query: {
+                useCache?: boolean;
+                page?: number;
+                itemsPerPage?: number;
+                userId: number;
+            };
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": [
+                     *         {
+                     *           "syncId": 1,
+                     *           "userId": 1042,
+                     *           "state": "receiving",
+                     *           "phase": "items",
+                     *           "removal": "delete",
+                     *           "maxEndedPercent": 1,
+                     *           "items": 1,
+                     *           "created": 1,
+                     *           "updated": 1,
+                     *           "unchanged": 1,
+                     *           "ended": 1,
+                     *           "refused": 1,
+                     *           "applied": 1,
+                     *           "charged": 1,
+                     *           "reason": "rejected by portal: title is too short",
+                     *           "createdAt": "2026-11-22 14:03:10",
+                     *           "finishedAt": "2026-11-22 14:03:10"
+                     *         }
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Sync"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "syncs.create": {
+        parameters: {
+            query: {
+                /** @description The user whose stock this is */
+                userId: number;
+                /** @description What happens to a synced ad the stock no longer holds, once it is off every target */
+                removal?: "delete" | "archive";
+                /** @description The most of the user's synced ads (those with an externalAdId) the sync may end, in percent; more refuses the whole sync (100: no limit) */
+                maxEndedPercent?: number;
+            };
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The user's whole stock. As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "externalAdId": 778,
+                 *           "categoryId": 9204,
+                 *           "contactId": 311,
+                 *           "folderId": 12,
+                 *           "status": "concept",
+                 *           "type": "supply",
+                 *           "title": "Vespa Primavera 125 uit 2019",
+                 *           "imagetext": "Als nieuw",
+                 *           "description": "Nette Vespa Primavera 125, eerste eigenaar, onderhoudsboekje aanwezig.",
+                 *           "attributes": [],
+                 *           "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *           "price": {
+                 *             "model": "fixed",
+                 *             "price": 150000,
+                 *             "minimumBid": 120000,
+                 *             "shippingCosts": 695,
+                 *             "retail": 179900,
+                 *             "retailPrice": 179900
+                 *           },
+                 *           "settings": [
+                 *             {
+                 *               "portal": "portal_a",
+                 *               "showcontact": true,
+                 *               "autoreplace": true,
+                 *               "video": "https://www.garagedevries.nl/video/vespa.mp4"
+                 *             }
+                 *           ],
+                 *           "misc": {
+                 *             "licensePlate": "DF-123-K"
+                 *           },
+                 *           "provider": {
+                 *             "name": "Garage De Vries",
+                 *             "address": "Dorpsstraat",
+                 *             "houseNumber": "12a",
+                 *             "postalCode": "1234 AB",
+                 *             "city": "Utrecht",
+                 *             "county": "DR",
+                 *             "country": "NL",
+                 *             "phone": "030-1234567"
+                 *           },
+                 *           "images": [],
+                 *           "targets": []
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SyncStock"];
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The sync: GET it to follow it */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "syncId": 1,
+                     *         "userId": 1042,
+                     *         "state": "receiving",
+                     *         "phase": "items",
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "items": 1,
+                     *         "created": 1,
+                     *         "updated": 1,
+                     *         "unchanged": 1,
+                     *         "ended": 1,
+                     *         "refused": 1,
+                     *         "applied": 1,
+                     *         "charged": 1,
+                     *         "reason": "rejected by portal: title is too short",
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "finishedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Sync"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "syncs.bySyncId.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                syncId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "syncId": 1,
+                     *         "userId": 1042,
+                     *         "state": "receiving",
+                     *         "phase": "items",
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "items": 1,
+                     *         "created": 1,
+                     *         "updated": 1,
+                     *         "unchanged": 1,
+                     *         "ended": 1,
+                     *         "refused": 1,
+                     *         "applied": 1,
+                     *         "charged": 1,
+                     *         "reason": "rejected by portal: title is too short",
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "finishedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Sync"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "syncs.bySyncId.items.get": {
+        parameters: {
+            query?: {
+                useCache?: boolean;
+                page?: number;
+                itemsPerPage?: number;
+                outcome?: "created" | "updated" | "unchanged" | "ended" | "refused";
+            };
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                syncId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": [
+                     *         {
+                     *           "seq": 1,
+                     *           "externalAdId": 778,
+                     *           "outcome": "created",
+                     *           "adId": 20317,
+                     *           "targets": [
+                     *             {
+                     *               "portal": "portal_a",
+                     *               "action": "place",
+                     *               "jobId": 5120,
+                     *               "refusal": {
+                     *                 "code": "ad_not_found",
+                     *                 "field": "adId",
+                     *                 "message": "adId: ad 7 not found"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "errorDetails": []
+                     *         }
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["SyncItemReport"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     "webhooks.receive.publish.pending": {
         parameters: {
             query?: never;
@@ -42225,6 +44054,120 @@ export interface operations {
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["JobUnresolvedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.sync.started": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "sync.started";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["SyncStartedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.sync.progress": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "sync.progress";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["SyncProgressEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.sync.finished": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "sync.finished";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["SyncFinishedEvent"];
                 };
             };
         };

@@ -92,7 +92,7 @@ export const SyncTargetResult = z
     portal: PublishTargetEnum,
     action: z.enum(["place", "update", "remove"]),
     jobId: rowId().nullable().openapi({ description: "The job: GET /jobs/<jobId>" }),
-    refusal: ErrorDetail.nullable(),
+    refusal: z.union([ErrorDetail, z.null()]),
   })
   .openapi("SyncTargetResult");
 
@@ -129,9 +129,9 @@ export const SyncPlan = z
     targets: z.object({ portal_a: TargetPlan, portal_b: TargetPlan, website: TargetPlan }),
     cost: z.number().int().openapi({ description: "Cents the sync would charge" }),
     balance: z.number().int().openapi({ description: "The payer's balance now, in cents" }),
-    wouldRefuse: ErrorDetail.nullable().openapi({
-      description: "The refusal the sync itself would get (too many ended)",
-    }),
+    // The refusal the sync itself would get (too many ended), or null. (A description here would turn the
+    // nullable reference into an allOf that admits no null.)
+    wouldRefuse: z.union([ErrorDetail, z.null()]),
     refusals: z.array(
       z.object({
         seq: z.number().int(),

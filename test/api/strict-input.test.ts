@@ -17,7 +17,7 @@ interface JsonSchema {
 
 interface Operation {
   security?: unknown[];
-  parameters?: { in: string; name: string }[];
+  parameters?: { in: string; name: string; required?: boolean }[];
   requestBody?: { content: Record<string, unknown> };
 }
 
@@ -33,9 +33,12 @@ const operations = Object.entries(committed.paths as Record<string, Record<strin
       .filter(([, operation]) => operation.security?.length !== 0)
       .map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
 );
-/** A path with every parameter filled with an id that exists nowhere. */
-const concrete = (path: string) =>
-  path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : "1"));
+/** A path with every parameter filled with an id that exists nowhere (a required query parameter too: a sync's `userId`). */
+const concrete = (path: string, operation?: Operation) => {
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : "1"));
+  const required = (operation?.parameters ?? []).filter((p) => p.in === "query" && p.required);
+  return required.length ? `${filled}?${required.map((p) => `${p.name}=1`).join("&")}` : filled;
+};
 
 describe("strict input", () => {
   const withBody = operations.filter((o) => o.operation.requestBody?.content["application/json"]);
@@ -43,8 +46,8 @@ describe("strict input", () => {
 
   it.each(withBody.map((o) => [`${o.method} ${o.path}`, o] as const))(
     "%s refuses an unknown body field",
-    async (_, { method, path }) => {
-      const answer = await call(method, `http://api.test${concrete(path)}`, {
+    async (_, { method, path, operation }) => {
+      const answer = await call(method, `http://api.test${concrete(path, operation)}`, {
         key: internalKey,
         body: { zzUnknownField: 1 },
       });
@@ -96,7 +99,7 @@ describe("strict input", () => {
       for (const [field, schema] of Object.entries(body?.properties ?? {})) {
         const wrong = wrongFor(resolved(schema) ?? {});
         if (wrong === undefined) continue;
-        const answer = await call(method, `http://api.test${concrete(path)}`, {
+        const answer = await call(method, `http://api.test${concrete(path, operation)}`, {
           key: internalKey,
           body: { [field]: wrong },
         });

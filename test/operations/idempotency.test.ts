@@ -247,7 +247,8 @@ describe("Idempotency-Key", () => {
     const takesKey = ({ operation }: (typeof operations)[number]) =>
       operation.parameters?.some((p) => p.name === "Idempotency-Key" && p.in === "header") === true;
     expect(writes.length).toBeGreaterThan(40);
-    // Every write takes a key, but the POSTs that only read: the contract's query calls with bodies.
+    // Every write takes a key, but the POSTs that only read: the contract's query calls with bodies, and
+    // the dry runs.
     const readOnlyPosts = writes.filter((write) => !takesKey(write)).map(({ method, path }) => `${method} ${path}`);
     expect(readOnlyPosts.sort()).toEqual(
       [
@@ -259,6 +260,7 @@ describe("Idempotency-Key", () => {
         "/publish/preflight",
         "/statistics",
         "/status",
+        "/syncs/preview",
       ].map((path) => `post /rest/v1${path}`),
     );
     for (const write of writes.filter(takesKey)) expect(write.operation.responses).toHaveProperty("422");

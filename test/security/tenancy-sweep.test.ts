@@ -20,6 +20,7 @@ import { activate, contactBody, createAd, createUser } from "../harness/data";
 
 interface Operation {
   security?: unknown[];
+  parameters?: { name: string; in: string; required?: boolean }[];
   requestBody?: { content: Record<string, { example?: unknown }> };
 }
 
@@ -106,9 +107,15 @@ function aimed(value: unknown, name = ""): unknown {
 const concrete = (path: string) =>
   path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : String(owned[name])));
 
+/** The owner's ids in the query parameters the operation requires (a sync's `userId`), as a query string. */
+const ownerQuery = (operation: Operation) => {
+  const query = (operation.parameters ?? []).filter((p) => p.in === "query" && p.required && owned[p.name] !== undefined);
+  return query.length ? `?${query.map((p) => `${p.name}=${owned[p.name]}`).join("&")}` : "";
+};
+
 /** Whether the request names one of the owner's resources (else it is not about them: catalogue, feeds). */
 const aimsAtOwner = (path: string, body: unknown) =>
-  /\{(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|deliveryId|queueItemId)\}/.test(path) ||
+  /\{(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|deliveryId|queueItemId)\}|\?userId=/.test(path) ||
   /"(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|queueItemId)":/.test(JSON.stringify(body ?? {}));
 
 /**
@@ -171,9 +178,10 @@ describe.each([1, 2])("tenancy of every operation, the owner on shard %i", (shar
     for (const [where, otherKey] of Object.entries(otherKeys))
       for (const { method, path, operation } of operations) {
         const body = aimed(operation.requestBody?.content["application/json"]?.example);
-        if (!aimsAtOwner(path, body)) continue;
+        const query = ownerQuery(operation);
+        if (!aimsAtOwner(`${path}${query}`, body)) continue;
         if (where === "same shard") checked += 1;
-        const answer = await call(method, `http://api.test${concrete(path)}`, { key: otherKey, body });
+        const answer = await call(method, `http://api.test${concrete(path)}${query}`, { key: otherKey, body });
         const codes = (answer.body.errorDetails ?? []).map((d) => d.code);
         // A batch answers 200 with an outcome per ad: each must be a refusal.
         const outcomes = Array.isArray(answer.body.data) ? (answer.body.data as { result?: boolean }[]) : [];

@@ -176,5 +176,24 @@ describe("a stock sync", () => {
     expectError(await sendStock(userId, [item(2)], { headers }), "idempotency_conflict");
     const done = await settledSync(first.body.data.syncId);
     expect(done.created).toBe(1);
+    // The replay is the first answer, as it was.
+    expect(repeat.body).toEqual(first.body);
+  });
+
+  it("shows a sync to its own client only", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const started = await sendStock(userId, [item(1)]);
+    const other = await twoClients();
+    const syncId = started.body.data.syncId as number;
+    expectError(await call("GET", `/syncs/${syncId}`, { key: other.key }), "sync_not_found");
+    expectError(await call("GET", `/syncs/${syncId}/items`, { key: other.key }), "sync_not_found");
+    expectError(await call("GET", `/syncs/?userId=${userId}`, { key: other.key }), "user_not_found");
+    expectError(
+      await call("POST", `/syncs/?userId=${userId}`, { key: other.key, body: { items: [item(2)] } }),
+      "user_not_found",
+    );
+    await settledSync(syncId);
+    const listed = await call("GET", `/syncs/?userId=${userId}`, { key });
+    expect(listed.body.data.map((sync: { syncId: number }) => sync.syncId)).toEqual([syncId]);
   });
 });

@@ -292,7 +292,7 @@ export async function startSync(
   if (!row) throw new Error(`sync ${syncId} vanished while it was received`);
   if (refusal) throw new DomainError(refusal);
   await sendSyncStep(ctx.env, { syncId, requestId: ctx.requestId });
-  return { sync: syncView(row), replayed: false };
+  return { sync: startedView(row), replayed: false };
 }
 
 /** A repeat of a sync's Idempotency-Key: the same stock answers that sync (or its refusal), another 422. */
@@ -309,8 +309,25 @@ async function replayOf(stock: Stock, earlier: typeof syncs.$inferSelect): Promi
     throw DomainError.of("idempotency_conflict", "Idempotency-Key: was used with a different request");
   if (earlier.state === "refused" && earlier.reason)
     throw new DomainError(detail("sync_would_end_too_many", earlier.reason));
-  return syncView(earlier);
+  return startedView(earlier);
 }
+
+/** The sync as its first answer showed it, just started: what a repeat of its Idempotency-Key answers again. */
+const startedView = (row: typeof syncs.$inferSelect): SyncView =>
+  syncView({
+    ...row,
+    state: "running",
+    phase: "items",
+    cursor: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    ended: 0,
+    refused: 0,
+    charged: 0,
+    reason: null,
+    finishedAt: null,
+  });
 
 /**
  * The sync's row, as the user's one sync under way (a unique index holds it). A sync that stopped

@@ -1,19 +1,3 @@
-CREATE TABLE `sync_items` (
-	`sync_id` integer NOT NULL,
-	`seq` integer NOT NULL,
-	`external_ad_id` integer,
-	`item` text,
-	`hash` text,
-	`planned` text,
-	`outcome` text,
-	`ad_id` integer,
-	`targets` text DEFAULT '[]' NOT NULL,
-	`problems` text DEFAULT '[]' NOT NULL,
-	PRIMARY KEY(`sync_id`, `seq`),
-	FOREIGN KEY (`sync_id`) REFERENCES `syncs`(`id`) ON UPDATE no action ON DELETE cascade
-);
---> statement-breakpoint
-CREATE INDEX `sync_items_external` ON `sync_items` (`sync_id`,`external_ad_id`);--> statement-breakpoint
 CREATE TABLE `syncs` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`client_id` integer NOT NULL,
@@ -29,6 +13,8 @@ CREATE TABLE `syncs` (
 	`media_base` text DEFAULT '' NOT NULL,
 	`items` integer DEFAULT 0 NOT NULL,
 	`cursor` integer DEFAULT 0 NOT NULL,
+	`end_scan` integer DEFAULT 0 NOT NULL,
+	`end_chunks` integer DEFAULT 0 NOT NULL,
 	`created` integer DEFAULT 0 NOT NULL,
 	`updated` integer DEFAULT 0 NOT NULL,
 	`unchanged` integer DEFAULT 0 NOT NULL,

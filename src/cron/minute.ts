@@ -17,6 +17,7 @@ import {
 } from "../services/publishing";
 import { logSender, runDueTasks, sendNotifications } from "../services/scheduling";
 import type { JobContext } from "../services/shared";
+import { purgeOldSyncs } from "../services/syncs";
 
 /** One part of the minute's work: bounded (what is left continues next minute), answering its counts. */
 interface ScheduledPart {
@@ -68,6 +69,8 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
       name: "archivedImageJobs",
       run: async () => ({ archived: await archiveImageJobs(onWallClock(), { limit: 500 }) }),
     },
+    // Syncs past their 30 days go with their stock and report (R2).
+    { name: "syncs", run: async () => ({ purged: await purgeOldSyncs(onWallClock(), { limit: 20 }) }) },
   ];
 };
 

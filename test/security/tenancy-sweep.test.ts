@@ -109,7 +109,9 @@ const concrete = (path: string) =>
 
 /** The owner's ids in the query parameters the operation requires (a sync's `userId`), as a query string. */
 const ownerQuery = (operation: Operation) => {
-  const query = (operation.parameters ?? []).filter((p) => p.in === "query" && p.required && owned[p.name] !== undefined);
+  const query = (operation.parameters ?? []).filter(
+    (p) => p.in === "query" && p.required && owned[p.name] !== undefined,
+  );
   return query.length ? `?${query.map((p) => `${p.name}=${owned[p.name]}`).join("&")}` : "";
 };
 

@@ -30,7 +30,11 @@ const item = (externalAdId: number, overrides: Record<string, unknown> = {}) => 
 const ndjson = (items: unknown[]) => items.map((i) => JSON.stringify(i)).join("\n");
 
 /** Sends a stock as NDJSON and answers the call's answer. */
-const sendStock = (userId: number, items: unknown[], options: { query?: string; headers?: Record<string, string>; path?: string } = {}) =>
+const sendStock = (
+  userId: number,
+  items: unknown[],
+  options: { query?: string; headers?: Record<string, string>; path?: string } = {},
+) =>
   call("POST", `${options.path ?? "/syncs/"}?userId=${userId}${options.query ?? ""}`, {
     key,
     rawBody: ndjson(items),
@@ -87,7 +91,13 @@ describe("a stock sync", () => {
     const syncId = started.body.data.syncId as number;
     expect(started.headers.get("Location")).toBe(`/rest/v1/syncs/${syncId}`);
     const done = await settledSync(syncId);
-    expect(done).toMatchObject({ state: "finished", items: 12, created: 12, applied: 12, charged: preview.body.data.cost });
+    expect(done).toMatchObject({
+      state: "finished",
+      items: 12,
+      created: 12,
+      applied: 12,
+      charged: preview.body.data.cost,
+    });
     await jobsSettled(userId);
     expect(before - (await walletBalance(key, userId))).toBe(preview.body.data.cost);
     const online = async () => (await listingsAtMarketplace(key, userId)).filter((held) => held.online);
@@ -116,10 +126,12 @@ describe("a stock sync", () => {
     expect(balance - (await walletBalance(key, userId))).toBe(plan.cost);
     const held = await online();
     expect(held.map((h) => h.title).sort()).toEqual(next.map((it) => it.title).sort());
-    expect(held.filter((h) => h.listing?.price.price === 50_000).map((h) => h.title).sort()).toEqual([
-      "Brommer 1",
-      "Brommer 2",
-    ]);
+    expect(
+      held
+        .filter((h) => h.listing?.price.price === 50_000)
+        .map((h) => h.title)
+        .sort(),
+    ).toEqual(["Brommer 1", "Brommer 2"]);
     const ended = (await reportOf(changed.syncId)).find((r) => r.outcome === "ended");
     expect(defined(ended).externalAdId).toBe(12);
     const ads = (await call("GET", `/ads/?userId=${userId}&simple=true&itemsPerPage=100`, { key })).body.data as {
@@ -132,7 +144,12 @@ describe("a stock sync", () => {
   it("refuses a second sync of the user while one runs, and a stock that ends too much", async () => {
     const userId = await connectedSeller(key, internalKey, 10_000_000);
     const first = await settledSync(
-      (await sendStock(userId, Array.from({ length: 10 }, (_, i) => item(i + 1)))).body.data.syncId,
+      (
+        await sendStock(
+          userId,
+          Array.from({ length: 10 }, (_, i) => item(i + 1)),
+        )
+      ).body.data.syncId,
     );
     expect(first.state).toBe("finished");
     const halfWritten = await sendStock(userId, [item(1), item(2)]);
@@ -150,7 +167,12 @@ describe("a stock sync", () => {
     const userId = await connectedSeller(key, internalKey, 10_000_000);
     const answer = await call("POST", `/syncs/?userId=${userId}`, {
       key,
-      rawBody: [JSON.stringify(item(1)), "{not json", JSON.stringify(item(2, { title: "x" })), JSON.stringify(item(1))].join("\n"),
+      rawBody: [
+        JSON.stringify(item(1)),
+        "{not json",
+        JSON.stringify(item(2, { title: "x" })),
+        JSON.stringify(item(1)),
+      ].join("\n"),
       headers: { "Content-Type": "application/x-ndjson" },
     });
     expectEnvelope(answer, 200);

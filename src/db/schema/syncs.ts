@@ -1,7 +1,10 @@
-/** Stock syncs: a user's whole stock sent at once, applied in steps, and reported per item. */
+/**
+ * Stock syncs: a user's whole stock sent at once, applied in steps, and reported per item. The stock and
+ * its report live in R2 (`STOCKS`, src/services/syncs/stockStore.ts), a chunk of a step's items per
+ * object: an unchanged item writes no row of D1.
+ */
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { ErrorDetail } from "../../lib/errors";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { users } from "./accounts";
 import { byId, group, owners, USER_PARENT } from "./ownership";
 import { createdAt, updatedAt } from "./shared";
@@ -14,10 +17,11 @@ export const SYNC_OUTCOMES = ["created", "updated", "unchanged", "ended", "refus
 export type SyncOutcome = (typeof SYNC_OUTCOMES)[number];
 
 /**
- * One sync of a user's stock. `cursor` is the last item applied (its `seq`), so a step that dies is run
+ * One sync of a user's stock. `cursor` counts the items applied (whole chunks), so a step that dies is run
  * again from it; `phase` is `items` while the stock's items are applied, then `ending` while the ads it no
- * longer holds are taken off and removed. The caller's tenancy is kept (`clientId`, `internal`,
- * `partner`): the steps act as the client that sent the stock.
+ * longer holds are taken off and removed (`endScan`: the last ad id looked at; `endChunks`: the chunks of
+ * ended ads reported). The caller's tenancy is kept (`clientId`, `internal`, `partner`): the steps act as
+ * the client that sent the stock.
  */
 export const syncs = sqliteTable(
   "syncs",
@@ -41,6 +45,8 @@ export const syncs = sqliteTable(
     mediaBase: text("media_base").notNull().default(""),
     items: integer("items").notNull().default(0),
     cursor: integer("cursor").notNull().default(0),
+    endScan: integer("end_scan").notNull().default(0),
+    endChunks: integer("end_chunks").notNull().default(0),
     created: integer("created").notNull().default(0),
     updated: integer("updated").notNull().default(0),
     unchanged: integer("unchanged").notNull().default(0),
@@ -61,39 +67,4 @@ export const syncs = sqliteTable(
   ],
 );
 
-/** What one target does for an item: the job it queued, or why it did nothing. */
-export interface SyncTargetResult {
-  portal: string;
-  action: "place" | "update" | "remove";
-  jobId: number | null;
-  refusal: ErrorDetail | null;
-}
-
-/**
- * An item of a sync's stock, in the order sent (`seq` from 1), or an ad the stock no longer holds (after
- * the stock's items). `item` is the item as validated, `hash` its content's, `planned` what the step that
- * applies it decided first (kept when a step runs again).
- */
-export const syncItems = sqliteTable(
-  "sync_items",
-  {
-    syncId: integer("sync_id")
-      .notNull()
-      .references(() => syncs.id, { onDelete: "cascade" }),
-    seq: integer("seq").notNull(),
-    externalAdId: integer("external_ad_id"),
-    item: text("item", { mode: "json" }).$type<Record<string, unknown>>(),
-    hash: text("hash"),
-    planned: text("planned", { enum: SYNC_OUTCOMES }),
-    outcome: text("outcome", { enum: SYNC_OUTCOMES }),
-    adId: integer("ad_id"),
-    targets: text("targets", { mode: "json" }).$type<SyncTargetResult[]>().notNull().default([]),
-    problems: text("problems", { mode: "json" }).$type<ErrorDetail[]>().notNull().default([]),
-  },
-  (t) => [primaryKey({ columns: [t.syncId, t.seq] }), index("sync_items_external").on(t.syncId, t.externalAdId)],
-);
-
-export const syncsOwners = owners([
-  [syncs, group(byId("syncs"), { parents: USER_PARENT })],
-  [syncItems, group(byId("syncs", "sync_id"), { parents: { sync_id: "syncs" } })],
-]);
+export const syncsOwners = owners([[syncs, group(byId("syncs"), { parents: USER_PARENT })]]);

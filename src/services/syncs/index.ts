@@ -13,4 +13,4 @@ export {
   SyncStock,
   SyncsQuery,
 } from "./schemas";
-export { failSync, getSync, listSyncItems, listSyncs, runSyncStep } from "./steps";
+export { failSync, getSync, listSyncItems, listSyncs, purgeOldSyncs, runSyncStep } from "./steps";

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, ne, not, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, ne } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { inIds, inList } from "../../db/inList";
 import { adPublications, ads, publishJobs, type SYNC_REMOVALS, type SyncOutcome } from "../../db/schema";
@@ -23,8 +23,10 @@ export interface SyncedAd {
   status: string;
   /** The item's content as the latest sync wrote it, when no other call wrote the ad since. */
   syncedHash: string | null;
-  /** Per target: whether it is listed (active, and live), and the kinds of its open jobs. */
-  targets: Map<PublishTarget, { active: boolean; live: boolean; open: Set<string> }>;
+  /** The hash the latest sync stored, whatever wrote the ad since (its images part tells whether they changed). */
+  storedHash: string | null;
+  /** Per target: whether it is listed (active, and live), and its open jobs by action. */
+  targets: Map<PublishTarget, { active: boolean; live: boolean; open: Map<string, number> }>;
 }
 
 /** What a sync does with one item: its outcome, and each target's action (with a placement's price). */
@@ -47,8 +49,18 @@ const canonical = (value: unknown): unknown =>
         )
       : value;
 
-/** The hash an ad stores of the item a sync wrote it from (its targets apart: those are compared with the listings). */
-export const itemHash = ({ targets: _targets, ...content }: SyncItem) => sha256Hex(JSON.stringify(canonical(content)));
+/** SHA-256 of a value's canonical JSON, in 128 bits (hex). */
+const digestOf = async (value: unknown) => (await sha256Hex(JSON.stringify(canonical(value)))).slice(0, 32);
+
+/**
+ * What an ad stores of the item a sync wrote it from: the hash of its content (targets apart: those are
+ * compared with the listings), then the hash of its images alone, so an update knows whether to replace them.
+ */
+export const itemHash = async ({ targets: _targets, ...content }: SyncItem) =>
+  `${await digestOf(content)}:${await digestOf(content.images)}`;
+
+/** Whether two item hashes (`itemHash`) have the same images. */
+export const sameImages = (hash: string, earlier: string | null) => earlier?.split(":")[1] === hash.split(":")[1];
 
 /**
  * The user's ads that the items name by `externalAdId`, with their listings and open jobs, in one D1
@@ -81,7 +93,7 @@ export async function syncedAdsOf(db: Db, userId: number, externalAdIds: number[
       .from(adPublications)
       .where(inIds(adPublications.adId, adIds)),
     jobs: db
-      .select({ adId: publishJobs.adId, portal: publishJobs.portal, action: publishJobs.action })
+      .select({ id: publishJobs.id, adId: publishJobs.adId, portal: publishJobs.portal, action: publishJobs.action })
       .from(publishJobs)
       .where(
         and(
@@ -102,7 +114,8 @@ export async function syncedAdsOf(db: Db, userId: number, externalAdIds: number[
       categoryId: row.categoryId,
       status: row.status,
       syncedHash: row.syncedAt !== null && row.syncedAt === row.updatedAt ? row.syncHash : null,
-      targets: new Map(PUBLISH_TARGETS.map((portal) => [portal, { active: false, live: false, open: new Set() }])),
+      storedHash: row.syncHash,
+      targets: new Map(PUBLISH_TARGETS.map((portal) => [portal, { active: false, live: false, open: new Map() }])),
     };
     byId.set(ad.id, ad);
     byExternal.set(ad.externalAdId, ad);
@@ -113,7 +126,7 @@ export async function syncedAdsOf(db: Db, userId: number, externalAdIds: number[
     target.active = publication.active;
     target.live = isLive(publication, now);
   }
-  for (const job of jobs) byId.get(job.adId)?.targets.get(job.portal)?.open.add(job.action);
+  for (const job of jobs) byId.get(job.adId)?.targets.get(job.portal)?.open.set(job.action, job.id);
   return byExternal;
 }
 
@@ -168,7 +181,3 @@ export const syncedAdsWhere = (userId: number, removal: SyncRemoval) =>
     isNotNull(ads.externalAdId),
     removal === "archive" ? ne(ads.status, "archive") : undefined,
   );
-
-/** The user's synced ads that a stock no longer holds (`inStock`: the stock holds an ad's externalAdId): the ads a sync ends. */
-export const endedAdsWhere = (userId: number, inStock: SQL, removal: SyncRemoval) =>
-  and(syncedAdsWhere(userId, removal), not(inStock));

@@ -1,8 +1,7 @@
-import { and, count, eq, isNotNull, lte, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { groupOfUser, nextId } from "../../db/ids";
-import { inIds, inList } from "../../db/inList";
-import { ads, SYNC_REMOVALS, syncItems, syncs, userSettings } from "../../db/schema";
+import { ads, SYNC_REMOVALS, syncs, userSettings } from "../../db/schema";
 import { failureText } from "../../db/triggers";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
@@ -14,9 +13,10 @@ import { clientIdOf, isInternal, isPartner, requireUser } from "../shared/access
 import type { ServiceContext } from "../shared/context";
 import { requireUnchanged } from "../shared/fixedFields";
 import { balanceOf, payerIdOf } from "../wallet/wallet";
-import { endedAdsWhere, itemHash, planItem, syncedAdsOf, syncedAdsWhere } from "./plan";
+import { itemHash, planItem, syncedAdsOf, syncedAdsWhere } from "./plan";
 import { SYNC_MAX_ITEMS, type SyncItem, type SyncOptions, type SyncPlan, type SyncView } from "./schemas";
-import { sendSyncStep, syncBatch, syncEvent, syncView } from "./steps";
+import { sendSyncStep, syncEvent, syncView } from "./steps";
+import { CHUNK_ITEMS, deleteStock, putChunk, putStockKeys, type StoredLine } from "./stockStore";
 
 /** One line of a stock as the route read it: a valid item, or the problems of one that is not. */
 export type StockLine =
@@ -32,8 +32,6 @@ export interface Stock {
   digest: () => Promise<string>;
 }
 
-/** Lines a sync reads, checks and stores at a time. */
-const LINES_PER_CHUNK = 100;
 /** A sync still receiving after this long lost its upload: it no longer holds its user's turn. */
 const RECEIVE_LAPSE_MS = 10 * 60_000;
 
@@ -44,7 +42,7 @@ async function* chunksOf(lines: AsyncIterable<StockLine>): AsyncGenerator<StockL
     if (line.seq > SYNC_MAX_ITEMS)
       throw DomainError.of("body_too_large", `items: a sync takes at most ${SYNC_MAX_ITEMS} items; split the stock`);
     chunk.push(line);
-    if (chunk.length === LINES_PER_CHUNK) {
+    if (chunk.length === CHUNK_ITEMS) {
       yield chunk;
       chunk = [];
     }
@@ -81,12 +79,21 @@ function endingRefusal(ended: number, synced: number, maxEndedPercent: number): 
   );
 }
 
-/** How many of the user's ads a sync counts as synced (the base of its ending limit). */
-const syncedCount = (db: Db, userId: number, removal: SyncOptions["removal"]) =>
-  db.select({ n: count() }).from(ads).where(syncedAdsWhere(userId, removal));
+/**
+ * Of the user's synced ads, how many there are and how many a stock holding `inStock` would end: their
+ * externalAdIds read in one query (a user's stock is at most SYNC_MAX_ITEMS ads and what it had before).
+ */
+async function endingOf(db: Db, input: { userId: number; removal: SyncOptions["removal"]; inStock: Set<number> }) {
+  const synced = await db
+    .select({ externalAdId: ads.externalAdId })
+    .from(ads)
+    .where(syncedAdsWhere(input.userId, input.removal));
+  const ended = synced.filter((ad) => !input.inStock.has(ad.externalAdId as number)).length;
+  return { synced: synced.length, ended };
+}
 
 /**
- * `POST /syncs/?dryRun=true`: what the sync would do, changing nothing: per item created, updated,
+ * `POST /syncs/preview`: what the sync would do, changing nothing: per item created, updated,
  * unchanged or refused (with the problems a real sync would meet: the item's fields, its category and
  * attributes, a fixed field it would change), the ads it would end, and per target the placements,
  * updates and removals with the placements' prices (a target the user cannot publish to refuses them).
@@ -114,9 +121,14 @@ export async function previewSync(ctx: ServiceContext, input: { options: SyncOpt
     refusals: [],
   };
   const seen = new Map<number, number>();
+  const inStock = new Set<number>();
   for await (const chunk of chunksOf(input.stock.lines)) {
     const lines = withoutRepeats(chunk, seen);
     plan.items += lines.length;
+    for (const line of lines) {
+      const externalAdId = line.item ? line.item.externalAdId : line.externalAdId;
+      if (externalAdId !== null) inStock.add(externalAdId);
+    }
     const known = await syncedAdsOf(
       db,
       userId,
@@ -147,15 +159,9 @@ export async function previewSync(ctx: ServiceContext, input: { options: SyncOpt
       }
     }
   }
-  plan.ended = (
-    await db
-      .select({ n: count() })
-      .from(ads)
-      .where(endedAdsWhere(userId, inList(ads.externalAdId, [...seen.keys()]), removal))
-      .get()
-  )?.n as number;
-  const synced = (await syncedCount(db, userId, removal).get())?.n ?? 0;
-  plan.wouldRefuse = endingRefusal(plan.ended, synced, maxEndedPercent);
+  const { ended, synced } = await endingOf(db, { userId, removal, inStock });
+  plan.ended = ended;
+  plan.wouldRefuse = endingRefusal(ended, synced, maxEndedPercent);
   plan.cost = PUBLISH_TARGETS.reduce((sum, portal) => sum + plan.targets[portal].cost, 0);
   for (const portal of MARKETPLACES)
     if (!connections.has(portal) && plan.targets[portal].place > 0)
@@ -236,38 +242,32 @@ export async function startSync(
     if (earlier) return { sync: await replayOf(input.stock, earlier), replayed: true };
   }
   const syncId = await claimUserTurn(ctx, input);
+  const { STOCKS: bucket } = ctx.env;
   const seen = new Map<number, number>();
+  const inStock = new Set<number>();
   let items = 0;
   try {
-    for await (const chunk of chunksOf(input.stock.lines)) {
-      const lines = withoutRepeats(chunk, seen);
+    let chunk = 0;
+    for await (const lines of chunksOf(input.stock.lines)) {
+      const stored = await storedLines(withoutRepeats(lines, seen));
+      for (const line of stored) if (line.externalAdId !== null) inStock.add(line.externalAdId);
+      await putChunk(bucket, syncId, "stock", chunk, stored);
+      chunk += 1;
       items = lines.at(-1)?.seq ?? items;
-      await storeLines(ctx, syncId, lines);
     }
+    await putStockKeys(bucket, syncId, inStock);
   } catch (error) {
     await db
       .update(syncs)
       .set({ state: "failed", reason: `the stock could not be read: ${failureText(error)}`, updatedAt: nowIso() })
       .where(eq(syncs.id, syncId));
+    await deleteStock(bucket, syncId);
     throw error;
   }
   const digest = await input.stock.digest();
-  const inStock = inIds(
-    ads.externalAdId,
-    db
-      .select({ externalAdId: syncItems.externalAdId })
-      .from(syncItems)
-      .where(and(eq(syncItems.syncId, syncId), isNotNull(syncItems.externalAdId), lte(syncItems.seq, items))),
-  );
-  const { ended, synced } = await namedBatch(db, {
-    ended: db
-      .select({ n: count() })
-      .from(ads)
-      .where(endedAdsWhere(userId, inStock, removal)),
-    synced: syncedCount(db, userId, removal),
-  });
-  const refusal = endingRefusal(ended[0]?.n ?? 0, synced[0]?.n ?? 0, maxEndedPercent);
-  const [row] = await namedBatch(db, {
+  const { ended, synced } = await endingOf(db, { userId, removal, inStock });
+  const refusal = endingRefusal(ended, synced, maxEndedPercent);
+  const { sync } = await namedBatch(db, {
     sync: db
       .update(syncs)
       .set({
@@ -288,9 +288,13 @@ export async function startSync(
             data: sql`json_object('syncId', ${syncId}, 'items', ${items})`,
           }),
         ],
-  }).then(({ sync }) => sync);
+  });
+  const [row] = sync;
   if (!row) throw new Error(`sync ${syncId} vanished while it was received`);
-  if (refusal) throw new DomainError(refusal);
+  if (refusal) {
+    await deleteStock(bucket, syncId);
+    throw new DomainError(refusal);
+  }
   await sendSyncStep(ctx.env, { syncId, requestId: ctx.requestId });
   return { sync: startedView(row), replayed: false };
 }
@@ -391,26 +395,12 @@ async function claimUserTurn(
   }
 }
 
-/**
- * A chunk of a stock's lines stored in one statement (the lines travel as one JSON parameter), the
- * sync's count of items with it: a refused line is reported at once.
- */
-async function storeLines(ctx: ServiceContext, syncId: number, lines: StockLine[]): Promise<void> {
-  const rows = await Promise.all(
+/** A chunk of a stock's lines as stored: each valid item with its hash, each refused one with its problems. */
+const storedLines = (lines: StockLine[]): Promise<StoredLine[]> =>
+  Promise.all(
     lines.map(async (line) =>
       line.item
         ? { seq: line.seq, externalAdId: line.item.externalAdId, item: line.item, hash: await itemHash(line.item) }
-        : { seq: line.seq, externalAdId: line.externalAdId, outcome: "refused", problems: line.problems },
+        : { seq: line.seq, externalAdId: line.externalAdId, problems: line.problems },
     ),
   );
-  await syncBatch(ctx.env.shard.d1, [
-    sql`INSERT INTO ${syncItems} (sync_id, seq, external_ad_id, item, hash, outcome, problems)
-      SELECT ${syncId}, value ->> 'seq', value ->> 'externalAdId', value -> 'item', value ->> 'hash', value ->> 'outcome',
-        coalesce(value -> 'problems', '[]')
-      FROM json_each(${JSON.stringify(rows)})`,
-    ctx.db
-      .update(syncs)
-      .set({ items: lines.at(-1)?.seq ?? 0, updatedAt: nowIso() })
-      .where(eq(syncs.id, syncId)),
-  ]);
-}

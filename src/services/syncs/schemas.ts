@@ -96,6 +96,8 @@ export const SyncTargetResult = z
   })
   .openapi("SyncTargetResult");
 
+export type SyncTargetResult = z.infer<typeof SyncTargetResult>;
+
 /** One item of a sync's report. */
 export const SyncItemReport = z
   .object({
@@ -107,6 +109,7 @@ export const SyncItemReport = z
     errorDetails: z.array(ErrorDetail).openapi({ description: "Why the item was refused, each naming its field" }),
   })
   .openapi("SyncItemReport");
+export type SyncItemReport = z.infer<typeof SyncItemReport>;
 
 export const SyncItemsQuery = pagingQuery(1000, 100).extend({
   outcome: z.enum(SYNC_OUTCOMES).optional(),

@@ -1,29 +1,39 @@
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
-import { type Db, d1Statement, namedBatch } from "../../db/client";
-import { inIds } from "../../db/inList";
-import { ads, type SyncTargetResult, syncItems, syncs } from "../../db/schema";
+import { and, asc, count, desc, eq, gt, lt, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { namedBatch } from "../../db/client";
+import { ads, type SyncOutcome, syncs } from "../../db/schema";
 import type { ShardEnv } from "../../env";
 import { DomainError, type ErrorDetail } from "../../lib/errors";
 import { formatDateTime, nowIso } from "../../lib/time";
 import type { PublishTarget } from "../../lib/vocabulary";
 import { deleteAdsBatch, patchAdsBatch } from "../ads/batches";
 import { createAd, updateAd } from "../ads/commands";
-import { loadCatalogue } from "../catalogue/catalogue";
+import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
+import { placingPrice } from "../catalogue/features";
 import { eventOf } from "../events/events";
 import { queueImages } from "../images/images";
 import { requestPublishing } from "../publishing/publishRequests";
 import { callerOf, requireUser } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
-import { endedAdsWhere, type ItemPlan, planItem, syncedAdsOf, type TargetAction, targetPlan } from "./plan";
-import type { SyncItem, SyncView } from "./schemas";
+import { type ItemPlan, planItem, type SyncedAd, sameImages, syncedAdsOf, syncedAdsWhere, targetPlan } from "./plan";
+import type { SyncItem, SyncTargetResult, SyncView } from "./schemas";
+import {
+  CHUNK_ITEMS,
+  deleteStock,
+  getChunk,
+  type ItemReport,
+  putChunk,
+  type StoredLine,
+  stockKeys,
+} from "./stockStore";
 
 type SyncRow = typeof syncs.$inferSelect;
 
-/** Items (or ended ads) one step applies: a step is a lane job of a few seconds, and what a crash repeats. */
-const ITEMS_PER_STEP = 50;
-
 /** The publish call of each target action. */
 const MODE_OF = { place: "publish", update: "update", remove: "unpublish" } as const;
+
+/** How long a finished sync, its stock and its report are kept. */
+export const SYNC_RETENTION_MS = 30 * 86_400_000;
 
 export const syncView = (row: SyncRow): SyncView => ({
   syncId: row.id,
@@ -45,13 +55,6 @@ export const syncView = (row: SyncRow): SyncView => ({
   finishedAt: row.finishedAt ? formatDateTime(row.finishedAt) : null,
 });
 
-/**
- * Statements of a sync's write in one D1 batch (one transaction), raw SQL among them (Drizzle's own batch
- * takes none with parameters).
- */
-export const syncBatch = (d1: D1Database, statements: Parameters<typeof d1Statement>[1][]) =>
-  d1.batch(statements.map((statement) => d1Statement(d1, statement)));
-
 /** A sync's event, for the batch of the change it reports. */
 export const syncEvent = (db: Db, event: Parameters<typeof eventOf>[1]) => eventOf(db, event);
 
@@ -70,11 +73,12 @@ const stepContext = (ctx: JobContext, sync: SyncRow): ServiceContext => ({
 });
 
 /**
- * One step of a running sync (a lane job): the next ITEMS_PER_STEP items of its stock applied, or, once
- * they are all applied, the next ads it ends; then the next step is queued, or the sync finishes. A step
- * that dies is run again (the lanes keep the job) from the sync's cursor: each item is planned afresh
- * from what is stored, so what the dead step did is found done (the ad by its externalAdId, a job by the
- * one open job per listing) and not done twice, and its planned outcome, kept, is what the report says.
+ * One step of a running sync (a lane job): the stock's next chunk applied (CHUNK_ITEMS items), or, once
+ * every chunk is, the next chunk of ads it ends; then the next step is queued, or the sync finishes. A
+ * step that dies is run again (the lanes keep the job) from the sync's row, which moves only when a
+ * chunk's report is stored: each item is planned afresh from what is stored, so what the dead step did is
+ * found done (the ad by its externalAdId, a placement by the one open job per listing) and not done twice,
+ * and the report says what the dead step planned.
  */
 export async function runSyncStep(ctx: JobContext, input: { syncId: number }): Promise<void> {
   const sync = await ctx.db.select().from(syncs).where(eq(syncs.id, input.syncId)).get();
@@ -97,17 +101,9 @@ export async function failSync(ctx: JobContext, input: { syncId: number; reason:
   if (sync?.state === "running") await finish(ctx, sync, "failed", input.reason);
 }
 
-/** The sync's counts as its items say, in one statement (a repeated step counts nothing twice). */
-const recount = (syncId: number) =>
-  sql`UPDATE ${syncs} SET (created, updated, unchanged, ended, refused) = (
-    SELECT coalesce(sum(outcome = 'created'), 0), coalesce(sum(outcome = 'updated'), 0), coalesce(sum(outcome = 'unchanged'), 0),
-      coalesce(sum(outcome = 'ended'), 0), coalesce(sum(outcome = 'refused'), 0)
-    FROM ${syncItems} WHERE sync_id = ${syncId}) WHERE id = ${syncId}`;
-
 async function finish(ctx: JobContext, sync: SyncRow, state: "finished" | "failed", reason: string | null) {
   const { db } = ctx;
-  await syncBatch(ctx.env.shard.d1, [
-    recount(sync.id),
+  await db.batch([
     db
       .update(syncs)
       .set({ state, phase: "done", reason, updatedAt: nowIso(), finishedAt: nowIso() })
@@ -121,16 +117,8 @@ async function finish(ctx: JobContext, sync: SyncRow, state: "finished" | "faile
   ]);
 }
 
-/** What a step stores of an item it applied. */
-interface ItemResult {
-  seq: number;
-  outcome: string;
-  planned: string;
-  adId: number | null;
-  targets: SyncTargetResult[];
-  problems: ErrorDetail[];
-  price: number;
-}
+/** What a step charged: the placements it queued, at the price each was planned at. */
+type Charged = { cents: number };
 
 /** The problems of a refused write, or the error itself when it is not a refusal. */
 const refusalOf = (error: unknown): ErrorDetail[] => {
@@ -138,88 +126,126 @@ const refusalOf = (error: unknown): ErrorDetail[] => {
   throw error;
 };
 
-/** The next items of the stock applied: the ads written, then each target's jobs queued, per target in one call. */
+/**
+ * An item's report before it is applied: what the step plans, its outcome and each target's action (kept
+ * when the step runs again: the report then says what the dead run planned and queued).
+ */
+const plannedReport = (line: StoredLine, plan: ItemPlan | undefined, earlier: ItemReport | undefined): ItemReport => ({
+  seq: line.seq,
+  externalAdId: line.externalAdId,
+  outcome: null,
+  planned: earlier?.planned ?? (line.problems ? "refused" : (plan?.outcome ?? null)),
+  adId: earlier?.adId ?? plan?.ad?.id ?? null,
+  targets:
+    earlier?.targets ??
+    (plan?.targets ?? []).map(({ portal, action }) => ({ portal, action, jobId: null, refusal: null })),
+  errorDetails: line.problems ?? [],
+});
+
+/**
+ * The stock's next chunk applied: each item's ad written (or found unchanged), then each target's jobs
+ * queued, one publish call per target and action for the chunk; the report stored; then the sync's row
+ * moved past the chunk with its counts, in one D1 batch that only the first run of the step can make.
+ */
 async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<boolean> {
-  const { db } = ctx;
-  const rows = await db
-    .select()
-    .from(syncItems)
-    .where(and(eq(syncItems.syncId, sync.id), gt(syncItems.seq, sync.cursor), lte(syncItems.seq, sync.items)))
-    .orderBy(asc(syncItems.seq))
-    .limit(ITEMS_PER_STEP);
-  if (rows.length === 0) {
+  const { db, env } = ctx;
+  if (sync.cursor >= sync.items) {
     await db.update(syncs).set({ phase: "ending", updatedAt: nowIso() }).where(eq(syncs.id, sync.id));
     return true;
   }
+  const chunk = Math.floor(sync.cursor / CHUNK_ITEMS);
+  const [lines = [], earlier = []] = await Promise.all([
+    getChunk(env.STOCKS, sync.id, "stock", chunk),
+    getChunk(env.STOCKS, sync.id, "report", chunk),
+  ]);
   const catalogue = await loadCatalogue(db);
-  const pending = rows.filter((row) => row.outcome !== "refused" && row.item);
   const known = await syncedAdsOf(
     db,
     sync.userId,
-    pending.map((row) => row.externalAdId as number),
+    lines.flatMap((line) => (line.item ? [line.item.externalAdId] : [])),
   );
-  const results: ItemResult[] = [];
-  const planned = new Map<number, { row: (typeof rows)[number]; item: SyncItem; plan: ItemPlan; adId: number }>();
-  for (const row of pending) {
-    const item = row.item as unknown as SyncItem;
-    const hash = row.hash ?? "";
-    let plan = planItem(catalogue, item, hash, known.get(item.externalAdId));
-    const outcome = row.planned ?? plan.outcome;
+  const plans = new Map(
+    lines.flatMap((line) =>
+      line.item
+        ? [[line.seq, planItem(catalogue, line.item, line.hash ?? "", known.get(line.item.externalAdId))] as const]
+        : [],
+    ),
+  );
+  const earlierOf = new Map(earlier.map((report) => [report.seq, report]));
+  const reports = lines.map((line) => plannedReport(line, plans.get(line.seq), earlierOf.get(line.seq)));
+  if (earlier.length === 0) await putChunk(env.STOCKS, sync.id, "report", chunk, reports);
+  const charged: Charged = { cents: 0 };
+  const placing: { report: ItemReport; adId: number; targets: ItemPlan["targets"] }[] = [];
+  for (const [at, line] of lines.entries()) {
+    const report = reports[at] as ItemReport;
+    const plan = plans.get(line.seq);
+    if (!line.item || !plan) {
+      report.outcome = "refused";
+      continue;
+    }
     try {
-      const adId = await writeItem(ctx, { sync, item, hash, plan, previousImages: await imagesOf(db, row) });
+      const adId = await writeItem(ctx, { sync, item: line.item, hash: line.hash ?? "", plan });
       // A new ad is on no target yet: each target it names is placed.
-      if (!plan.ad) plan = planItem(catalogue, item, hash, undefined);
-      planned.set(row.seq, { row, item, plan, adId });
-      results.push({ seq: row.seq, outcome, planned: outcome, adId, targets: [], problems: [], price: 0 });
+      const targets = plan.ad ? plan.targets : planItem(catalogue, line.item, line.hash ?? "", undefined).targets;
+      report.outcome = report.planned ?? plan.outcome;
+      report.adId = adId;
+      report.targets = queuedBefore(report, { targets, ad: plan.ad, item: line.item, catalogue, charged });
+      placing.push({ report, adId, targets });
     } catch (error) {
-      const problems = refusalOf(error);
-      results.push({
-        seq: row.seq,
-        outcome: "refused",
-        planned: outcome,
-        adId: plan.ad?.id ?? null,
-        targets: [],
-        problems,
-        price: 0,
-      });
+      report.outcome = "refused";
+      report.errorDetails = refusalOf(error);
+      report.targets = [];
     }
   }
-  await queueTargets(
-    ctx,
-    sync,
-    [...planned.values()].map(({ row, plan, adId }) => ({ seq: row.seq, adId, targets: plan.targets })),
-    results,
-  );
-  const last = rows.at(-1)?.seq ?? sync.cursor;
-  await storeResults(ctx, sync, results, {
-    cursor: last,
-    progress: sql`json_object('syncId', ${sync.id}, 'applied', ${Math.min(last, sync.items)}, 'items', ${sync.items})`,
-  });
+  await queueTargets(ctx, sync, placing, charged);
+  await putChunk(env.STOCKS, sync.id, "report", chunk, reports);
+  const tally = (outcome: string) => reports.filter((report) => report.outcome === outcome).length;
+  const applied = sync.cursor + lines.length;
+  await db.batch([
+    db
+      .update(syncs)
+      .set({
+        cursor: applied,
+        created: sql`${syncs.created} + ${tally("created")}`,
+        updated: sql`${syncs.updated} + ${tally("updated")}`,
+        unchanged: sql`${syncs.unchanged} + ${tally("unchanged")}`,
+        refused: sql`${syncs.refused} + ${tally("refused")}`,
+        charged: sql`${syncs.charged} + ${charged.cents}`,
+        updatedAt: nowIso(),
+      })
+      .where(and(eq(syncs.id, sync.id), eq(syncs.cursor, sync.cursor))),
+    syncEvent(db, {
+      type: "sync.progress",
+      userId: sync.userId,
+      data: sql`json_object('syncId', ${sync.id}, 'applied', ${applied}, 'items', ${sync.items})`,
+    }),
+  ]);
   return true;
 }
 
 /**
- * The images the item's ad was last synced with (its previous sync's item), so that an update replaces
- * the ad's images only when the list changed.
+ * What a dead run of the step planned for an item and queued, that this run no longer plans (it found the
+ * job open, or done): reported with its open job, and a placement charged as the dead run charged it. On
+ * a first run the plan is the same, and nothing is carried.
  */
-async function imagesOf(db: Db, row: typeof syncItems.$inferSelect): Promise<string[] | undefined> {
-  if (row.externalAdId === null) return undefined;
-  const earlier = await db
-    .select({ images: sql<string | null>`${syncItems.item} -> 'images'` })
-    .from(syncItems)
-    .innerJoin(syncs, eq(syncs.id, syncItems.syncId))
-    .where(
-      and(
-        ne(syncItems.syncId, row.syncId),
-        eq(syncItems.externalAdId, row.externalAdId),
-        inArray(syncItems.outcome, ["created", "updated", "unchanged"]),
-        eq(syncs.userId, sql`(SELECT user_id FROM ${syncs} WHERE id = ${row.syncId})`),
-      ),
-    )
-    .orderBy(desc(syncItems.syncId))
-    .limit(1)
-    .get();
-  return earlier?.images ? (JSON.parse(earlier.images) as string[]) : undefined;
+function queuedBefore(
+  report: ItemReport,
+  now: {
+    targets: ItemPlan["targets"];
+    ad: SyncedAd | undefined;
+    item: SyncItem;
+    catalogue: Catalogue;
+    charged: Charged;
+  },
+): SyncTargetResult[] {
+  return report.targets
+    .filter((planned) => !now.targets.some((target) => target.portal === planned.portal))
+    .map((planned) => {
+      if (planned.action === "place")
+        now.charged.cents += placingPrice(now.catalogue, now.item.categoryId, planned.portal);
+      const open = now.ad?.targets.get(planned.portal)?.open.get(MODE_OF[planned.action]);
+      return { ...planned, jobId: open ?? planned.jobId };
+    });
 }
 
 /**
@@ -228,7 +254,7 @@ async function imagesOf(db: Db, row: typeof syncItems.$inferSelect): Promise<str
  */
 async function writeItem(
   ctx: ServiceContext,
-  input: { sync: SyncRow; item: SyncItem; hash: string; plan: ItemPlan; previousImages: string[] | undefined },
+  input: { sync: SyncRow; item: SyncItem; hash: string; plan: ItemPlan },
 ): Promise<number> {
   const { sync, item, hash, plan } = input;
   const { images, targets: _targets, ...fields } = item;
@@ -246,8 +272,8 @@ async function writeItem(
         syncHash: hash,
       })
     : await createAd(ctx, { ...fields, userId: sync.userId, syncHash: hash });
-  const imagesChanged = !plan.ad || JSON.stringify(input.previousImages ?? []) !== JSON.stringify(images);
-  if (imagesChanged && (images.length > 0 || plan.ad))
+  const imagesChanged = plan.ad ? !sameImages(hash, plan.ad.storedHash) : images.length > 0;
+  if (imagesChanged)
     await queueImages(ctx, {
       adId,
       images: images.map((url) => ({ image: { url } })),
@@ -258,31 +284,27 @@ async function writeItem(
 }
 
 /**
- * Each target's jobs for the step's items: one publish call per target and action (placements,
- * updates, removals), each item's result per target kept with its job or its refusal, and the
- * placements' prices added up as charged.
+ * Each target's jobs for the items: one publish call per target and action (placements, updates,
+ * removals), each item's report per target kept with its job or its refusal, and each placement queued
+ * charged at its price.
  */
 async function queueTargets(
   ctx: ServiceContext,
   sync: SyncRow,
-  items: { seq: number; adId: number; targets: ItemPlan["targets"] }[],
-  results: ItemResult[],
+  items: { report: ItemReport; adId: number; targets: ItemPlan["targets"] }[],
+  charged: Charged,
 ): Promise<void> {
-  const resultOf = new Map(results.map((result) => [result.seq, result]));
-  type Asked = { result: ItemResult; target: SyncTargetResult; price: number };
-  const calls = new Map<string, { portal: PublishTarget; action: TargetAction; ads: Map<number, Asked> }>();
-  for (const item of items) {
-    const result = resultOf.get(item.seq);
-    if (!result) continue;
-    for (const { portal, action, price } of item.targets) {
+  type Asked = { target: SyncTargetResult; price: number };
+  const calls = new Map<string, { portal: PublishTarget; action: keyof typeof MODE_OF; ads: Map<number, Asked> }>();
+  for (const { report, adId, targets } of items)
+    for (const { portal, action, price } of targets) {
       const target: SyncTargetResult = { portal, action, jobId: null, refusal: null };
-      result.targets.push(target);
+      report.targets.push(target);
       const key = `${portal} ${action}`;
       const call = calls.get(key) ?? { portal, action, ads: new Map<number, Asked>() };
-      call.ads.set(item.adId, { result, target, price });
+      call.ads.set(adId, { target, price });
       calls.set(key, call);
     }
-  }
   for (const call of calls.values()) {
     const adIds = [...call.ads.keys()];
     const outcomes = await requestPublishing(ctx, {
@@ -299,117 +321,110 @@ async function queueTargets(
       if (!asked) continue;
       asked.target.jobId = outcome.queueItemId ?? null;
       asked.target.refusal = outcome.errorDetails[0] ?? null;
-      if (call.action === "place" && asked.target.jobId !== null) asked.result.price += asked.price;
+      if (call.action === "place" && asked.target.jobId !== null) charged.cents += asked.price;
     }
   }
 }
 
+/** Synced ads an ending step looks at per query, for those the stock no longer holds. */
+const SCAN_ADS = 500;
+
 /**
- * A step's results in one D1 batch: each item's outcome, ad, targets and problems (one statement for all:
- * they travel as one JSON parameter), the cursor moved past them, the counts and what was charged, and
- * the progress event.
+ * The next CHUNK_ITEMS of the user's synced ads that the stock no longer holds (after the row's
+ * `endScan`), looked at in id order. A step run again takes the ads its dead run reported.
  */
-async function storeResults(
-  ctx: ServiceContext,
-  sync: SyncRow,
-  results: ItemResult[],
-  step: { cursor: number; progress: ReturnType<typeof sql> },
-): Promise<void> {
-  const charged = results.reduce((sum, result) => sum + result.price, 0);
-  const stored = results.map(({ seq, outcome, planned, adId, targets, problems }) => ({
-    seq,
-    outcome,
-    planned,
-    adId,
-    targets,
-    problems,
-  }));
-  const { db } = ctx;
-  await syncBatch(ctx.env.shard.d1, [
-    sql`UPDATE ${syncItems} SET outcome = r.value ->> 'outcome', planned = coalesce(planned, r.value ->> 'planned'),
-        ad_id = r.value ->> 'adId', targets = r.value -> 'targets', problems = r.value -> 'problems'
-      FROM json_each(${JSON.stringify(stored)}) AS r
-      WHERE ${syncItems.syncId} = ${sync.id} AND ${syncItems.seq} = r.value ->> 'seq'`,
-    db
-      .update(syncs)
-      .set({ cursor: step.cursor, charged: sql`${syncs.charged} + ${charged}`, updatedAt: nowIso() })
-      .where(eq(syncs.id, sync.id)),
-    recount(sync.id),
-    syncEvent(db, { type: "sync.progress", userId: sync.userId, data: step.progress }),
-  ]);
+async function adsToEnd(ctx: ServiceContext, sync: SyncRow, earlier: ItemReport[] | undefined) {
+  const { db, env } = ctx;
+  if (earlier) {
+    const ids = earlier.flatMap((report) => (report.adId === null ? [] : [report.adId]));
+    return {
+      ending: earlier.map((report) => ({ id: report.adId as number, externalAdId: report.externalAdId })),
+      scannedTo: Math.max(sync.endScan, ...ids),
+    };
+  }
+  const inStock = await stockKeys(env.STOCKS, sync.id);
+  const ending: { id: number; externalAdId: number | null }[] = [];
+  let scannedTo = sync.endScan;
+  for (;;) {
+    const page = await db
+      .select({ id: ads.id, externalAdId: ads.externalAdId })
+      .from(ads)
+      .where(and(syncedAdsWhere(sync.userId, sync.removal), gt(ads.id, scannedTo)))
+      .orderBy(asc(ads.id))
+      .limit(SCAN_ADS);
+    for (const ad of page) {
+      scannedTo = ad.id;
+      if (!inStock.has(ad.externalAdId as number)) ending.push(ad);
+      if (ending.length === CHUNK_ITEMS) return { ending, scannedTo };
+    }
+    if (page.length < SCAN_ADS) return { ending, scannedTo };
+  }
 }
 
 /**
- * The next ads the stock no longer holds: recorded as ended (once), taken off every target they are on
- * or being placed on, then deleted or archived as the sync says. A step run again finds what the dead
- * one did: a removal under way is not asked again, an ad gone or archived is no longer found.
+ * The next chunk of ads the stock no longer holds: reported as ended (planned first), taken off every
+ * target they are on or being placed on, then deleted or archived as the sync says; the row moves past
+ * them in one D1 batch only the first run of the step can make. A step run again finds what the dead one
+ * did: a removal under way is not asked again, an ad gone is not written again.
  */
 async function endAds(ctx: ServiceContext, sync: SyncRow): Promise<boolean> {
-  const { db } = ctx;
-  const inStock = inIds(
-    ads.externalAdId,
-    db
-      .select({ externalAdId: syncItems.externalAdId })
-      .from(syncItems)
-      .where(and(eq(syncItems.syncId, sync.id), isNotNull(syncItems.externalAdId), lte(syncItems.seq, sync.items))),
-  );
-  const { ending, recorded } = await namedBatch(db, {
-    ending: db
-      .select({ id: ads.id, externalAdId: ads.externalAdId })
-      .from(ads)
-      .where(endedAdsWhere(sync.userId, inStock, sync.removal))
-      .orderBy(asc(ads.id))
-      .limit(ITEMS_PER_STEP),
-    recorded: db
-      .select({ adId: syncItems.adId, seq: syncItems.seq })
-      .from(syncItems)
-      .where(and(eq(syncItems.syncId, sync.id), gt(syncItems.seq, sync.items))),
-  });
+  const { db, env } = ctx;
+  const earlier = await getChunk(env.STOCKS, sync.id, "ended", sync.endChunks);
+  const { ending, scannedTo } = await adsToEnd(ctx, sync, earlier);
   if (ending.length === 0) return false;
-  const catalogue = await loadCatalogue(db);
-  const known = await syncedAdsOf(
-    db,
-    sync.userId,
-    ending.map((ad) => ad.externalAdId as number),
-  );
-  const recordedSeq = new Map(recorded.map((row) => [row.adId, row.seq]));
-  // An ad a dead step recorded keeps its place; the others follow the places taken.
-  const unrecorded = ending.filter((ad) => !recordedSeq.has(ad.id)).map((ad) => ad.id);
-  const results: ItemResult[] = ending.map((ad) => ({
-    seq: recordedSeq.get(ad.id) ?? sync.items + recorded.length + unrecorded.indexOf(ad.id) + 1,
+  const seqOf = (at: number) => sync.items + sync.ended + at + 1;
+  const reports: ItemReport[] = ending.map((ad, at) => ({
+    seq: seqOf(at),
+    externalAdId: ad.externalAdId,
     outcome: "ended",
     planned: "ended",
     adId: ad.id,
     targets: [],
-    problems: [],
-    price: 0,
+    errorDetails: [],
   }));
-  const removals = ending.flatMap((ad, at) => {
+  if (!earlier) await putChunk(env.STOCKS, sync.id, "ended", sync.endChunks, reports);
+  const catalogue = await loadCatalogue(db);
+  const known = await syncedAdsOf(
+    db,
+    sync.userId,
+    ending.flatMap((ad) => (ad.externalAdId === null ? [] : [ad.externalAdId])),
+  );
+  const present = ending.flatMap((ad, at) => {
     const synced = known.get(ad.externalAdId as number);
-    if (!synced || synced.id !== ad.id) return [];
+    if (synced?.id !== ad.id) return [];
     // Ended: on no target, so off every target it is on.
     const targets = targetPlan(catalogue, { wanted: [], categoryId: null, ad: synced, changed: false });
-    return [{ seq: results[at]?.seq ?? 0, adId: ad.id, targets }];
+    return [{ report: reports[at] as ItemReport, adId: ad.id, targets }];
   });
-  await db.run(sql`INSERT INTO ${syncItems} (sync_id, seq, external_ad_id, ad_id, planned)
-    SELECT ${sync.id}, value ->> 'seq', value ->> 'externalAdId', value ->> 'adId', 'ended' FROM json_each(${JSON.stringify(
-      ending.map((ad, at) => ({ seq: results[at]?.seq, externalAdId: ad.externalAdId, adId: ad.id })),
-    )}) WHERE true ON CONFLICT (sync_id, seq) DO NOTHING`);
-  await queueTargets(ctx, sync, removals, results);
-  const ids = ending.map((ad) => ad.id);
-  if (sync.removal === "delete") await deleteAdsBatch(ctx, { userId: sync.userId, adId: ids });
-  else await patchAdsBatch(ctx, { userId: sync.userId, adId: ids, status: "archive" });
-  await storeResults(ctx, sync, results, {
-    cursor: sync.cursor,
-    progress: sql`json_object('syncId', ${sync.id}, 'applied', ${sync.items}, 'items', ${sync.items}, 'ended', ${results.length})`,
-  });
+  await queueTargets(ctx, sync, present, { cents: 0 });
+  const ids = present.map((ad) => ad.adId);
+  if (ids.length > 0) {
+    if (sync.removal === "delete") await deleteAdsBatch(ctx, { userId: sync.userId, adId: ids });
+    else await patchAdsBatch(ctx, { userId: sync.userId, adId: ids, status: "archive" });
+  }
+  await putChunk(env.STOCKS, sync.id, "ended", sync.endChunks, reports);
+  await db.batch([
+    db
+      .update(syncs)
+      .set({
+        endScan: scannedTo,
+        endChunks: sync.endChunks + 1,
+        ended: sql`${syncs.ended} + ${reports.length}`,
+        updatedAt: nowIso(),
+      })
+      .where(and(eq(syncs.id, sync.id), eq(syncs.endChunks, sync.endChunks))),
+    syncEvent(db, {
+      type: "sync.progress",
+      userId: sync.userId,
+      data: sql`json_object('syncId', ${sync.id}, 'applied', ${sync.items}, 'items', ${sync.items}, 'ended', ${reports.length})`,
+    }),
+  ]);
   return true;
 }
 
 /** `GET /syncs/<syncId>`: the sync, as its client (or an internal client) may see it. */
 export async function getSync(ctx: ServiceContext, syncId: number): Promise<SyncView> {
-  const row = await visibleSync(ctx, syncId);
-  return syncView(row);
+  return syncView(await visibleSync(ctx, syncId));
 }
 
 async function visibleSync(ctx: ServiceContext, syncId: number): Promise<SyncRow> {
@@ -424,39 +439,53 @@ async function visibleSync(ctx: ServiceContext, syncId: number): Promise<SyncRow
   return row;
 }
 
-/** `GET /syncs/<syncId>/items`: the sync's report per item, in stock order (ended ads after the stock). */
+/** An item's report as the API shows it. */
+const reportView = ({ planned: _planned, ...report }: ItemReport) => report;
+
+/** Item `seq`'s report: as applied, or (not yet applied) the line with no outcome. */
+async function chunkReports(bucket: R2Bucket, sync: SyncRow, chunk: number): Promise<ItemReport[]> {
+  const reported = await getChunk(bucket, sync.id, "report", chunk);
+  if (reported?.every((report) => report.outcome !== null)) return reported;
+  const lines = (await getChunk(bucket, sync.id, "stock", chunk)) ?? [];
+  return lines.map((line) => plannedReport(line, undefined, undefined));
+}
+
+/**
+ * `GET /syncs/<syncId>/items`: the sync's report per item, in stock order, then the ads it ended; with
+ * `outcome`, those of that outcome alone. A page reads the chunks it covers (with `outcome`, the chunks
+ * up to its end).
+ */
 export async function listSyncItems(
   ctx: ServiceContext,
-  input: { syncId: number; page: number; itemsPerPage: number; outcome?: string | undefined },
+  input: { syncId: number; page: number; itemsPerPage: number; outcome?: SyncOutcome | undefined },
 ) {
   const sync = await visibleSync(ctx, input.syncId);
-  const where = and(
-    eq(syncItems.syncId, sync.id),
-    input.outcome ? eq(syncItems.outcome, input.outcome as "created") : undefined,
-  );
-  const { total, rows } = await namedBatch(ctx.db, {
-    total: ctx.db.select({ n: count() }).from(syncItems).where(where),
-    rows: ctx.db
-      .select()
-      .from(syncItems)
-      .where(where)
-      .orderBy(asc(syncItems.seq))
-      .limit(input.itemsPerPage)
-      .offset((input.page - 1) * input.itemsPerPage),
-  });
-  return {
-    items: rows.map((row) => ({
-      seq: row.seq,
-      externalAdId: row.externalAdId,
-      outcome: row.outcome,
-      adId: row.adId,
-      targets: row.targets,
-      errorDetails: row.problems,
-    })),
-    totalItems: total[0]?.n ?? 0,
-    page: input.page,
-    itemsPerPage: input.itemsPerPage,
-  };
+  const bucket = ctx.env.STOCKS;
+  const from = (input.page - 1) * input.itemsPerPage;
+  const to = from + input.itemsPerPage;
+  const stockChunks = Math.ceil(sync.items / CHUNK_ITEMS);
+  const chunks = [
+    ...Array.from({ length: stockChunks }, (_, n) => () => chunkReports(bucket, sync, n)),
+    ...Array.from(
+      { length: sync.endChunks },
+      (_, n) => async () => (await getChunk(bucket, sync.id, "ended", n)) ?? [],
+    ),
+  ];
+  const totalItems = input.outcome ? sync[input.outcome] : sync.items + sync.ended;
+  const items: ItemReport[] = [];
+  let passed = 0;
+  // Without a filter, each chunk but the last holds CHUNK_ITEMS: the page starts in a known chunk.
+  let at = input.outcome ? 0 : Math.floor(from / CHUNK_ITEMS);
+  passed = input.outcome ? 0 : at * CHUNK_ITEMS;
+  for (; at < chunks.length && passed < to; at += 1) {
+    const reports = await (chunks[at] as () => Promise<ItemReport[]>)();
+    for (const report of reports) {
+      if (input.outcome && report.outcome !== input.outcome) continue;
+      if (passed >= from && passed < to) items.push(report);
+      passed += 1;
+    }
+  }
+  return { items: items.map(reportView), totalItems, page: input.page, itemsPerPage: input.itemsPerPage };
 }
 
 /** `GET /syncs/?userId=`: the user's syncs, newest first. */
@@ -479,4 +508,15 @@ export async function listSyncs(ctx: ServiceContext, input: { userId: number; pa
     page: input.page,
     itemsPerPage: input.itemsPerPage,
   };
+}
+
+/** The syncs that ended more than SYNC_RETENTION_MS ago: their stock and report, then their row. Answers how many. */
+export async function purgeOldSyncs(ctx: JobContext, input: { limit: number }): Promise<number> {
+  const before = new Date(ctx.now.getTime() - SYNC_RETENTION_MS).toISOString();
+  const old = await ctx.db.select({ id: syncs.id }).from(syncs).where(lt(syncs.updatedAt, before)).limit(input.limit);
+  for (const { id } of old) {
+    await deleteStock(ctx.env.STOCKS, id);
+    await ctx.db.delete(syncs).where(eq(syncs.id, id));
+  }
+  return old.length;
 }

@@ -13,7 +13,7 @@ import { clientIdOf, isInternal, isPartner, requireUser } from "../shared/access
 import type { ServiceContext } from "../shared/context";
 import { requireUnchanged } from "../shared/fixedFields";
 import { balanceOf, payerIdOf } from "../wallet/wallet";
-import { itemHash, planItem, syncedAdsOf, syncedAdsWhere } from "./plan";
+import { itemHash, planItem, syncedAdsOf, syncedAdsWhere, targetPlan } from "./plan";
 import { SYNC_MAX_ITEMS, type SyncItem, type SyncOptions, type SyncPlan, type SyncView } from "./schemas";
 import { sendSyncStep, syncEvent, syncView } from "./steps";
 import { CHUNK_ITEMS, deleteStock, putChunk, putStockKeys, type StoredLine } from "./stockStore";
@@ -88,9 +88,12 @@ async function endingOf(db: Db, input: { userId: number; removal: SyncOptions["r
     .select({ externalAdId: ads.externalAdId })
     .from(ads)
     .where(syncedAdsWhere(input.userId, input.removal));
-  const ended = synced.filter((ad) => !input.inStock.has(ad.externalAdId as number)).length;
+  const ended = synced.flatMap((ad) => (input.inStock.has(ad.externalAdId as number) ? [] : [ad.externalAdId as number]));
   return { synced: synced.length, ended };
 }
+
+/** Ads a dry run reads at a time for the targets the ads it ends are on. */
+const ENDED_PER_READ = 500;
 
 /**
  * `POST /syncs/preview`: what the sync would do, changing nothing: per item created, updated,
@@ -160,8 +163,13 @@ export async function previewSync(ctx: ServiceContext, input: { options: SyncOpt
     }
   }
   const { ended, synced } = await endingOf(db, { userId, removal, inStock });
-  plan.ended = ended;
-  plan.wouldRefuse = endingRefusal(ended, synced, maxEndedPercent);
+  plan.ended = ended.length;
+  plan.wouldRefuse = endingRefusal(ended.length, synced, maxEndedPercent);
+  // An ended ad is taken off every target it is on.
+  for (let from = 0; from < ended.length; from += ENDED_PER_READ)
+    for (const ad of (await syncedAdsOf(db, userId, ended.slice(from, from + ENDED_PER_READ))).values())
+      for (const { portal } of targetPlan(catalogue, { wanted: [], categoryId: null, ad, changed: false }))
+        plan.targets[portal].remove += 1;
   plan.cost = PUBLISH_TARGETS.reduce((sum, portal) => sum + plan.targets[portal].cost, 0);
   for (const portal of MARKETPLACES)
     if (!connections.has(portal) && plan.targets[portal].place > 0)
@@ -266,7 +274,7 @@ export async function startSync(
   }
   const digest = await input.stock.digest();
   const { ended, synced } = await endingOf(db, { userId, removal, inStock });
-  const refusal = endingRefusal(ended, synced, maxEndedPercent);
+  const refusal = endingRefusal(ended.length, synced, maxEndedPercent);
   const { sync } = await namedBatch(db, {
     sync: db
       .update(syncs)

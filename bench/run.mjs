@@ -8,6 +8,8 @@
 //                                     four clients at once spread over the shards
 //   npm run bench -- --shards --only "by page="   only the read scenarios whose name holds the text (and
 //                                     the health route), and no publishing
+//   npm run bench -- --sync           a stock of BENCH_SYNC_ITEMS (10,000) items synced, then synced again
+//                                     unchanged: items/s as a ratio to the health route, workerd's memory
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -24,6 +26,7 @@ const { values: options } = parseArgs({
     ads: { type: "string" },
     growth: { type: "boolean", default: false },
     shards: { type: "boolean", default: false },
+    sync: { type: "boolean", default: false },
     only: { type: "string" },
   },
 });
@@ -810,4 +813,117 @@ async function shardsBench() {
   }
 }
 
-await (options.growth ? growthBench() : options.shards ? shardsBench() : sizeBench());
+/** Resident memory of the workerd processes in the server's process group, in MiB. */
+function workerdRssMiB(pgid) {
+  let kib = 0;
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      if (Number(fields[2]) !== pgid || !readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("workerd")) continue;
+      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+    } catch {} // the process ended meanwhile
+  }
+  return kib / 1024;
+}
+
+/**
+ * One sync of `items` items (each on the website) as NDJSON, streamed as it is made; answers the seconds
+ * from the call to the sync's end, and the largest resident memory of workerd meanwhile (sampled every
+ * 200 ms).
+ */
+async function timedSync(server, userId, items) {
+  const lines = async function* () {
+    for (let i = 1; i <= items; i += 1)
+      yield `${JSON.stringify({
+        externalAdId: i,
+        categoryId: 9204,
+        title: `Brommer ${i}`,
+        description: "Een nette brommer uit de voorraad.",
+        price: { model: "fixed", price: 100_000 + i },
+        targets: ["website"],
+      })}\n`;
+  };
+  let peak = workerdRssMiB(server.pid);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, workerdRssMiB(server.pid));
+  }, 200);
+  const started = Date.now();
+  try {
+    const response = await fetch(`${origin}/rest/v1/syncs/?userId=${userId}&maxEndedPercent=100`, {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/x-ndjson" },
+      body: ReadableStream.from(lines()).pipeThrough(new TextEncoderStream()),
+      duplex: "half",
+    });
+    const { data, errors } = await response.json();
+    if (!response.ok) throw new Error(`POST /syncs/: ${JSON.stringify(errors)}`);
+    for (;;) {
+      const sync = await api("GET", `/syncs/${data.syncId}`);
+      if (sync.state !== "running") {
+        if (sync.state !== "finished") throw new Error(`sync ${data.syncId} ${sync.state}: ${sync.reason}`);
+        return { seconds: (Date.now() - started) / 1000, peakMiB: peak, sync };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/**
+ * `npm run bench -- --sync`: per run, against a fresh server, the health route's requests/s, then a stock
+ * of BENCH_SYNC_ITEMS items synced for a new user (each item created and placed on the website), then the
+ * same stock again (unchanged): items/s of each as a ratio to the health route, and workerd's resident
+ * memory before and at its peak. Then the medians.
+ */
+async function syncBench() {
+  const items = Number(process.env.BENCH_SYNC_ITEMS ?? 10_000);
+  const fixture = seededState(0);
+  const rows = [];
+  try {
+    for (let r = 1; r <= runs; r += 1) {
+      const row = await withServer(fixture.state, async (server) => {
+        const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
+        const user = await api("POST", "/users/", {
+          externalUserId: Date.now() % 1e9,
+          lastName: "Bench",
+          email: "sync@example.nl",
+          phone: "0201234567",
+        });
+        await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+        const idleMiB = workerdRssMiB(server.pid);
+        const first = await timedSync(server, user.userId, items);
+        const again = await timedSync(server, user.userId, items);
+        if (again.sync.unchanged !== items) throw new Error(`the re-sync found ${again.sync.unchanged} unchanged`);
+        return {
+          health: health.requests.average,
+          firstPerSecond: items / first.seconds,
+          againPerSecond: items / again.seconds,
+          idleMiB,
+          peakMiB: Math.max(first.peakMiB, again.peakMiB),
+        };
+      });
+      console.log(
+        `run ${r}: health ${row.health.toFixed(0)} req/s; first sync ${row.firstPerSecond.toFixed(1)} items/s ` +
+          `(${(row.firstPerSecond / row.health).toFixed(3)}× health), unchanged re-sync ${row.againPerSecond.toFixed(1)} items/s ` +
+          `(${(row.againPerSecond / row.health).toFixed(3)}× health); workerd ${row.idleMiB.toFixed(0)} MiB before, ${row.peakMiB.toFixed(0)} MiB at most`,
+      );
+      rows.push(row);
+    }
+    console.log(`\na stock of ${items} items, medians of ${runs} runs (each run in brackets):`);
+    console.log(`  health route: ${runsOf(rows.map((row) => row.health))} req/s`);
+    console.log(`  first sync: ${runsOf(rows.map((row) => row.firstPerSecond))} items/s, ${runsOf(rows.map((row) => row.firstPerSecond / row.health))}× health`);
+    console.log(`  unchanged re-sync: ${runsOf(rows.map((row) => row.againPerSecond))} items/s, ${runsOf(rows.map((row) => row.againPerSecond / row.health))}× health`);
+    console.log(`  workerd resident memory: ${runsOf(rows.map((row) => row.idleMiB))} MiB before, ${runsOf(rows.map((row) => row.peakMiB))} MiB at most`);
+  } finally {
+    rmSync(fixture.state, { recursive: true, force: true });
+  }
+}
+
+await (options.sync
+  ? syncBench()
+  : options.growth
+    ? growthBench()
+    : options.shards
+      ? shardsBench()
+      : sizeBench());

@@ -912,18 +912,18 @@ async function syncBench() {
     }
     console.log(`\na stock of ${items} items, medians of ${runs} runs (each run in brackets):`);
     console.log(`  health route: ${runsOf(rows.map((row) => row.health))} req/s`);
-    console.log(`  first sync: ${runsOf(rows.map((row) => row.firstPerSecond))} items/s, ${runsOf(rows.map((row) => row.firstPerSecond / row.health))}× health`);
-    console.log(`  unchanged re-sync: ${runsOf(rows.map((row) => row.againPerSecond))} items/s, ${runsOf(rows.map((row) => row.againPerSecond / row.health))}× health`);
-    console.log(`  workerd resident memory: ${runsOf(rows.map((row) => row.idleMiB))} MiB before, ${runsOf(rows.map((row) => row.peakMiB))} MiB at most`);
+    console.log(
+      `  first sync: ${runsOf(rows.map((row) => row.firstPerSecond))} items/s, ${runsOf(rows.map((row) => row.firstPerSecond / row.health))}× health`,
+    );
+    console.log(
+      `  unchanged re-sync: ${runsOf(rows.map((row) => row.againPerSecond))} items/s, ${runsOf(rows.map((row) => row.againPerSecond / row.health))}× health`,
+    );
+    console.log(
+      `  workerd resident memory: ${runsOf(rows.map((row) => row.idleMiB))} MiB before, ${runsOf(rows.map((row) => row.peakMiB))} MiB at most`,
+    );
   } finally {
     rmSync(fixture.state, { recursive: true, force: true });
   }
 }
 
-await (options.sync
-  ? syncBench()
-  : options.growth
-    ? growthBench()
-    : options.shards
-      ? shardsBench()
-      : sizeBench());
+await (options.sync ? syncBench() : options.growth ? growthBench() : options.shards ? shardsBench() : sizeBench());

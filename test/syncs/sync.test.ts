@@ -202,6 +202,49 @@ describe("a stock sync", () => {
     expect(repeat.body).toEqual(first.body);
   });
 
+  it("syncs images by URL: stored once, left alone when unchanged, replaced when the list changes; and reports by events", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const imagesOf = async (adId: number) =>
+      (await call("GET", `/imagestatus/${userId}/${adId}`, { key })).body.data as { jobId: number; done: boolean }[];
+    const withImages = (images: string[]) => item(1, { images, targets: ["website"] });
+    const first = await settledSync(
+      (await sendStock(userId, [withImages(["http://images.test/red.png"])])).body.data.syncId,
+    );
+    const [created] = await reportOf(first.syncId);
+    const adId = defined(created?.adId);
+    const stored = await eventually(async () => {
+      const jobs = await imagesOf(adId);
+      return jobs.length === 1 && jobs.every((job) => job.done) ? jobs : undefined;
+    }, "the item's image");
+    const same = await settledSync(
+      (await sendStock(userId, [withImages(["http://images.test/red.png"])])).body.data.syncId,
+    );
+    expect(same.unchanged).toBe(1);
+    expect((await imagesOf(adId)).map((job) => job.jobId)).toEqual(stored.map((job) => job.jobId));
+    const other = await settledSync(
+      (await sendStock(userId, [withImages(["http://images.test/red.png", "http://images.test/green.png"])])).body.data
+        .syncId,
+    );
+    expect(other.updated).toBe(1);
+    await eventually(
+      async () => ((await imagesOf(adId)).filter((job) => job.done).length === 3 ? true : undefined),
+      "the new images",
+    );
+    // Each sync reported its start, its progress and its end.
+    const events = (await call("GET", `/events/?after=0&userId=${userId}&limit=500`, { key })).body.data as {
+      type: string;
+      data: { syncId: number; state?: string };
+    }[];
+    const ofFirst = events.filter((event) => event.data.syncId === first.syncId).map((event) => event.type);
+    expect(ofFirst).toEqual(["sync.started", "sync.progress", "sync.finished"]);
+    expect(
+      events.find((event) => event.type === "sync.finished" && event.data.syncId === other.syncId)?.data,
+    ).toMatchObject({
+      state: "finished",
+      updated: 1,
+    });
+  });
+
   it("shows a sync to its own client only", async () => {
     const userId = await connectedSeller(key, internalKey, 10_000_000);
     const started = await sendStock(userId, [item(1)]);

@@ -88,7 +88,9 @@ async function endingOf(db: Db, input: { userId: number; removal: SyncOptions["r
     .select({ externalAdId: ads.externalAdId })
     .from(ads)
     .where(syncedAdsWhere(input.userId, input.removal));
-  const ended = synced.flatMap((ad) => (input.inStock.has(ad.externalAdId as number) ? [] : [ad.externalAdId as number]));
+  const ended = synced.flatMap((ad) =>
+    input.inStock.has(ad.externalAdId as number) ? [] : [ad.externalAdId as number],
+  );
   return { synced: synced.length, ended };
 }
 

@@ -257,7 +257,10 @@ export interface SyncOptions {
 
 /** A stock as NDJSON, one item a line: the body of POST /syncs and /syncs/preview (never one JSON document). */
 const ndjsonOf = (items: Iterable<SyncItem>) =>
-  new Blob(Array.from(items, (item) => `${JSON.stringify(item)}\n`), { type: "application/x-ndjson" });
+  new Blob(
+    Array.from(items, (item) => `${JSON.stringify(item)}\n`),
+    { type: "application/x-ndjson" },
+  );
 
 const syncQuery = (options: SyncOptions) => ({
   userId: String(options.userId),
@@ -312,7 +315,8 @@ export async function syncStock(
     const { data, error, response } = await client.GET("/rest/v1/syncs/{syncId}", { params: { path: { syncId } } });
     if (!data) throw apiErrorOf(response, error);
     if (data.data.state !== "running" && data.data.state !== "receiving") return data.data;
-    if (Date.now() + intervalMs > until) throw new Error(`sync ${syncId} still ${data.data.state} after ${timeoutMs} ms`);
+    if (Date.now() + intervalMs > until)
+      throw new Error(`sync ${syncId} still ${data.data.state} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

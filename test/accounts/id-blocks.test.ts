@@ -38,6 +38,7 @@ const OWNER: Record<string, string> = {
   bids: ofAd("t.ad_id"),
   ad_update_requests: ofAd("t.ad_id"),
   webhook_endpoints: ofClient("t.client_id"),
+  syncs: ofUser("t.user_id"),
 };
 
 /** Every row of every table with ids: its id's block group against its owner's group. */
@@ -65,6 +66,20 @@ async function liveAClientsLife(key: string, internalKey: string) {
   await sellerImages(key, userId).adWithImages("red.png");
   await task(userId, { time: "10:00" });
   await cronAt("2026-12-01T09:00:00.000Z");
+  // A stock that would end the seller's ads: refused, its sync's row kept (refused).
+  const stock = [
+    {
+      externalAdId: 1,
+      categoryId: PAID_CATEGORY,
+      title: "Brommer uit de voorraad",
+      description: "Nette brommer.",
+      price: { model: "fixed", price: 1000 },
+    },
+  ];
+  expectError(
+    await call("POST", `/syncs/?userId=${userId}`, { key, body: { items: stock } }),
+    "sync_would_end_too_many",
+  );
   const gone = await createAd(key, userId, { title: "Weg ermee" });
   expectEnvelope(await call("DELETE", `/ads/${gone.adId}`, { key }), 200);
   await eventually(async () => ((await receivedBy(name)).length > 0 ? true : undefined), "a webhook delivery");
@@ -79,7 +94,7 @@ describe("ids that route", () => {
     expect(groupA).not.toBe(groupB);
     // A new group holds a block of every table from its creation on.
     const leased = await env.DB.prepare("SELECT count(*) AS n FROM id_blocks WHERE group_id = ?").bind(groupA).first();
-    expect(leased?.n).toBe(15);
+    expect(leased?.n).toBe(16);
     const [lifeA, lifeB] = await Promise.all([
       liveAClientsLife(a.key, internal.key),
       liveAClientsLife(b.key, internal.key),
@@ -105,6 +120,7 @@ describe("ids that route", () => {
       "tasks",
       "task_runs",
       "webhook_endpoints",
+      "syncs",
     ];
     for (const kind of written) expect(tables[kind]?.rows, kind).toBeGreaterThan(0);
   });

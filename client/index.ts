@@ -268,9 +268,9 @@ const syncQuery = (options: SyncOptions) => ({
   ...(options.maxEndedPercent !== undefined ? { maxEndedPercent: String(options.maxEndedPercent) } : {}),
 });
 
-/** How a stock travels: as NDJSON, with its media type. */
+/** How a stock travels: as NDJSON, with its media type (openapi-fetch serialises only a body it is given). */
 const asNdjson = (items: Iterable<SyncItem>) => ({
-  body: undefined as never,
+  body: { items: [] } as never,
   bodySerializer: () => ndjsonOf(items),
   headers: { "Content-Type": "application/x-ndjson" },
 });

@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { parse, stringify } from "smol-toml";
+import WebSocket from "ws";
 import { simulatorOperator } from "../scripts/d1.mjs";
 
 const { values: options } = parseArgs({
@@ -35,6 +36,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const port = Number(process.env.BENCH_PORT ?? 8788);
 const receiverPort = port + 2;
+/** The inspector of the server's Worker (wrangler dev's), where the bench reads its isolate's heap. */
+const inspectorPort = port + 3;
 const origin = `http://127.0.0.1:${port}`;
 const auth = { Authorization: "Bearer dev-internal-key" };
 const ADS_PER_DEALER = 5000;
@@ -207,6 +210,8 @@ function startServer(state, config) {
       "RATE_LIMIT_BURST:1000000",
       "--var",
       "LOG_REQUESTS:false",
+      "--inspector-port",
+      String(inspectorPort),
     ],
     { env, stdio: ["ignore", "ignore", "inherit"], detached: true },
   );
@@ -827,9 +832,44 @@ function workerdRssMiB(pgid) {
 }
 
 /**
+ * The V8 heap of the server's Worker isolate (the API with its Durable Objects), read through wrangler
+ * dev's inspector: `sample()` reads it, `peak` is the largest used size read, in MiB.
+ */
+async function workerHeap() {
+  const socket = new WebSocket(`ws://127.0.0.1:${inspectorPort}/ws`);
+  await new Promise((resolve, reject) => {
+    socket.on("open", resolve);
+    socket.on("error", reject);
+  });
+  let id = 0;
+  const answers = new Map();
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    answers.get(message.id)?.(message.result);
+    answers.delete(message.id);
+  });
+  const heap = {
+    peak: 0,
+    async sample() {
+      id += 1;
+      const asked = id;
+      const result = await new Promise((resolve) => {
+        answers.set(asked, resolve);
+        socket.send(JSON.stringify({ id: asked, method: "Runtime.getHeapUsage" }));
+      });
+      const used = result.usedSize / 2 ** 20;
+      heap.peak = Math.max(heap.peak, used);
+      return used;
+    },
+    close: () => socket.close(),
+  };
+  return heap;
+}
+
+/**
  * One sync of `items` items (each on the website) as NDJSON, streamed as it is made; answers the seconds
- * from the call to the sync's end, and the largest resident memory of workerd meanwhile (sampled every
- * 200 ms).
+ * from the call to the sync's end, the largest resident memory of workerd meanwhile and the largest heap
+ * of the Worker's isolate (each sampled every 200 ms).
  */
 async function timedSync(server, userId, items) {
   const lines = async function* () {
@@ -844,8 +884,10 @@ async function timedSync(server, userId, items) {
       })}\n`;
   };
   let peak = workerdRssMiB(server.pid);
+  const heap = await workerHeap();
   const sampler = setInterval(() => {
     peak = Math.max(peak, workerdRssMiB(server.pid));
+    heap.sample().catch(() => {});
   }, 200);
   const started = Date.now();
   try {
@@ -861,12 +903,13 @@ async function timedSync(server, userId, items) {
       const sync = await api("GET", `/syncs/${data.syncId}`);
       if (sync.state !== "running") {
         if (sync.state !== "finished") throw new Error(`sync ${data.syncId} ${sync.state}: ${sync.reason}`);
-        return { seconds: (Date.now() - started) / 1000, peakMiB: peak, sync };
+        return { seconds: (Date.now() - started) / 1000, peakMiB: peak, heapPeakMiB: heap.peak, sync };
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   } finally {
     clearInterval(sampler);
+    heap.close();
   }
 }
 
@@ -892,6 +935,9 @@ async function syncBench() {
         });
         await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
         const idleMiB = workerdRssMiB(server.pid);
+        const idleHeap = await workerHeap();
+        const idleHeapMiB = await idleHeap.sample();
+        idleHeap.close();
         const first = await timedSync(server, user.userId, items);
         const again = await timedSync(server, user.userId, items);
         if (again.sync.unchanged !== items) throw new Error(`the re-sync found ${again.sync.unchanged} unchanged`);
@@ -901,12 +947,15 @@ async function syncBench() {
           againPerSecond: items / again.seconds,
           idleMiB,
           peakMiB: Math.max(first.peakMiB, again.peakMiB),
+          idleHeapMiB,
+          heapPeakMiB: Math.max(first.heapPeakMiB, again.heapPeakMiB),
         };
       });
       console.log(
         `run ${r}: health ${row.health.toFixed(0)} req/s; first sync ${row.firstPerSecond.toFixed(1)} items/s ` +
           `(${(row.firstPerSecond / row.health).toFixed(3)}× health), unchanged re-sync ${row.againPerSecond.toFixed(1)} items/s ` +
-          `(${(row.againPerSecond / row.health).toFixed(3)}× health); workerd ${row.idleMiB.toFixed(0)} MiB before, ${row.peakMiB.toFixed(0)} MiB at most`,
+          `(${(row.againPerSecond / row.health).toFixed(3)}× health); the Worker's heap ${row.idleHeapMiB.toFixed(1)} MiB before, ` +
+          `${row.heapPeakMiB.toFixed(1)} MiB at most; workerd resident ${row.idleMiB.toFixed(0)} MiB before, ${row.peakMiB.toFixed(0)} MiB at most`,
       );
       rows.push(row);
     }
@@ -919,7 +968,10 @@ async function syncBench() {
       `  unchanged re-sync: ${runsOf(rows.map((row) => row.againPerSecond))} items/s, ${runsOf(rows.map((row) => row.againPerSecond / row.health))}× health`,
     );
     console.log(
-      `  workerd resident memory: ${runsOf(rows.map((row) => row.idleMiB))} MiB before, ${runsOf(rows.map((row) => row.peakMiB))} MiB at most`,
+      `  the Worker's isolate heap (its limit in production: 128 MiB): ${runsOf(rows.map((row) => row.idleHeapMiB))} MiB before, ${runsOf(rows.map((row) => row.heapPeakMiB))} MiB at most`,
+    );
+    console.log(
+      `  workerd resident memory (every isolate, local D1, R2 and Durable Object storage): ${runsOf(rows.map((row) => row.idleMiB))} MiB before, ${runsOf(rows.map((row) => row.peakMiB))} MiB at most`,
     );
   } finally {
     rmSync(fixture.state, { recursive: true, force: true });

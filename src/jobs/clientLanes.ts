@@ -9,6 +9,7 @@ import { type JobMessage, jobContext } from "../services/shared";
 import { executeJobs } from "./execute";
 import { handingJobsToLanes } from "./handOver";
 import { LANE_SHARES, LANES, type Lane, type LaneJob } from "./lanes";
+import { takingTurnsOnShards } from "./turns";
 
 /** A client's time left on one key: `level` seconds at `at`, refilled at the lane's rate up to a minute's worth. */
 interface Budget {
@@ -25,9 +26,6 @@ type WorkRow = {
   attempts: number;
 };
 
-/** How long a client's chain of jobs runs before it lets the process's timers and sockets in. */
-const YIELD_EVERY_MS = 50;
-
 /** A run of the alarm stops starting jobs after this long and goes on in the next (an alarm's wall time is bounded). */
 const ALARM_RUN_MS = 5 * 60_000;
 
@@ -41,7 +39,10 @@ const ALARM_RUN_MS = 5 * 60_000;
  */
 export class ClientLanes extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  /** The bindings its jobs run with: what they send goes straight into its clients' lanes. */
+  /**
+   * The bindings its jobs run with: what they send goes straight into its clients' lanes, and their D1
+   * calls take the isolate's turns of the event loop (src/jobs/turns.ts).
+   */
   private readonly jobEnv: Env;
   private readonly running = new Map<Lane, number>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -54,13 +55,11 @@ export class ClientLanes extends DurableObject<Env> {
   /** The dispatch of the client's events under way, and whether jobs ended since it started. */
   private dispatching: Promise<void> | undefined;
   private dispatchAgain = false;
-  /** When the object last let the event loop turn (`run`). */
-  private yieldedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.jobEnv = handingJobsToLanes(env);
+    this.jobEnv = takingTurnsOnShards(handingJobsToLanes(env));
     this.sql.exec(`CREATE TABLE IF NOT EXISTS work (
       id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane TEXT NOT NULL, key TEXT NOT NULL,
       body TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0,
@@ -196,14 +195,6 @@ export class ClientLanes extends DurableObject<Env> {
    * which ends it.
    */
   private async run(lane: Lane, rows: WorkRow[]): Promise<void> {
-    // A turn of the event loop first, when the object has not taken one for YIELD_EVERY_MS: a client's
-    // jobs run one after another as a chain of ready events (each ends by starting the next), and workerd
-    // looks at its timers and sockets only when no event is ready, so a long chain held every timer and
-    // socket of the process (a test's 100 ms wait took 11 s beside a 3,000-item sync).
-    if (Date.now() - this.yieldedAt >= YIELD_EVERY_MS) {
-      await scheduler.wait(0);
-      this.yieldedAt = Date.now();
-    }
     const { attempts: maxAttempts } = LANE_SHARES[lane];
     const retryAfter = new Map<number, number | undefined>();
     const messageOf = (row: WorkRow): Message<JobMessage> => {

@@ -8,7 +8,7 @@
  */
 
 /** How long the isolate's lanes work runs between turns of the event loop. */
-const TURN_EVERY_MS = 10;
+const TURN_EVERY_MS = 25;
 
 let turnedAt = 0;
 let turning: Promise<void> | undefined;

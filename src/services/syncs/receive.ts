@@ -1,13 +1,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, namedBatch } from "../../db/client";
 import { groupOfUser, nextId } from "../../db/ids";
-import { ads, SYNC_REMOVALS, syncs, userSettings } from "../../db/schema";
+import { ads, syncs, userSettings } from "../../db/schema";
 import { failureText } from "../../db/triggers";
 import { DomainError, detail, type ErrorDetail } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
 import { MARKETPLACES, PUBLISH_TARGETS, type PublishTarget } from "../../lib/vocabulary";
 import { newAdContent, newAdDefaultsQuery } from "../ads/commands";
-import { loadCatalogue } from "../catalogue/catalogue";
+import { type Catalogue, loadCatalogue } from "../catalogue/catalogue";
+import { eventOf } from "../events/events";
 import { connectionQuery } from "../publishing/connections/connection";
 import { clientIdOf, isInternal, isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -15,7 +16,7 @@ import { requireUnchanged } from "../shared/fixedFields";
 import { balanceOf, payerIdOf } from "../wallet/wallet";
 import { itemHash, planItem, syncedAdsOf, syncedAdsWhere, targetPlan } from "./plan";
 import { SYNC_MAX_ITEMS, type SyncItem, type SyncOptions, type SyncPlan, type SyncView } from "./schemas";
-import { sendSyncStep, syncEvent, syncView } from "./steps";
+import { sendSyncStep, syncView } from "./steps";
 import { CHUNK_ITEMS, deleteStock, putChunk, putStockKeys, type StoredLine } from "./stockStore";
 
 /** One line of a stock as the route read it: a valid item, or the problems of one that is not. */
@@ -151,7 +152,7 @@ export async function previewSync(ctx: ServiceContext, input: { options: SyncOpt
       const ad = known.get(line.item.externalAdId);
       const item = planItem(catalogue, line.item, await itemHash(line.item), ad);
       const problems =
-        item.outcome === "unchanged" ? [] : await itemProblems(ctx, { line: line.item, ad, user, defaults });
+        item.outcome === "unchanged" ? [] : await itemProblems({ catalogue, line: line.item, ad, user, defaults });
       if (problems.length > 0) {
         refuse(problems);
         continue;
@@ -205,17 +206,14 @@ async function previewFacts(db: Db, userId: number) {
 }
 
 /** The problems a real sync would meet writing an item: a new ad's checks, and the fields it cannot change. */
-async function itemProblems(
-  ctx: ServiceContext,
-  input: {
-    line: SyncItem;
-    ad: { categoryId: number | null } | undefined;
-    user: { companyName: string | null };
-    defaults: Awaited<ReturnType<typeof previewFacts>>["defaults"];
-  },
-): Promise<ErrorDetail[]> {
-  const { line, ad, user, defaults } = input;
-  const catalogue = await loadCatalogue(ctx.db);
+async function itemProblems(input: {
+  catalogue: Catalogue;
+  line: SyncItem;
+  ad: { categoryId: number | null } | undefined;
+  user: { companyName: string | null };
+  defaults: Awaited<ReturnType<typeof previewFacts>>["defaults"];
+}): Promise<ErrorDetail[]> {
+  const { catalogue, line, ad, user, defaults } = input;
   const { problems } = await newAdContent(catalogue, { user, defaults }, { ...line, userId: 0 });
   if (ad)
     try {
@@ -292,7 +290,7 @@ export async function startSync(
     started: refusal
       ? []
       : [
-          syncEvent(db, {
+          eventOf(db, {
             type: "sync.started",
             userId,
             data: sql`json_object('syncId', ${syncId}, 'items', ${items})`,
@@ -362,7 +360,7 @@ async function claimUserTurn(
         internal: isInternal(caller),
         partner: isPartner(caller),
         userId,
-        removal: SYNC_REMOVALS.includes(removal) ? removal : "delete",
+        removal,
         maxEndedPercent,
         idempotencyKey: input.idempotencyKey ?? null,
         mediaBase: ctx.mediaBase,

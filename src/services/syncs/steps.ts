@@ -1,5 +1,4 @@
 import { and, asc, count, desc, eq, gt, lt, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { namedBatch } from "../../db/client";
 import { ads, type SyncOutcome, syncs } from "../../db/schema";
 import type { ShardEnv } from "../../env";
@@ -55,9 +54,6 @@ export const syncView = (row: SyncRow): SyncView => ({
   finishedAt: row.finishedAt ? formatDateTime(row.finishedAt) : null,
 });
 
-/** A sync's event, for the batch of the change it reports. */
-export const syncEvent = (db: Db, event: Parameters<typeof eventOf>[1]) => eventOf(db, event);
-
 /** Queues a sync's next step: a lane job of its client (`ClientLanes`), which runs it within the client's share. */
 export async function sendSyncStep(env: ShardEnv, input: { syncId: number; requestId?: string | undefined }) {
   await env.JOBS.send({ kind: "sync", syncId: input.syncId, requestId: input.requestId });
@@ -108,7 +104,7 @@ async function finish(ctx: JobContext, sync: SyncRow, state: "finished" | "faile
       .update(syncs)
       .set({ state, phase: "done", reason, updatedAt: nowIso(), finishedAt: nowIso() })
       .where(and(eq(syncs.id, sync.id), eq(syncs.state, "running"))),
-    syncEvent(db, {
+    eventOf(db, {
       type: "sync.finished",
       userId: sync.userId,
       data: sql`(SELECT json_object('syncId', id, 'state', ${state}, 'items', items, 'created', created, 'updated', updated,
@@ -214,7 +210,7 @@ async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<boolean> 
         updatedAt: nowIso(),
       })
       .where(and(eq(syncs.id, sync.id), eq(syncs.cursor, sync.cursor))),
-    syncEvent(db, {
+    eventOf(db, {
       type: "sync.progress",
       userId: sync.userId,
       data: sql`json_object('syncId', ${sync.id}, 'applied', ${applied}, 'items', ${sync.items})`,
@@ -413,7 +409,7 @@ async function endAds(ctx: ServiceContext, sync: SyncRow): Promise<boolean> {
         updatedAt: nowIso(),
       })
       .where(and(eq(syncs.id, sync.id), eq(syncs.endChunks, sync.endChunks))),
-    syncEvent(db, {
+    eventOf(db, {
       type: "sync.progress",
       userId: sync.userId,
       data: sql`json_object('syncId', ${sync.id}, 'applied', ${sync.items}, 'items', ${sync.items}, 'ended', ${reports.length})`,

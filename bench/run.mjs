@@ -10,6 +10,8 @@
 //                                     the health route), and no publishing
 //   npm run bench -- --sync           a stock of BENCH_SYNC_ITEMS (10,000) items synced, then synced again
 //                                     unchanged: items/s as a ratio to the health route, workerd's memory
+//   npm run bench -- --startup        the production Worker's startup, a one-route Hono Worker's and what
+//                                     an isolate's first invocation adds (wrangler check startup), in ms
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -21,6 +23,7 @@ import autocannon from "autocannon";
 import { parse, stringify } from "smol-toml";
 import WebSocket from "ws";
 import { simulatorOperator } from "../scripts/d1.mjs";
+import { startupRounds } from "../scripts/startup/profile.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -28,6 +31,7 @@ const { values: options } = parseArgs({
     growth: { type: "boolean", default: false },
     shards: { type: "boolean", default: false },
     sync: { type: "boolean", default: false },
+    startup: { type: "boolean", default: false },
     only: { type: "string" },
   },
 });
@@ -978,4 +982,29 @@ async function syncBench() {
   }
 }
 
-await (options.sync ? syncBench() : options.growth ? growthBench() : options.shards ? shardsBench() : sizeBench());
+/**
+ * `npm run bench -- --startup`: each Worker's startup as `wrangler check startup` profiles it (the profile's
+ * span less its idle time), BENCH_RUNS rounds turn about, then the medians: the production Worker (its entry
+ * alone: the body loads on first use), a one-route Hono Worker, and the production Worker with its body
+ * loaded at once (what an isolate's first invocation adds).
+ */
+function startupBench() {
+  const figures = startupRounds(["baseline", "production", "body"], runs);
+  const shown = (worker) =>
+    `${median(figures[worker]).toFixed(0)} ms (${figures[worker].map((ms) => ms.toFixed(0)).join(", ")})`;
+  console.log(`one-route Hono Worker          ${shown("baseline")}`);
+  console.log(
+    `production Worker's startup    ${shown("production")}: ${(median(figures.production) / median(figures.baseline)).toFixed(2)}x the one-route Worker`,
+  );
+  console.log(`its body loaded at once        ${shown("body")}: what an isolate's first invocation adds`);
+}
+
+await (options.startup
+  ? startupBench()
+  : options.sync
+    ? syncBench()
+    : options.growth
+      ? growthBench()
+      : options.shards
+        ? shardsBench()
+        : sizeBench());

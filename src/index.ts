@@ -1,33 +1,30 @@
-// The Worker, the same in every environment: the API (with its OpenAPI document, built from the routes
-// on its first request), the queue consumer and the cron. Each runs with job queues that hand what is
-// sent on them straight to the clients' lanes (src/jobs/handOver.ts).
-import { app } from "./app";
-import { runScheduledOnEveryShard } from "./cron";
+// The Worker's entry, the same in every environment. Its global scope holds only the entry points: the
+// handlers load the Worker's body (src/worker.ts: the API with its routes and their schemas, the queue
+// consumer, the cron) on first use, and the Durable Objects load their work the same way, so a new
+// isolate's startup parses and runs a few kilobytes. Production uploads the body as modules of their
+// own (scripts/build-worker.mjs), which the runtime compiles only when they are first imported.
 import type { Env } from "./env";
-import { handleJobs } from "./jobs/consumer";
-import { handingJobsToLanes } from "./jobs/handOver";
-import { DOCUMENT_PATH, documentResponder } from "./routes/document";
+import { onFirstUse } from "./lib/onFirstUse";
 import type { JobMessage } from "./services/shared";
 
-export { ShardCron } from "./cron";
+export { ShardCron } from "./cron/shardCron";
 export { RateLimiter } from "./durable/RateLimiter";
 export { UserTokens } from "./durable/UserTokens";
 export { ClientLanes } from "./jobs/clientLanes";
 
-const serveDocument = documentResponder(app);
+const loadBody = onFirstUse(() => import("./worker"));
+const body = async () => (await loadBody()).worker;
 
 export default {
-  fetch(request: Request, env: Env, ctx: ExecutionContext) {
-    const { pathname } = new URL(request.url);
-    if (request.method === "GET" && pathname.replace(/\/$/, "") === DOCUMENT_PATH) return serveDocument(request);
-    return app.fetch(request, handingJobsToLanes(env), ctx);
+  async fetch(request: Request, env: Env, ctx: ExecutionContext) {
+    return (await body()).fetch(request, env, ctx);
   },
 
   async queue(batch, env) {
-    await handleJobs(batch, handingJobsToLanes(env));
+    await (await body()).queue(batch, env);
   },
 
   async scheduled(controller, env) {
-    await runScheduledOnEveryShard(handingJobsToLanes(env), controller.scheduledTime);
+    await (await body()).scheduled(controller, env);
   },
 } satisfies ExportedHandler<Env, JobMessage>;

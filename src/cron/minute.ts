@@ -1,7 +1,9 @@
 // One shard's minute of scheduled work: its parts, each bounded, each on its own.
 import { getDb } from "../db/client";
 import { topUpIdBlocks } from "../db/ids";
-import type { ShardEnv } from "../env";
+import { onShard } from "../db/shards";
+import type { Env, ShardEnv } from "../env";
+import { handingJobsToLanes } from "../jobs/handOver";
 import { log } from "../lib/log";
 import { archiveImageJobs, archiveJobs, archiveLedger, archiveOldLogs } from "../services/archive";
 import { dispatchEvents } from "../services/events";
@@ -104,4 +106,9 @@ export async function runScheduled(env: ShardEnv, scheduledTime: number) {
   const summary = { runId, shard, at: now.toISOString(), parts, failed, durationMs: Date.now() - startedAt };
   log(failed.length > 0 ? "error" : "info", "scheduled work", { ...summary, requestId: runId });
   return summary;
+}
+
+/** A shard's minute as its ShardCron runs it: the jobs it sends go straight into the clients' lanes. */
+export function runShardMinute(env: Env, shard: number, scheduledTime: number) {
+  return runScheduled(onShard(handingJobsToLanes(env), shard, "the shard's own cron"), scheduledTime);
 }

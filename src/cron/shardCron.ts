@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
-import { onShard } from "../db/shards";
 import type { Env } from "../env";
-import { handingJobsToLanes } from "../jobs/handOver";
-import { runScheduled } from "./minute";
+import { onFirstUse } from "../lib/onFirstUse";
+import type { runScheduled } from "./minute";
+
+/** The minute's work, loaded by an isolate's first minute (src/index.ts: what its startup runs). */
+export const loadMinute = onFirstUse(() => import("./minute"));
 
 /** What one shard's minute did: each part's counts, or why the minute did not run there. */
 export type ShardMinute = Awaited<ReturnType<typeof runScheduled>> & { skipped?: string };
@@ -21,7 +23,8 @@ export class ShardCron extends DurableObject<Env> {
     if (this.running !== undefined) return skippedMinute(shard, scheduledTime, this.running);
     this.running = scheduledTime;
     try {
-      return await runScheduled(onShard(handingJobsToLanes(this.env), shard, "the shard's own cron"), scheduledTime);
+      const { runShardMinute } = await loadMinute();
+      return await runShardMinute(this.env, shard, scheduledTime);
     } finally {
       this.running = undefined;
     }

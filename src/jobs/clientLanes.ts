@@ -1,15 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import { onShard, shardOf } from "../db/shards";
 import type { Env } from "../env";
 import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
+import { onFirstUse } from "../lib/onFirstUse";
 import { outboundTimeOf } from "../lib/outboundClock";
-import { dispatchEvents } from "../services/events";
-import { type JobMessage, jobContext } from "../services/shared";
-import { executeJobs } from "./execute";
-import { handingJobsToLanes } from "./handOver";
+import type { JobMessage } from "../services/shared";
 import { LANE_SHARES, LANES, type Lane, type LaneJob } from "./lanes";
-import { takingTurnsOnShards } from "./turns";
+import type { LaneWork } from "./laneWork";
+
+/** What the lanes run, loaded by the first job an isolate's lanes start (src/index.ts). */
+export const loadLaneWork = onFirstUse(() => import("./laneWork"));
 
 /** A client's time left on one key: `level` seconds at `at`, refilled at the lane's rate up to a minute's worth. */
 interface Budget {
@@ -39,11 +39,8 @@ const ALARM_RUN_MS = 5 * 60_000;
  */
 export class ClientLanes extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  /**
-   * The bindings its jobs run with: what they send goes straight into its clients' lanes, and their D1
-   * calls take the isolate's turns of the event loop (src/jobs/turns.ts).
-   */
-  private readonly jobEnv: Env;
+  /** What its lanes run (src/jobs/laneWork.ts), made when its first job starts. */
+  private laneWork: LaneWork | undefined;
   private readonly running = new Map<Lane, number>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly budgets = new Map<string, Budget>();
@@ -59,7 +56,6 @@ export class ClientLanes extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.jobEnv = takingTurnsOnShards(handingJobsToLanes(env));
     this.sql.exec(`CREATE TABLE IF NOT EXISTS work (
       id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane TEXT NOT NULL, key TEXT NOT NULL,
       body TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0,
@@ -210,6 +206,7 @@ export class ClientLanes extends DurableObject<Env> {
           retryAfter.set(row.id, options?.delaySeconds ?? backoffSeconds(attempts)),
       };
     };
+    const work = await this.work();
     let outboundMs = 0;
     const [dying, living] = [
       rows.filter((row) => row.attempts >= maxAttempts),
@@ -221,7 +218,7 @@ export class ClientLanes extends DurableObject<Env> {
     ] as const) {
       if (batch.length === 0) continue;
       try {
-        outboundMs += await outboundTimeOf(() => executeJobs({ queue, messages: batch.map(messageOf) }, this.jobEnv));
+        outboundMs += await outboundTimeOf(() => work.execute(queue, batch.map(messageOf)));
       } catch (error) {
         log("error", "lane jobs failed, will retry", {
           lane,
@@ -231,8 +228,8 @@ export class ClientLanes extends DurableObject<Env> {
     }
     // The jobs wrote events, or deliveries ended and made room in their endpoints' queues (on the
     // client's shard, which its jobs name).
-    this.shard = shardOf(JSON.parse(rows[0]?.body ?? "{}") as JobMessage);
-    this.dispatchSoon();
+    this.shard = work.shardOf(JSON.parse(rows[0]?.body ?? "{}") as JobMessage);
+    this.dispatchSoon(work);
     for (const key of new Set(rows.map((row) => row.key))) this.spend(lane, key, outboundMs);
     for (const row of rows) {
       const delay = retryAfter.get(row.id);
@@ -251,17 +248,13 @@ export class ClientLanes extends DurableObject<Env> {
    * Hands the client's new events to delivery now rather than at the next cron: one dispatch at a time
    * for the object, and one more after it when jobs ended meanwhile, not one per job.
    */
-  private dispatchSoon(): void {
+  private dispatchSoon(work: LaneWork): void {
     if (this.dispatching) {
       this.dispatchAgain = true;
       return;
     }
-    const dispatch: Promise<void> = dispatchEvents(
-      jobContext(onShard(this.jobEnv, this.shard, "the rows its message names")),
-      {
-        clientId: this.clientId,
-      },
-    )
+    const dispatch: Promise<void> = work
+      .dispatch(this.shard, this.clientId)
       .then(() => undefined)
       .catch((error) =>
         log("error", "webhook dispatch failed", { error: error instanceof Error ? error.message : String(error) }),
@@ -271,12 +264,18 @@ export class ClientLanes extends DurableObject<Env> {
         this.inFlight.delete(dispatch);
         if (this.dispatchAgain) {
           this.dispatchAgain = false;
-          this.dispatchSoon();
+          this.dispatchSoon(work);
         }
       });
     this.dispatching = dispatch;
     // The alarm waits for it as for a job, so the object stays at work until it is done.
     this.inFlight.add(dispatch);
+  }
+
+  private async work(): Promise<LaneWork> {
+    const { laneWorkOf } = await loadLaneWork();
+    this.laneWork ??= laneWorkOf(this.env);
+    return this.laneWork;
   }
 
   /** The key's time left now (a full minute's worth for a key not seen lately). */

@@ -1,5 +1,5 @@
 // The import rules of src/, run by `npm test` (npm run check:imports). Every import runs downward:
-//   index.ts → app.ts → routes → middleware → services → durable, portals → lib, db
+//   index.ts → worker.ts → app.ts → routes → middleware → services → durable, portals → db → env.ts → lib
 // and inside services each domain folder imports only folders of a lower rank below (siblings of one
 // rank never import each other). The ad views (adViews) are the read model: the top rank, so no domain
 // imports them. Who the caller is, is read only in services/shared/access.ts: the compiler enforces it
@@ -62,6 +62,14 @@ module.exports = {
       severity: "error",
       from: { path: "^src/(lib|db)/" },
       to: { path: "^src/(services|routes|middleware|jobs|cron|durable|portals|app\\.ts|worker\\.ts)" },
+    },
+    {
+      name: "env-is-the-floor",
+      comment:
+        "env.ts (the bindings and a request's variables) imports nothing of src but lib; db and all above import it",
+      severity: "error",
+      from: { path: "^src/env\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(lib/|worker-configuration\\.d\\.ts$)" },
     },
     {
       name: "infrastructure-below-domains",

@@ -1,4 +1,3 @@
-import type { D1Usage } from "./db/meter";
 import type { Precondition } from "./lib/entityTags";
 
 /** The shards' database bindings (DB, DB_2, …; src/db/shards.ts). */
@@ -34,6 +33,12 @@ export interface NamedShard {
 /** Work on one shard: the bindings with that shard named (src/db/shards.ts `onShard`). */
 export interface ShardEnv extends Env {
   readonly shard: NamedShard;
+}
+
+/** Rows D1 read and wrote for one request, summed over every call its session made (src/db/meter.ts). */
+export interface D1Usage {
+  rowsRead: number;
+  rowsWritten: number;
 }
 
 /** The API client making the call, resolved from its key by the auth middleware. */

@@ -1,8 +1,4 @@
-/** Rows D1 read and wrote for one request, summed over every call its session made. */
-export interface D1Usage {
-  rowsRead: number;
-  rowsWritten: number;
-}
+import type { D1Usage } from "../env";
 
 interface UpstreamResult {
   meta?: { rows_read?: number; rows_written?: number };

@@ -1,15 +1,15 @@
-// Deep pages by number across shards (src/services/adViews/search.ts `sampledDeepPage`): found through each
+// Deep pages by number across shards (src/services/adViews/deepPages.ts `sampledDeepPage`): found through each
 // shard's sample of its ids, then a few ids past a boundary from each, not every id up to the page.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AdsQueryInput } from "../../src/services/adViews/schemas";
 import {
   type AdsSample,
   deepPageBoundary,
   mergeDeepPage,
   partPastBoundary,
   SAMPLE_EVERY,
-} from "../../src/services/adViews/search";
+} from "../../src/services/adViews/deepPages";
+import type { AdsQueryInput } from "../../src/services/adViews/schemas";
 import { call, expectEnvelope, newClient } from "../harness/api";
 import { createUser, seedAds } from "../harness/data";
 

@@ -85,7 +85,7 @@ export const ads = sqliteTable(
  * for no folder and no category (a primary key column cannot be NULL in a table without rowid). Triggers
  * keep it in step with `ads` in the write's own statement (migration 0024): a change moves one row down
  * and one up. A list answers its exact `totalItems` as the sum of the few rows its filters select (see
- * `tallyCount` in services/adViews/search.ts) instead of counting the ads.
+ * `tallyCount` in services/adViews/searchCounts.ts) instead of counting the ads.
  */
 export const adTallies = sqliteTable(
   "ad_tallies",

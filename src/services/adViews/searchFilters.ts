@@ -1,5 +1,5 @@
 // What a search of ads filters and orders by, as SQL: the spec's query fields become conditions on the
-// ads and their users, the keyword index's match, and the order keys. search.ts plans and pages with them.
+// ads and their users, the keyword index's match, and the order keys. searchPlans.ts plans and pages with them.
 import { type AnyColumn, and, asc, desc, eq, gte, lte, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { inList } from "../../db/inList";
 import { adAttributes, ads, categories, groups } from "../../db/schema";

@@ -2,7 +2,8 @@ export { ADS_REVISION } from "../shared/revisions";
 export { adRevisionKey } from "./access";
 export { checkAttributeValue } from "./attributes";
 export { deleteAdsBatch, patchAdsBatch } from "./batches";
-export { createAd, deleteAd, getAdSettings, replaceAdSettings, setAdStatus, updateAd } from "./commands";
+export { deleteAd, getAdSettings, replaceAdSettings, setAdStatus } from "./commands";
+export { createAd } from "./createAd";
 export {
   AttachManufacturer,
   CreateManufacturer,
@@ -27,3 +28,4 @@ export {
   PatchAd,
   PatchAdsBatch,
 } from "./schemas";
+export { updateAd } from "./updateAd";

@@ -1,5 +1,6 @@
 /** Stock syncs: a user's whole stock in one call, previewed, applied in steps in the client's lanes, reported per item. */
-export { previewSync, type Stock, type StockLine, startSync } from "./receive";
+export { previewSync } from "./preview";
+export { startSync } from "./receive";
 export {
   DEFAULT_MAX_ENDED_PERCENT,
   SYNC_MAX_ITEMS,
@@ -13,4 +14,6 @@ export {
   SyncStock,
   SyncsQuery,
 } from "./schemas";
-export { failSync, getSync, listSyncItems, listSyncs, purgeOldSyncs, runSyncStep } from "./steps";
+export { failSync, purgeOldSyncs, runSyncStep } from "./steps";
+export type { Stock, StockLine } from "./stockLines";
+export { getSync, listSyncItems, listSyncs } from "./syncViews";

@@ -1,4 +1,5 @@
 import type { ErrorDetail } from "../../lib/errors";
+import type { ItemPlan } from "./plan";
 import type { SyncItem, SyncItemReport } from "./schemas";
 
 /**
@@ -85,3 +86,23 @@ export async function deleteStock(bucket: R2Bucket, syncId: number): Promise<voi
     cursor = listed.truncated ? listed.cursor : undefined;
   } while (cursor);
 }
+
+/**
+ * An item's report before it is applied: what the step plans, its outcome and each target's action (kept
+ * when the step runs again: the report then says what the dead run planned and queued).
+ */
+export const plannedReport = (
+  line: StoredLine,
+  plan: ItemPlan | undefined,
+  earlier: ItemReport | undefined,
+): ItemReport => ({
+  seq: line.seq,
+  externalAdId: line.externalAdId,
+  outcome: null,
+  planned: earlier?.planned ?? (line.problems ? "refused" : (plan?.outcome ?? null)),
+  adId: earlier?.adId ?? plan?.ad?.id ?? null,
+  targets:
+    earlier?.targets ??
+    (plan?.targets ?? []).map(({ portal, action }) => ({ portal, action, jobId: null, refusal: null })),
+  errorDetails: line.problems ?? [],
+});

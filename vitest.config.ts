@@ -5,6 +5,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { imageOrigin, TEST_IMAGE_MAX_BYTES } from "./test/fixtures/imageOrigin.ts";
+import { DEFAULT_TEST_TIMEOUT_MS } from "./test/harness/timeouts.ts";
 
 /** The test secrets of our OAuth client, which the simulator registers too. */
 const CLIENT_SECRETS = {
@@ -119,7 +120,8 @@ export default defineConfig(async () => {
       // file's time is waiting on workerd (on 2 cores, the suite took 378 s with 2 files at once, 344 s with
       // 3, 331 s with 4). The timed neighbour suite runs its files one at a time.
       maxWorkers: neighbours ? 1 : 2 * availableParallelism(),
-      testTimeout: 20_000,
+      // A hang guard, not a speed bound (test/harness/timeouts.ts).
+      testTimeout: DEFAULT_TEST_TIMEOUT_MS,
     },
   };
 });

@@ -42,15 +42,11 @@ async function readAll(userId: number, apiKey = key, limit = 50) {
 describe("the event feed", () => {
   it("shows every ad's pending and exactly one terminal event, in order, across 200 ads with refusals and retries", async () => {
     const { userId, adIds } = await publishMixedAds(key, internalKey);
-    const events = await eventually(
-      async () => {
-        const all = await readAll(userId);
-        const terminal = all.filter((e) => e.type === "publish.active" || e.type === "publish.error");
-        return terminal.length >= 200 ? all : undefined;
-      },
-      "a terminal event for every ad",
-      600,
-    );
+    const events = await eventually(async () => {
+      const all = await readAll(userId);
+      const terminal = all.filter((e) => e.type === "publish.active" || e.type === "publish.error");
+      return terminal.length >= 200 ? all : undefined;
+    }, "a terminal event for every ad");
     // Ascending ids, each once.
     const ids = events.map((e) => e.eventId);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));

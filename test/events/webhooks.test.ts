@@ -80,14 +80,10 @@ describe("webhook endpoints", () => {
     const { adIds } = await publishMixedAds(key, internalKey);
     const terminal = (all: Received[]) =>
       all.filter((r) => ["publish.active", "publish.error"].includes(payloadOf(r).type));
-    const received = await eventually(
-      async () => {
-        const all = await receivedBy(name);
-        return terminal(all).length >= 200 ? all : undefined;
-      },
-      "200 terminal events at the receiver",
-      600,
-    );
+    const received = await eventually(async () => {
+      const all = await receivedBy(name);
+      return terminal(all).length >= 200 ? all : undefined;
+    }, "200 terminal events at the receiver");
     const verifier = new Webhook(secret);
     for (const r of received) expect(() => verifier.verify(r.body, r.headers)).not.toThrow();
     const perAd = new Map<number, string[]>();

@@ -2,12 +2,13 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { z } from "@hono/zod-openapi";
-import { expect } from "vitest";
+import { expect, TestRunner } from "vitest";
 import { type ApiSchema, app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";
 import { createApiClient, type NewClient } from "../../src/services/accounts";
 import { Event } from "../../src/services/events";
+import { DEFAULT_TEST_TIMEOUT_MS } from "./timeouts";
 
 export const BASE = "http://api.test/rest/v1";
 
@@ -177,18 +178,32 @@ export function expectError(answer: Answer, code: ErrorCode) {
 /** For tests that call a purpose-built app directly rather than the Worker. */
 export const executionContext = () => createExecutionContext();
 
-/** Polls `check` until it returns a value other than undefined (queue work runs beside the tests). */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what = "the condition",
-  tries = 150,
-): Promise<T> {
-  for (let i = 0; i < tries; i += 1) {
+/** What `eventually` leaves of the running test's time to fail in, naming what it waited for. */
+const TO_SAY_WHY_MS = 1_000;
+
+/**
+ * When the running test's own time runs out (its timeout, counted from its start, less the moment it
+ * needs to say why): the only bound on waiting, so a busy machine's slower queue work is waited for, and
+ * a hang still fails naming what it waited for.
+ */
+function testDeadline(): number {
+  const test = TestRunner.getCurrentTest();
+  const started = test?.result?.startTime ?? Date.now();
+  return started + (test?.timeout ?? DEFAULT_TEST_TIMEOUT_MS) - TO_SAY_WHY_MS;
+}
+
+/**
+ * Polls `check` until it returns a value other than undefined (queue work runs beside the tests), for as
+ * long as the running test has time.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, what = "the condition"): Promise<T> {
+  const deadline = testDeadline();
+  for (;;) {
     const value = await check();
     if (value !== undefined) return value;
+    if (Date.now() >= deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** The D1 rows a response says its request read and wrote (its Server-Timing header). */

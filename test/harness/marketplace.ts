@@ -132,14 +132,10 @@ export const publicationOf = async (key: string, userId: number, adId: number, p
 
 /** The publish status once the ad's job on the portal is neither pending nor processing. */
 export const settledPublication = (key: string, userId: number, adId: number, portal = "portal_a") =>
-  eventually(
-    async () => {
-      const publish = await publicationOf(key, userId, adId, portal);
-      return publish?.pending || publish?.processing ? undefined : publish;
-    },
-    `ad ${adId} on ${portal} to settle`,
-    300,
-  );
+  eventually(async () => {
+    const publish = await publicationOf(key, userId, adId, portal);
+    return publish?.pending || publish?.processing ? undefined : publish;
+  }, `ad ${adId} on ${portal} to settle`);
 
 /** Milliseconds from a publish (to the website, or a marketplace the user is connected to) to its listing live, as the client sees it. */
 export async function publicationTime(apiKey: string, userId: number, portal: PublishTarget = "website") {

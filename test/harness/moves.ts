@@ -31,8 +31,7 @@ export function movingClient(key: string) {
         waited = true;
         expectError(answer, "group_moving");
         expect(answer.headers.get("Retry-After")).toBe("2");
-        // A switch pauses writes for seconds: a client would not wait this long.
-        expect(Date.now() - first, `${method} ${path} refused for so long`).toBeLessThan(30_000);
+        // A switch that never ended would hold the client here until the test's own time runs out.
         await sleep(100);
       }
     },

@@ -22,11 +22,7 @@ async function webhookTime(b: Client, webhookId: number, receiverName: string) {
   const before = (await receivedBy(receiverName)).length;
   return timed(async () => {
     expectEnvelope(await call("POST", `/webhooks/${webhookId}/test`, { key: b.key }), 200);
-    await eventually(
-      async () => ((await receivedBy(receiverName)).length > before ? true : undefined),
-      "B's webhook",
-      1_800,
-    );
+    await eventually(async () => ((await receivedBy(receiverName)).length > before ? true : undefined), "B's webhook");
   });
 }
 
@@ -41,17 +37,13 @@ async function imageTime(b: Client, userId: number) {
       }),
       200,
     );
-    await eventually(
-      async () => {
-        const jobs = (await call("GET", `/imagestatus/${userId}/${adId}`, { key: b.key })).body.data as {
-          done: boolean;
-          result: boolean;
-        }[];
-        return jobs.length > 0 && jobs.every((job) => job.done && job.result) ? true : undefined;
-      },
-      "B's image",
-      1_800,
-    );
+    await eventually(async () => {
+      const jobs = (await call("GET", `/imagestatus/${userId}/${adId}`, { key: b.key })).body.data as {
+        done: boolean;
+        result: boolean;
+      }[];
+      return jobs.length > 0 && jobs.every((job) => job.done && job.result) ? true : undefined;
+    }, "B's image");
   });
 }
 

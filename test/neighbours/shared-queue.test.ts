@@ -79,11 +79,7 @@ describe("the shared queue", () => {
     expect((await aLanes.waiting()).marketplace).toBeGreaterThan(0);
 
     // Nothing of A's is lost: every job is done once its lanes are empty.
-    await eventually(
-      async () => ((await aLanes.waiting()).marketplace === 0 ? true : undefined),
-      "A's lanes to empty",
-      6_000,
-    );
+    await eventually(async () => ((await aLanes.waiting()).marketplace === 0 ? true : undefined), "A's lanes to empty");
     const done = await env.DB.prepare("SELECT count(*) AS n FROM queue_items WHERE user_id = ? AND status = 'done'")
       .bind(aSeller.userId)
       .first<{ n: number }>();

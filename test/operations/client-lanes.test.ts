@@ -52,14 +52,14 @@ describe("a client's lanes", () => {
       body: { userId: aSeller, adId: [aDryAd.adId], portal: "portal_a" },
     });
     const bJob = await publish(b.key, bSeller, bAd.adId);
-    await eventually(async () => ((await jobOf(b.key, bJob)).state === "done" ? true : undefined), "B's job", 300);
+    await eventually(async () => ((await jobOf(b.key, bJob)).state === "done" ? true : undefined), "B's job");
     expect((await jobOf(a.key, aJob)).state).toBe("pending");
     expect((await lanes.waiting()).marketplace).toBe(1);
 
     // Once A's slots are free, A's job runs and A's dry run is reviewed by the marketplace.
     const heldForMs = Date.now() - dryRunStarted;
     await lanes.release(held.id, heldForMs);
-    await eventually(async () => ((await jobOf(a.key, aJob)).state === "done" ? true : undefined), "A's job", 300);
+    await eventually(async () => ((await jobOf(a.key, aJob)).state === "done" ? true : undefined), "A's job");
     const reviewed = await dryRun;
     expectEnvelope(reviewed, 200);
     expect(Date.now() - dryRunStarted).toBeGreaterThanOrEqual(heldForMs);

@@ -246,28 +246,20 @@ describe("at-least-once delivery and crashes", () => {
     const ad = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Wankele [flaky] brommer" });
     const price = ad.prices.portal_a[0]?.priceTotal as number;
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
-    const first = await eventually(
-      async () => {
-        const p = await publicationOf(key, userId, ad.adId);
-        return p?.active ? p : undefined;
-      },
-      "the flaky placement",
-      300,
-    );
+    const first = await eventually(async () => {
+      const p = await publicationOf(key, userId, ad.adId);
+      return p?.active ? p : undefined;
+    }, "the flaky placement");
     const job = await call("GET", `/jobs/${first.queueItemId}`, { key });
     expect(job.body.data).toMatchObject({ kind: "placement", state: "done", attempts: 3, lastError: null });
 
     await call("DELETE", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
     expect(await settledPublication(key, userId, ad.adId)).toMatchObject({ active: false, online: false });
     await call("POST", "/publish/", { key, body: { userId, adId: ad.adId, portal: "portal_a" } });
-    const again = await eventually(
-      async () => {
-        const p = await publicationOf(key, userId, ad.adId);
-        return p?.active && !p?.pending ? p : undefined;
-      },
-      "the second placement",
-      300,
-    );
+    const again = await eventually(async () => {
+      const p = await publicationOf(key, userId, ad.adId);
+      return p?.active && !p?.pending ? p : undefined;
+    }, "the second placement");
     expect(again).toMatchObject({ active: true, online: true });
     expect(again.remoteAdId).not.toBe(first.remoteAdId);
     const { listings } = await atMarketplace(userId);

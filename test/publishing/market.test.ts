@@ -246,18 +246,14 @@ describe("reliability", () => {
     expect(result.explicitAcks.length + result.retryMessages.length).toBe(items.results.length);
     await Promise.all(items.results.map((item) => runPublishJob(onTestShard(), item.id).catch(() => null)));
 
-    const states = await eventually(
-      async () => {
-        const rows = await env.DB.prepare(
-          "SELECT status, reason FROM queue_items WHERE user_id = ? AND action = 'publish'",
-        )
-          .bind(userId)
-          .all<{ status: string; reason: string | null }>();
-        return rows.results.every((r) => r.status === "done" || r.status === "error") ? rows.results : undefined;
-      },
-      "every item to finish",
-      600,
-    );
+    const states = await eventually(async () => {
+      const rows = await env.DB.prepare(
+        "SELECT status, reason FROM queue_items WHERE user_id = ? AND action = 'publish'",
+      )
+        .bind(userId)
+        .all<{ status: string; reason: string | null }>();
+      return rows.results.every((r) => r.status === "done" || r.status === "error") ? rows.results : undefined;
+    }, "every item to finish");
     expect(states).toHaveLength(200);
     expect(states.filter((s) => s.status === "error")).toEqual(
       Array.from({ length: 20 }, () => ({ status: "error", reason: "rejected by portal" })),

@@ -231,14 +231,10 @@ describe("publishing", () => {
       .bind(rejected.adId)
       .first();
     expect(item).toEqual({ status: "error", reason: "rejected by portal" });
-    const flakyStatus = await eventually(
-      async () => {
-        const publish = await publicationOf(key, userId, flaky.adId);
-        return publish?.active ? publish : undefined;
-      },
-      "the flaky listing after retries",
-      300,
-    );
+    const flakyStatus = await eventually(async () => {
+      const publish = await publicationOf(key, userId, flaky.adId);
+      return publish?.active ? publish : undefined;
+    }, "the flaky listing after retries");
     expect(flakyStatus.remoteAdId).toBeGreaterThan(0);
     const cost = defined(rejected.prices.portal_a[0]).priceTotal;
     expect(await walletBalance(key, userId)).toBe(10_000 - cost);

@@ -94,16 +94,12 @@ describe("moving a client group between shards", () => {
 
     // Every job ends, on the new shard, once.
     let all: Awaited<ReturnType<typeof placedJobsOf>> = [];
-    const jobs = await eventually(
-      async () => {
-        all = await placedJobsOf(key, sellerId);
-        return all.length >= before.length - 1 + written.length && all.every((job) => job.state === "done")
-          ? all
-          : undefined;
-      },
-      "every placement done",
-      600,
-    ).catch((error) => {
+    const jobs = await eventually(async () => {
+      all = await placedJobsOf(key, sellerId);
+      return all.length >= before.length - 1 + written.length && all.every((job) => job.state === "done")
+        ? all
+        : undefined;
+    }, "every placement done").catch((error) => {
       throw new Error(`${error}: ${JSON.stringify(all.filter((job) => job.state !== "done"))} of ${all.length}`);
     });
     const published = [...before.slice(0, 2), ...written];
@@ -154,14 +150,10 @@ describe("moving a client group between shards", () => {
     const announced = (all: { body: string }[], adId: number) =>
       all.some((r) => r.body.includes(`"adId":${adId}`) && r.body.includes("publish.active"));
     let deliveries: Awaited<ReturnType<typeof receivedBy>> = [];
-    const received = await eventually(
-      async () => {
-        deliveries = await receivedBy(hook.name);
-        return [...written, next.adId].every((adId) => announced(deliveries, adId)) ? deliveries : undefined;
-      },
-      "the webhooks of every publication, during the move and after",
-      300,
-    ).catch((error) => {
+    const received = await eventually(async () => {
+      deliveries = await receivedBy(hook.name);
+      return [...written, next.adId].every((adId) => announced(deliveries, adId)) ? deliveries : undefined;
+    }, "the webhooks of every publication, during the move and after").catch((error) => {
       throw new Error(`${error}: none for ${[...written, next.adId].filter((adId) => !announced(deliveries, adId))}`);
     });
     const bodies = new Map<string, string>();

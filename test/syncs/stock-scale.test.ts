@@ -46,15 +46,10 @@ const sendStock = (userId: number, items: unknown[], options: { path?: string; e
 const syncOf = async (syncId: number) => (await call("GET", `/syncs/${syncId}`, { key })).body.data;
 
 const settledSync = (syncId: number) =>
-  eventually(
-    async () => {
-      const sync = await syncOf(syncId);
-      return sync.state === "running" ? undefined : sync;
-    },
-    `sync ${syncId} to end`,
-    // A hang's bound, not a speed target: thousands of items on a loaded machine take minutes.
-    3000,
-  );
+  eventually(async () => {
+    const sync = await syncOf(syncId);
+    return sync.state === "running" ? undefined : sync;
+  }, `sync ${syncId} to end`);
 
 const totalOf = async (path: string) => (await call("GET", path, { key })).body.totalItems as number;
 
@@ -68,7 +63,6 @@ const jobsSettled = (userId: number) =>
         ? true
         : undefined,
     `user ${userId}'s jobs to end`,
-    3000,
   );
 
 /** Bindings whose job queue carries every job but a sync's steps: the test runs those itself. */
@@ -226,7 +220,6 @@ describe("a stock at scale", () => {
           storedWhileSending = await eventually(
             async () => ([...(await tenthChunks())].some((k) => !earlier.has(k)) ? true : undefined),
             "the stock's tenth chunk to be stored",
-            3000,
           );
         const chunk = Array.from(
           { length: 100 },

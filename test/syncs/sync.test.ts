@@ -43,14 +43,10 @@ const sendStock = (
 
 /** The sync once it is no longer running. */
 const settledSync = (syncId: number) =>
-  eventually(
-    async () => {
-      const answer = await call("GET", `/syncs/${syncId}`, { key });
-      return answer.body.data.state === "running" ? undefined : answer.body.data;
-    },
-    `sync ${syncId} to end`,
-    300,
-  );
+  eventually(async () => {
+    const answer = await call("GET", `/syncs/${syncId}`, { key });
+    return answer.body.data.state === "running" ? undefined : answer.body.data;
+  }, `sync ${syncId} to end`);
 
 const reportOf = async (syncId: number) =>
   (await call("GET", `/syncs/${syncId}/items?itemsPerPage=1000`, { key })).body.data as {
@@ -64,15 +60,11 @@ const reportOf = async (syncId: number) =>
 
 /** Every job of the user has ended (none pending or processing). */
 const jobsSettled = (userId: number) =>
-  eventually(
-    async () => {
-      const open = await call("GET", `/jobs/?userId=${userId}&state=pending&itemsPerPage=1`, { key });
-      const running = await call("GET", `/jobs/?userId=${userId}&state=processing&itemsPerPage=1`, { key });
-      return open.body.totalItems === 0 && running.body.totalItems === 0 ? true : undefined;
-    },
-    `user ${userId}'s jobs to end`,
-    300,
-  );
+  eventually(async () => {
+    const open = await call("GET", `/jobs/?userId=${userId}&state=pending&itemsPerPage=1`, { key });
+    const running = await call("GET", `/jobs/?userId=${userId}&state=processing&itemsPerPage=1`, { key });
+    return open.body.totalItems === 0 && running.body.totalItems === 0 ? true : undefined;
+  }, `user ${userId}'s jobs to end`);
 
 describe("a stock sync", () => {
   it("previews, applies as previewed, is free when nothing changed, and ends what the stock no longer holds", async () => {

@@ -45,6 +45,14 @@ export const queryInt = (min = 1, max = Number.MAX_SAFE_INTEGER) =>
 /** A row's id in a query string (`rowId`'s width). */
 export const queryId = () => queryInt().openapi({ format: "int64" });
 
+const ID_TEXT = queryId();
+
+/**
+ * The id a path segment or a query value names, as `queryId` validates it (any width up to 2^53 − 1), or
+ * undefined: what the shard router reads an internal client's ids by, so it reads every id the routes take.
+ */
+export const idOfText = (text: string): number | undefined => ID_TEXT.safeParse(text).data;
+
 /** Paging parameters of list endpoints: page from 1, itemsPerPage within the resource's bounds. */
 export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =>
   z.object({

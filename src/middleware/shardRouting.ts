@@ -3,6 +3,7 @@ import { routePath } from "hono/route";
 import { CLIENTS, type NamedId, type ShardReason, shardsOfIds } from "../db/shards";
 import type { AppEnv } from "../env";
 import { DomainError } from "../lib/errors";
+import { idOfText } from "../lib/fields";
 
 /** The fields whose ids name a row of one client group, and the table each one's ids are issued for. */
 const ROUTING_FIELDS = new Map<string, string>(
@@ -30,7 +31,7 @@ const ROUTING_FIELDS = new Map<string, string>(
 /** The positive integers a value holds: a number, a numeric string, or a list of them. */
 const idsIn = (value: unknown): number[] =>
   (Array.isArray(value) ? value : [value]).flatMap((item) => {
-    const id = typeof item === "string" && /^\d{1,10}$/.test(item) ? Number(item) : item;
+    const id = typeof item === "string" ? idOfText(item) : item;
     return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? [id] : [];
   });
 

@@ -2,9 +2,10 @@
 // its next ids are wider, up to 2^53 − 1, and every call takes and answers them exactly as JSON numbers.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ID_BLOCK_SIZE, ID_BLOCK_SLACK } from "../../src/db/ids";
+import { ID_BLOCK_SIZE } from "../../src/db/ids";
 import { call, expectEnvelope, groupOf, newClient } from "../harness/api";
 import { activate, createAd, createUser } from "../harness/data";
+import { leapToBlock } from "../harness/ids";
 import { settledPublication } from "../harness/marketplace";
 
 /** A block of ads this far in: its ids are 2^52 and up, a bit below the largest a JSON number holds exactly. */
@@ -18,15 +19,8 @@ describe("ids past 32 bits", () => {
     await activate(key, user);
     const userId = user.userId as number;
     const first = (await createAd(key, userId)).adId as number;
-    const block = Math.floor(first / ID_BLOCK_SIZE);
-    // Years of ads: the directory has leased the group a block far past 32 bits, and its latest block here
-    // is spent, so the next ad leases the block after it (src/db/ids.ts: a lease goes past every block).
-    await env.DIRECTORY.prepare("INSERT INTO id_blocks (kind, block, group_id) VALUES ('ads', ?, ?)")
-      .bind(FAR_BLOCK, group)
-      .run();
-    await env.DB.prepare("UPDATE id_blocks SET deleted_high = ? WHERE kind = 'ads' AND block = ?")
-      .bind((block + 1) * ID_BLOCK_SIZE - ID_BLOCK_SLACK, block)
-      .run();
+    // Years of ads: the directory has leased the group a block far past 32 bits.
+    await leapToBlock({ kind: "ads", group, shard: env.DB, latestId: first, farBlock: FAR_BLOCK });
 
     const adId = (await createAd(key, userId, { title: "Brede id" })).adId as number;
     expect(adId).toBeGreaterThan(2 ** 31 - 1);

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { call, expectEnvelope } from "./api";
+import { call, eventually, expectEnvelope } from "./api";
 import { createAd } from "./data";
 
 /** The test origin the image fixtures are served from (test/fixtures/imageOrigin.ts). */
@@ -22,13 +22,11 @@ export async function imageInfo(url: string) {
 export function sellerImages(key: string, userId: number) {
   /** Waits until every image job of the ad is done (the queue consumer runs beside the tests). */
   async function settled(adId: number): Promise<any[]> {
-    for (let i = 0; i < 100; i += 1) {
+    return eventually(async () => {
       const status = await call("GET", `/imagestatus/${userId}/${adId}`, { key });
-      if (status.body.data.length > 0 && status.body.data.every((job: { done: boolean }) => job.done))
-        return status.body.data;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error("image jobs did not finish");
+      const done = status.body.data.length > 0 && status.body.data.every((job: { done: boolean }) => job.done);
+      return done ? status.body.data : undefined;
+    }, `the image jobs of ad ${adId}`);
   }
 
   async function adWithImages(...names: string[]) {

@@ -123,10 +123,10 @@ describe("reordering, rotation and removal", () => {
     const user = await createUser(key, { externalUserId: 44 });
     const ad = await createAd(key, user.userId);
     await call("PUT", `/images/${ad.adId}`, { key, body: { images: [source("red.png")] } });
-    for (let i = 0; i < 100; i += 1) {
-      if ((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects.length === 2) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await eventually(
+      async () => ((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects.length === 2 ? true : undefined),
+      "the image and its thumbnail stored",
+    );
     expectEnvelope(await call("DELETE", `/users/${user.userId}`, { key }), 200);
     expect((await env.MEDIA.list({ prefix: `images/${ad.adId}/` })).objects).toHaveLength(0);
   });

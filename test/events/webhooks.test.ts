@@ -80,12 +80,19 @@ describe("webhook endpoints", () => {
     const { adIds } = await publishMixedAds(key, internalKey);
     const terminal = (all: Received[]) =>
       all.filter((r) => ["publish.active", "publish.error"].includes(payloadOf(r).type));
-    const received = await eventually(async () => {
+    // At least once (docs/events-and-webhooks.md): a delivery answered after the fast lane's 2 s, which a
+    // busy machine makes happen, is sent again with the same webhook-id; a receiver keeps one per id.
+    const oncePerId = (all: Received[]) => [...new Map(all.map((r) => [r.headers["webhook-id"], r])).values()];
+    const delivered = await eventually(async () => {
       const all = await receivedBy(name);
-      return terminal(all).length >= 200 ? all : undefined;
+      return terminal(oncePerId(all)).length >= 200 ? all : undefined;
     }, "200 terminal events at the receiver");
     const verifier = new Webhook(secret);
-    for (const r of received) expect(() => verifier.verify(r.body, r.headers)).not.toThrow();
+    for (const r of delivered) expect(() => verifier.verify(r.body, r.headers)).not.toThrow();
+    // A message sent again is the same message.
+    const first = new Map(oncePerId([...delivered].reverse()).map((r) => [r.headers["webhook-id"], r.body]));
+    for (const r of delivered) expect(r.body, r.headers["webhook-id"]).toBe(first.get(r.headers["webhook-id"]));
+    const received = oncePerId(delivered);
     const perAd = new Map<number, string[]>();
     for (const r of terminal(received)) {
       const { data, type } = payloadOf(r);
@@ -94,10 +101,8 @@ describe("webhook endpoints", () => {
     expect(perAd.size).toBe(200);
     for (const adId of adIds) expect(perAd.get(adId), `ad ${adId}`).toHaveLength(1);
     expect([...perAd.values()].flat().filter((t) => t === "publish.error")).toHaveLength(20);
-    // The same events are in the feed, one message per event: webhook-id is the event's.
-    const ids = received.map((r) => r.headers["webhook-id"]);
-    expect(new Set(ids).size).toBe(ids.length);
-    expect(ids[0]).toMatch(/^evt_\d+$/);
+    // One message per event (an ad's one terminal event above came under one webhook-id): the event's id.
+    expect(received[0]?.headers["webhook-id"]).toMatch(/^evt_\d+$/);
     expect(await receivedBy(theirs.name)).toEqual([]);
   }, 180_000);
 

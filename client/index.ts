@@ -389,9 +389,19 @@ export async function* listAll<P extends ListPath, const Params extends ListPara
   }
 }
 
-/** A webhook delivery's body, typed by its `type`: the event (as the feed shows it), or a test message. */
+/**
+ * A webhook delivery's body, typed by its `type`: the event (as the feed shows it), or a test message.
+ * Typed by the event types of this version; a type added later within /v1 arrives as well (the document's
+ * `LaterEvent`), so a handler ignores a `type` it does not know.
+ */
+/** The members of a union whose `type` is one literal: `Event`'s types of this version, not `LaterEvent`. */
+type OfKnownType<E> = E extends { type: infer T } ? (string extends T ? never : E) : never;
+type KnownEvent = OfKnownType<Event>;
+
 export type WebhookPayload =
-  | { [T in Event["type"]]: { type: T; timestamp: string; data: Extract<Event, { type: T }> } }[Event["type"]]
+  | {
+      [T in KnownEvent["type"]]: { type: T; timestamp: string; data: Extract<KnownEvent, { type: T }> };
+    }[KnownEvent["type"]]
   | { type: "webhook.test"; timestamp: string; data: WebhookTestData };
 
 /**

@@ -759,10 +759,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Image jobs of the user */
+        /** Image jobs of the user, oldest first, a page at a time */
         get: operations["imagestatus.byUserId.get"];
         put?: never;
-        /** Image jobs of the user, or of the ads the body names */
+        /** Image jobs of the user, or of the ads the body names (the first 1,000; the GET form pages) */
         post: operations["imagestatus.byUserId.create"];
         delete?: never;
         options?: never;
@@ -777,7 +777,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Image jobs of one ad */
+        /** Image jobs of one ad, oldest first, a page at a time */
         get: operations["imagestatus.byUserId.byAdId.get"];
         put?: never;
         /** Image jobs of one ad */
@@ -797,7 +797,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Image jobs of the user's given ads */
+        /** Image jobs of the user's given ads (the first 1,000; GET /imagestatus/<userId> pages) */
         post: operations["imagestatus.create"];
         delete?: never;
         options?: never;
@@ -1972,10 +1972,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "publish.pending";
             data: {
                 /**
@@ -2002,10 +1999,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "publish.active";
             data: {
                 /**
@@ -2038,10 +2032,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "publish.updated";
             data: {
                 /**
@@ -2070,10 +2061,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "publish.offline";
             data: {
                 /**
@@ -2102,10 +2090,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "publish.error";
             data: {
                 /**
@@ -2135,10 +2120,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "publish.cancelled";
             data: {
                 /**
@@ -2168,10 +2150,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "feature.active";
             data: {
                 /**
@@ -2197,10 +2176,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "feature.error";
             data: {
                 /**
@@ -2227,10 +2203,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "image.stored";
             data: {
                 /** Format: int64 */
@@ -2254,10 +2227,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "image.failed";
             data: {
                 /** Format: int64 */
@@ -2280,10 +2250,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "bid.received";
             data: {
                 /** Format: int64 */
@@ -2311,10 +2278,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "statistics.updated";
             data: {
                 date: string;
@@ -2341,10 +2305,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "task.run";
             data: {
                 /** Format: int64 */
@@ -2372,10 +2333,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "wallet.below_limit";
             data: {
                 balance: number;
@@ -2397,10 +2355,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "connection.expired";
             data: {
                 reason: string;
@@ -2421,10 +2376,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "webhook.disabled";
             data: {
                 /** Format: int64 */
@@ -2448,10 +2400,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "job.waiting";
             data: {
                 /**
@@ -2478,10 +2427,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "job.wait_ended";
             data: {
                 /**
@@ -2511,10 +2457,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "job.unresolved";
             data: {
                 /**
@@ -2548,10 +2491,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "sync.started";
             data: {
                 /**
@@ -2577,10 +2517,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "sync.progress";
             data: {
                 /**
@@ -2610,10 +2547,7 @@ export interface components {
             /** Format: int64 */
             adId: number | null;
             portal: string | null;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             type: "sync.finished";
             data: {
                 /**
@@ -2727,7 +2661,10 @@ export interface components {
             video?: string | null;
         };
         Misc: {
-            /** @description Automotive categories only */
+            /**
+             * @description Automotive categories only (a rule across fields: docs/validation.md)
+             * @example null
+             */
             licensePlate?: string | null;
         };
         Provider: {
@@ -2744,6 +2681,9 @@ export interface components {
             country?: string;
             phone?: string;
         } | null;
+        SyncStock: {
+            items: components["schemas"]["SyncItem"][];
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2820,11 +2760,8 @@ export interface components {
          *     }
          */
         ErrorDetail: {
-            /**
-             * @description Stable code to branch on (see the README's catalogue)
-             * @enum {string}
-             */
-            code: "validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable";
+            /** @description Stable code to branch on (the guide's catalogue); an unknown one means what its HTTP status does. Open: new values may be added within /v1. */
+            code: ("validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "group_not_found" | "move_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable") | string;
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -2836,6 +2773,7 @@ export interface components {
             };
         };
         Client: {
+            /** Format: int64 */
             clientId: number;
             name: string;
             internal: boolean;
@@ -2921,6 +2859,7 @@ export interface components {
         User: {
             /** Format: int64 */
             userId: number;
+            /** Format: int64 */
             clientId: number | null;
             externalUserId: number | null;
             companyName: string | null;
@@ -3000,6 +2939,7 @@ export interface components {
             gender?: "M" | "F" | null;
             firstName?: string | null;
             lastName?: string | null;
+            /** Format: date */
             dateOfBirth?: string | null;
             address?: string | null;
             houseNumber?: string | null;
@@ -3052,6 +2992,7 @@ export interface components {
             gender?: "M" | "F" | null;
             firstName?: string | null;
             lastName?: string | null;
+            /** Format: date */
             dateOfBirth?: string | null;
             address?: string | null;
             houseNumber?: string | null;
@@ -4300,14 +4241,11 @@ export interface components {
             adId: number;
             /** @enum {string} */
             portal: "portal_a" | "portal_b" | "website";
-            /**
-             * @description placement (a new listing), update, unpublish or feature
-             * @enum {string}
-             */
-            kind: "placement" | "update" | "unpublish" | "feature";
+            /** @description placement (a new listing), update, unpublish or feature. Open: new values may be added within /v1. */
+            kind: ("placement" | "update" | "unpublish" | "feature") | string;
             feature: string | null;
-            /** @enum {string} */
-            state: "pending" | "processing" | "done" | "error" | "cancelled";
+            /** @description Where the job stands. Open: new values may be added within /v1. */
+            state: ("pending" | "processing" | "done" | "error" | "cancelled") | string;
             /** @description Times the job was started */
             attempts: number;
             /** @description The reason of a failure, or the error before a retry */
@@ -4336,7 +4274,28 @@ export interface components {
             created: string;
             updated: string;
         };
-        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"] | components["schemas"]["SyncStartedEvent"] | components["schemas"]["SyncProgressEvent"] | components["schemas"]["SyncFinishedEvent"];
+        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"] | components["schemas"]["SyncStartedEvent"] | components["schemas"]["SyncProgressEvent"] | components["schemas"]["SyncFinishedEvent"] | components["schemas"]["LaterEvent"];
+        LaterEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /** @description A type this version of the document does not list */
+            type: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
         Webhook: {
             /** Format: int64 */
             webhookId: number;
@@ -4471,6 +4430,7 @@ export interface components {
         WalletAdjustment: {
             /** Format: int64 */
             userId: number;
+            /** @description Cents: a credit (positive) or a debit (negative), never 0 */
             amount: number;
             description: string;
         };
@@ -4542,7 +4502,9 @@ export interface components {
         };
         StatisticsRequest: {
             adId: number | number[];
+            /** Format: date */
             dateStart: string;
+            /** Format: date */
             dateEnd: string;
             /** @default true */
             showDaily?: boolean;
@@ -4586,7 +4548,7 @@ export interface components {
             /** @enum {string} */
             portal: "portal_a" | "portal_b";
             time: string;
-            /** @description monday..sunday; omitted or empty: every day */
+            /** @description monday..sunday, each at most once; omitted or empty: every day */
             dayOfWeek?: ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[] | null;
             /** @description Empty or omitted: every active ad of the user published on the portal */
             adId?: number[];
@@ -4612,7 +4574,7 @@ export interface components {
              */
             portal?: "portal_a" | "portal_b";
             time?: string;
-            /** @description monday..sunday; omitted or empty: every day */
+            /** @description monday..sunday, each at most once; omitted or empty: every day */
             dayOfWeek?: ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[] | null;
             /** @description Empty or omitted: every active ad of the user published on the portal */
             adId?: number[];
@@ -4682,16 +4644,13 @@ export interface components {
                 errorDetails: components["schemas"]["ErrorDetail"][];
             }[];
         };
-        SyncStock: {
-            items: components["schemas"]["SyncItem"][];
-        };
         Sync: {
             /** Format: int64 */
             syncId: number;
             /** Format: int64 */
             userId: number;
-            /** @enum {string} */
-            state: "receiving" | "running" | "finished" | "refused" | "failed";
+            /** @description Where the sync stands. Open: new values may be added within /v1. */
+            state: ("receiving" | "running" | "finished" | "refused" | "failed") | string;
             /** @enum {string} */
             phase: "items" | "ending" | "done";
             /** @enum {string} */
@@ -4718,11 +4677,8 @@ export interface components {
             /** @description The item's place in the stock, from 1; ended ads follow the stock */
             seq: number;
             externalAdId: number | null;
-            /**
-             * @description null until the item is applied
-             * @enum {string|null}
-             */
-            outcome: "created" | "updated" | "unchanged" | "ended" | "refused" | null;
+            /** @description What became of the item; null until it is applied. Open: new values may be added within /v1. */
+            outcome: ("created" | "updated" | "unchanged" | "ended" | "refused") | string | null;
             /** Format: int64 */
             adId: number | null;
             targets: components["schemas"]["SyncTargetResult"][];
@@ -4778,6 +4734,7 @@ export type PriceInput = components['schemas']['PriceInput'];
 export type AdSettingInput = components['schemas']['AdSettingInput'];
 export type Misc = components['schemas']['Misc'];
 export type Provider = components['schemas']['Provider'];
+export type SyncStock = components['schemas']['SyncStock'];
 export type Health = components['schemas']['Health'];
 export type ShardHealth = components['schemas']['ShardHealth'];
 export type DependencyCheck = components['schemas']['DependencyCheck'];
@@ -4868,6 +4825,7 @@ export type AdPublishStatus = components['schemas']['AdPublishStatus'];
 export type StatusRequest = components['schemas']['StatusRequest'];
 export type Job = components['schemas']['Job'];
 export type Event = components['schemas']['Event'];
+export type LaterEvent = components['schemas']['LaterEvent'];
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 export type CreateWebhook = components['schemas']['CreateWebhook'];
@@ -4889,7 +4847,6 @@ export type UpdateTask = components['schemas']['UpdateTask'];
 export type DeleteTask = components['schemas']['DeleteTask'];
 export type ArchivedWebhookDelivery = components['schemas']['ArchivedWebhookDelivery'];
 export type SyncPlan = components['schemas']['SyncPlan'];
-export type SyncStock = components['schemas']['SyncStock'];
 export type Sync = components['schemas']['Sync'];
 export type SyncItemReport = components['schemas']['SyncItemReport'];
 export type SyncTargetResult = components['schemas']['SyncTargetResult'];
@@ -9248,6 +9205,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -10784,6 +10768,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -12089,8 +12100,8 @@ export interface operations {
     };
     "user.settings.get": {
         parameters: {
-            query?: {
-                userId?: number;
+            query: {
+                userId: number;
                 useCache?: boolean;
             };
             header?: {
@@ -13300,8 +13311,8 @@ export interface operations {
     };
     "usersettings.get": {
         parameters: {
-            query?: {
-                userId?: number;
+            query: {
+                userId: number;
                 useCache?: boolean;
             };
             header?: {
@@ -16827,7 +16838,7 @@ export interface operations {
                  *         }
                  *       ],
                  *       "misc": {
-                 *         "licensePlate": "DF-123-K"
+                 *         "licensePlate": null
                  *       },
                  *       "provider": {
                  *         "name": "Garage De Vries",
@@ -17296,7 +17307,7 @@ export interface operations {
                  *         }
                  *       ],
                  *       "misc": {
-                 *         "licensePlate": "DF-123-K"
+                 *         "licensePlate": null
                  *       },
                  *       "provider": {
                  *         "name": "Garage De Vries",
@@ -19290,8 +19301,8 @@ export interface operations {
     };
     "adsettings.get": {
         parameters: {
-            query?: {
-                adId?: number;
+            query: {
+                adId: number;
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
@@ -25566,7 +25577,10 @@ export interface operations {
     };
     "imagestatus.byUserId.get": {
         parameters: {
-            query?: never;
+            query?: {
+                page?: number;
+                itemsPerPage?: number;
+            };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
@@ -25614,13 +25628,29 @@ export interface operations {
                      *           "result": true,
                      *           "reason": "rejected by portal: title is too short"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
                         result: boolean;
                         errors: string[];
                         data: components["schemas"]["ImageStatus"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -26061,7 +26091,10 @@ export interface operations {
     };
     "imagestatus.byUserId.byAdId.get": {
         parameters: {
-            query?: never;
+            query?: {
+                page?: number;
+                itemsPerPage?: number;
+            };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
                 "x-d1-bookmark"?: string;
@@ -26110,13 +26143,29 @@ export interface operations {
                      *           "result": true,
                      *           "reason": "rejected by portal: title is too short"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
                      *     }
                      */
                     "application/json": {
                         result: boolean;
                         errors: string[];
                         data: components["schemas"]["ImageStatus"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
                     };
                 };
             };
@@ -26220,6 +26269,33 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
                      *         }
                      *       ]
                      *     }
@@ -26460,6 +26536,33 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
                      *         }
                      *       ]
                      *     }
@@ -31548,6 +31651,33 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
                      *         }
                      *       ]
                      *     }
@@ -37523,6 +37653,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -39219,6 +39376,33 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resources named lie in two client groups */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "folderId: 12 is in another client group than userId 7; they must be in the same one"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "client_group_mismatch",
+                     *           "field": "folderId",
+                     *           "message": "folderId: 12 is in another client group than userId 7; they must be in the same one"
                      *         }
                      *       ]
                      *     }
@@ -41649,8 +41833,6 @@ export interface operations {
                 itemsPerPage?: number;
                 /** @description The month the rows were written in (UTC), as YYYY-MM */
                 month: string;
-                /** @description That user's rows (jobs, images, ledger, events); without it, the calling client's own */
-                userId?: number;
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
@@ -41907,8 +42089,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The user's whole stock. As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items. */
-        requestBody?: {
+        /** @description The user's whole stock (an empty one is `{"items": []}`). As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items. */
+        requestBody: {
             content: {
                 /**
                  * @example {
@@ -41942,7 +42124,7 @@ export interface operations {
                  *             }
                  *           ],
                  *           "misc": {
-                 *             "licensePlate": "DF-123-K"
+                 *             "licensePlate": null
                  *           },
                  *           "provider": {
                  *             "name": "Garage De Vries",
@@ -42504,8 +42686,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The user's whole stock. As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items. */
-        requestBody?: {
+        /** @description The user's whole stock (an empty one is `{"items": []}`). As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items. */
+        requestBody: {
             content: {
                 /**
                  * @example {
@@ -42539,7 +42721,7 @@ export interface operations {
                  *             }
                  *           ],
                  *           "misc": {
-                 *             "licensePlate": "DF-123-K"
+                 *             "licensePlate": null
                  *           },
                  *           "provider": {
                  *             "name": "Garage De Vries",

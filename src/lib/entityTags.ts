@@ -17,8 +17,16 @@ export const entityTag = (key: string, revision: number) => `"${key}.${revision}
 /** The most entity tags an `If-Match` may list: a resource has one, and a client sends the one it read. */
 export const MAX_IF_MATCH_TAGS = 20;
 
-/** An entity tag as RFC 9110 §8.8.3 writes it, weak or strong, not empty: `"…"` or `W/"…"`. */
-const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]+"$/;
+/** An entity tag as RFC 9110 §8.8.3 writes it, weak or strong: `"…"` or `W/"…"`, `""` too; never a `"` inside. */
+const ENTITY_TAG = String.raw`(W\/)?"[\x21\x23-\x7e\x80-\xff]*"`;
+
+/**
+ * `If-Match` as the document states it: `*`, or a list of 1 to MAX_IF_MATCH_TAGS entity tags (a comma
+ * inside a tag's quotes is part of the tag).
+ */
+export const IF_MATCH = new RegExp(
+  String.raw`^(\*|\s*${ENTITY_TAG}\s*(,\s*${ENTITY_TAG}\s*){0,${MAX_IF_MATCH_TAGS - 1}})$`,
+);
 
 /**
  * The `If-Match` header as a precondition; tags that are weak or not ours never match (strong comparison),
@@ -26,18 +34,17 @@ const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]+"$/;
  * it names no revision that was ever true.
  */
 export function preconditionOf(ifMatch: string): Precondition {
-  const tags = ifMatch.split(",").map((tag) => tag.trim());
-  if (tags.length === 1 && tags[0] === "*") return { any: true };
-  const malformed = tags.find((tag) => !ENTITY_TAG.test(tag));
-  if (malformed !== undefined)
-    throw DomainError.of(
-      "validation_failed",
-      `If-Match: ${JSON.stringify(malformed.slice(0, 80))} is not an entity tag; send the ETag as it was read ("…"), or *`,
-    );
+  if (ifMatch.trim() === "*") return { any: true };
+  const tags = ifMatch.match(new RegExp(ENTITY_TAG, "g")) ?? [];
   if (tags.length > MAX_IF_MATCH_TAGS)
     throw DomainError.of(
       "validation_failed",
       `If-Match: at most ${MAX_IF_MATCH_TAGS} entity tags (it lists ${tags.length})`,
+    );
+  if (!IF_MATCH.test(ifMatch))
+    throw DomainError.of(
+      "validation_failed",
+      `If-Match: ${JSON.stringify(ifMatch.slice(0, 80))} is not an entity tag or a list of them; send the ETag as it was read ("…"), or *`,
     );
   return {
     any: false,

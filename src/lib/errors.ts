@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { openEnum } from "./fields";
 
 /**
  * The error catalogue: every code a client can branch on, and its HTTP status. Defined once; the error
@@ -33,6 +34,8 @@ export const ERROR_CODES = {
   image_not_found: { status: 404 },
   portal_not_found: { status: 404 },
   category_not_found: { status: 404 },
+  group_not_found: { status: 404 },
+  move_not_found: { status: 404 },
   method_not_allowed: { status: 405 },
   insufficient_means: { status: 409 },
   ad_not_published: { status: 409 },
@@ -78,7 +81,10 @@ export type ErrorStatus = (typeof ERROR_CODES)[ErrorCode]["status"];
 /** One problem of a failed call: the code to branch on, the field it concerns, and the text to show. */
 export const ErrorDetail = z
   .object({
-    code: z.enum(ERROR_CODE_NAMES).openapi({ description: "Stable code to branch on (see the README's catalogue)" }),
+    code: openEnum(
+      ERROR_CODE_NAMES,
+      "Stable code to branch on (the guide's catalogue); an unknown one means what its HTTP status does.",
+    ),
     field: z.string().optional().openapi({ description: "The field the problem concerns, when there is one" }),
     message: z.string().openapi({ description: "The same text as the matching entry of `errors`" }),
     amounts: z
@@ -87,7 +93,8 @@ export const ErrorDetail = z
       .openapi({ description: "insufficient_means: what it costs and what the paying wallet holds, in cents" }),
   })
   .openapi("ErrorDetail", { example: { code: "ad_not_found", field: "adId", message: "adId: ad 7 not found" } });
-export type ErrorDetail = z.infer<typeof ErrorDetail>;
+/** A problem as the API writes it: its code one of this version's (the document admits later ones too). */
+export type ErrorDetail = Omit<z.infer<typeof ErrorDetail>, "code"> & { code: ErrorCode };
 
 /** Every message of the API starts with the field it concerns (`title: must be 5-60 characters`). */
 const FIELD_PREFIX = /^([A-Za-z_][\w.[\]-]*): /;

@@ -17,10 +17,33 @@ export const upTo = (max: number) => z.string().max(max, { error: `must be at mo
  * past its 32-bit blocks the next are wider: docs/versioning.md), always within 2^53 − 1, so exact as a
  * JSON number. `format: int64` tells a generated client to give it a 64-bit type.
  */
-export const rowId = () => z.number().int().openapi({ format: "int64" });
+export const rowId = () => z.number().int().openapi({ format: "int64", maximum: Number.MAX_SAFE_INTEGER });
 
 /** A row's id as a request names it: positive. */
-export const id = () => z.number().int().positive().openapi({ format: "int64" });
+export const id = () => z.number().int().positive().openapi({ format: "int64", maximum: Number.MAX_SAFE_INTEGER });
+
+/** A calendar date, `yyyy-mm-dd` (`format: date`: a generated client gives it a date type). */
+export const calendarDate = () =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" })
+    .refine(
+      (v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
+      {
+        error: "must be a date yyyy-mm-dd",
+      },
+    )
+    .openapi({ format: "date" });
+
+/**
+ * A value of an answer that may grow within /v1 (an error code, an event type, a job's kind or state, a
+ * sync's state or an item's outcome): the known values listed, any other string allowed, so a client
+ * generated from the document reads a value added later instead of failing on it (docs/versioning.md).
+ */
+export const openEnum = <T extends string>(values: readonly [T, ...T[]], description: string) =>
+  z
+    .union([z.enum(values), z.string().openapi({ description: "A value added after this version of the document" })])
+    .openapi({ description: `${description} Open: new values may be added within /v1.` });
 
 /** Booleans in query strings: true/false/1/0. */
 export const queryBool = () =>
@@ -40,7 +63,7 @@ export const queryInt = (min = 1, max = Number.MAX_SAFE_INTEGER) =>
     .regex(/^\d+$/, { error: "must be a whole number" })
     .transform(Number)
     .pipe(z.number().int().min(min).max(max))
-    .openapi({ type: "integer", minimum: min, maximum: max === Number.MAX_SAFE_INTEGER ? undefined : max });
+    .openapi({ type: "integer", minimum: min, maximum: max });
 
 /** A row's id in a query string (`rowId`'s width). */
 export const queryId = () => queryInt().openapi({ format: "int64" });
@@ -52,6 +75,25 @@ const ID_TEXT = queryId();
  * undefined: what the shard router reads an internal client's ids by, so it reads every id the routes take.
  */
 export const idOfText = (text: string): number | undefined => ID_TEXT.safeParse(text).data;
+
+const escapedForPattern = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Members of a fixed list in a query string, one or several comma-separated (spaces around a comma
+ * allowed): the pattern is in the document, so a client sees the list a value is checked against.
+ */
+export const commaSeparated = <T extends string>(values: readonly [T, ...T[]], description: string) => {
+  const member = `(${values.map(escapedForPattern).join("|")})`;
+  const pattern = new RegExp(`^ *${member} *(, *${member} *)*$`);
+  return (
+    z
+      .string()
+      .regex(pattern, { error: `must be one or more of: ${values.join(", ")}, comma-separated` })
+      .transform((value) => value.split(",").map((member) => member.trim()) as T[])
+      // A transform hides the check from the document: the same pattern, stated.
+      .openapi({ type: "string", pattern: pattern.source, description })
+  );
+};
 
 /** Paging parameters of list endpoints: page from 1, itemsPerPage within the resource's bounds. */
 export const pagingQuery = (maxItemsPerPage: number, defaultItemsPerPage = 25) =>
@@ -80,8 +122,31 @@ export const isWebUrl = (value: string) => {
   }
 };
 
-export const webUrl = (max: number) =>
-  upTo(max).refine((value) => value === "" || isWebUrl(value), { error: "must be an http or https URL" });
+/**
+ * A web URL's shape, as the document states it: http(s):// and a host name with an optional port, or a bare
+ * host name (https; a port after a bare name would read as a scheme), whose last label is not a number (that
+ * would be an IPv4 address); then a path, query or fragment without white space or control characters. The
+ * check after it is the URL parser's.
+ */
+const HOST = "([A-Za-z0-9_-]+\\.)*[A-Za-z0-9_-]*[A-Za-z_][A-Za-z0-9_-]*";
+/** A TCP port, 1 to 65535, as a pattern. */
+export const PORT = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})";
+const AFTER_HOST = "([/?#][^\\s\\x00-\\x1f\\x7f]*)?";
+const WEB_URL = new RegExp(`^$|^([hH][tT][tT][pP][sS]?://${HOST}(:${PORT})?|${HOST})${AFTER_HOST}$`);
+
+/** A web URL of at most max characters; `shape` narrows it (a video's: an .mp4 path), in one pattern. */
+export const webUrl = (max: number, shape = { pattern: WEB_URL, error: "must be an http or https URL" }) =>
+  upTo(max)
+    .regex(shape.pattern, { error: shape.error })
+    .refine((value) => value === "" || isWebUrl(value), { error: "must be an http or https URL" });
+
+/** An http(s) URL of an .mp4 video: WEB_URL's host and port, with a dot in the host and a path ending in .mp4. */
+export const VIDEO_URL = {
+  pattern: new RegExp(
+    `^([hH][tT][tT][pP][sS]?://[A-Za-z0-9_-]+\\.${HOST}(:${PORT})?|[A-Za-z0-9_-]+\\.${HOST})/[^\\s\\x00-\\x1f\\x7f?#]*\\.[mM][pP]4(\\?[^\\s\\x00-\\x1f\\x7f#]*)?$`,
+  ),
+  error: "must be the URL of an mp4 video",
+};
 
 /**
  * Free text a search matches on (LIKE or FTS5): control characters (a NUL would end the pattern and
@@ -92,7 +157,7 @@ export const searchText = (max: number) =>
     .string()
     .max(max, { error: `must be at most ${max} characters` })
     // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
-    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), { error: "must not contain control characters" });
+    .regex(/^[^\x00-\x1f\x7f]*$/, { error: "must not contain control characters" });
 
 /**
  * A field that answers carry and writes do not change: accepted in any form, so that a resource read with

@@ -54,4 +54,5 @@ export const PublishTargetEnum = z.enum(PUBLISH_TARGETS);
 export const CataloguePortalEnum = z.enum(CATALOGUE_PORTALS);
 export const AdTypeEnum = z.enum(AD_TYPES);
 export const AdStatusEnum = z.enum(AD_STATUSES);
-export const JobKindEnum = z.enum(Object.values(JOB_KINDS) as [JobKind, ...JobKind[]]);
+export const JOB_KIND_NAMES = Object.values(JOB_KINDS) as [JobKind, ...JobKind[]];
+export const JobKindEnum = z.enum(JOB_KIND_NAMES);

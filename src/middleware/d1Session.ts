@@ -7,13 +7,16 @@ import { takeIpToken } from "./rateLimit";
 import { shardOfRequest } from "./shardRouting";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
-/** D1's bookmark format: three 8-digit and one 32-digit hex group. */
-const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/i;
+/**
+ * D1's bookmark format, as D1 writes it: three 8-digit and one 32-digit group of lower-case hex; or empty,
+ * as a client without one yet may send the header (the document states this pattern).
+ */
+export const BOOKMARK = /^([0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32})?$/;
 
 /** Refuses a malformed bookmark before the key is known: it costs the address's budget, as a bad key does. */
 export const d1Bookmark: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER);
-  if (bookmark && !BOOKMARK.test(bookmark)) {
+  if (bookmark !== undefined && !BOOKMARK.test(bookmark)) {
     await takeIpToken(c);
     throw DomainError.of("validation_failed", `${BOOKMARK_HEADER}: not a D1 bookmark`);
   }

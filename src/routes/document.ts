@@ -3,7 +3,7 @@ import type { AppEnv } from "../env";
 import { BASE_PATH } from "../lib/calls";
 import { withExamples } from "../lib/openapiExamples";
 import { MARKETPLACES } from "../lib/vocabulary";
-import { SyncItem } from "../services/syncs";
+import { SyncItem, SyncStock } from "../services/syncs";
 import { registerWebhookPayloads } from "./webhooks";
 
 /**
@@ -52,6 +52,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
   // A stock's items are checked one by one (a refused item is reported, the rest applied), so no route's
   // validator names the item's schema: the document does.
   app.openAPIRegistry.register("SyncItem", SyncItem);
+  app.openAPIRegistry.register("SyncStock", SyncStock);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
@@ -62,7 +63,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     info: {
       title: "Classified Advertisement Management API",
       // Semver of the document: additive changes raise the minor (CHANGELOG.md, docs/versioning.md).
-      version: "1.11.1",
+      version: "1.12.0",
       description: `Manage users of an advertising platform and their ads, and publish them asynchronously to ${MARKETPLACES.join(", ")} and the website. Every answer is the envelope \`{result, errors, data}\`; error answers add \`errorDetails\` with a stable code per message.`,
       license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },

@@ -2,8 +2,10 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { BASE_PATH, onlyReads } from "../lib/calls";
+import { IF_MATCH } from "../lib/entityTags";
 import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
 import { MARKETPLACES } from "../lib/vocabulary";
+import { BOOKMARK } from "../middleware/d1Session";
 import { takesIfMatch } from "../middleware/ifMatch";
 import { strictInput, validationHook } from "./validation";
 
@@ -117,6 +119,14 @@ function sharedOperationParts() {
     ),
   } as const;
 
+  const groupMismatch = errorResponse(
+    "The resources named lie in two client groups",
+    errorExample(
+      "client_group_mismatch",
+      "folderId: 12 is in another client group than userId 7; they must be in the same one",
+    ),
+  );
+
   /** Idempotency on writes: the header, and what a write can answer because of it. */
   const IDEMPOTENCY_KEY_PARAMETER = {
     name: "Idempotency-Key",
@@ -133,7 +143,7 @@ function sharedOperationParts() {
     required: false,
     description:
       "The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served.",
-    schema: { type: "string" as const, pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+    schema: { type: "string" as const, pattern: BOOKMARK.source },
   };
   const BOOKMARK_HEADER = {
     "x-d1-bookmark": header("The database bookmark this answer saw; send it back to read your own writes"),
@@ -156,7 +166,7 @@ function sharedOperationParts() {
     required: false,
     description:
       "The `ETag` of your last read of the resource (or `*`): the write is refused with 412 `precondition_failed` when the resource changed since, and nothing is written",
-    schema: { type: "string" as const },
+    schema: { type: "string" as const, pattern: IF_MATCH.source },
   };
   const preconditionFailed = errorResponse(
     "If-Match named another revision: the resource changed since it was read (nothing was written)",
@@ -185,9 +195,11 @@ function sharedOperationParts() {
     errors: (options: { method: Method; path: string; request?: { body?: unknown } | undefined; entityTag?: true }) => {
       const { 409: conflict, 413: tooLarge, ...always } = commonErrors;
       const writes = !onlyReads(options.method, options.path);
+      // A read naming two resources (`/folders/{userId}/{folderId}`) finds them in two client groups: 409.
+      const namesTwo = (options.path.match(/\{\w+Id\}/g) ?? []).length > 1;
       return {
         ...always,
-        ...(writes ? { 409: conflict, ...writeErrors } : {}),
+        ...(writes ? { 409: conflict, ...writeErrors } : namesTwo ? { 409: groupMismatch } : {}),
         ...(writes && options.entityTag ? { 412: preconditionFailed } : {}),
         ...(options.request?.body ? { 413: tooLarge } : {}),
       };

@@ -269,10 +269,16 @@ describe.each(RESOURCES)("the $name", (resource) => {
 
     // A header that is no list of entity tags names no revision that was ever true: 400, not 412; nor
     // may it list more tags than a resource could have had (the check binds each one).
-    for (const malformed of ["garbage", "W/", '""', `${after.tag}, junk`, `*, ${after.tag}`]) {
+    for (const malformed of ["garbage", "W/", '"a"b"', `${after.tag}, junk`, `*, ${after.tag}`]) {
       const answer = await send(resource, ids, "partner", 5, malformed);
       expect(expectError(answer, "validation_failed")[0]?.message, malformed).toMatch(
         /^If-Match: .* is not an entity tag/,
+      );
+    }
+    // RFC 9110's tags all are tags: empty ones, and a comma inside the quotes, name no revision of ours (412).
+    for (const foreign of ['""', 'W/""', '"a,b"', `"a,b", W/""`]) {
+      expect(expectError(await send(resource, ids, "partner", 5, foreign), "precondition_failed").length, foreign).toBe(
+        1,
       );
     }
     const current = (await readTagged(resource, ids)).tag;

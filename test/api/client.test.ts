@@ -287,6 +287,30 @@ describe("the client's helpers", () => {
   });
 });
 
+describe("values added within /v1", () => {
+  it("reads an event of a type and an error with a code added after the client was generated", async () => {
+    const later = { eventId: 1, occurredAt: "2026-11-28 12:00:00", userId: 7, adId: 12, portal: null };
+    const laterEvent: Event = { ...later, type: "listing.renewed", data: { until: "2027-01-01" } };
+    const laterCode: ErrorDetail["code"] = "ad_cooling_down";
+    const envelope = (status: number, body: object) =>
+      new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+    const { client } = clientOf(key, (request) =>
+      new URL(request.url).pathname.startsWith("/rest/v1/events")
+        ? envelope(200, { result: true, errors: [], data: [laterEvent], cursor: 1 })
+        : envelope(409, {
+            result: false,
+            errors: ["adId: cooling down"],
+            data: [],
+            errorDetails: [{ code: laterCode, field: "adId", message: "adId: cooling down" }],
+          }),
+    );
+    const feed = pageOf(await client.GET("/rest/v1/events", { params: { query: { after: 0 } } }));
+    expect(feed.data.map((event) => event.type)).toEqual(["listing.renewed"]);
+    const refused = await client.DELETE("/rest/v1/ads/{adId}", { params: { path: { adId: 12 } } });
+    expect(refused.error?.errorDetails?.map((detail) => detail.code)).toEqual(["ad_cooling_down"]);
+  });
+});
+
 describe("reading your own writes", () => {
   it("carries the newest x-d1-bookmark it was answered into the next request, unless told not to", async () => {
     const { client, sent } = clientOf(key);

@@ -25,10 +25,14 @@ describe("D1 sessions and bookmarks", () => {
     expect(defined(read.headers.get("x-d1-bookmark")) >= bookmark).toBe(true);
   });
 
-  it("refuses a bookmark that is not one with 400 naming the header", async () => {
-    const read = await call("GET", "/users/", { key, headers: { "x-d1-bookmark": "not-a-bookmark" } });
-    expectError(read, "validation_failed");
-    expect(read.body.errors).toEqual(["x-d1-bookmark: not a D1 bookmark"]);
+  it("refuses a bookmark that is not one as the document states it (lower-case hex) with 400 naming the header", async () => {
+    for (const bookmark of ["not-a-bookmark", `ABCDEF01-00000000-00000000-${"0".repeat(32)}`]) {
+      const read = await call("GET", "/users/", { key, headers: { "x-d1-bookmark": bookmark } });
+      expectError(read, "validation_failed");
+      expect(read.body.errors, bookmark).toEqual(["x-d1-bookmark: not a D1 bookmark"]);
+    }
+    // Empty: no bookmark yet, as a client may send it before its first answer.
+    expectEnvelope(await call("GET", "/users/", { key, headers: { "x-d1-bookmark": "" } }), 200);
   });
 
   it("serves a read without a bookmark too, and names its session's bookmark", async () => {

@@ -6,8 +6,12 @@ import { expect, TestRunner } from "vitest";
 import { type ApiSchema, app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../../src/lib/errors";
+
+/** A problem as an answer carries it: its code a string the document lists (or a later one). */
+type AnsweredDetail = z.infer<typeof ErrorDetail>;
+
 import { createApiClient, type NewClient } from "../../src/services/accounts";
-import { Event } from "../../src/services/events";
+import { KnownEvent } from "../../src/services/events";
 import { DEFAULT_TEST_TIMEOUT_MS } from "./timeouts";
 
 export const BASE = "http://api.test/rest/v1";
@@ -95,14 +99,14 @@ type Envelope = {
   result: boolean;
   errors: string[];
   data: any;
-  errorDetails?: ErrorDetail[];
+  errorDetails?: AnsweredDetail[];
   [extra: string]: unknown;
 };
 
 export interface Answer<T = Envelope> {
   status: number;
   headers: Headers;
-  body: T & { errorDetails?: ErrorDetail[] };
+  body: T & { errorDetails?: AnsweredDetail[] };
 }
 
 /** Calls the Worker exactly as a client would, and reads the envelope, typed as the route answers. */
@@ -140,7 +144,7 @@ export async function call<M extends string, P extends string>(
  * union): so each writer of events is held to the published shape wherever the suite makes one.
  */
 export function expectTypedEvents(events: unknown) {
-  const checked = z.array(Event).safeParse(events);
+  const checked = z.array(KnownEvent).safeParse(events);
   expect(checked.success, checked.error ? z.prettifyError(checked.error) : "").toBe(true);
 }
 
@@ -160,7 +164,7 @@ export function expectEnvelope(answer: Answer, status: number, result = status =
   if (!result) expect(answer.body.errors.length).toBeGreaterThan(0);
   // Every error answer carries the same problems with their codes, one per message in the same order.
   if (status >= 400) {
-    const details = answer.body.errorDetails as ErrorDetail[];
+    const details = answer.body.errorDetails as AnsweredDetail[];
     expect(details.map((d) => d.message)).toEqual(answer.body.errors);
     for (const d of details) expect(ERROR_CODE_NAMES).toContain(d.code);
     expect(ERROR_CODES[details[0]?.code as ErrorCode]?.status).toBe(status);
@@ -171,8 +175,8 @@ export function expectEnvelope(answer: Answer, status: number, result = status =
 /** Asserts a failed answer whose problems all carry `code` (whose status is the answer's). */
 export function expectError(answer: Answer, code: ErrorCode) {
   const body = expectEnvelope(answer, ERROR_CODES[code].status, false);
-  expect((body.errorDetails as ErrorDetail[]).map((d) => d.code)).toEqual(body.errors.map(() => code));
-  return body.errorDetails as ErrorDetail[];
+  expect((body.errorDetails as AnsweredDetail[]).map((d) => d.code)).toEqual(body.errors.map(() => code));
+  return body.errorDetails as AnsweredDetail[];
 }
 
 /** For tests that call a purpose-built app directly rather than the Worker. */

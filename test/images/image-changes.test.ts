@@ -2,7 +2,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, defined, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
+import { call, defined, eventually, expectEnvelope, expectError, newClient, twoClients } from "../harness/api";
 import { createAd, createUser } from "../harness/data";
 import { imageInfo, type SellerImages, sellerImages, source } from "../harness/images";
 
@@ -145,6 +145,24 @@ describe("image status", () => {
       result: true,
       created: expect.stringMatching(/^\d{4}-/),
     });
+  });
+});
+
+describe("image status, a page at a time", () => {
+  it("pages the GET forms like every list, with their total: no job left out past a page", async () => {
+    const adId = await adWithImages("red.png", "blue.jpg", "green.png");
+    const pages = await Promise.all(
+      [1, 2].map((page) => call("GET", `/imagestatus/${userId}/${adId}?itemsPerPage=2&page=${page}`, { key })),
+    );
+    expect(pages.map((p) => [p.body.totalItems, p.body.page, p.body.data.length])).toEqual([
+      [3, 1, 2],
+      [3, 2, 1],
+    ]);
+    const ids = pages.flatMap((p) => p.body.data.map((j: { jobId: number }) => j.jobId));
+    expect(new Set(ids).size).toBe(3);
+    const all = await call("GET", `/imagestatus/${userId}?itemsPerPage=1000`, { key });
+    expect(all.body.totalItems).toBe(all.body.data.length);
+    expectError(await call("GET", `/imagestatus/${userId}?itemsPerPage=1001`, { key }), "validation_failed");
   });
 });
 

@@ -71,7 +71,7 @@ describe("every move ends", () => {
     expect(await moveTriggers(env.DB, group)).toEqual([]);
     expect(await moveTriggers(env.DB_2, group)).toEqual([]);
     expect(await directoryRow(group)).toEqual({ shard: 1, movingTo: null, progress: null });
-    expectError(await moveState(internalKey, group), "validation_failed");
+    expectError(await moveState(internalKey, group), "move_not_found");
     expectEnvelope(await call("POST", "/ads/", { key, body: adBody(sellerId) }), 200);
 
     // A runner that died in the switch, after fencing the group's writes: they are refused until the move

@@ -343,7 +343,8 @@ describe("moving a client group between shards", () => {
       .run();
     await runScheduledOnEveryShard(env, Date.now());
     expect(Object.values(await groupHoldings(env.DB, group)).every((n) => n === 0)).toBe(true);
-    expectError(await call("GET", `/clientgroups/${group}/move`, { key: internalKey }), "validation_failed");
+    // Confirmed: the group has no move to report any more.
+    expectError(await call("GET", `/clientgroups/${group}/move`, { key: internalKey }), "move_not_found");
   }, 120_000);
 
   it("keeps what a group's clients registered and sent with a key: a keyed repeat is a replay after moves of either group", async () => {
@@ -393,12 +394,12 @@ describe("moving a client group between shards", () => {
     );
   }, 120_000);
 
-  it("refuses a move to the shard the group is on, to a shard that does not exist, and of an unknown group", async () => {
+  it("refuses a move to the shard the group is on, to a shard that does not exist, and of an unknown group (404)", async () => {
     const { group, key, internalKey } = await groupOnShard1();
     const refusals = [
       [internalKey, group, 1, "validation_failed", `shard: group ${group} is on shard 1 already`],
       [internalKey, group, 9, "validation_failed", "shard: no shard 9; the shards are 1, 2"],
-      [internalKey, 999_999, 2, "validation_failed", "groupId: no client group 999999"],
+      [internalKey, 999_999, 2, "group_not_found", "groupId: no client group 999999"],
       [key, group, 2, "internal_only", "groupId: groups are moved by internal clients only"],
     ] as const;
     for (const [caller, groupId, shard, code, message] of refusals) {
@@ -409,5 +410,6 @@ describe("moving a client group between shards", () => {
       await call("POST", `/clientgroups/${group}/move`, { key: internalKey, body: { shard: "2" } }),
       "validation_failed",
     );
+    expectError(await call("POST", "/clientgroups/999999/move/confirm", { key: internalKey }), "group_not_found");
   });
 });

@@ -253,4 +253,28 @@ describe("a stock sync", () => {
     const listed = await call("GET", `/syncs/?userId=${userId}`, { key });
     expect(listed.body.data.map((sync: { syncId: number }) => sync.syncId)).toEqual([syncId]);
   });
+
+  it("requires its stock, as the document says: none is 400, another media type 415 naming both, a wrong JSON 400 naming the field", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    for (const path of ["/syncs/", "/syncs/preview"]) {
+      const none = await call("POST", `${path}?userId=${userId}`, { key });
+      expect(expectError(none, "validation_failed").map((d) => d.field)).toEqual(["body"]);
+      const text = await call("POST", `${path}?userId=${userId}`, {
+        key,
+        rawBody: ndjson([item(1)]),
+        headers: { "Content-Type": "text/plain" },
+      });
+      expect(expectError(text, "unsupported_media_type")[0]?.message).toBe(
+        "body: Content-Type must be application/json or application/x-ndjson",
+      );
+      const wrong = await call("POST", `${path}?userId=${userId}`, { key, body: { items: {}, stock: [] } });
+      expectEnvelope(wrong, 400, false);
+      expect(wrong.body.errorDetails?.map((d) => `${d.code} ${d.field}`).sort()).toEqual([
+        "unknown_field stock",
+        "validation_failed items",
+      ]);
+    }
+    // An empty stock said on purpose is a stock: nothing to create, and nothing held to end.
+    expectEnvelope(await call("POST", `/syncs/preview?userId=${userId}`, { key, body: { items: [] } }), 200);
+  });
 });

@@ -2,7 +2,6 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { DomainError } from "../../lib/errors";
 import { pathId, queryId } from "../../lib/fields";
 import { taggedRead } from "../../middleware/responseCache";
 import { AdSettings, AdSettingsInput, adRevisionKey, getAdSettings, replaceAdSettings } from "../../services/ads";
@@ -11,9 +10,7 @@ import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 
 const tags = ["Ad settings"];
 
-const answer = async (c: Context<AppEnv>, adId: number | undefined) => {
-  if (adId === undefined)
-    throw DomainError.of("validation_failed", "adId: is required (path /adsettings/<adId> or query ?adId=)");
+const answer = async (c: Context<AppEnv>, adId: number) => {
   const ctx = serviceContext(c);
   return taggedRead(c, undefined, await adRevisionKey(ctx, adId), async () => ok(await getAdSettings(ctx, adId)));
 };
@@ -38,7 +35,7 @@ export const adSettingsRouter = createRouter()
       entityTag: true,
       tags,
       summary: "The settings of the ad given by `?adId=`",
-      request: { query: z.object({ adId: queryId().optional() }) },
+      request: { query: z.object({ adId: queryId() }) },
       response: envelope(AdSettings),
     }),
     async (c) => c.json(await answer(c, c.req.valid("query").adId), 200),

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { list } from "../../lib/envelope";
 import { rowId } from "../../lib/fields";
-import { type ArchiveKind, ArchiveQuery, readArchive } from "../../services/archive";
+import { type ArchiveKind, ArchiveQuery, DeliveriesArchiveQuery, readArchive } from "../../services/archive";
 import { Event, WebhookDelivery } from "../../services/events";
 import { ImageStatus } from "../../services/images";
 import { Job } from "../../services/publishing";
@@ -31,12 +31,16 @@ const archiveRoute = <K extends keyof typeof KINDS>(kind: K) =>
     path: `/archive/${kind}`,
     tags,
     summary: `A month's archived ${kind}, oldest first: the rows past their window in the database (${KINDS[kind].live} lists the rest)`,
-    request: { query: ArchiveQuery },
+    request: { query: kind === "deliveries" ? DeliveriesArchiveQuery : ArchiveQuery },
     response: listEnvelope(KINDS[kind].item),
   });
 
 /** A page of the month's archived rows of `kind`. */
-async function archivePage(c: Context<AppEnv>, kind: ArchiveKind, query: z.infer<typeof ArchiveQuery>) {
+async function archivePage(
+  c: Context<AppEnv>,
+  kind: ArchiveKind,
+  query: z.infer<typeof ArchiveQuery> | z.infer<typeof DeliveriesArchiveQuery>,
+) {
   const startedAt = Date.now();
   return list(await readArchive(serviceContext(c), { kind, ...query }), startedAt);
 }

@@ -1,5 +1,3 @@
-import type { Context } from "hono";
-import type { AppEnv } from "../../env";
 import { BASE_PATH, NDJSON } from "../../lib/calls";
 import { list, ok } from "../../lib/envelope";
 import {
@@ -13,7 +11,6 @@ import {
   SyncItemsQuery,
   SyncOptions,
   SyncPlan,
-  SyncStock,
   SyncsQuery,
   startSync,
 } from "../../services/syncs";
@@ -23,22 +20,22 @@ import { stockOf } from "./stock";
 
 const tags = ["Syncs"];
 
-/** A stock: `{items: [...]}` as JSON (up to 1 MiB), or NDJSON, one item a line (up to SYNC_MAX_ITEMS items), streamed. */
+/**
+ * A stock: `{items: [...]}` as JSON (up to 1 MiB), or NDJSON, one item a line (up to SYNC_MAX_ITEMS items),
+ * streamed. Required, as the route requires it; the route reads it itself (`stockOf`), so the document
+ * names the JSON's schema and the NDJSON as bytes a generated client can send.
+ */
 const stockBody = {
-  required: false,
+  required: true,
   description:
-    "The user's whole stock. As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items.",
+    'The user\'s whole stock (an empty one is `{"items": []}`). As JSON, `{items: [...]}` (the 1 MiB limit of every JSON body); as NDJSON (`Content-Type: application/x-ndjson`), one `SyncItem` a line, read as it arrives, up to 20,000 items.',
   content: {
-    "application/json": { schema: SyncStock },
-    [NDJSON]: { schema: { type: "string" as const, description: "One SyncItem (JSON) per line" } },
+    "application/json": { schema: { $ref: "#/components/schemas/SyncStock" } },
+    [NDJSON]: { schema: { type: "string" as const, format: "binary", description: "One SyncItem (JSON) per line" } },
   },
 };
 
 const syncPath = (syncId: number) => `${BASE_PATH}/syncs/${syncId}`;
-
-/** The stock a request sent, and the JSON body (when it sent JSON) validated. */
-const stockOfRequest = (c: Context<AppEnv>) =>
-  stockOf(c, (c.req.valid as (target: "json") => { items?: unknown[] })("json"));
 
 export const syncsRouter = createRouter()
   .openapi(
@@ -52,10 +49,7 @@ export const syncsRouter = createRouter()
       response: envelope(SyncPlan),
     }),
     async (c) =>
-      c.json(
-        ok(await previewSync(serviceContext(c), { options: c.req.valid("query"), stock: stockOfRequest(c) })),
-        200,
-      ),
+      c.json(ok(await previewSync(serviceContext(c), { options: c.req.valid("query"), stock: await stockOf(c) })), 200),
   )
   .openapi(
     apiRoute({
@@ -72,7 +66,7 @@ export const syncsRouter = createRouter()
       const { sync, replayed } = await startSync(serviceContext(c), {
         options: c.req.valid("query"),
         idempotencyKey: c.req.header("Idempotency-Key"),
-        stock: stockOfRequest(c),
+        stock: await stockOf(c),
       });
       c.header("Location", syncPath(sync.syncId));
       if (replayed) c.header("Idempotent-Replayed", "true");

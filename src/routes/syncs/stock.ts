@@ -1,10 +1,15 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { streamsLines } from "../../lib/calls";
+import { NDJSON, streamsLines } from "../../lib/calls";
 import { sha256Hex } from "../../lib/crypto";
 import { DomainError, detail } from "../../lib/errors";
-import { type Stock, type StockLine, SyncItem } from "../../services/syncs";
+import { type Stock, type StockLine, SyncItem, SyncStock } from "../../services/syncs";
 import { issueDetails } from "../validation";
+
+/** A JSON media type: `application/json`, or one of its `+json` kinds, with any parameters. */
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+const STOCK_REQUIRED = `body: is required: the stock, as JSON ({"items": [...]}) or as ${NDJSON}`;
 
 /** The longest line of an NDJSON stock: an item's description is at most 64 KiB, its other fields far less. */
 const MAX_LINE_BYTES = 256 * 1024;
@@ -53,14 +58,30 @@ async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<St
   if (last) yield last;
 }
 
+/** A JSON body's stock, validated whole (within the 1 MiB limit of every JSON body). */
+async function jsonItems(c: Context<AppEnv>): Promise<unknown[]> {
+  let value: unknown;
+  try {
+    value = await c.req.json();
+  } catch {
+    throw DomainError.of("malformed_body", "body: malformed JSON");
+  }
+  const parsed = SyncStock.safeParse(value);
+  if (!parsed.success) throw new DomainError(issueDetails(parsed.error, "body"));
+  return parsed.data.items;
+}
+
 /**
- * The stock a request sends: NDJSON (an item a line) read as it arrives, its SHA-256 taken as it passes
- * (a `DigestStream` beside the reader); or a JSON body's `items` (validated whole by the route, within
- * the 1 MiB limit of every JSON body), each item checked on its own.
+ * The stock a request sends, which it must send (an empty stock is `{"items": []}`, said on purpose): NDJSON
+ * (an item a line) read as it arrives, its SHA-256 taken as it passes (a `DigestStream` beside the reader);
+ * or a JSON body's `items`, each item checked on its own. The route reads the body itself: a validator of
+ * the JSON would refuse the NDJSON.
  */
-export function stockOf(c: Context<AppEnv>, json: { items?: unknown[] } | undefined): Stock {
+export async function stockOf(c: Context<AppEnv>): Promise<Stock> {
+  const contentType = c.req.header("Content-Type");
   const body = c.req.raw.body;
-  if (streamsLines(c.req.header("Content-Type")) && body) {
+  if (!contentType && !body) throw DomainError.of("validation_failed", STOCK_REQUIRED);
+  if (streamsLines(contentType) && body) {
     const [forLines, forDigest] = body.tee();
     const digester = new crypto.DigestStream("SHA-256");
     const digest = forDigest.pipeTo(digester).then(() => digester.digest);
@@ -71,7 +92,9 @@ export function stockOf(c: Context<AppEnv>, json: { items?: unknown[] } | undefi
       digest: async () => [...new Uint8Array(await digest)].map((b) => b.toString(16).padStart(2, "0")).join(""),
     };
   }
-  const items = json?.items ?? [];
+  if (!JSON_TYPE.test(contentType ?? ""))
+    throw DomainError.of("unsupported_media_type", `body: Content-Type must be application/json or ${NDJSON}`);
+  const items = await jsonItems(c);
   return {
     lines: (async function* () {
       for (const [at, value] of items.entries()) yield lineOf(at + 1, value);

@@ -2,7 +2,6 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ok } from "../../lib/envelope";
-import { DomainError } from "../../lib/errors";
 import { pathId } from "../../lib/fields";
 import { taggedRead } from "../../middleware/responseCache";
 import {
@@ -21,11 +20,8 @@ import { apiRoute, createRouter, envelope, jsonBody } from "../openapi";
 const tags = ["User settings"];
 const response = envelope(UserSettings);
 
-const respondWithSettings = async (c: Context<AppEnv>, userId: number | undefined, useCache: boolean | undefined) => {
-  if (userId === undefined)
-    throw DomainError.of("validation_failed", "userId: is required (path /user/settings/<userId> or query ?userId=)");
-  return taggedRead(c, useCache, userRevision(userId), async () => ok(await getSettings(serviceContext(c), userId)));
-};
+const respondWithSettings = async (c: Context<AppEnv>, userId: number, useCache: boolean | undefined) =>
+  taggedRead(c, useCache, userRevision(userId), async () => ok(await getSettings(serviceContext(c), userId)));
 
 /** The spec shows these calls under both /user/settings/ and /usersettings/. */
 function settingsRoutes(prefix: "/user/settings" | "/usersettings") {

@@ -29,7 +29,7 @@ async function requireGroup(env: Env, groupId: number) {
   const group = await env.DIRECTORY.prepare("SELECT shard, moving_to AS movingTo FROM client_groups WHERE id = ?1")
     .bind(groupId)
     .first<{ shard: number; movingTo: number | null }>();
-  if (!group) throw DomainError.of("validation_failed", `groupId: no client group ${groupId}`);
+  if (!group) throw DomainError.of("group_not_found", `groupId: no client group ${groupId}`);
   return group;
 }
 
@@ -127,7 +127,7 @@ export async function abandonGroupMove(
 export async function groupMoveState(ctx: Pick<ServiceContext, "env" | "caller">, groupId: number): Promise<MoveState> {
   requireInternal(ctx, "groupId");
   const state = await moveState(ctx.env.DIRECTORY, groupId);
-  if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move to report`);
+  if (!state) throw DomainError.of("move_not_found", `groupId: group ${groupId} has no move to report`);
   return state;
 }
 

@@ -58,19 +58,19 @@ export const SearchAttribute = z
   );
 
 // Typed as ids (what a client holds) or as the comma-separated text clients of 1.1 sent (so both compile);
-// the query string carries them as text.
+// the query string carries them as text. Each id as `queryId` takes it: positive, within 2^53 − 1.
+const ID_LIST = /^[1-9]\d{0,15}(,[1-9]\d{0,15})+$/;
 const idList = z
   .union([
-    z.string().regex(/^\d+$/).openapi({ type: "integer", format: "int64" }),
+    queryId().transform((adId) => [adId]),
     z
       .string()
-      .regex(/^\d+(,\d+)*$/, { error: "must be an id, an array of ids or comma-separated ids" })
-      .openapi({ type: "string", description: "Comma-separated ids" }),
-    z
-      .array(z.string().regex(/^\d+$/, { error: "must be an id" }).openapi({ type: "integer", format: "int64" }))
-      .max(500),
+      .regex(ID_LIST, { error: "must be an id, an array of ids or comma-separated ids" })
+      .transform((text) => text.split(",").map(Number))
+      .pipe(z.array(z.number().max(Number.MAX_SAFE_INTEGER)))
+      .openapi({ type: "string", pattern: ID_LIST.source, description: "Comma-separated ids" }),
+    z.array(queryId()).max(500),
   ])
-  .transform((v) => (Array.isArray(v) ? v : v.split(",")).map(Number))
   .openapi({ description: "One id, an array (adId[]=1&adId[]=2) or comma-separated ids" });
 
 /**
@@ -131,9 +131,14 @@ export const AdsQuery = z
     categoryId: queryInt().optional(),
     categoryDescription: searchText(100).optional().openapi({ description: "Part of the category description" }),
     searchkeyword: searchText(200)
-      .refine((value) => value.trim() !== "", { error: "must contain a word" })
+      .regex(/\S/, { error: "must contain a word" })
       .optional()
-      .openapi({ description: "Words in title or description (each matched as a word prefix)" }),
+      .openapi({
+        description: "Words in title or description (each matched as a word prefix)",
+        // Both checks in one pattern: no control characters, and something besides white space.
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+        pattern: /^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$/.source,
+      }),
     searchportal: z
       .string()
       .regex(new RegExp(`^!?(${SEARCH_PORTALS.join("|")})$`), {

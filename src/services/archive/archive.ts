@@ -22,7 +22,6 @@ import {
   webhookEndpoints,
 } from "../../db/schema";
 import type { Page } from "../../lib/envelope";
-import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
 import { EVENT_RETENTION_MS, eventView, pastRetention } from "../events/events";
 import { deliveryView } from "../events/webhooks";
@@ -330,7 +329,7 @@ type ArchiveLine = { id: number; clientId: number | null; userId: number | null;
 
 /**
  * GET /archive/<kind>: a month's archived rows of one kind, oldest first, a page at a time. With `userId`
- * (jobs, ledger, events), that user's, which the caller may see (an internal client any client's); without,
+ * (jobs, images, ledger, events: deliveries are a client's endpoints', and their route takes none), that user's, which the caller may see (an internal client any client's); without,
  * the calling client's own. Rows inside their window are where they were (GET /jobs/, /wallet/, /events/,
  * /webhooks/<id>/deliveries); a month's objects of the kind are read whole.
  */
@@ -340,11 +339,6 @@ export async function readArchive(
 ): Promise<Page<Record<string, unknown>>> {
   const { db, env, caller } = ctx;
   const { kind, month, userId, page, itemsPerPage } = input;
-  if (userId !== undefined && kind === "deliveries")
-    throw DomainError.of(
-      "validation_failed",
-      "userId: deliveries are a client's endpoints', not a user's; leave it out",
-    );
   const owner =
     userId === undefined
       ? groupOfClientColumn(sql`${clientIdOf(caller)}`)

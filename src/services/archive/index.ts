@@ -7,4 +7,4 @@ export {
   HOT_WINDOW_DAYS,
   readArchive,
 } from "./archive";
-export { ARCHIVE_KINDS, ArchiveQuery } from "./schemas";
+export { ARCHIVE_KINDS, ArchiveQuery, DeliveriesArchiveQuery } from "./schemas";

@@ -13,3 +13,6 @@ export const ArchiveQuery = pagingQuery(1000, 100).extend({
     .optional()
     .openapi({ description: "That user's rows (jobs, images, ledger, events); without it, the calling client's own" }),
 });
+
+/** `GET /archive/deliveries`: the deliveries of a client's webhooks, so no user to name. */
+export const DeliveriesArchiveQuery = ArchiveQuery.omit({ userId: true });

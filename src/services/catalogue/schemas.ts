@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, queryBool, queryId, queryInt } from "../../lib/fields";
+import { commaSeparated, id, queryBool, queryId, queryInt } from "../../lib/fields";
 import { keyedBy, PRODUCT_SAFETY_MARKETPLACES } from "../../lib/marketplaces";
 import {
   AdStatusEnum,
@@ -34,12 +34,7 @@ export const CategoriesQuery = z.object({
     .openapi({
       description: `The seller the ads are for: \`mandatoryAttributes\` then names every key a create or publish requires of that seller, ${productSafetyAskers}'s product-safety keys included for a business seller (a user with \`companyName\`)`,
     }),
-  locale: z
-    .string()
-    .transform((value) => value.split(",").map((l) => l.trim()))
-    .pipe(z.array(z.enum(LOCALES)))
-    .optional()
-    .openapi({ type: "string", description: "nl_NL, en_GB or both, comma-separated; default both" }),
+  locale: commaSeparated(LOCALES, "nl_NL, en_GB or both, comma-separated; default both").optional(),
   page: queryInt(1).optional(),
   itemsPerPage: queryInt(1, 500).optional().openapi({ description: "At most 500; default 100" }),
 });

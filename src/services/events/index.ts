@@ -5,6 +5,7 @@ export {
   EVENT_SCHEMAS,
   Event,
   EventsQuery,
+  KnownEvent,
   ReplayQueued,
   ReplayWebhook,
   UpdateWebhook,

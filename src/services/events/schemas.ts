@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { fixed, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
+import { commaSeparated, fixed, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
 import { JobKindEnum } from "../../lib/vocabulary";
 import { EVENT_TYPES, type EventType, LATEST } from "./eventTypes";
 
@@ -136,19 +136,31 @@ export const EVENT_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type,
 };
 type EventSchemaOf = (typeof EVENT_SCHEMAS)[EventType];
 
-/** An event as the feed and webhooks show it: a union keyed on `type`, each type with its own `data`. */
-export const Event = z
-  .discriminatedUnion("type", Object.values(EVENT_SCHEMAS) as [EventSchemaOf, ...EventSchemaOf[]])
-  .openapi("Event");
-/** Each event type's own schema (its webhook payload's `data`: `PublishActiveEvent`, …), and `Event`: an
- * event as the feed and webhooks show it, a union keyed on `type`, each type with its own `data`. */
-export type EventOut = z.infer<typeof Event>;
+/** An event as the API writes it: a union keyed on `type`, each type with its own `data`. */
+export const KnownEvent = z.discriminatedUnion(
+  "type",
+  Object.values(EVENT_SCHEMAS) as [EventSchemaOf, ...EventSchemaOf[]],
+);
 
-const eventTypes = z
-  .string()
-  .transform((value) => value.split(",").map((t) => t.trim()))
-  .pipe(z.array(z.enum(EVENT_TYPES)))
-  .openapi({ type: "string", description: "One type or several, comma-separated" });
+/**
+ * An event of a type added after this version of the document: event types are open within /v1
+ * (docs/versioning.md), so a client generated from the document reads one and may skip it.
+ */
+const LaterEvent = z
+  .object({
+    ...eventFields,
+    type: z.string().openapi({ description: "A type this version of the document does not list" }),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .openapi("LaterEvent");
+
+/** An event as a client reads it: one of the known types, or a later one. */
+export const Event = z.union([KnownEvent, LaterEvent]).openapi("Event");
+/** Each event type's own schema (its webhook payload's `data`: `PublishActiveEvent`, …), and `KnownEvent`:
+ * an event as the API writes it, a union keyed on `type`, each type with its own `data`. */
+export type EventOut = z.infer<typeof KnownEvent>;
+
+const eventTypes = commaSeparated(EVENT_TYPES, "One type or several, comma-separated");
 
 export const EventsQuery = z.object({
   after: z

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type Db, namedBatch } from "../../db/client";
 import { groupOfAd, nextId, withIds } from "../../db/ids";
@@ -6,6 +6,7 @@ import { inList } from "../../db/inList";
 import { rowChunks } from "../../db/rowChunks";
 import { adImages, adPublications, adUpdateRequests, imageJobs, userSettings } from "../../db/schema";
 import { refusedByTrigger } from "../../db/triggers";
+import type { Page } from "../../lib/envelope";
 import { DomainError } from "../../lib/errors";
 import { deleteObjects, mediaUrl } from "../../lib/media";
 import { formatDateTime } from "../../lib/time";
@@ -349,14 +350,42 @@ export const toImageStatus = (job: JobRow) => ({
   reason: job.reason ?? "",
 });
 
-export async function imageStatus(ctx: ServiceContext, input: { userId: number; adId?: number[] | undefined }) {
+/** How many image jobs a page of `/imagestatus/` holds at most, and the POST forms' one page. */
+export const IMAGE_STATUS_PAGE = 1000;
+
+/** The image jobs of a user (of the given ads), oldest first, a page at a time, with their total. */
+export async function imageStatusPage(
+  ctx: ServiceContext,
+  input: { userId: number; adId?: number[] | undefined; page: number; itemsPerPage: number },
+): Promise<Page<ReturnType<typeof toImageStatus>>> {
   const { db } = ctx;
   await requireUser(db, ctx.caller, input.userId);
-  const rows = await db
-    .select()
-    .from(imageJobs)
-    .where(and(eq(imageJobs.userId, input.userId), input.adId?.length ? inList(imageJobs.adId, input.adId) : undefined))
-    .orderBy(imageJobs.id)
-    .limit(1000);
-  return rows.map(toImageStatus);
+  const where = and(
+    eq(imageJobs.userId, input.userId),
+    input.adId?.length ? inList(imageJobs.adId, input.adId) : undefined,
+  );
+  const {
+    total: [total],
+    rows,
+  } = await namedBatch(db, {
+    total: db.select({ n: count() }).from(imageJobs).where(where),
+    rows: db
+      .select()
+      .from(imageJobs)
+      .where(where)
+      .orderBy(imageJobs.id)
+      .limit(input.itemsPerPage)
+      .offset((input.page - 1) * input.itemsPerPage),
+  });
+  return {
+    items: rows.map(toImageStatus),
+    totalItems: total?.n ?? 0,
+    page: input.page,
+    itemsPerPage: input.itemsPerPage,
+  };
+}
+
+/** The first IMAGE_STATUS_PAGE image jobs of a user (of the given ads): the POST forms' answer. */
+export async function imageStatus(ctx: ServiceContext, input: { userId: number; adId?: number[] | undefined }) {
+  return (await imageStatusPage(ctx, { ...input, page: 1, itemsPerPage: IMAGE_STATUS_PAGE })).items;
 }

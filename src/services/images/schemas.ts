@@ -62,7 +62,11 @@ export const DeleteImagesBatch = z
   .openapi("DeleteImagesBatch");
 export const DeleteImages = z.object({ adId: id(), images: counters(1, 100) }).openapi("DeleteImages");
 /** Two counters: the images to switch, or the image to move and where to. */
-const counterPair = z.object({ adId: id(), images: z.tuple([z.number().int().min(1), z.number().int().min(1)]) });
+const counterPair = z.object({
+  adId: id(),
+  // Exactly two: the document's tuple says so with its item counts (a generated client sends two).
+  images: z.tuple([z.number().int().min(1), z.number().int().min(1)]).openapi({ minItems: 2, maxItems: 2 }),
+});
 export const SwitchImages = counterPair.openapi("SwitchImages");
 export const ShiftImage = counterPair.openapi("ShiftImage");
 export const RotateImages = z

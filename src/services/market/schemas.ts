@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, rowId } from "../../lib/fields";
+import { calendarDate, id, rowId } from "../../lib/fields";
 import { prefixedPerMarketplace } from "../../lib/marketplaces";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { DailyStatistics } from "../events/schemas";
@@ -15,18 +15,16 @@ export const BidReference = z
   })
   .openapi("BidReference");
 
-const date = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" });
-
 export const StatisticsRequest = z
   .object({
     adId: z.union([id(), z.array(id()).min(1).max(500)]).transform((v) => (Array.isArray(v) ? v : [v])),
-    dateStart: date(),
-    dateEnd: date(),
+    dateStart: calendarDate(),
+    dateEnd: calendarDate(),
     showDaily: z.boolean().default(true),
     showTotals: z.boolean().default(true),
     portal: MarketplaceEnum.optional(),
   })
-  .refine((r) => r.dateStart <= r.dateEnd, { error: "dateEnd: must not be before dateStart", path: ["dateEnd"] })
+  .refine((r) => r.dateStart <= r.dateEnd, { error: "must not be before dateStart", path: ["dateEnd"] })
   .openapi("StatisticsRequest");
 
 /** Bids' and statistics' response shapes. */

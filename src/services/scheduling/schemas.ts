@@ -11,8 +11,9 @@ const dayOfWeek = z
   .array(z.enum(WEEKDAYS))
   .max(7)
   .refine((days) => new Set(days).size === days.length, { error: "each day may appear once" })
+  .openapi({ uniqueItems: true })
   .nullable()
-  .openapi({ description: "monday..sunday; omitted or empty: every day" });
+  .openapi({ description: "monday..sunday, each at most once; omitted or empty: every day" });
 export const TaskFeature = z
   .enum(["upcall", ...FEATURE_NAMES])
   .openapi({ description: "Default upcall (= omhoogplaatsen)" });
@@ -26,7 +27,7 @@ export const Task = z
     taskId: rowId(),
     userId: rowId(),
     portal: MarketplaceEnum,
-    adId: z.array(z.number().int()),
+    adId: z.array(rowId()),
     time: z.string(),
     dayOfWeek: z.array(z.enum(WEEKDAYS)),
     feature: TaskFeature,

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { SYNC_OUTCOMES, SYNC_REMOVALS, SYNC_STATES } from "../../db/schema";
 import { ErrorDetail } from "../../lib/errors";
-import { pagingQuery, pathId, queryId, queryInt, rowId } from "../../lib/fields";
+import { openEnum, pagingQuery, pathId, queryId, queryInt, rowId } from "../../lib/fields";
 import { PublishTargetEnum } from "../../lib/vocabulary";
 import { CreateAdFields } from "../ads/schemas";
 
@@ -40,7 +40,9 @@ export type SyncItem = z.output<typeof SyncItem>;
 
 /** The stock of a JSON body (an NDJSON body sends the items one a line instead). */
 export const SyncStock = z
-  .object({ items: z.array(z.unknown()).openapi({ type: "array", items: { $ref: "#/components/schemas/SyncItem" } }) })
+  .strictObject({
+    items: z.array(z.unknown()).openapi({ type: "array", items: { $ref: "#/components/schemas/SyncItem" } }),
+  })
   .openapi("SyncStock");
 
 /** A sync's options, in the query (the body is the stock, streamed). */
@@ -72,7 +74,7 @@ export const Sync = z
   .object({
     syncId: rowId(),
     userId: rowId(),
-    state: z.enum(SYNC_STATES),
+    state: openEnum(SYNC_STATES, "Where the sync stands."),
     phase: z.enum(["items", "ending", "done"]),
     removal: z.enum(SYNC_REMOVALS),
     maxEndedPercent: z.number().int(),
@@ -103,7 +105,7 @@ export const SyncItemReport = z
   .object({
     seq: z.number().int().openapi({ description: "The item's place in the stock, from 1; ended ads follow the stock" }),
     externalAdId: z.number().int().nullable(),
-    outcome: z.enum(SYNC_OUTCOMES).nullable().openapi({ description: "null until the item is applied" }),
+    outcome: openEnum(SYNC_OUTCOMES, "What became of the item; null until it is applied.").nullable(),
     adId: rowId().nullable(),
     targets: z.array(SyncTargetResult),
     errorDetails: z.array(ErrorDetail).openapi({ description: "Why the item was refused, each naming its field" }),

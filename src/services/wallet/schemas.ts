@@ -9,7 +9,8 @@ export const WalletAdjustment = z
       .int()
       .min(-100_000_000)
       .max(100_000_000)
-      .refine((v) => v !== 0, { error: "must not be 0" }),
+      .refine((v) => v !== 0, { error: "must not be 0" })
+      .openapi({ not: { const: 0 }, description: "Cents: a credit (positive) or a debit (negative), never 0" }),
     description: z.string().min(1).max(255),
   })
   .openapi("WalletAdjustment");

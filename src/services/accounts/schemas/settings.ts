@@ -63,7 +63,7 @@ export const SettingsPatch = z
 export type SettingsInput = z.infer<typeof SettingsInput>;
 export type SettingsPatch = z.infer<typeof SettingsPatch>;
 
-export const SettingsQuery = z.object({ userId: queryId().optional(), useCache: queryBool().optional() });
+export const SettingsQuery = z.object({ userId: queryId(), useCache: queryBool().optional() });
 
 /** A user's settings as answered. */
 export const UserSettings = z

@@ -1,18 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { id, pagingQuery, pathId, rowId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
+import { calendarDate, id, pagingQuery, pathId, rowId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
 import { Contact } from "./contacts";
-
-const date = () =>
-  z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date yyyy-mm-dd" })
-    .refine(
-      (v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
-      {
-        error: "must be a date yyyy-mm-dd",
-      },
-    );
 
 /** Writable user fields; `null` clears an optional field on update. */
 const userFields = {
@@ -25,7 +14,7 @@ const userFields = {
   gender: z.enum(["M", "F"]).nullable(),
   firstName: text(2, 255).nullable(),
   lastName: text(2, 255).nullable(),
-  dateOfBirth: date().nullable(),
+  dateOfBirth: calendarDate().nullable(),
   address: text(2, 255).nullable(),
   houseNumber: upTo(20).nullable(),
   postalCode: upTo(10).nullable().openapi({ description: "Valid Dutch postal code; optional abroad" }),
@@ -54,7 +43,7 @@ export const ContactsSummary = z.object({
 export const User = z
   .object({
     userId: rowId(),
-    clientId: z.number().int().nullable(),
+    clientId: rowId().nullable(),
     externalUserId: z.number().int().nullable(),
     companyName: z.string().nullable(),
     gender: userFields.gender,

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { pagingQuery, queryId, rowId } from "../../../lib/fields";
-import { JobKindEnum, MARKETPLACES, PublishTargetEnum } from "../../../lib/vocabulary";
+import { openEnum, pagingQuery, queryId, rowId } from "../../../lib/fields";
+import { JOB_KIND_NAMES, JobKindEnum, MARKETPLACES, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const JOB_STATES = ["pending", "processing", "done", "error", "cancelled"] as const;
 
@@ -19,9 +19,9 @@ export const Job = z
     userId: rowId(),
     adId: rowId(),
     portal: PublishTargetEnum,
-    kind: JobKindEnum.openapi({ description: "placement (a new listing), update, unpublish or feature" }),
+    kind: openEnum(JOB_KIND_NAMES, "placement (a new listing), update, unpublish or feature."),
     feature: z.string().nullable(),
-    state: z.enum(JOB_STATES),
+    state: openEnum(JOB_STATES, "Where the job stands."),
     attempts: z.number().int().openapi({ description: "Times the job was started" }),
     lastError: z.string().nullable().openapi({ description: "The reason of a failure, or the error before a retry" }),
     lastErrorField: z

@@ -5101,6 +5101,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "client.get": {
@@ -5317,6 +5345,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -5672,6 +5728,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "clientgroups.byGroupId.move.get": {
@@ -5891,6 +5975,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -6220,6 +6332,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "clientgroups.byGroupId.move.delete": {
@@ -6490,6 +6630,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -6773,6 +6941,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "users.get": {
@@ -7046,6 +7242,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -7458,6 +7682,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "users.create": {
@@ -7837,6 +8089,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "users.delete": {
@@ -8175,6 +8455,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "users.byUserId.get": {
@@ -8452,6 +8760,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -8762,6 +9098,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "contacts.byUserId.get": {
@@ -9006,6 +9370,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -9285,6 +9677,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -9654,6 +10074,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "contacts.create": {
@@ -9979,6 +10427,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -10339,6 +10815,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "folders.byUserId.get": {
@@ -10576,6 +11080,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -10848,6 +11380,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -11200,6 +11760,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "folders.create": {
@@ -11508,6 +12096,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -11859,6 +12475,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "user.settings.byUserId.get": {
@@ -12096,6 +12740,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "user.settings.get": {
@@ -12325,6 +12997,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -12706,6 +13406,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "user.settings.patch": {
@@ -13070,6 +13798,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "usersettings.byUserId.get": {
@@ -13307,6 +14063,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "usersettings.get": {
@@ -13536,6 +14320,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -13917,6 +14729,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "usersettings.patch": {
@@ -14281,6 +15121,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "user.adsettings.byUserId.get": {
@@ -14501,6 +15369,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -14729,6 +15625,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -15090,6 +16014,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "user.activate.create": {
@@ -15392,6 +16344,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -15710,6 +16690,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "auth.link.generate.create": {
@@ -16016,6 +17024,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -16401,6 +17437,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "ads.get": {
@@ -16770,6 +17834,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -17260,6 +18352,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "ads.create": {
@@ -17702,6 +18822,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "ads.patch": {
@@ -18134,6 +19282,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "ads.batch.delete": {
@@ -18444,6 +19620,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -18769,6 +19973,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "ads.byAdId.delete": {
@@ -19072,6 +20304,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "adsettings.byAdId.get": {
@@ -19297,6 +20557,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "adsettings.get": {
@@ -19515,6 +20803,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -19876,6 +21192,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "categories.get": {
@@ -20159,6 +21503,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -20458,6 +21830,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "groups.create": {
@@ -20746,6 +22146,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -21072,6 +22500,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "manufacturers.get": {
@@ -21324,6 +22780,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -21691,6 +23175,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "manufacturers.create": {
@@ -22014,6 +23526,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -22358,6 +23898,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "manufacturers.batch.create": {
@@ -22669,6 +24237,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "images.byAdId.get": {
@@ -22890,6 +24486,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -23256,6 +24880,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "images.byAdId.create": {
@@ -23586,6 +25238,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "images.byAdId.delete": {
@@ -23882,6 +25562,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -24193,6 +25901,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -24552,6 +26288,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "imageswitch.create": {
@@ -24895,6 +26659,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -25252,6 +27044,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "imagerotate.create": {
@@ -25573,6 +27393,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "imagestatus.byUserId.get": {
@@ -25814,6 +27662,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -26080,6 +27956,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -26356,6 +28260,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -26657,6 +28589,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "imagestatus.create": {
@@ -26921,6 +28881,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "oauth.byUserId.byPortal.get": {
@@ -27144,6 +29132,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -27474,6 +29490,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "oauth.byUserId.byPortal.create": {
@@ -27781,6 +29825,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -28103,6 +30175,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "publish.preflight.create": {
@@ -28388,6 +30488,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -28710,6 +30838,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "publish.create": {
@@ -29025,6 +31181,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "publish.delete": {
@@ -29333,6 +31517,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -29657,6 +31869,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "publish.batch.create": {
@@ -29967,6 +32207,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -30291,6 +32559,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "publish.batchall.create": {
@@ -30599,6 +32895,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -30921,6 +33245,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "publish.batchauto.update": {
@@ -31236,6 +33588,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "status.totals.byUserId.get": {
@@ -31455,6 +33835,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -31738,6 +34146,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -32038,6 +34474,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "jobs.get": {
@@ -32296,6 +34760,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "jobs.byQueueItemId.get": {
@@ -32522,6 +35014,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -32826,6 +35346,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "events.get": {
@@ -33071,6 +35619,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhooks.get": {
@@ -33291,6 +35867,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -33625,6 +36229,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhooks.byWebhookId.get": {
@@ -33847,6 +36479,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -34212,6 +36872,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhooks.byWebhookId.delete": {
@@ -34521,6 +37209,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -34845,6 +37561,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhooks.byWebhookId.test.create": {
@@ -35112,6 +37856,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -35433,6 +38205,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhooks.byWebhookId.deliveries.get": {
@@ -35672,6 +38472,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -35954,6 +38782,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "features.byPortal.byAdId.get": {
@@ -36177,6 +39033,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "features.get": {
@@ -36393,6 +39277,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -36714,6 +39626,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "wallet.byUserId.get": {
@@ -36934,6 +39874,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -37264,6 +40232,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "bids.byUserId.get": {
@@ -37481,6 +40477,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -37733,6 +40757,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -38052,6 +41104,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "bids.markasread.delete": {
@@ -38364,6 +41444,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "statistics.create": {
@@ -38648,6 +41756,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "tasks.byUserId.get": {
@@ -38905,6 +42041,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -39170,6 +42334,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -39470,6 +42662,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "tasks.get": {
@@ -39726,6 +42946,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -40109,6 +43357,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "tasks.create": {
@@ -40448,6 +43724,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -40822,6 +44126,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "archive.jobs.get": {
@@ -41072,6 +44404,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -41330,6 +44690,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "archive.ledger.get": {
@@ -41568,6 +44956,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -41823,6 +45239,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "archive.deliveries.get": {
@@ -42063,6 +45507,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -42413,6 +45885,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "syncs.get": {
@@ -42658,6 +46158,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -43046,6 +46574,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "syncs.bySyncId.get": {
@@ -43270,6 +46826,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }
@@ -43524,6 +47108,34 @@ export interface operations {
                      *         {
                      *           "code": "internal_error",
                      *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
                      *         }
                      *       ]
                      *     }

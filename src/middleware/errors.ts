@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { RouterRoute } from "hono/types";
 import { GROUP_MOVING } from "../db/moves";
 import { failureText } from "../db/triggers";
+import { notAnswering } from "../db/unavailable";
 import type { AppEnv } from "../env";
 import { failure } from "../lib/envelope";
 import { DomainError, detail } from "../lib/errors";
@@ -36,6 +37,26 @@ const groupMovingFailure = (error: unknown) =>
       )
     : undefined;
 
+/** Seconds a call a dependency did not answer waits before it is sent again. */
+const NOT_ANSWERING_RETRY_SECONDS = 5;
+
+/**
+ * A dependency that did not answer (src/db/unavailable.ts): 503 with Retry-After, so a client tells an
+ * outage from a bug and retries. A database once the request's shard is known is that shard
+ * (`shard_unavailable`, named); the directory before it, a bucket or a Durable Object, `service_unavailable`.
+ */
+const notAnsweringFailure = (error: unknown, c: Context<AppEnv>) => {
+  const which = notAnswering(error);
+  if (!which) return undefined;
+  const shard = c.var.shardEnv?.shard.number;
+  return new DomainError(
+    which === "service" || shard === undefined
+      ? detail("service_unavailable", "a service this call needs did not answer; try again")
+      : detail("shard_unavailable", `shard ${shard}, which holds this client's data, did not answer; try again`),
+    { retryAfterSeconds: NOT_ANSWERING_RETRY_SECONDS },
+  );
+};
+
 /** The one place errors become answers: the envelope with codes, never a stack trace. */
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
   const known =
@@ -43,7 +64,7 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
       ? error
       : error instanceof HTTPException
         ? fromHttpException(error)
-        : (preconditionFailure(error) ?? groupMovingFailure(error) ?? null);
+        : (preconditionFailure(error) ?? groupMovingFailure(error) ?? notAnsweringFailure(error, c) ?? null);
   // An ETag read before the failure names no answer (and no resource of another client).
   c.header("ETag", undefined);
   if (known) {

@@ -117,6 +117,11 @@ function sharedOperationParts() {
       "Unexpected failure (`internal error`), logged with the request id",
       errorExample("internal_error", "internal error"),
     ),
+    503: errorResponse(
+      "A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After",
+      errorExample("shard_unavailable", "shard 2, which holds this client's data, did not answer; try again"),
+      RETRY_AFTER_HEADER,
+    ),
   } as const;
 
   const groupMismatch = errorResponse(

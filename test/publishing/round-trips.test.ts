@@ -75,4 +75,26 @@ describe("D1 round trips of publishing", () => {
     const job = await call("GET", `/jobs/${legacyId}`, { key });
     expect(job.body.data).toMatchObject({ state: "done" });
   });
+
+  it("tells the caller what it charged: a placement it queued, not one another call queued and paid first", async () => {
+    const userId = await connectedSeller(key, internalKey, 1_000_000);
+    const { adId } = await createAd(key, userId, { categoryId: PAID_CATEGORY, title: "Brommer betaald" });
+    const ctx = {
+      db: getDb(env.DB),
+      env: onTestShard(withoutMessages()),
+      caller: callerOf({ id: clientId, internal: false, partner: true }),
+      mediaBase: "/media/",
+    };
+    const request = { userId, adIds: [adId], portal: "portal_a" as const, images: true, mode: "publish" as const };
+    const charges: [number, number][] = [];
+    const first = await requestPublishing(ctx, request, (ad, cents) => charges.push([ad, cents]));
+    const wallet = await call("GET", `/wallet/${userId}`, { key });
+    const charge = wallet.body.data.entries.find((e: { kind: string }) => e.kind === "charge");
+    expect(charges).toEqual([[adId, -defined(charge).amount]]);
+    // The same placement again (a sync's call after a manual one): the open job, and no charge of its own.
+    const again: [number, number][] = [];
+    const second = await requestPublishing(ctx, request, (ad, cents) => again.push([ad, cents]));
+    expect(second[0]?.queueItemId).toBe(defined(first[0]?.queueItemId));
+    expect(again).toEqual([]);
+  });
 });

@@ -179,7 +179,7 @@ describe("a stock sync", () => {
     ]);
   });
 
-  it("replays a repeat with the same Idempotency-Key, and refuses the key with another stock", async () => {
+  it("replays a repeat with the same Idempotency-Key, and refuses the key with another stock, user or options", async () => {
     const userId = await connectedSeller(key, internalKey, 10_000_000);
     const headers = { "Idempotency-Key": `sync-${userId}` };
     const first = await sendStock(userId, [item(1)], { headers });
@@ -188,6 +188,12 @@ describe("a stock sync", () => {
     expect(repeat.headers.get("Idempotent-Replayed")).toBe("true");
     expect(repeat.body.data.syncId).toBe(first.body.data.syncId);
     expectError(await sendStock(userId, [item(2)], { headers }), "idempotency_conflict");
+    // The key names one request: the same stock for another user of the client, or with other options, is
+    // another request (422), never a replay of the first user's sync.
+    const other = await connectedSeller(key, internalKey, 10_000_000);
+    expectError(await sendStock(other, [item(1)], { headers }), "idempotency_conflict");
+    expectError(await sendStock(userId, [item(1)], { headers, query: "&removal=archive" }), "idempotency_conflict");
+    expect((await call("GET", `/syncs/?userId=${other}`, { key })).body.totalItems).toBe(0);
     const done = await settledSync(first.body.data.syncId);
     expect(done.created).toBe(1);
     // The replay is the first answer, as it was.

@@ -50,10 +50,17 @@ export async function requestPublishingEverywhere(
 export async function requestPublishing(
   ctx: ServiceContext,
   input: PublishRequest & { userId: number },
+  charged?: ChargeOf,
 ): Promise<Outcome[]> {
   const state = await readPublishState(ctx, { ...input, jobs: input.mode === "unpublish" ? "pending" : "none" });
-  return writePublishDecision(ctx, input.portal, decidePublishing(state, input));
+  return writePublishDecision(ctx, input.portal, decidePublishing(state, input), charged);
 }
+
+/**
+ * Told of each charge a publish call made, in cents: a job it queued and paid. An ad whose open job it
+ * found (queued and paid by another call), or whose placement became a free update, is not charged by it.
+ */
+export type ChargeOf = (adId: number, cents: number) => void;
 
 /**
  * Writes a publish call's decision and returns each ad's outcome: first the jobs it withdraws (not
@@ -66,6 +73,7 @@ async function writePublishDecision(
   ctx: ServiceContext,
   portal: PublishTarget,
   decision: PublishDecision,
+  charged?: ChargeOf,
 ): Promise<Outcome[]> {
   const withdrawn = await withdrawPending(ctx, decision.withdraw, nowIso());
   const jobs = decision.ads.flatMap((d) => ("job" in d ? [d.job] : []));
@@ -80,6 +88,7 @@ async function writePublishDecision(
         : refused("ad_not_published", portal, d.adId, REFUSAL_TEXTS.ad_not_published);
     }
     const q = byNewJob.get(d.job);
+    if (q?.created && q.cost > 0) charged?.(d.adId, q.cost);
     return q
       ? queuedOutcome(portal, d.adId, d.job.action, q)
       : refused("insufficient_means", portal, d.adId, REFUSAL_TEXTS.insufficient_means);

@@ -11,7 +11,7 @@ import type { SyncRow } from "./syncViews";
 /** The publish call of each target action. */
 export const MODE_OF = { place: "publish", update: "update", remove: "unpublish" } as const;
 
-/** What a step charged: the placements it queued, at the price each was planned at. */
+/** What a step charged: the charges of the jobs it queued itself (never one another call paid). */
 export type Charged = { cents: number };
 
 /** The problems of a refused write, or the error itself when it is not a refusal. */
@@ -22,8 +22,9 @@ export const refusalOf = (error: unknown): ErrorDetail[] => {
 
 /**
  * Each target's jobs for the items: one publish call per target and action (placements, updates,
- * removals), each item's report per target kept with its job or its refusal, and each placement queued
- * charged at its price.
+ * removals), each item's report per target kept with its job or its refusal, and what each call charged
+ * added up (a placement another call queued and paid first, or one that became an update, costs this
+ * sync nothing).
  */
 export async function queueTargets(
   ctx: ServiceContext,
@@ -34,26 +35,26 @@ export async function queueTargets(
   },
 ): Promise<void> {
   const { sync, items, charged } = input;
-  type Asked = { target: SyncTargetResult; price: number };
+  type Asked = { target: SyncTargetResult };
   const calls = new Map<string, { portal: PublishTarget; action: keyof typeof MODE_OF; ads: Map<number, Asked> }>();
   for (const { report, adId, targets } of items)
-    for (const { portal, action, price } of targets) {
+    for (const { portal, action } of targets) {
       const target: SyncTargetResult = { portal, action, jobId: null, refusal: null };
       report.targets.push(target);
       const key = `${portal} ${action}`;
       const call = calls.get(key) ?? { portal, action, ads: new Map<number, Asked>() };
-      call.ads.set(adId, { target, price });
+      call.ads.set(adId, { target });
       calls.set(key, call);
     }
   for (const call of calls.values()) {
     const adIds = [...call.ads.keys()];
-    const outcomes = await requestPublishing(ctx, {
-      userId: sync.userId,
-      adIds,
-      portal: call.portal,
-      mode: MODE_OF[call.action],
-      images: true,
-    }).catch((error: unknown) =>
+    const outcomes = await requestPublishing(
+      ctx,
+      { userId: sync.userId, adIds, portal: call.portal, mode: MODE_OF[call.action], images: true },
+      (_adId, cents) => {
+        charged.cents += cents;
+      },
+    ).catch((error: unknown) =>
       adIds.map((adId) => ({ adId, errorDetails: refusalOf(error), queueItemId: undefined })),
     );
     for (const outcome of outcomes) {
@@ -61,7 +62,6 @@ export async function queueTargets(
       if (!asked) continue;
       asked.target.jobId = outcome.queueItemId ?? null;
       asked.target.refusal = outcome.errorDetails[0] ?? null;
-      if (call.action === "place" && asked.target.jobId !== null) charged.cents += asked.price;
     }
   }
 }

@@ -41,7 +41,7 @@ export async function startSync(
       .from(syncs)
       .where(and(eq(syncs.clientId, clientId), eq(syncs.idempotencyKey, input.idempotencyKey)))
       .get();
-    if (earlier) return { sync: await replayOf(input.stock, earlier), replayed: true };
+    if (earlier) return { sync: await replayOf(input, earlier), replayed: true };
   }
   const syncId = await claimUserTurn(ctx, input);
   const { STOCKS: bucket } = ctx.env;
@@ -101,9 +101,15 @@ export async function startSync(
   return { sync: startedView(row), replayed: false };
 }
 
-/** A repeat of a sync's Idempotency-Key: the same stock answers that sync (or its refusal), another 422. */
-async function replayOf(stock: Stock, earlier: typeof syncs.$inferSelect): Promise<SyncView> {
-  for await (const _line of stock.lines) {
+/**
+ * A repeat of a sync's Idempotency-Key: the same request (user, options and stock) answers that sync (or
+ * its refusal); another request, another user's stock included, 422.
+ */
+async function replayOf(
+  request: { options: SyncOptions; stock: Stock },
+  earlier: typeof syncs.$inferSelect,
+): Promise<SyncView> {
+  for await (const _line of request.stock.lines) {
     // Read to the end: the digest is of the whole stock.
   }
   if (earlier.state === "receiving")
@@ -111,8 +117,13 @@ async function replayOf(stock: Stock, earlier: typeof syncs.$inferSelect): Promi
       detail("idempotency_in_progress", "Idempotency-Key: a request with this key is still running"),
       { retryAfterSeconds: 1 },
     );
-  if ((await stock.digest()) !== earlier.digest)
-    throw DomainError.of("idempotency_conflict", "Idempotency-Key: was used with a different request");
+  const { userId, removal, maxEndedPercent } = request.options;
+  const same =
+    earlier.userId === userId &&
+    earlier.removal === removal &&
+    earlier.maxEndedPercent === maxEndedPercent &&
+    (await request.stock.digest()) === earlier.digest;
+  if (!same) throw DomainError.of("idempotency_conflict", "Idempotency-Key: was used with a different request");
   if (earlier.state === "refused" && earlier.reason)
     throw new DomainError(detail("sync_would_end_too_many", earlier.reason));
   return startedView(earlier);

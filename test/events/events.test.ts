@@ -221,11 +221,28 @@ describe("the event feed", () => {
     expect(market.filter((e) => e.type === "bid.received")).toHaveLength(1);
     expect(market.find((e) => e.type === "bid.received")?.data).toMatchObject({ amount: 27000 });
     expect(market.filter((e) => e.type === "statistics.updated").length).toBeGreaterThan(0);
-    // Pulled again: nothing new, so no new events.
-    await env.DB.prepare("UPDATE portal_connections SET market_data_pulled_at = NULL WHERE user_id = ?")
-      .bind(userId)
-      .run();
-    await cron();
+    // Pulled again: nothing new, so no new events, and no statistics row written (a trigger counts writes).
+    await env.DB.batch([
+      env.DB.prepare("CREATE TABLE statistics_writes_seen (n INTEGER)"),
+      env.DB.prepare(
+        "CREATE TRIGGER statistics_updates_seen AFTER UPDATE ON ad_statistics BEGIN INSERT INTO statistics_writes_seen VALUES (1); END",
+      ),
+      env.DB.prepare(
+        "CREATE TRIGGER statistics_inserts_seen AFTER INSERT ON ad_statistics BEGIN INSERT INTO statistics_writes_seen VALUES (1); END",
+      ),
+      env.DB.prepare("UPDATE portal_connections SET market_data_pulled_at = NULL WHERE user_id = ?").bind(userId),
+    ]);
+    try {
+      await cron();
+      const writes = await env.DB.prepare("SELECT count(*) AS n FROM statistics_writes_seen").first<{ n: number }>();
+      expect(writes?.n).toBe(0);
+    } finally {
+      await env.DB.batch([
+        env.DB.prepare("DROP TRIGGER statistics_updates_seen"),
+        env.DB.prepare("DROP TRIGGER statistics_inserts_seen"),
+        env.DB.prepare("DROP TABLE statistics_writes_seen"),
+      ]);
+    }
     const again = (await readAll(userId)).filter((e) => e.type === "bid.received" || e.type === "statistics.updated");
     expect(again).toHaveLength(market.length);
 

@@ -1,11 +1,11 @@
 // The rows an ad's write stores beside it: prices, settings, attributes, its details copy, its sync columns.
 import { and, eq, gte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { rowsAsJson } from "../../db/nestedRows";
 import { rowChunks } from "../../db/rowChunks";
 import { adAttributes, adDetails, adSettings } from "../../db/schema";
+import { changedFrom } from "../../db/upserts";
 import { nowIso } from "../../lib/time";
 import type { Marketplace } from "../../lib/vocabulary";
 import type { AttributeRowInput } from "./attributes";
@@ -57,17 +57,6 @@ export function detailsCopy(db: Db, adId: SQLValue): BatchItem<"sqlite"> {
       setWhere: changedFrom(adDetails.attributeRows, adDetails.settingRows),
     });
 }
-
-/**
- * An upsert's condition to update: some of `columns` differs from the row offered (`excluded`). A row sent
- * again unchanged (a dealer's sync re-sends its whole stock) is then left alone, and D1 counts no row
- * written for it, where an update to the same values still rewrites the row and its index entries.
- */
-const changedFrom = (...columns: SQLiteColumn[]) =>
-  sql.join(
-    columns.map((column) => sql`${column} IS NOT excluded.${sql.identifier(column.name)}`),
-    sql` OR `,
-  );
 
 /** The ad's attribute rows, in statements that stay under D1's limit of bound parameters. */
 export function insertAttributes(

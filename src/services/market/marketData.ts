@@ -4,6 +4,7 @@ import { settledUser } from "../../db/directory";
 import { groupOfUser, nextId } from "../../db/ids";
 import { inList } from "../../db/inList";
 import { adPublications, adStatistics, ads, bids, portalConnections } from "../../db/schema";
+import { changedFrom } from "../../db/upserts";
 import { DomainError } from "../../lib/errors";
 import { keyedBy, prefixedPerMarketplace } from "../../lib/marketplaces";
 import { formatDateTime } from "../../lib/time";
@@ -82,7 +83,10 @@ export async function pullMarketData(ctx: JobContext, input: { limit: number }) 
       const statisticUpserts = daily.flatMap(({ date, rows }) =>
         rows.flatMap((row) => {
           const adId = adOf.get(row.remoteAdId);
-          if (!adId) return [];
+          // A day without any activity is no news: no row, no event (docs/capacity.md counts one row a
+          // day per listing with activity).
+          if (!adId || [row.views, row.asqs, row.bids, row.url, row.phone, row.favorites].every((n) => n === 0))
+            return [];
           const values = {
             views: row.views,
             asqs: row.asqs,
@@ -113,6 +117,15 @@ export async function pullMarketData(ctx: JobContext, input: { limit: number }) 
                 .onConflictDoUpdate({
                   target: [adStatistics.adId, adStatistics.portal, adStatistics.date],
                   set: values,
+                  // The same day pulled again unchanged (every minute): the row is left alone, nothing written.
+                  setWhere: changedFrom(
+                    adStatistics.views,
+                    adStatistics.asqs,
+                    adStatistics.bids,
+                    adStatistics.url,
+                    adStatistics.phone,
+                    adStatistics.favorites,
+                  ),
                 }),
             },
           ];

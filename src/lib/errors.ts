@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   client_group_mismatch: { status: 409 },
   move_under_way: { status: 409 },
   sync_in_progress: { status: 409 },
+  sync_lapsed: { status: 409 },
   sync_would_end_too_many: { status: 409 },
   precondition_failed: { status: 412 },
   body_too_large: { status: 413 },

@@ -5,7 +5,6 @@ import { groupOfUser, nextId } from "../../db/ids";
 import { syncs } from "../../db/schema";
 import { failureText } from "../../db/triggers";
 import { DomainError, detail } from "../../lib/errors";
-import { nowIso } from "../../lib/time";
 import { eventOf } from "../events/events";
 import { clientIdOf, isInternal, isPartner, requireUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
@@ -16,8 +15,10 @@ import { chunksOf, type Stock, storedLines, withoutRepeats } from "./stockLines"
 import { deleteStock, putChunk, putStockKeys } from "./stockStore";
 import { syncView } from "./syncViews";
 
-/** A sync still receiving after this long lost its upload: it no longer holds its user's turn. */
+/** A sync whose stock sent nothing for this long lost its upload: it no longer holds its user's turn. */
 const RECEIVE_LAPSE_MS = 10 * 60_000;
+/** How often a sync receiving its stock renews its hold on the user (its row's time), as the stock arrives. */
+const HOLD_RENEW_MS = 60_000;
 
 /**
  * `POST /syncs/`: takes a user's stock and starts applying it. The stock is stored as it arrives (a
@@ -29,8 +30,16 @@ const RECEIVE_LAPSE_MS = 10 * 60_000;
  */
 export async function startSync(
   ctx: ServiceContext,
-  input: { options: SyncOptions; idempotencyKey: string | undefined; stock: Stock },
+  input: {
+    options: SyncOptions;
+    idempotencyKey: string | undefined;
+    stock: Stock;
+    /** The clock of the hold on the user (tests run an upload of hours in a moment). */
+    clock?: () => number;
+  },
 ): Promise<{ sync: SyncView; replayed: boolean }> {
+  const clock = input.clock ?? Date.now;
+  const at = () => new Date(clock()).toISOString();
   const { db, caller } = ctx;
   const { userId, removal, maxEndedPercent } = input.options;
   await requireUser(db, caller, userId);
@@ -43,8 +52,21 @@ export async function startSync(
       .get();
     if (earlier) return { sync: await replayOf(input, earlier), replayed: true };
   }
-  const syncId = await claimUserTurn(ctx, input);
+  const syncId = await claimUserTurn(ctx, { ...input, clock });
   const { STOCKS: bucket } = ctx.env;
+  // The hold on the user, renewed as the stock arrives: a sync that lost it (its stock stopped arriving
+  // and another sync took the turn) stops, and applies nothing.
+  let renewedAt = clock();
+  const stillHeld = async (): Promise<void> => {
+    if (clock() - renewedAt < HOLD_RENEW_MS) return;
+    const held = await db
+      .update(syncs)
+      .set({ updatedAt: at() })
+      .where(and(eq(syncs.id, syncId), eq(syncs.state, "receiving")))
+      .returning({ id: syncs.id });
+    if (held.length === 0) throw lapsed(syncId);
+    renewedAt = clock();
+  };
   const seen = new Map<number, number>();
   const inStock = new Set<number>();
   let items = 0;
@@ -54,6 +76,7 @@ export async function startSync(
       const stored = await storedLines(withoutRepeats(lines, seen));
       for (const line of stored) if (line.externalAdId !== null) inStock.add(line.externalAdId);
       await putChunk(bucket, syncId, "stock", chunk, stored);
+      await stillHeld();
       chunk += 1;
       items = lines.at(-1)?.seq ?? items;
     }
@@ -61,8 +84,8 @@ export async function startSync(
   } catch (error) {
     await db
       .update(syncs)
-      .set({ state: "failed", reason: `the stock could not be read: ${failureText(error)}`, updatedAt: nowIso() })
-      .where(eq(syncs.id, syncId));
+      .set({ state: "failed", reason: `the stock could not be read: ${failureText(error)}`, updatedAt: at() })
+      .where(and(eq(syncs.id, syncId), eq(syncs.state, "receiving")));
     await deleteStock(bucket, syncId);
     throw error;
   }
@@ -77,22 +100,26 @@ export async function startSync(
         items,
         digest,
         reason: refusal?.message ?? null,
-        updatedAt: nowIso(),
+        updatedAt: at(),
       })
-      .where(eq(syncs.id, syncId))
+      // Only a sync that still holds its user: one that lost the turn meanwhile applies nothing.
+      .where(and(eq(syncs.id, syncId), eq(syncs.state, "receiving")))
       .returning(),
     started: refusal
       ? []
       : [
-          eventOf(db, {
-            type: "sync.started",
-            userId,
-            data: sql`json_object('syncId', ${syncId}, 'items', ${items})`,
-          }),
+          eventOf(
+            db,
+            { type: "sync.started", userId, data: sql`json_object('syncId', ${syncId}, 'items', ${items})` },
+            sql`EXISTS (SELECT 1 FROM ${syncs} WHERE ${syncs.id} = ${syncId} AND ${syncs.state} = 'running')`,
+          ),
         ],
   });
   const [row] = sync;
-  if (!row) throw new Error(`sync ${syncId} vanished while it was received`);
+  if (!row) {
+    await deleteStock(bucket, syncId);
+    throw lapsed(syncId);
+  }
   if (refusal) {
     await deleteStock(bucket, syncId);
     throw new DomainError(refusal);
@@ -152,7 +179,7 @@ const startedView = (row: typeof syncs.$inferSelect): SyncView =>
  */
 async function claimUserTurn(
   ctx: ServiceContext,
-  input: { options: SyncOptions; idempotencyKey: string | undefined },
+  input: { options: SyncOptions; idempotencyKey: string | undefined; clock: () => number },
 ): Promise<number> {
   const { db, caller } = ctx;
   const { userId, removal, maxEndedPercent } = input.options;
@@ -169,6 +196,8 @@ async function claimUserTurn(
         maxEndedPercent,
         idempotencyKey: input.idempotencyKey ?? null,
         mediaBase: ctx.mediaBase,
+        createdAt: new Date(input.clock()).toISOString(),
+        updatedAt: new Date(input.clock()).toISOString(),
       })
       .returning({ id: syncs.id })
       .get();
@@ -184,11 +213,15 @@ async function claimUserTurn(
       .from(syncs)
       .where(and(eq(syncs.userId, userId), sql`${syncs.state} IN ('receiving', 'running')`))
       .get();
-    const lapsed = new Date(Date.now() - RECEIVE_LAPSE_MS).toISOString();
-    if (running?.state === "receiving" && running.updatedAt < lapsed && attempt === 0) {
+    const lapse = new Date(input.clock() - RECEIVE_LAPSE_MS).toISOString();
+    if (running?.state === "receiving" && running.updatedAt < lapse && attempt === 0) {
       await db
         .update(syncs)
-        .set({ state: "failed", reason: "its stock stopped arriving before the last line", updatedAt: nowIso() })
+        .set({
+          state: "failed",
+          reason: "its stock stopped arriving before the last line",
+          updatedAt: new Date(input.clock()).toISOString(),
+        })
         .where(and(eq(syncs.id, running.id), eq(syncs.state, "receiving")));
       continue;
     }
@@ -207,3 +240,10 @@ async function claimUserTurn(
     );
   }
 }
+
+/** A sync that lost its hold on the user while its stock arrived: it ended, nothing of it applied. */
+const lapsed = (syncId: number) =>
+  DomainError.of(
+    "sync_lapsed",
+    `syncId: sync ${syncId} lost its turn: its stock sent nothing for ${RECEIVE_LAPSE_MS / 60_000} minutes and another sync of the user started; nothing of it was applied, send the stock again`,
+  );

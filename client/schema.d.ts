@@ -2761,7 +2761,7 @@ export interface components {
          */
         ErrorDetail: {
             /** @description Stable code to branch on (the guide's catalogue); an unknown one means what its HTTP status does. Open: new values may be added within /v1. */
-            code: ("validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "group_not_found" | "move_not_found" | "method_not_allowed" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_lapsed" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable") | string;
+            code: ("validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "group_not_found" | "move_not_found" | "method_not_allowed" | "upload_stalled" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_lapsed" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable") | string;
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -45798,6 +45798,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stock sent as NDJSON sent nothing for 60 seconds (SYNC_UPLOAD_STALL_SECONDS): the sync ended, nothing of it applied */
+            408: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: nothing arrived for 60 s; the sync ended and nothing of it was applied, send the stock again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "upload_stalled",
+                     *           "field": "body",
+                     *           "message": "body: nothing arrived for 60 s; the sync ended and nothing of it was applied, send the stock again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Request body over 1 MiB */
             413: {
                 headers: {
@@ -46424,6 +46451,33 @@ export interface operations {
                      *           "code": "user_not_found",
                      *           "field": "userId",
                      *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stock sent as NDJSON sent nothing for 60 seconds (SYNC_UPLOAD_STALL_SECONDS): the sync ended, nothing of it applied */
+            408: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: nothing arrived for 60 s; the sync ended and nothing of it was applied, send the stock again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "upload_stalled",
+                     *           "field": "body",
+                     *           "message": "body: nothing arrived for 60 s; the sync ended and nothing of it was applied, send the stock again"
                      *         }
                      *       ]
                      *     }

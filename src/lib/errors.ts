@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   group_not_found: { status: 404 },
   move_not_found: { status: 404 },
   method_not_allowed: { status: 405 },
+  upload_stalled: { status: 408 },
   insufficient_means: { status: 409 },
   ad_not_published: { status: 409 },
   ad_archived: { status: 409 },

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { BASE_PATH, onlyReads } from "../lib/calls";
+import { BASE_PATH, NDJSON, onlyReads } from "../lib/calls";
 import { IF_MATCH } from "../lib/entityTags";
 import { detail, type ErrorCode, ErrorDetail } from "../lib/errors";
 import { MARKETPLACES } from "../lib/vocabulary";
@@ -124,6 +124,13 @@ function sharedOperationParts() {
     ),
   } as const;
 
+  const stalled = errorResponse(
+    "A stock sent as NDJSON sent nothing for 60 seconds (SYNC_UPLOAD_STALL_SECONDS): the sync ended, nothing of it applied",
+    errorExample(
+      "upload_stalled",
+      "body: nothing arrived for 60 s; the sync ended and nothing of it was applied, send the stock again",
+    ),
+  );
   const groupMismatch = errorResponse(
     "The resources named lie in two client groups",
     errorExample(
@@ -199,6 +206,8 @@ function sharedOperationParts() {
     // write, a body too large only with a body.
     errors: (options: { method: Method; path: string; request?: { body?: unknown } | undefined; entityTag?: true }) => {
       const { 409: conflict, 413: tooLarge, ...always } = commonErrors;
+      // A body read as it arrives (NDJSON) that stops arriving: 408.
+      const streams = NDJSON in ((options.request?.body as { content?: object } | undefined)?.content ?? {});
       const writes = !onlyReads(options.method, options.path);
       // A read naming two resources (`/folders/{userId}/{folderId}`) finds them in two client groups: 409.
       const namesTwo = (options.path.match(/\{\w+Id\}/g) ?? []).length > 1;
@@ -207,6 +216,7 @@ function sharedOperationParts() {
         ...(writes ? { 409: conflict, ...writeErrors } : namesTwo ? { 409: groupMismatch } : {}),
         ...(writes && options.entityTag ? { 412: preconditionFailed } : {}),
         ...(options.request?.body ? { 413: tooLarge } : {}),
+        ...(streams ? { 408: stalled } : {}),
       };
     },
   };

@@ -4,7 +4,7 @@ import { getDb } from "../../src/db/client";
 import { DomainError } from "../../src/lib/errors";
 import { callerOf, type ServiceContext } from "../../src/services/shared";
 import { type StockLine, SyncItem, startSync } from "../../src/services/syncs";
-import { newClient } from "../harness/api";
+import { call, newClient } from "../harness/api";
 import { onTestShard } from "../harness/d1";
 import { createUser, PAID_CATEGORY } from "../harness/data";
 import { withoutMessages } from "../harness/jobs";
@@ -119,5 +119,40 @@ describe("a sync's hold on its user", () => {
       .bind(lost?.id ?? 0)
       .first<{ n: number }>();
     expect(started?.n).toBe(0);
+  });
+
+  it("ends an upload that sends nothing for SYNC_UPLOAD_STALL_SECONDS: 408, the sync failed, nothing applied", async () => {
+    const userId = (await createUser(key)).userId;
+    const encoder = new TextEncoder();
+    let sent = false;
+    const stalling = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent) return new Promise<void>(() => {}); // and then nothing, ever
+        sent = true;
+        controller.enqueue(encoder.encode(`${[1, 2, 3].map((n) => JSON.stringify(line(n).item)).join("\n")}\n`));
+      },
+    });
+    const answer = await call("POST", `/syncs/?userId=${userId}`, {
+      key,
+      rawBody: stalling,
+      headers: { "Content-Type": "application/x-ndjson" },
+      env: { ...env, SYNC_UPLOAD_STALL_SECONDS: "1" } as never,
+    });
+    expect(answer.status).toBe(408);
+    expect(answer.body.errorDetails).toMatchObject([{ code: "upload_stalled", field: "body" }]);
+    const [sync] = (
+      await env.DB.prepare("SELECT state, reason FROM syncs WHERE user_id = ?")
+        .bind(userId)
+        .all<{ state: string; reason: string }>()
+    ).results;
+    expect(sync?.state).toBe("failed");
+    expect(sync?.reason).toMatch(/nothing arrived for 1 s/);
+    const ads = await env.DB.prepare("SELECT count(*) AS n FROM ads WHERE user_id = ?")
+      .bind(userId)
+      .first<{ n: number }>();
+    expect(ads?.n).toBe(0);
+    // The user's turn is free again: the stock sent whole is taken.
+    const again = await call("POST", `/syncs/?userId=${userId}`, { key, body: { items: [line(1).item] } });
+    expect(again.status).toBe(200);
   });
 });

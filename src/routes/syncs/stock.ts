@@ -26,8 +26,36 @@ function lineOf(seq: number, value: unknown): StockLine {
   };
 }
 
+/** How long an NDJSON stock may send nothing before its sync is ended (SYNC_UPLOAD_STALL_SECONDS). */
+const DEFAULT_STALL_SECONDS = 60;
+
+/** The next part of a body, or a refusal when nothing arrives for `seconds`: a stalled upload ends. */
+async function nextPart(reader: ReadableStreamDefaultReader<string>, seconds: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          DomainError.of(
+            "upload_stalled",
+            `body: nothing arrived for ${seconds} s; the sync ended and nothing of it was applied, send the stock again`,
+          ),
+        ),
+      seconds * 1000,
+    );
+  });
+  try {
+    return await Promise.race([reader.read(), stalled]);
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The lines of a body, read as they arrive: one item per non-empty line, numbered from 1. */
-async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<StockLine> {
+async function* ndjsonLines(body: ReadableStream<Uint8Array>, stallSeconds: number): AsyncGenerator<StockLine> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
   let seq = 0;
@@ -41,7 +69,7 @@ async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<St
     }
   };
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await nextPart(reader, stallSeconds);
     if (done) break;
     buffered += value;
     let end = buffered.indexOf("\n");
@@ -88,7 +116,7 @@ export async function stockOf(c: Context<AppEnv>): Promise<Stock> {
     // Read to the end or not, the digest's branch must not hold the body's chunks: it drains as they come.
     digest.catch(() => {});
     return {
-      lines: ndjsonLines(forLines),
+      lines: ndjsonLines(forLines, Number(c.env.SYNC_UPLOAD_STALL_SECONDS) || DEFAULT_STALL_SECONDS),
       digest: async () => [...new Uint8Array(await digest)].map((b) => b.toString(16).padStart(2, "0")).join(""),
     };
   }

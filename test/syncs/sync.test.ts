@@ -177,6 +177,15 @@ describe("a stock sync", () => {
       [3, "refused", "title: must be 5-60 characters"],
       [4, "refused", "externalAdId: 1 is also the item on line 1"],
     ]);
+    // Refused again, on its fields, the item names its ad; the dry run names the item.
+    const adId = defined(report[0]?.adId);
+    const bad = [JSON.stringify(item(1, { title: "x" }))].join("\n");
+    const headers = { "Content-Type": "application/x-ndjson" };
+    const preview = await call("POST", `/syncs/preview?userId=${userId}`, { key, rawBody: bad, headers });
+    expect(preview.body.data.refusals).toMatchObject([{ seq: 1, externalAdId: 1 }]);
+    const again = await call("POST", `/syncs/?userId=${userId}`, { key, rawBody: bad, headers });
+    const refusedAgain = await reportOf((await settledSync(again.body.data.syncId)).syncId);
+    expect(refusedAgain.map((r) => [r.outcome, r.externalAdId, r.adId])).toEqual([["refused", 1, adId]]);
   });
 
   it("replays a repeat with the same Idempotency-Key, and refuses the key with another stock, user or options", async () => {

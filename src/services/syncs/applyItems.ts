@@ -35,7 +35,7 @@ export async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<bo
   const known = await syncedAdsOf(
     db,
     sync.userId,
-    lines.flatMap((line) => (line.item ? [line.item.externalAdId] : [])),
+    lines.flatMap((line) => (line.externalAdId === null ? [] : [line.externalAdId])),
   );
   const plans = new Map(
     lines.flatMap((line) =>
@@ -45,7 +45,14 @@ export async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<bo
     ),
   );
   const earlierOf = new Map(earlier.map((report) => [report.seq, report]));
-  const reports = lines.map((line) => plannedReport(line, plans.get(line.seq), earlierOf.get(line.seq)));
+  const reports = lines.map((line) =>
+    plannedReport(
+      line,
+      plans.get(line.seq),
+      earlierOf.get(line.seq),
+      line.externalAdId === null ? undefined : known.get(line.externalAdId)?.id,
+    ),
+  );
   if (earlier.length === 0) await putChunk(env.STOCKS, sync.id, "report", chunk, reports);
   const charged: Charged = { cents: 0 };
   const placing: { report: ItemReport; adId: number; targets: ItemPlan["targets"] }[] = [];

@@ -64,7 +64,11 @@ export async function previewSync(ctx: ServiceContext, input: { options: SyncOpt
     for (const line of lines) {
       const refuse = (problems: ErrorDetail[]) => {
         plan.refused += 1;
-        plan.refusals.push({ seq: line.seq, externalAdId: line.item?.externalAdId ?? null, errorDetails: problems });
+        plan.refusals.push({
+          seq: line.seq,
+          externalAdId: line.item ? line.item.externalAdId : line.externalAdId,
+          errorDetails: problems,
+        });
       };
       if (!line.item) {
         refuse(line.problems);

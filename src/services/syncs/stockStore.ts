@@ -95,12 +95,14 @@ export const plannedReport = (
   line: StoredLine,
   plan: ItemPlan | undefined,
   earlier: ItemReport | undefined,
+  /** The ad the line's `externalAdId` names, refused lines' too: a report names the item's ad wherever known. */
+  adId?: number,
 ): ItemReport => ({
   seq: line.seq,
   externalAdId: line.externalAdId,
   outcome: null,
   planned: earlier?.planned ?? (line.problems ? "refused" : (plan?.outcome ?? null)),
-  adId: earlier?.adId ?? plan?.ad?.id ?? null,
+  adId: earlier?.adId ?? plan?.ad?.id ?? adId ?? null,
   targets:
     earlier?.targets ??
     (plan?.targets ?? []).map(({ portal, action }) => ({ portal, action, jobId: null, refusal: null })),

@@ -292,4 +292,35 @@ describe("a stock sync", () => {
     // An empty stock said on purpose is a stock: nothing to create, and nothing held to end.
     expectEnvelope(await call("POST", `/syncs/preview?userId=${userId}`, { key, body: { items: [] } }), 200);
   });
+
+  it("takes an NDJSON stock compressed (gzip, deflate), refuses another encoding 415, and a broken one 400", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const compressed = async (text: string, format: "gzip" | "deflate") =>
+      new Uint8Array(
+        await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream(format))).arrayBuffer(),
+      );
+    const send = (body: BodyInit, headers: Record<string, string>) =>
+      call("POST", `/syncs/?userId=${userId}`, {
+        key,
+        rawBody: body,
+        headers: { "Content-Type": "application/x-ndjson", ...headers },
+      });
+    const stock = ndjson([item(1), item(2)]);
+    const gzipped = await send(await compressed(stock, "gzip"), { "Content-Encoding": "gzip" });
+    expectEnvelope(gzipped, 200);
+    expect(await settledSync(gzipped.body.data.syncId)).toMatchObject({ state: "finished", items: 2, created: 2 });
+    const deflated = await send(await compressed(stock, "deflate"), { "Content-Encoding": "deflate" });
+    expect(await settledSync(deflated.body.data.syncId)).toMatchObject({ state: "finished", unchanged: 2 });
+    expect(expectError(await send(stock, { "Content-Encoding": "br" }), "unsupported_media_type")[0]?.message).toBe(
+      "body: Content-Encoding must be gzip, deflate or none (it is br)",
+    );
+    const json = await call("POST", `/syncs/?userId=${userId}`, {
+      key,
+      rawBody: await compressed(JSON.stringify({ items: [item(1)] }), "gzip"),
+      headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" },
+    });
+    expectError(json, "unsupported_media_type");
+    const broken = await send("not gzip at all", { "Content-Encoding": "gzip" });
+    expect(expectError(broken, "malformed_body")[0]?.field).toBe("body");
+  });
 });

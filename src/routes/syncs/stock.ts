@@ -26,6 +26,22 @@ function lineOf(seq: number, value: unknown): StockLine {
   };
 }
 
+/**
+ * The compression a stock is sent with: none, or for NDJSON gzip or deflate (decompressed as it arrives,
+ * a line at a time, so never held whole). A JSON stock is sent as it is (its 1 MiB limit is of its bytes).
+ */
+function contentEncodingOf(header: string | undefined, lines: boolean): "gzip" | "deflate" | undefined {
+  const encoding = header?.trim().toLowerCase();
+  if (!encoding || encoding === "identity") return undefined;
+  if (lines && (encoding === "gzip" || encoding === "deflate")) return encoding;
+  throw DomainError.of(
+    "unsupported_media_type",
+    lines
+      ? `body: Content-Encoding must be gzip, deflate or none (it is ${encoding})`
+      : `body: Content-Encoding must be none for a JSON stock (it is ${encoding}); send NDJSON to compress it`,
+  );
+}
+
 /** How long an NDJSON stock may send nothing before its sync is ended (SYNC_UPLOAD_STALL_SECONDS). */
 const DEFAULT_STALL_SECONDS = 60;
 
@@ -48,7 +64,9 @@ async function nextPart(reader: ReadableStreamDefaultReader<string>, seconds: nu
     return await Promise.race([reader.read(), stalled]);
   } catch (error) {
     await reader.cancel().catch(() => {});
-    throw error;
+    if (error instanceof DomainError) throw error;
+    // The body's bytes could not be read as sent (compressed data that is not, text that is not UTF-8).
+    throw DomainError.of("malformed_body", `body: could not be read as sent: ${String(error)}`);
   } finally {
     clearTimeout(timer);
   }
@@ -107,14 +125,19 @@ async function jsonItems(c: Context<AppEnv>): Promise<unknown[]> {
  */
 export async function stockOf(c: Context<AppEnv>): Promise<Stock> {
   const contentType = c.req.header("Content-Type");
-  const body = c.req.raw.body;
-  if (!contentType && !body) throw DomainError.of("validation_failed", STOCK_REQUIRED);
-  if (streamsLines(contentType) && body) {
+  const raw = c.req.raw.body;
+  if (!contentType && !raw) throw DomainError.of("validation_failed", STOCK_REQUIRED);
+  const encoding = contentEncodingOf(c.req.header("Content-Encoding"), streamsLines(contentType));
+  if (streamsLines(contentType) && raw) {
+    // Decompressed as it arrives; the digest is of the stock itself, however it was sent.
+    const body = encoding ? raw.pipeThrough(new DecompressionStream(encoding)) : raw;
     const [forLines, forDigest] = body.tee();
     const digester = new crypto.DigestStream("SHA-256");
     const digest = forDigest.pipeTo(digester).then(() => digester.digest);
     // Read to the end or not, the digest's branch must not hold the body's chunks: it drains as they come.
+    // A body that fails (compressed data that is not) is answered by the lines' reader, not here.
     digest.catch(() => {});
+    digester.digest.catch(() => {});
     return {
       lines: ndjsonLines(forLines, Number(c.env.SYNC_UPLOAD_STALL_SECONDS) || DEFAULT_STALL_SECONDS),
       digest: async () => [...new Uint8Array(await digest)].map((b) => b.toString(16).padStart(2, "0")).join(""),

@@ -5,7 +5,7 @@
 // Image URLs must be absolute in work done outside a request too (the publish job sends them to a
 // marketplace), so that work's media base (LOCAL_MEDIA_BASE) is this server's own address: the port given
 // with `--port` (default 8787). A request's URLs follow its own origin, unless MEDIA_BASE_URL is passed.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { readDevVars, shardBindings } from "./d1.mjs";
 
@@ -49,7 +49,7 @@ console.log(`
   development clients seeded
   API    ${origin}/rest/v1/   (Authorization: Bearer ${vars.DEV_INTERNAL_KEY}, or ${vars.DEV_PARTNER_KEY} as a partner)
   Docs   ${origin}/docs
-  Cron   curl "${origin}/__scheduled?cron=*+*+*+*+*"
+  Cron   every minute, as in production (and at once: curl "${origin}/__scheduled?cron=*+*+*+*+*")
   Marketplaces  the simulator runs in this session behind ${origin}/simulator/<portal>/ (wrangler's first
          binding table says MARKETPLACE [not connected] before it has started; the second, [connected]);
          what it holds for a user: npm run marketplace -- <userId> --origin ${origin} [--portal portal_b]
@@ -60,8 +60,19 @@ const mediaBase = ["--var", `LOCAL_MEDIA_BASE:${origin}/media/`];
 // The API first (the primary Worker, on the port), then the marketplace simulator beside it in the same
 // session (wrangler's multi-config dev), which the API reaches through its MARKETPLACE binding.
 const workers = ["--config", "wrangler.toml", "--config", "simulator/wrangler.toml"];
-const dev = spawnSync("npx", ["wrangler", "dev", ...workers, "--test-scheduled", ...mediaBase, ...args], {
+const dev = spawn("npx", ["wrangler", "dev", ...workers, "--test-scheduled", ...mediaBase, ...args], {
   stdio: "inherit",
   env: { ...process.env, WRANGLER_HIDE_BANNER: "true", WRANGLER_SEND_METRICS: "false" },
 });
-process.exit(dev.status ?? 1);
+// wrangler dev does not fire cron triggers by itself: the minute's scheduled work (jobs a crash cut off
+// sent again, tasks, the archive, moves) runs every minute here as it does in production.
+const minute = setInterval(() => {
+  fetch(`${origin}/__scheduled?cron=*+*+*+*+*`).catch(() => {
+    // Not listening yet (or any more): the next minute tries again.
+  });
+}, 60_000);
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
+dev.on("exit", (code) => {
+  clearInterval(minute);
+  process.exit(code ?? 1);
+});

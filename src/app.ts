@@ -1,6 +1,6 @@
 import { bodyLimit } from "hono/body-limit";
 import type { ExtractSchema } from "hono/types";
-import { BASE_PATH, startsSync, streamsLines } from "./lib/calls";
+import { BASE_PATH, readsStock, streamsLines } from "./lib/calls";
 import { dispatchAfterWrites } from "./middleware/afterWrites";
 import { authenticate } from "./middleware/auth";
 import { bracketQuery } from "./middleware/bracketQuery";
@@ -66,9 +66,10 @@ export function createApp() {
       throw BODY_TOO_LARGE();
     },
   });
-  // A stock sent as NDJSON is read line by line as it arrives, within the sync's own limits.
+  // A stock sent as NDJSON (to a sync or its dry run) is read line by line as it arrives, within the
+  // sync's own limits (20,000 items, 256 KiB a line).
   app.use(`${BASE_PATH}/*`, (c, next) =>
-    startsSync(c.req.method, c.req.path) && streamsLines(c.req.header("Content-Type")) ? next() : limitBody(c, next),
+    readsStock(c.req.method, c.req.path) && streamsLines(c.req.header("Content-Type")) ? next() : limitBody(c, next),
   );
   // The D1 session on the request's shard, which an internal client's request names by its ids (body included).
   app.use(`${BASE_PATH}/*`, d1Session, idempotency, dispatchAfterWrites);

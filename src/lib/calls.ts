@@ -28,6 +28,11 @@ export function onlyReads(method: string, path: string): boolean {
 export const startsSync = (method: string, path: string): boolean =>
   method.toUpperCase() === "POST" && path.replace(BASE_PATH, "").replace(/\/+$/, "") === "/syncs";
 
+/** Whether a call reads a stock: `POST /syncs/` and its dry run, whose NDJSON is read as it arrives. */
+export const readsStock = (method: string, path: string): boolean =>
+  startsSync(method, path) ||
+  (method.toUpperCase() === "POST" && path.replace(BASE_PATH, "").replace(/\/+$/, "") === "/syncs/preview");
+
 /** The media type of a stock sent one item a line. */
 export const NDJSON = "application/x-ndjson";
 

@@ -323,4 +323,26 @@ describe("a stock sync", () => {
     const broken = await send("not gzip at all", { "Content-Encoding": "gzip" });
     expect(expectError(broken, "malformed_body")[0]?.field).toBe("body");
   });
+
+  it("previews a stock past 1 MiB sent as NDJSON, priced a rate-limit token per 50 items", async () => {
+    const userId = await connectedSeller(key, internalKey, 10_000_000);
+    const description = "Een nette brommer, weinig gereden, altijd binnen gestald en goed onderhouden. ".repeat(4);
+    const stock = ndjson(Array.from({ length: 3_000 }, (_, i) => item(i + 1, { description, targets: [] })));
+    expect(new TextEncoder().encode(stock).length).toBeGreaterThan(1024 * 1024);
+    const preview = await call("POST", `/syncs/preview?userId=${userId}`, {
+      key,
+      rawBody: stock,
+      headers: { "Content-Type": "application/x-ndjson" },
+    });
+    expectEnvelope(preview, 200);
+    expect(preview.body.data).toMatchObject({ items: 3_000, created: 3_000, refused: 0 });
+    expect(preview.headers.get("RateLimit-Cost")).toBe("60");
+    // As JSON, the stock is a JSON body: 1 MiB at most.
+    const json = await call("POST", `/syncs/preview?userId=${userId}`, {
+      key,
+      rawBody: JSON.stringify({ items: stock.split("\n").map((line) => JSON.parse(line)) }),
+      headers: { "Content-Type": "application/json" },
+    });
+    expectError(json, "body_too_large");
+  });
 });

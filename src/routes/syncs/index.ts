@@ -1,6 +1,8 @@
 import { BASE_PATH, NDJSON } from "../../lib/calls";
 import { list, ok } from "../../lib/envelope";
+import { priceByWork } from "../../middleware/rateLimit";
 import {
+  CHUNK_ITEMS,
   getSync,
   listSyncItems,
   listSyncs,
@@ -48,8 +50,12 @@ export const syncsRouter = createRouter()
       request: { query: SyncOptions, body: stockBody },
       response: envelope(SyncPlan),
     }),
-    async (c) =>
-      c.json(ok(await previewSync(serviceContext(c), { options: c.req.valid("query"), stock: await stockOf(c) })), 200),
+    async (c) => {
+      const plan = await previewSync(serviceContext(c), { options: c.req.valid("query"), stock: await stockOf(c) });
+      // Priced by its work, as every dry run: a token per step's worth of items (CHUNK_ITEMS).
+      priceByWork(c, Math.ceil(plan.items / CHUNK_ITEMS));
+      return c.json(ok(plan), 200);
+    },
   )
   .openapi(
     apiRoute({

@@ -16,4 +16,5 @@ export {
 } from "./schemas";
 export { failSync, purgeOldSyncs, runSyncStep } from "./steps";
 export type { Stock, StockLine } from "./stockLines";
+export { CHUNK_ITEMS } from "./stockStore";
 export { getSync, listSyncItems, listSyncs } from "./syncViews";

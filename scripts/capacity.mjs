@@ -36,6 +36,23 @@ const PER_CHANGE = {
   deliveries: 2 * PLATFORM.targets,
 };
 
+/**
+ * Marketplace statistics (src/services/market): a row a day per listing with any activity that day (a day
+ * without none is written), kept STATISTICS_RETENTION_DAYS (90); a `statistics.updated` event each time a
+ * pull finds that day's numbers moved (a pull that finds them unchanged writes nothing).
+ */
+const STATISTICS = {
+  /** Listings with statistics: each ad on portal_a and portal_b (the website has none). */
+  listings: PLATFORM.ads * 2,
+  /** Share of listings with any activity on a day (assumed, derived-for-D1: no marketplace data here). */
+  activeShare: 0.3,
+  /** Pulls a day that find an active listing's numbers moved (assumed, derived-for-D1). */
+  changesPerActiveDay: 3,
+  retentionDays: 90,
+  /** A row of 8 integers and a date, with its primary key and date index (estimated like a ledger entry's). */
+  bytesPerRow: 120,
+};
+
 /** Bytes a row takes with its indexes (docs/capacity.md, "What one database holds"). */
 const BYTES = {
   /** An ad in all, with attributes, publications, images' metadata and details: estimated from the measured 850. */
@@ -83,6 +100,10 @@ const DAY = 86_400;
 function model() {
   const changes = PLATFORM.ads * PLATFORM.changingShare;
   const perDay = Object.fromEntries(Object.entries(PER_CHANGE).map(([table, n]) => [table, n * changes]));
+  // The statistics' rows and events, which grow with the listings, not with the changes.
+  const activeListings = STATISTICS.listings * STATISTICS.activeShare;
+  perDay.events += activeListings * STATISTICS.changesPerActiveDay;
+  perDay.deliveries += activeListings * STATISTICS.changesPerActiveDay;
   const placementsPerSecond = {
     average: perDay.jobs / DAY,
     peak: (perDay.jobs * PLATFORM.peakShareInTwoHours) / (2 * 3600),
@@ -96,6 +117,7 @@ function model() {
     ledger: perDay.ledgerEntries * HOT_DAYS.ledger * BYTES.ledgerEntry,
     // The jobs of the images an ad shows stay with them (in the ad's bytes); the others for their window.
     imageJobs: perDay.imageJobs * HOT_DAYS.imageJobs * BYTES.job,
+    statistics: activeListings * STATISTICS.retentionDays * STATISTICS.bytesPerRow,
   };
   const steadyBytes = Object.values(storage).reduce((sum, bytes) => sum + bytes, 0);
   // The busiest id space: each table's ids are platform-wide (blocks), but events' and deliveries' are a shard's.

@@ -7,7 +7,7 @@ import { handingJobsToLanes } from "../jobs/handOver";
 import { log } from "../lib/log";
 import { archiveImageJobs, archiveJobs, archiveLedger, archiveOldLogs } from "../services/archive";
 import { dispatchEvents } from "../services/events";
-import { pullMarketData } from "../services/market";
+import { pullMarketData, purgeOldStatistics } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
 import {
   closeDeletedUsersConnections,
@@ -73,6 +73,8 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
     },
     // Syncs past their 30 days go with their stock and report (R2).
     { name: "syncs", run: async () => ({ purged: await purgeOldSyncs(onWallClock(), { limit: 20 }) }) },
+    // Daily statistics past their 90 days.
+    { name: "statistics", run: async () => ({ purged: await purgeOldStatistics(onWallClock(), { limit: 1000 }) }) },
   ];
 };
 

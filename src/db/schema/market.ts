@@ -39,7 +39,8 @@ export const adStatistics = sqliteTable(
     phone: integer("phone").notNull().default(0),
     favorites: integer("favorites").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.adId, t.portal, t.date] })],
+  // By date too: the days past their window leave D1 in date order (services/market/statistics retention).
+  (t) => [primaryKey({ columns: [t.adId, t.portal, t.date] }), index("ad_statistics_date_idx").on(t.date)],
 );
 
 /** Whose rows each table here holds (./ownership.ts): what a group's move carries. */

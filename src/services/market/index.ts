@@ -1,2 +1,3 @@
 export { listBids, markBids, pullMarketData, statistics } from "./marketData";
 export { Bid, BidReference, Statistics, StatisticsRequest } from "./schemas";
+export { purgeOldStatistics, STATISTICS_RETENTION_DAYS } from "./statisticsRetention";

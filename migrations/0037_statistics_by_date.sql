@@ -1,0 +1,1 @@
+CREATE INDEX `ad_statistics_date_idx` ON `ad_statistics` (`date`);

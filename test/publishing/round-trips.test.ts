@@ -87,13 +87,13 @@ describe("D1 round trips of publishing", () => {
     };
     const request = { userId, adIds: [adId], portal: "portal_a" as const, images: true, mode: "publish" as const };
     const charges: [number, number][] = [];
-    const first = await requestPublishing(ctx, request, (ad, cents) => charges.push([ad, cents]));
+    const first = await requestPublishing(ctx, { ...request, charged: (ad, cents) => charges.push([ad, cents]) });
     const wallet = await call("GET", `/wallet/${userId}`, { key });
     const charge = wallet.body.data.entries.find((e: { kind: string }) => e.kind === "charge");
     expect(charges).toEqual([[adId, -defined(charge).amount]]);
     // The same placement again (a sync's call after a manual one): the open job, and no charge of its own.
     const again: [number, number][] = [];
-    const second = await requestPublishing(ctx, request, (ad, cents) => again.push([ad, cents]));
+    const second = await requestPublishing(ctx, { ...request, charged: (ad, cents) => again.push([ad, cents]) });
     expect(second[0]?.queueItemId).toBe(defined(first[0]?.queueItemId));
     expect(again).toEqual([]);
   });

@@ -49,11 +49,10 @@ export async function requestPublishingEverywhere(
  */
 export async function requestPublishing(
   ctx: ServiceContext,
-  input: PublishRequest & { userId: number },
-  charged?: ChargeOf,
+  input: PublishRequest & { userId: number; charged?: ChargeOf },
 ): Promise<Outcome[]> {
   const state = await readPublishState(ctx, { ...input, jobs: input.mode === "unpublish" ? "pending" : "none" });
-  return writePublishDecision(ctx, input.portal, decidePublishing(state, input), charged);
+  return writePublishDecision(ctx, input.portal, decidePublishing(state, input), input.charged);
 }
 
 /**

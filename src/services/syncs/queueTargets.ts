@@ -48,13 +48,16 @@ export async function queueTargets(
     }
   for (const call of calls.values()) {
     const adIds = [...call.ads.keys()];
-    const outcomes = await requestPublishing(
-      ctx,
-      { userId: sync.userId, adIds, portal: call.portal, mode: MODE_OF[call.action], images: true },
-      (_adId, cents) => {
+    const outcomes = await requestPublishing(ctx, {
+      userId: sync.userId,
+      adIds,
+      portal: call.portal,
+      mode: MODE_OF[call.action],
+      images: true,
+      charged: (_adId, cents) => {
         charged.cents += cents;
       },
-    ).catch((error: unknown) =>
+    }).catch((error: unknown) =>
       adIds.map((adId) => ({ adId, errorDetails: refusalOf(error), queueItemId: undefined })),
     );
     for (const outcome of outcomes) {

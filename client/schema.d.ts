@@ -2588,10 +2588,14 @@ export interface components {
             imagetext?: string | null;
             /** @description HTML limited to b, strong, u, ul, li, br (sanitised) */
             description: string;
-            /** @default [] */
+            /**
+             * @description At most one item per portal (a rule across fields: docs/validation.md)
+             * @default []
+             */
             attributes?: components["schemas"]["AdAttributesInput"][];
             url?: string | null;
             price: components["schemas"]["PriceInput"];
+            /** @description At most one item per portal (a rule across fields: docs/validation.md) */
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
@@ -2626,8 +2630,9 @@ export interface components {
              * @enum {string}
              */
             locale?: "nl_NL";
+            /** @description Required, unless `attributes` is given (a rule across fields: docs/validation.md) */
             values?: components["schemas"]["AttributeValue"][];
-            /** @description The answers' name for `values` */
+            /** @description The answers' name for `values`. Not with `values` (a rule across fields: docs/validation.md) */
             attributes?: components["schemas"]["AttributeValue"][];
         };
         AttributeValue: {
@@ -2642,14 +2647,14 @@ export interface components {
              * @enum {string}
              */
             model: "fixed" | "bidding" | "see description" | "reserved";
-            /** @description Cents; required for fixed and bidding */
+            /** @description Cents. Required for the models fixed and bidding (a rule across fields: docs/validation.md) */
             price?: number | null;
-            /** @description Cents; required for bidding */
+            /** @description Cents. Required for the model bidding (a rule across fields: docs/validation.md) */
             minimumBid?: number | null;
             shippingCosts?: number | null;
             /** @description Returned as retailPrice */
             retail?: number | null;
-            /** @description The answers' name for `retail` */
+            /** @description The answers' name for `retail`. Equal to `retail` when both are given (a rule across fields: docs/validation.md) */
             retailPrice?: number | null;
         };
         AdSettingInput: {
@@ -2674,7 +2679,7 @@ export interface components {
             postalCode?: string;
             city?: string;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county?: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -2873,7 +2878,7 @@ export interface components {
             postalCode: string | null;
             city: string | null;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -2909,7 +2914,7 @@ export interface components {
             postalCode: string | null;
             city: string;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -2938,16 +2943,17 @@ export interface components {
             /** @enum {string|null} */
             gender?: "M" | "F" | null;
             firstName?: string | null;
+            /** @description Either companyName or lastName is mandatory (a rule across fields: docs/validation.md) */
             lastName?: string | null;
             /** Format: date */
             dateOfBirth?: string | null;
             address?: string | null;
             houseNumber?: string | null;
-            /** @description Valid Dutch postal code; optional abroad */
+            /** @description A valid Dutch postal code, required in the Netherlands; optional abroad (a rule across fields: docs/validation.md) */
             postalCode?: string | null;
             city?: string | null;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county?: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -2956,9 +2962,10 @@ export interface components {
             /** Format: email */
             email: string;
             website?: string | null;
-            /** @description Either phone or cellular is required */
+            /** @description Either phone or cellular is required (a rule across fields: docs/validation.md) */
             phone?: string | null;
             fax?: string | null;
+            /** @description Either phone or cellular is required (a rule across fields: docs/validation.md) */
             cellular?: string | null;
             /** @description Internal clients only */
             subscriptions?: {
@@ -2991,16 +2998,17 @@ export interface components {
             /** @enum {string|null} */
             gender?: "M" | "F" | null;
             firstName?: string | null;
+            /** @description Either companyName or lastName is mandatory (a rule across fields: docs/validation.md) */
             lastName?: string | null;
             /** Format: date */
             dateOfBirth?: string | null;
             address?: string | null;
             houseNumber?: string | null;
-            /** @description Valid Dutch postal code; optional abroad */
+            /** @description A valid Dutch postal code, required in the Netherlands; optional abroad (a rule across fields: docs/validation.md) */
             postalCode?: string | null;
             city?: string | null;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county?: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -3009,9 +3017,10 @@ export interface components {
             /** Format: email */
             email?: string;
             website?: string | null;
-            /** @description Either phone or cellular is required */
+            /** @description Either phone or cellular is required (a rule across fields: docs/validation.md) */
             phone?: string | null;
             fax?: string | null;
+            /** @description Either phone or cellular is required (a rule across fields: docs/validation.md) */
             cellular?: string | null;
             /** @description Internal clients only */
             subscriptions?: {
@@ -3041,7 +3050,7 @@ export interface components {
             postalCode?: string | null;
             city: string;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -3068,7 +3077,7 @@ export interface components {
             postalCode?: string | null;
             city?: string;
             /**
-             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands
+             * @description One of DR, FL, FR, GE, GR, LI, NB, NH, OV, UT, ZE, ZH; empty outside the Netherlands (a rule across fields: docs/validation.md)
              * @enum {string}
              */
             county?: "DR" | "FL" | "FR" | "GE" | "GR" | "LI" | "NB" | "NH" | "OV" | "UT" | "ZE" | "ZH" | "";
@@ -3183,7 +3192,7 @@ export interface components {
             groupId?: number | null;
             /** Format: int64 */
             categoryId?: number | null;
-            /** @description Defaults for new ads: keys `condition` and `delivery` */
+            /** @description Defaults for new ads: keys `condition` and `delivery`. At most one item per key (a rule across fields: docs/validation.md) */
             attributes?: ({
                 /** @enum {string} */
                 key: "condition";
@@ -3205,7 +3214,7 @@ export interface components {
             /** Format: int64 */
             userId: number;
             showcontact?: boolean;
-            /** @description Defaults for new ads: keys `condition` and `delivery` */
+            /** @description Defaults for new ads: keys `condition` and `delivery`. At most one item per key (a rule across fields: docs/validation.md) */
             attributes?: ({
                 /** @enum {string} */
                 key: "condition";
@@ -3240,6 +3249,7 @@ export interface components {
         UserAdSettingsInput: {
             /** Format: int64 */
             userId: number;
+            /** @description At most one item per portal (a rule across fields: docs/validation.md) */
             settings: components["schemas"]["UserAdSetting"][];
         };
         UserAdSetting: {
@@ -3463,7 +3473,7 @@ export interface components {
         CreateAd: {
             /** Format: int64 */
             userId: number;
-            /** @description Required for partner clients */
+            /** @description Required for partner clients (a rule across fields: docs/validation.md) */
             externalAdId?: number;
             /** Format: int64 */
             categoryId: number;
@@ -3479,10 +3489,14 @@ export interface components {
             imagetext?: string | null;
             /** @description HTML limited to b, strong, u, ul, li, br (sanitised) */
             description: string;
-            /** @default [] */
+            /**
+             * @description At most one item per portal (a rule across fields: docs/validation.md)
+             * @default []
+             */
             attributes?: components["schemas"]["AdAttributesInput"][];
             url?: string | null;
             price: components["schemas"]["PriceInput"];
+            /** @description At most one item per portal (a rule across fields: docs/validation.md) */
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
@@ -3536,9 +3550,11 @@ export interface components {
             imagetext?: string | null;
             /** @description HTML limited to b, strong, u, ul, li, br (sanitised) */
             description?: string;
+            /** @description At most one item per portal (a rule across fields: docs/validation.md) */
             attributes?: components["schemas"]["AdAttributesInput"][];
             url?: string | null;
             price?: components["schemas"]["PriceInput"];
+            /** @description At most one item per portal (a rule across fields: docs/validation.md) */
             settings?: components["schemas"]["AdSettingInput"][];
             misc?: components["schemas"]["Misc"];
             provider?: components["schemas"]["Provider"];
@@ -3603,6 +3619,7 @@ export interface components {
         AdSettingsInput: {
             /** Format: int64 */
             adId: number;
+            /** @description At most one item per portal (a rule across fields: docs/validation.md) */
             settings: components["schemas"]["AdSettingInput"][];
         };
         /**
@@ -3862,7 +3879,10 @@ export interface components {
             userId: number;
             /** Format: int64 */
             groupId?: number | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description A category of `groupId` when both are given (a rule across fields: docs/validation.md)
+             */
             categoryId?: number | null;
             brands?: string[];
             manufacturerTradename: string;
@@ -3885,7 +3905,10 @@ export interface components {
             userId?: number;
             /** Format: int64 */
             groupId?: number | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description A category of `groupId` when both are given (a rule across fields: docs/validation.md)
+             */
             categoryId?: number | null;
             brands?: string[];
             manufacturerTradename?: string;
@@ -3936,6 +3959,7 @@ export interface components {
             adId?: number;
             images: {
                 /**
+                 * @description Exactly one of `url` and `path` (a rule across fields: docs/validation.md)
                  * @example {
                  *       "url": "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg"
                  *     }
@@ -4041,7 +4065,7 @@ export interface components {
         StartConnection: {
             /**
              * Format: uri
-             * @description After consent the user's browser is sent here, with `status=connected` or `status=error&error=<code>`, `portal` and `userId` added to its query; the API exchanges the code itself. Its origin must be one the client registered (PATCH /client/ `returnOrigins`). Without it, the user lands on the API's page that shows the code for PUT.
+             * @description After consent the user's browser is sent here, with `status=connected` or `status=error&error=<code>`, `portal` and `userId` added to its query; the API exchanges the code itself. Its origin must be one the client registered (PATCH /client/ `returnOrigins`; a rule across fields: docs/validation.md). Without it, the user lands on the API's page that shows the code for PUT.
              */
             returnUrl?: string;
         };
@@ -4372,6 +4396,7 @@ export interface components {
             readonly updated?: unknown;
         };
         ReplayWebhook: {
+            /** @description 0, or the eventId of one of the client's own events (a rule across fields: docs/validation.md) */
             after: number;
         };
         WebhookDelivery: {
@@ -4504,7 +4529,10 @@ export interface components {
             adId: number | number[];
             /** Format: date */
             dateStart: string;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description Not before dateStart (a rule across fields: docs/validation.md)
+             */
             dateEnd: string;
             /** @default true */
             showDaily?: boolean;
@@ -17474,7 +17502,7 @@ export interface operations {
                 page?: number;
                 /** @description The previous page's `nextCursor`: the next page, read from where that one ended (a deep page costs what a first one does). Replaces `page`. */
                 cursor?: string;
-                /** @description Default 25; max 25, or 500 with simple */
+                /** @description Default 25; max 25, or 500 with simple (a rule across fields: docs/validation.md) */
                 itemsPerPage?: number;
                 simple?: boolean;
                 /** @description order[<n>][field] and order[<n>][descending]; default created ascending */

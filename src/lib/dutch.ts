@@ -19,6 +19,8 @@ export function normalizeDutchPostalCode(value: string): string | null {
 }
 
 export const countyField = () =>
-  z.enum([...COUNTIES, ""]).openapi({ description: `One of ${COUNTIES.join(", ")}; empty outside the Netherlands` });
+  z.enum([...COUNTIES, ""]).openapi({
+    description: `One of ${COUNTIES.join(", ")}; empty outside the Netherlands (a rule across fields: docs/validation.md)`,
+  });
 
 export const INVALID_POSTAL_CODE = "must be a valid Dutch postal code (1234 AB)";

@@ -45,6 +45,21 @@ export const openEnum = <T extends string>(values: readonly [T, ...T[]], descrip
     .union([z.enum(values), z.string().openapi({ description: "A value added after this version of the document" })])
     .openapi({ description: `${description} Open: new values may be added within /v1.` });
 
+/** Where a rule across fields or items is listed (a JSON Schema of one field cannot state it). */
+const ACROSS = "docs/validation.md";
+
+/** A field's description with the rule across fields that also holds it. */
+export const acrossFields = (rule: string, description?: string) =>
+  `${description ? `${description}. ` : ""}${rule} (a rule across fields: ${ACROSS})`;
+
+/** A list holding at most one item per value of `key` (one settings object per portal, …). */
+export const onePer = <T extends z.ZodType>(list: z.ZodArray<T>, key: string, description?: string) =>
+  list
+    .refine((items) => new Set(items.map((item) => (item as Record<string, unknown>)[key])).size === items.length, {
+      error: `each ${key} may appear once`,
+    })
+    .openapi({ description: acrossFields(`At most one item per ${key}`, description) });
+
 /** Booleans in query strings: true/false/1/0. */
 export const queryBool = () =>
   z

@@ -321,6 +321,35 @@ describe("a client validating answers by the document", () => {
   });
 });
 
+describe("the rules across fields", () => {
+  it("each one the list names is stated in its field's description in the document too", () => {
+    // Every property and parameter whose description (or its schema's, through a $ref) cites the list.
+    const citing = new Set<string>();
+    const components = (document.components as { schemas: Record<string, Schema> }).schemas;
+    const describes = (schema: Schema | undefined): boolean => {
+      if (!schema) return false;
+      if (String(schema.description ?? "").includes("docs/validation.md")) return true;
+      const ref = (schema as { $ref?: string }).$ref;
+      return ref ? describes(components[ref.split("/").pop() ?? ""]) : false;
+    };
+    const visit = (value: unknown): void => {
+      if (!value || typeof value !== "object") return;
+      const node = value as { properties?: Record<string, Schema>; name?: string; schema?: Schema };
+      for (const [name, property] of Object.entries(node.properties ?? {}))
+        if (describes(property) || describes((property as { items?: Schema }).items)) citing.add(name);
+      if (node.name && (describes(node.schema) || describes(node as Schema))) citing.add(node.name);
+      for (const child of Object.values(value)) visit(child);
+    };
+    visit(document);
+    // A rule about the body as a whole, or about a value only the API writes (a cursor), has no field to cite it.
+    const fields = [...validationGuide.matchAll(/^- `([^`:]+):/gm)]
+      .map((match) => defined(match[1]).split(".").pop()?.replace("[]", "") ?? "")
+      .filter((field) => field !== "body" && field !== "cursor" && !field.startsWith("<"));
+    expect(fields.length).toBeGreaterThan(15);
+    expect(fields.filter((field) => !citing.has(field))).toEqual([]);
+  });
+});
+
 describe("the document's examples", () => {
   it("POST /ads/: its request example creates an ad, with the caller's own user, contact and folder", async () => {
     const caller = defined(callers[0]);

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PRICE_MODELS } from "../../db/schema";
 import { fromBase64Url, toBase64Url } from "../../lib/crypto";
-import { queryBool, queryId, queryInt, rowId, searchText, takingResponse } from "../../lib/fields";
+import { acrossFields, queryBool, queryId, queryInt, rowId, searchText, takingResponse } from "../../lib/fields";
 import { keyedBy, MARKETPLACE_PROFILES } from "../../lib/marketplaces";
 import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum, PUBLISH_TARGETS } from "../../lib/vocabulary";
 import { AdSetting, CreateAdFields, UpdateAdFields } from "../ads/schemas";
@@ -112,7 +112,7 @@ export const AdsQuery = z
     // Its bound depends on `simple`: checked once, below, so one message says which applies.
     itemsPerPage: queryInt(1)
       .optional()
-      .openapi({ maximum: 500, description: "Default 25; max 25, or 500 with simple" }),
+      .openapi({ maximum: 500, description: acrossFields("Default 25; max 25, or 500 with simple") }),
     simple: queryBool().optional().default(false),
     order: z
       .array(z.strictObject({ field: z.enum(ORDER_FIELDS), descending: queryBool().optional().default(false) }))

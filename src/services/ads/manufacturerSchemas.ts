@@ -1,12 +1,25 @@
 import { z } from "@hono/zod-openapi";
-import { id, pagingQuery, queryBool, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
+import {
+  acrossFields,
+  id,
+  pagingQuery,
+  queryBool,
+  queryId,
+  queryInt,
+  rowId,
+  takingResponse,
+  upTo,
+} from "../../lib/fields";
 
 /** The shapes of manufacturers (product-safety data) and their attachment to ads. */
 
 const fields = {
   userId: id(),
   groupId: id().nullable().optional(),
-  categoryId: id().nullable().optional(),
+  categoryId: id()
+    .nullable()
+    .optional()
+    .openapi({ description: acrossFields("A category of `groupId` when both are given") }),
   brands: z.array(z.string().min(1).max(100)).max(50).optional(),
   manufacturerTradename: z.string().min(1).max(255),
   manufacturerAddress: z.string().min(1).max(1024),

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { PRICE_MODELS, REMOVED_PRICE_MODELS } from "../../db/schema";
 import { countyField } from "../../lib/dutch";
 import { ErrorDetail } from "../../lib/errors";
-import { fixed, id, readOnly, rowId, text, upTo, VIDEO_URL, webUrl } from "../../lib/fields";
+import { acrossFields, fixed, id, onePer, readOnly, rowId, text, upTo, VIDEO_URL, webUrl } from "../../lib/fields";
 import { AdStatusEnum, AdTypeEnum, MARKETPLACES, MarketplaceEnum } from "../../lib/vocabulary";
 
 // What ads are written from: the inputs of the ads commands, and the responses of the commands' own
@@ -25,8 +25,10 @@ export const AdAttributesInput = z
   .strictObject({
     portal: MarketplaceEnum,
     locale: z.literal("nl_NL").default("nl_NL"),
-    values: attributeValues.optional(),
-    attributes: attributeValues.optional().openapi({ description: "The answers' name for `values`" }),
+    values: attributeValues.optional().openapi({ description: acrossFields("Required, unless `attributes` is given") }),
+    attributes: attributeValues
+      .optional()
+      .openapi({ description: acrossFields("Not with `values`", "The answers' name for `values`") }),
   })
   .superRefine((set, ctx) => {
     if (set.values === undefined && set.attributes === undefined)
@@ -53,11 +55,22 @@ export const PriceInput = z
             : `must be one of: ${PRICE_MODELS.join(", ")}`,
       })
       .openapi({ description: "fixed, bidding, see description, reserved" }),
-    price: cents().nullable().optional().openapi({ description: "Cents; required for fixed and bidding" }),
-    minimumBid: cents().nullable().optional().openapi({ description: "Cents; required for bidding" }),
+    price: cents()
+      .nullable()
+      .optional()
+      .openapi({ description: acrossFields("Required for the models fixed and bidding", "Cents") }),
+    minimumBid: cents()
+      .nullable()
+      .optional()
+      .openapi({ description: acrossFields("Required for the model bidding", "Cents") }),
     shippingCosts: cents().nullable().optional(),
     retail: cents().nullable().optional().openapi({ description: "Returned as retailPrice" }),
-    retailPrice: cents().nullable().optional().openapi({ description: "The answers' name for `retail`" }),
+    retailPrice: cents()
+      .nullable()
+      .optional()
+      .openapi({
+        description: acrossFields("Equal to `retail` when both are given", "The answers' name for `retail`"),
+      }),
   })
   .superRefine((price, ctx) => {
     if ((price.model === "fixed" || price.model === "bidding") && price.price == null) {
@@ -86,15 +99,9 @@ export const AdSettingInput = z
   })
   .openapi("AdSettingInput");
 
-const adSettingsList = z
-  .array(AdSettingInput)
-  .max(MARKETPLACES.length)
-  .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, { error: "each portal may appear once" });
+const adSettingsList = onePer(z.array(AdSettingInput).max(MARKETPLACES.length), "portal");
 
-const attributesList = z
-  .array(AdAttributesInput)
-  .max(MARKETPLACES.length)
-  .refine((list) => new Set(list.map((a) => a.portal)).size === list.length, { error: "each portal may appear once" });
+const attributesList = onePer(z.array(AdAttributesInput).max(MARKETPLACES.length), "portal");
 
 export const Provider = z
   .strictObject({
@@ -183,7 +190,11 @@ export const AdSettingsInput = z.object({ adId: id(), settings: adSettingsList }
 /** POST /ads/: the fields an ad is created from (adViews' `CreateAd` also takes the read-only ones of the response). */
 export const CreateAdFields = z.object({
   userId: id(),
-  externalAdId: z.number().int().optional().openapi({ description: "Required for partner clients" }),
+  externalAdId: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: acrossFields("Required for partner clients") }),
   categoryId: id(),
   ...adFields,
   attributes: adFields.attributes.default([]),

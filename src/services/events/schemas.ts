@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { commaSeparated, fixed, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
+import { acrossFields, commaSeparated, fixed, queryId, queryInt, rowId, takingResponse, upTo } from "../../lib/fields";
 import { JobKindEnum } from "../../lib/vocabulary";
 import { EVENT_TYPES, type EventType, LATEST } from "./eventTypes";
 
@@ -229,7 +229,14 @@ export const UpdateWebhook = takingResponse(
 ).openapi("UpdateWebhook");
 
 export const ReplayWebhook = z
-  .object({ after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
+  .object({
+    after: z
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .openapi({ description: acrossFields("0, or the eventId of one of the client's own events") }),
+  })
   .openapi("ReplayWebhook");
 
 // The webhook endpoints' other response shapes.

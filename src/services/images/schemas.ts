@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, rowId, takingResponse } from "../../lib/fields";
+import { acrossFields, id, rowId, takingResponse } from "../../lib/fields";
 import { mediaPathUrl } from "../../lib/outbound";
 
 /** The shapes of images and image jobs: one zod schema each, for validation, types and the OpenAPI document. */
@@ -29,7 +29,10 @@ export const ImageSource = z
       .openapi({ description: "Resolved against the configured media origin (MEDIA_ORIGIN)" }),
   })
   .refine((s) => (s.url === undefined) !== (s.path === undefined), { error: "give either url or path" })
-  .openapi({ example: { url: "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg" } });
+  .openapi({
+    description: acrossFields("Exactly one of `url` and `path`"),
+    example: { url: "https://www.garagedevries.nl/fotos/vespa-voorkant.jpg" },
+  });
 
 export const ImagesRequest = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { calendarDate, id, rowId } from "../../lib/fields";
+import { acrossFields, calendarDate, id, rowId } from "../../lib/fields";
 import { prefixedPerMarketplace } from "../../lib/marketplaces";
 import { MarketplaceEnum, PublishTargetEnum } from "../../lib/vocabulary";
 import { DailyStatistics } from "../events/schemas";
@@ -19,7 +19,7 @@ export const StatisticsRequest = z
   .object({
     adId: z.union([id(), z.array(id()).min(1).max(500)]).transform((v) => (Array.isArray(v) ? v : [v])),
     dateStart: calendarDate(),
-    dateEnd: calendarDate(),
+    dateEnd: calendarDate().openapi({ description: acrossFields("Not before dateStart") }),
     showDaily: z.boolean().default(true),
     showTotals: z.boolean().default(true),
     portal: MarketplaceEnum.optional(),

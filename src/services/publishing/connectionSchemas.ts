@@ -31,7 +31,7 @@ export const StartConnection = z
       .optional()
       .openapi({
         description:
-          "After consent the user's browser is sent here, with `status=connected` or `status=error&error=<code>`, `portal` and `userId` added to its query; the API exchanges the code itself. Its origin must be one the client registered (PATCH /client/ `returnOrigins`). Without it, the user lands on the API's page that shows the code for PUT.",
+          "After consent the user's browser is sent here, with `status=connected` or `status=error&error=<code>`, `portal` and `userId` added to its query; the API exchanges the code itself. Its origin must be one the client registered (PATCH /client/ `returnOrigins`; a rule across fields: docs/validation.md). Without it, the user lands on the API's page that shows the code for PUT.",
       }),
   })
   .openapi("StartConnection");

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { id, rowId, upTo } from "../../../lib/fields";
+import { id, onePer, rowId, upTo } from "../../../lib/fields";
 import { PUBLISH_TARGETS, PublishTargetEnum } from "../../../lib/vocabulary";
 
 const html = () =>
@@ -20,12 +20,7 @@ export const UserAdSettingsInput = z
   .object({
     userId: id(),
     // Each portal given is replaced; none given (as a user without settings reads) changes nothing.
-    settings: z
-      .array(UserAdSetting)
-      .max(PUBLISH_TARGETS.length)
-      .refine((list) => new Set(list.map((s) => s.portal)).size === list.length, {
-        error: "each portal may appear once",
-      }),
+    settings: onePer(z.array(UserAdSetting).max(PUBLISH_TARGETS.length), "portal"),
   })
   .openapi("UserAdSettingsInput");
 

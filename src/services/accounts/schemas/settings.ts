@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import attributeValues from "../../../db/attributeValues.json";
-import { id, queryBool, queryId, rowId } from "../../../lib/fields";
+import { id, onePer, queryBool, queryId, rowId } from "../../../lib/fields";
 import { AdTypeEnum } from "../../../lib/vocabulary";
 
 /** The allowed values of `condition` and `delivery`, shared with the catalogue (scripts/catalogue.mjs). */
@@ -15,11 +15,11 @@ const AttributeDefault = z.discriminatedUnion("key", [
   z.strictObject({ key: z.literal("delivery"), value: z.enum(DELIVERIES) }),
 ]);
 
-const attributes = z
-  .array(AttributeDefault)
-  .max(2)
-  .refine((list) => new Set(list.map((a) => a.key)).size === list.length, { error: "each key may appear once" })
-  .openapi({ description: "Defaults for new ads: keys `condition` and `delivery`" });
+const attributes = onePer(
+  z.array(AttributeDefault).max(2),
+  "key",
+  "Defaults for new ads: keys `condition` and `delivery`",
+);
 
 const budgetNotifyLimit = z
   .number()

@@ -1,6 +1,17 @@
 import { z } from "@hono/zod-openapi";
 import { countyField } from "../../../lib/dutch";
-import { calendarDate, id, pagingQuery, pathId, rowId, takingResponse, text, upTo, webUrl } from "../../../lib/fields";
+import {
+  acrossFields,
+  calendarDate,
+  id,
+  pagingQuery,
+  pathId,
+  rowId,
+  takingResponse,
+  text,
+  upTo,
+  webUrl,
+} from "../../../lib/fields";
 import { Contact } from "./contacts";
 
 /** Writable user fields; `null` clears an optional field on update. */
@@ -13,11 +24,15 @@ const userFields = {
   companyName: text(2, 255).nullable().openapi({ description: "Either companyName or lastName is mandatory" }),
   gender: z.enum(["M", "F"]).nullable(),
   firstName: text(2, 255).nullable(),
-  lastName: text(2, 255).nullable(),
+  lastName: text(2, 255)
+    .nullable()
+    .openapi({ description: acrossFields("Either companyName or lastName is mandatory") }),
   dateOfBirth: calendarDate().nullable(),
   address: text(2, 255).nullable(),
   houseNumber: upTo(20).nullable(),
-  postalCode: upTo(10).nullable().openapi({ description: "Valid Dutch postal code; optional abroad" }),
+  postalCode: upTo(10)
+    .nullable()
+    .openapi({ description: acrossFields("A valid Dutch postal code, required in the Netherlands; optional abroad") }),
   city: text(2, 255).nullable(),
   county: countyField(),
   country: z
@@ -26,9 +41,13 @@ const userFields = {
     .openapi({ description: "`NL` (default); another code or empty outside the Netherlands" }),
   email: z.email().max(255),
   website: webUrl(255).nullable(),
-  phone: text(5, 50).nullable().openapi({ description: "Either phone or cellular is required" }),
+  phone: text(5, 50)
+    .nullable()
+    .openapi({ description: acrossFields("Either phone or cellular is required") }),
   fax: text(5, 50).nullable(),
-  cellular: text(5, 50).nullable(),
+  cellular: text(5, 50)
+    .nullable()
+    .openapi({ description: acrossFields("Either phone or cellular is required") }),
   subscriptions: z
     .strictObject({ stock: z.boolean().optional(), shop: z.boolean().optional() })
     .openapi({ description: "Internal clients only" }),

@@ -3967,7 +3967,7 @@ export interface components {
                 image: {
                     /** Format: uri */
                     url?: string;
-                    /** @description Resolved against the configured media origin (MEDIA_ORIGIN) */
+                    /** @description Resolved against the configured media origin (MEDIA_ORIGIN), and staying below it: no `.` or `..` segments, backslashes, control characters, schemes or hosts, encoded or not */
                     path?: string;
                 };
                 /** @description Read-only: ignored */
@@ -17531,7 +17531,7 @@ export interface operations {
                 searchkeyword?: string;
                 /** @description Only ads active on the portal; `!` inverts; `meta` (internal clients) means any portal */
                 searchportal?: string;
-                /** @description searchattributes[<n>][key]=… ; categoryId required */
+                /** @description searchattributes[<n>][key]=…. With categoryId (a rule across fields: docs/validation.md) */
                 searchattributes?: {
                     /** @enum {string} */
                     portal: "portal_a" | "portal_b";

@@ -55,7 +55,10 @@ export const SearchAttribute = z
       a.value_lessequal !== undefined ||
       a.value_greaterequal !== undefined,
     { error: "one of value_equals, value_equals_list, value_lessequal or value_greaterequal is required" },
-  );
+  )
+  .openapi({
+    description: acrossFields("One of value_equals, value_equals_list, value_lessequal or value_greaterequal"),
+  });
 
 // Typed as ids (what a client holds) or as the comma-separated text clients of 1.1 sent (so both compile);
 // the query string carries them as text. Each id as `queryId` takes it: positive, within 2^53 − 1.
@@ -152,7 +155,7 @@ export const AdsQuery = z
       .array(SearchAttribute)
       .max(10)
       .optional()
-      .openapi({ description: "searchattributes[<n>][key]=… ; categoryId required" }),
+      .openapi({ description: acrossFields("With categoryId", "searchattributes[<n>][key]=…") }),
     searchmanufacturer: queryBool().optional(),
   })
   .superRefine((q, ctx) => {

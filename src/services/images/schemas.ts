@@ -26,7 +26,10 @@ export const ImageSource = z
         error: "must stay below the media origin: no . or .. segments, backslashes, schemes or hosts",
       })
       .optional()
-      .openapi({ description: "Resolved against the configured media origin (MEDIA_ORIGIN)" }),
+      .openapi({
+        description:
+          "Resolved against the configured media origin (MEDIA_ORIGIN), and staying below it: no `.` or `..` segments, backslashes, control characters, schemes or hosts, encoded or not",
+      }),
   })
   .refine((s) => (s.url === undefined) !== (s.path === undefined), { error: "give either url or path" })
   .openapi({

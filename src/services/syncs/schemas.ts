@@ -32,6 +32,7 @@ export const SyncItem = z
       .array(PublishTargetEnum)
       .max(3)
       .refine((targets) => new Set(targets).size === targets.length, { error: "must not repeat a target" })
+      .openapi({ uniqueItems: true })
       .default([])
       .openapi({ description: "Where the ad should be listed; it is taken off every other target" }),
   })

@@ -138,16 +138,33 @@ export const isWebUrl = (value: string) => {
 };
 
 /**
- * A web URL's shape, as the document states it: http(s):// and a host name with an optional port, or a bare
- * host name (https; a port after a bare name would read as a scheme), whose last label is not a number (that
- * would be an IPv4 address); then a path, query or fragment without white space or control characters. The
- * check after it is the URL parser's.
+ * A web URL's shape, as the document states it: http(s):// with optional user information, a host and an
+ * optional port, or a bare host (https; a port after a bare host would read as a scheme); then a path,
+ * query or fragment without white space or control characters. The check after it is the URL parser's.
+ *
+ * A host is an IPv4 address or a name whose last label is not a number (`1.2.3` would be read as an
+ * address). Labels take ASCII letters, digits, `_`, `-` and the letters of the Latin, Greek, Cyrillic, Japanese and
+ * CJK blocks the URL parser's IDNA step takes at any place in a label (`café.nl`).
  */
-const HOST = "([A-Za-z0-9_-]+\\.)*[A-Za-z0-9_-]*[A-Za-z_][A-Za-z0-9_-]*";
+/** Those letters, written as characters (JSON Schema generators misread \u escapes). */
+const LABEL_LETTERS = "À-ÖØ-öø-ɏά-ώЀ-҂Ҋ-ҿぁ-ゖァ-ヺ一-龥";
+const LABEL_CHAR = `[A-Za-z0-9_${LABEL_LETTERS}-]`;
+const LABEL_LETTER = `[A-Za-z_${LABEL_LETTERS}]`;
+const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+const HOST_NAME = `(${LABEL_CHAR}+\\.)*${LABEL_CHAR}*${LABEL_LETTER}${LABEL_CHAR}*`;
+const IPV4 = `${OCTET}(\\.${OCTET}){3}`;
+const HOST = `(${HOST_NAME}|${IPV4})`;
+/** A host with a dot in it (a video's). */
+const DOTTED_HOST = `(${LABEL_CHAR}+\\.${HOST_NAME}|${IPV4})`;
+/** User information before a host (`user:password@`); a bare host's cannot hold a colon (it would read as a scheme). */
+const USER_INFO = "([^\\s\\x00-\\x1f\\x7f/?#@\\\\\\[\\]]+@)?";
+const BARE_USER_INFO = "([^\\s\\x00-\\x1f\\x7f/?#@:\\\\\\[\\]]+@)?";
 /** A TCP port, 1 to 65535, as a pattern. */
 export const PORT = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})";
 const AFTER_HOST = "([/?#][^\\s\\x00-\\x1f\\x7f]*)?";
-const WEB_URL = new RegExp(`^$|^([hH][tT][tT][pP][sS]?://${HOST}(:${PORT})?|${HOST})${AFTER_HOST}$`);
+const WEB_SCHEME = "[hH][tT][tT][pP][sS]?://";
+const authority = (host: string) => `(${WEB_SCHEME}${USER_INFO}${host}(:${PORT})?|${BARE_USER_INFO}${host})`;
+const WEB_URL = new RegExp(`^$|^${authority(HOST)}${AFTER_HOST}$`);
 
 /** A web URL of at most max characters; `shape` narrows it (a video's: an .mp4 path), in one pattern. */
 export const webUrl = (max: number, shape = { pattern: WEB_URL, error: "must be an http or https URL" }) =>
@@ -155,10 +172,10 @@ export const webUrl = (max: number, shape = { pattern: WEB_URL, error: "must be 
     .regex(shape.pattern, { error: shape.error })
     .refine((value) => value === "" || isWebUrl(value), { error: "must be an http or https URL" });
 
-/** An http(s) URL of an .mp4 video: WEB_URL's host and port, with a dot in the host and a path ending in .mp4. */
+/** An http(s) URL of an .mp4 video: WEB_URL's shape, with a dot in the host and a path ending in .mp4. */
 export const VIDEO_URL = {
   pattern: new RegExp(
-    `^([hH][tT][tT][pP][sS]?://[A-Za-z0-9_-]+\\.${HOST}(:${PORT})?|[A-Za-z0-9_-]+\\.${HOST})/[^\\s\\x00-\\x1f\\x7f?#]*\\.[mM][pP]4(\\?[^\\s\\x00-\\x1f\\x7f#]*)?$`,
+    `^${authority(DOTTED_HOST)}/[^\\s\\x00-\\x1f\\x7f?#]*\\.[mM][pP]4(\\?[^\\s\\x00-\\x1f\\x7f#]*)?$`,
   ),
   error: "must be the URL of an mp4 video",
 };

@@ -93,7 +93,14 @@ const postalCode = fc
   .map(([digits, letters]) => `${digits} ${letters}`);
 const houseNumber = fc.stringMatching(/^[1-9]\d{0,3}[a-z]?$/);
 const email = fc.tuple(word, word).map(([a, b]) => `${a.toLowerCase()}@${b.toLowerCase()}.nl`);
-const website = word.map((w) => `https://www.${w.toLowerCase()}.nl/`);
+/** Web URLs of every shape the API took before their pattern was in the document: IDN hosts, IPv4, user information. */
+const website = fc.oneof(
+  word.map((w) => `https://www.${w.toLowerCase()}.nl/`),
+  word.map((w) => `https://café-${w.toLowerCase()}.nl/`),
+  word.map((w) => `http://例え.jp/${w}`),
+  fc.tuple(fc.nat(255), word).map(([octet, w]) => `http://10.0.${octet}.1/${w}`),
+  word.map((w) => `https://${w.toLowerCase()}:geheim@www.${w.toLowerCase()}.nl/`),
+);
 const county = fc.constantFrom(...COUNTIES);
 const nullable = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: null });
 const date = fc

@@ -36,6 +36,8 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
   private readonly sql: SqlStorage;
   private readonly app = new Hono();
   private readonly authorization: AuthorizationServer;
+  /** Accounts whose placements are held before they commit (a slow marketplace), and how each is let go. */
+  private readonly held = new Map<number, { released: Promise<void>; release: () => void }>();
 
   constructor(ctx: DurableObjectState, env: SimulatorEnv) {
     super(ctx, env);
@@ -55,7 +57,8 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       CREATE TABLE IF NOT EXISTS features (listing INTEGER, feature TEXT, at INTEGER, reference TEXT);
       CREATE UNIQUE INDEX IF NOT EXISTS features_reference ON features (reference);
       CREATE TABLE IF NOT EXISTS faults (account INTEGER PRIMARY KEY, mode TEXT NOT NULL, remaining INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS outage (id INTEGER PRIMARY KEY CHECK (id = 1));`);
+      CREATE TABLE IF NOT EXISTS outage (id INTEGER PRIMARY KEY CHECK (id = 1));
+      CREATE TABLE IF NOT EXISTS writes (account INTEGER NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (account, kind));`);
     this.routes();
   }
 
@@ -76,7 +79,18 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
         "SELECT count(*) AS n FROM (SELECT external_ref FROM listings WHERE account = ? GROUP BY external_ref HAVING count(*) > 1)",
       ),
       features: one("SELECT count(*) AS n FROM features f JOIN listings l ON l.id = f.listing WHERE l.account = ?"),
+      creates: one("SELECT coalesce(sum(n), 0) AS n FROM writes WHERE account = ? AND kind = 'create'"),
+      updates: one("SELECT coalesce(sum(n), 0) AS n FROM writes WHERE account = ? AND kind = 'update'"),
     };
+  }
+
+  /** Counts an accepted write of the account: every call a marketplace bills or rate-limits. */
+  private counted(account: number, kind: "create" | "update") {
+    this.sql.exec(
+      "INSERT INTO writes VALUES (?, ?, 1) ON CONFLICT (account, kind) DO UPDATE SET n = n + 1",
+      account,
+      kind,
+    );
   }
 
   /** The listings of one account with what they hold. */
@@ -210,6 +224,8 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       if (triggered) return triggered;
       const listing = this.review(portalOf(c), body);
       if (listing instanceof Response) return listing;
+      await this.held.get(account)?.released;
+      this.counted(account, "create");
       const now = Date.now();
       const existing = this.sql
         .exec<{ id: number }>(
@@ -263,6 +279,26 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       if (mode !== null) this.sql.exec("INSERT INTO faults VALUES (?, ?, ?)", account, mode, times);
       return c.body(null, 204);
     });
+    // Holds the account's placements before they commit (`holding: true`), as a slow marketplace does,
+    // until they are let go (`holding: false`).
+    control.post("/accounts/:account/hold", async (c) => {
+      const account = Number(c.req.param("account"));
+      const body = (await c.req.json().catch(() => null)) as { holding?: unknown } | null;
+      if (typeof body?.holding !== "boolean") return c.json({ error: "holding: true or false" }, 400);
+      const hold = this.held.get(account);
+      if (body.holding && !hold) {
+        let release = () => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        this.held.set(account, { released, release });
+      }
+      if (!body.holding && hold) {
+        this.held.delete(account);
+        hold.release();
+      }
+      return c.body(null, 204);
+    });
     // Takes the listing API down (`down: true`) or brings it back.
     control.post("/outage", async (c) => {
       const body = (await c.req.json().catch(() => null)) as { down?: unknown } | null;
@@ -302,6 +338,7 @@ export class MarketplaceSimulator extends DurableObject<SimulatorEnv> {
       if (!this.owns(account, id)) return c.json({ error: "listing not found" }, 404);
       const listing = this.review(portalOf(c), body);
       if (listing instanceof Response) return listing;
+      this.counted(account, "update");
       this.store(id, listing);
       return this.answerAfterCommit(account, c.json(this.listingView(id)));
     });

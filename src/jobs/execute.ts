@@ -8,15 +8,19 @@ import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { abandonDelivery, type DeliveryLane, deliverWebhooks } from "../services/events";
 import { failImageJob, runImageJob } from "../services/images";
-import { flushUpdateRequests, runPublishJobs } from "../services/publishing";
+import { flushUpdateRequests, runPublishJobs, sendJobsAwaitingImages } from "../services/publishing";
 import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
 import { failSync, runSyncStep } from "../services/syncs";
 
-/** An image job; the updates its stored image asked for are queued at once. */
+/**
+ * An image job; the updates its stored image asked for are queued at once, and the placements and updates
+ * of its ad that waited for its images go when it was the last.
+ */
 async function runImage(env: ShardEnv, job: ImageMessage): Promise<void> {
   const ctx = jobContext(env, job.requestId);
-  const { updatesRequested } = await runImageJob(ctx, { jobId: job.jobId });
+  const { adId, updatesRequested } = await runImageJob(ctx, { jobId: job.jobId });
   if (updatesRequested) await flushUpdateRequests(ctx, { limit: 100 });
+  if (adId !== undefined) await sendJobsAwaitingImages(ctx, { adId });
 }
 
 /** A job that exhausted its retries arrives on the dead-letter queue: it ends, failed with the reason or settled. */
@@ -25,7 +29,9 @@ async function giveUp(env: ShardEnv, job: JobMessage): Promise<void> {
   switch (job.kind) {
     case "image": {
       const imageJob = await db.select().from(imageJobs).where(eq(imageJobs.id, job.jobId)).get();
-      if (imageJob) await db.batch(failImageJob(db, imageJob, "failed after repeated attempts"));
+      if (!imageJob) return;
+      await db.batch(failImageJob(db, imageJob, "failed after repeated attempts"));
+      await sendJobsAwaitingImages(jobContext(env, job.requestId), { adId: imageJob.adId });
       return;
     }
     case "publish": {

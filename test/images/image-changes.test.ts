@@ -101,19 +101,25 @@ describe("reordering, rotation and removal", () => {
     await env.DB.prepare("INSERT INTO ad_publications (ad_id, portal, active) VALUES (?, 'portal_b', 1)")
       .bind(adId)
       .run();
+    const updates = (count: number) =>
+      eventually(async () => {
+        const rows = await env.DB.prepare(
+          "SELECT portal, action, status FROM queue_items WHERE ad_id = ? AND action = 'update' ORDER BY id",
+        )
+          .bind(adId)
+          .all<{ portal: string; action: string; status: string }>();
+        const ended = rows.results.every((row) => row.status !== "pending" && row.status !== "processing");
+        return rows.results.length === count && ended ? rows.results : undefined;
+      }, `${count} updates queued and ended`);
+    // The switch is an update of the listing.
     await call("POST", "/imageswitch/", { key, body: { adId, images: [1, 2] } });
+    await updates(1);
+    // An image added without autoupdate asks for none; with it, one.
     await call("PUT", `/images/${adId}`, { key, body: { images: [source("green.png")], autoupdate: false } });
     await settled(adId);
     await call("PUT", `/images/${adId}`, { key, body: { images: [source("green.png")] } });
     await settled(adId);
-    // Each change became a queued update of the listing (the switch, then the autoupdated addition).
-    const updates = await eventually(async () => {
-      const rows = await env.DB.prepare("SELECT portal, action FROM queue_items WHERE ad_id = ? AND action = 'update'")
-        .bind(adId)
-        .all();
-      return rows.results.length >= 2 ? rows.results : undefined;
-    }, "the queued updates");
-    expect(updates).toEqual([
+    expect((await updates(2)).map(({ portal, action }) => ({ portal, action }))).toEqual([
       { portal: "portal_b", action: "update" },
       { portal: "portal_b", action: "update" },
     ]);

@@ -31,6 +31,7 @@ beforeAll(async () => {
 
 const line = (seq: number): StockLine => ({
   seq,
+  line: seq,
   item: SyncItem.parse({
     externalAdId: seq,
     categoryId: PAID_CATEGORY,

@@ -1,13 +1,12 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Env } from "../../src/env";
 import { jobContext } from "../../src/services/shared";
 import { runSyncStep } from "../../src/services/syncs";
 import { marketplace } from "../fixtures/marketplace";
 import { call, defined, eventually, expectEnvelope, twoClients } from "../harness/api";
 import { meteredBindings, onTestShard } from "../harness/d1";
-import { PAID_CATEGORY, requiredAttributes } from "../harness/data";
 import { connectedSeller, listingsAtMarketplace, walletBalance } from "../harness/marketplace";
+import { dyingOnRewrite, stepsHeld, stockItem, stockSyncs } from "../harness/syncs";
 
 /**
  * A dealer's stock at scale: 1,000 items synced, synced again unchanged (nothing written, nothing
@@ -19,74 +18,13 @@ import { connectedSeller, listingsAtMarketplace, walletBalance } from "../harnes
 let key: string;
 let internalKey: string;
 
+const syncs = stockSyncs(() => key);
+
 beforeAll(async () => {
   ({ key, internalKey } = await twoClients());
 });
 
-const item = (externalAdId: number, price = 100_000) => ({
-  externalAdId,
-  categoryId: PAID_CATEGORY,
-  title: `Brommer ${externalAdId}`,
-  description: "Een nette brommer, weinig gereden.",
-  price: { model: "fixed", price },
-  attributes: requiredAttributes(PAID_CATEGORY),
-  targets: ["portal_a"],
-});
-
-const ndjson = (items: unknown[]) => items.map((i) => JSON.stringify(i)).join("\n");
-
-const sendStock = (userId: number, items: unknown[], options: { path?: string; env?: Env } = {}) =>
-  call("POST", `${options.path ?? "/syncs/"}?userId=${userId}`, {
-    key,
-    rawBody: ndjson(items),
-    headers: { "Content-Type": "application/x-ndjson" },
-    ...(options.env ? { env: options.env } : {}),
-  });
-
-const syncOf = async (syncId: number) => (await call("GET", `/syncs/${syncId}`, { key })).body.data;
-
-const settledSync = (syncId: number) =>
-  eventually(async () => {
-    const sync = await syncOf(syncId);
-    return sync.state === "running" ? undefined : sync;
-  }, `sync ${syncId} to end`);
-
-const totalOf = async (path: string) => (await call("GET", path, { key })).body.totalItems as number;
-
-/** Every publish job of the user has ended. */
-const jobsSettled = (userId: number) =>
-  eventually(
-    async () =>
-      (await totalOf(`/jobs/?userId=${userId}&state=pending&itemsPerPage=1`)) +
-        (await totalOf(`/jobs/?userId=${userId}&state=processing&itemsPerPage=1`)) ===
-      0
-        ? true
-        : undefined,
-    `user ${userId}'s jobs to end`,
-  );
-
-/** Bindings whose job queue carries every job but a sync's steps: the test runs those itself. */
-const stepsHeld = (base: Env = env as unknown as Env): Env => ({
-  ...base,
-  JOBS: {
-    send: async (body: { kind: string }, options?: QueueSendOptions) =>
-      body.kind === "sync" ? undefined : base.JOBS.send(body as never, options),
-    sendBatch: async (messages: Iterable<MessageSendRequest<{ kind: string }>>, options?: QueueSendBatchOptions) => {
-      const jobs = [...messages].filter((message) => message.body.kind !== "sync");
-      if (jobs.length > 0) await base.JOBS.sendBatch(jobs as never, options);
-    },
-  } as unknown as Env["JOBS"],
-});
-
-/** Runs a sync's steps one after another with `bindings` until it ends; answers how many ran. */
-async function runSteps(syncId: number, bindings = onTestShard(stepsHeld())) {
-  let steps = 0;
-  while ((await syncOf(syncId)).state === "running") {
-    await runSyncStep(jobContext(bindings), { syncId });
-    steps += 1;
-  }
-  return steps;
-}
+const item = (externalAdId: number, price = 100_000) => stockItem(externalAdId, { price: { model: "fixed", price } });
 
 const onlineTitles = async (userId: number) =>
   (await listingsAtMarketplace(key, userId))
@@ -99,26 +37,26 @@ describe("a stock at scale", () => {
     const userId = await connectedSeller(key, internalKey, 100_000_000);
     const stock = Array.from({ length: 1000 }, (_, i) => item(i + 1));
 
-    const preview = (await sendStock(userId, stock, { path: "/syncs/preview" })).body.data;
+    const preview = (await syncs.sendStock(userId, stock, { path: "/syncs/preview" })).body.data;
     expect(preview).toMatchObject({ items: 1000, created: 1000, refused: 0 });
     const before = await walletBalance(key, userId);
-    const first = await settledSync((await sendStock(userId, stock)).body.data.syncId);
+    const first = await syncs.settledSync((await syncs.sendStock(userId, stock)).body.data.syncId);
     expect(first).toMatchObject({ state: "finished", created: 1000, charged: preview.cost });
-    await jobsSettled(userId);
+    await syncs.jobsSettled(userId);
     expect(before - (await walletBalance(key, userId))).toBe(preview.cost);
     expect(await onlineTitles(userId)).toEqual(stock.map((it) => it.title).sort());
 
     // The same stock again, its steps run with a metered D1 session: the sync's own row and its progress
     // event once per step of 50 items, and nothing of the user's ads, jobs or ledger.
-    const jobs = await totalOf(`/jobs/?userId=${userId}&itemsPerPage=1`);
+    const jobs = await syncs.totalOf(`/jobs/?userId=${userId}&itemsPerPage=1`);
     const balance = await walletBalance(key, userId);
-    const again = await sendStock(userId, stock, { env: stepsHeld() });
+    const again = await syncs.sendStock(userId, stock, { env: stepsHeld() });
     expectEnvelope(again, 200);
     const metered = meteredBindings(stepsHeld());
-    const steps = await runSteps(again.body.data.syncId, metered.env);
-    const unchanged = await syncOf(again.body.data.syncId);
+    const steps = await syncs.runSteps(again.body.data.syncId, metered.env);
+    const unchanged = await syncs.syncOf(again.body.data.syncId);
     expect(unchanged).toMatchObject({ state: "finished", unchanged: 1000, created: 0, updated: 0, charged: 0 });
-    expect(await totalOf(`/jobs/?userId=${userId}&itemsPerPage=1`)).toBe(jobs);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&itemsPerPage=1`)).toBe(jobs);
     expect(await walletBalance(key, userId)).toBe(balance);
     const perItem = metered.usage.rowsWritten / 1000;
     console.log(
@@ -133,22 +71,22 @@ describe("a stock at scale", () => {
       ...stock.slice(0, 950).map((it, i) => (i < 100 ? item(it.externalAdId, 90_000) : it)),
       ...Array.from({ length: 50 }, (_, i) => item(2001 + i)),
     ];
-    const plan = (await sendStock(userId, next, { path: "/syncs/preview" })).body.data;
+    const plan = (await syncs.sendStock(userId, next, { path: "/syncs/preview" })).body.data;
     expect(plan).toMatchObject({ items: 1000, created: 50, updated: 100, unchanged: 850, ended: 50, refused: 0 });
     expect(plan.targets.portal_a).toMatchObject({ place: 50, update: 100, remove: 50 });
-    const placements = await totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`);
-    const changed = await settledSync((await sendStock(userId, next)).body.data.syncId);
+    const placements = await syncs.totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`);
+    const changed = await syncs.settledSync((await syncs.sendStock(userId, next)).body.data.syncId);
     expect(changed).toMatchObject({ state: "finished", created: 50, updated: 100, unchanged: 850, ended: 50 });
     expect(changed.charged).toBe(plan.cost);
-    await jobsSettled(userId);
+    await syncs.jobsSettled(userId);
     expect(balance - (await walletBalance(key, userId))).toBe(plan.cost);
     // What reached the marketplace: the new stock online, the changed prices, nothing else sent.
     expect(await onlineTitles(userId)).toEqual(next.map((it) => it.title).sort());
     const held = await listingsAtMarketplace(key, userId);
     expect(held.filter((h) => h.online && h.listing?.price.price === 90_000)).toHaveLength(100);
-    expect(await totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`)).toBe(placements + 50);
-    expect(await totalOf(`/jobs/?userId=${userId}&kind=update&itemsPerPage=1`)).toBe(100);
-    expect(await totalOf(`/jobs/?userId=${userId}&kind=unpublish&itemsPerPage=1`)).toBe(50);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`)).toBe(placements + 50);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=update&itemsPerPage=1`)).toBe(100);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=unpublish&itemsPerPage=1`)).toBe(50);
   }, 600_000);
 
   it("a step that dies half-way and runs again: one ad and one listing per item, each placement charged once", async () => {
@@ -158,35 +96,23 @@ describe("a stock at scale", () => {
       return { userId: id, credentials: connection.body.data.externalUserId as number };
     })();
     const stock = Array.from({ length: 120 }, (_, i) => item(i + 1));
-    const preview = (await sendStock(userId, stock, { path: "/syncs/preview" })).body.data;
+    const preview = (await syncs.sendStock(userId, stock, { path: "/syncs/preview" })).body.data;
     const before = await walletBalance(key, userId);
-    const started = await sendStock(userId, stock, { env: stepsHeld() });
+    const started = await syncs.sendStock(userId, stock, { env: stepsHeld() });
     const syncId = started.body.data.syncId as number;
     const held = onTestShard(stepsHeld());
     await runSyncStep(jobContext(held), { syncId });
     // The second step dies after its ads are written and its placements queued, before its report is
     // stored (its bucket refuses the write): the sync's row does not move.
-    const dying = onTestShard({
-      ...stepsHeld(),
-      STOCKS: new Proxy(env.STOCKS, {
-        get: (bucket, name) =>
-          name === "put"
-            ? async (objectKey: string, value: string) => {
-                const planned = await bucket.head(objectKey);
-                if (objectKey.includes("/report/") && planned) throw new Error("the process died");
-                return bucket.put(objectKey, value);
-              }
-            : Reflect.get(bucket, name).bind(bucket),
-      }),
-    });
+    const dying = dyingOnRewrite("report");
     await expect(runSyncStep(jobContext(dying), { syncId })).rejects.toThrow("the process died");
-    expect(await syncOf(syncId)).toMatchObject({ state: "running", applied: 50, created: 50 });
+    expect(await syncs.syncOf(syncId)).toMatchObject({ state: "running", applied: 50, created: 50 });
     // Run again, and to the end.
-    await runSteps(syncId, held);
-    const done = await syncOf(syncId);
+    await syncs.runSteps(syncId, held);
+    const done = await syncs.syncOf(syncId);
     expect(done).toMatchObject({ state: "finished", created: 120, charged: preview.cost });
-    await jobsSettled(userId);
-    expect(await totalOf(`/ads/?userId=${userId}&simple=true&itemsPerPage=1`)).toBe(120);
+    await syncs.jobsSettled(userId);
+    expect(await syncs.totalOf(`/ads/?userId=${userId}&simple=true&itemsPerPage=1`)).toBe(120);
     const summary = await marketplace("portal_a").summary(credentials);
     expect(summary).toMatchObject({ listings: 120, online: 120, duplicateRefs: 0 });
     expect(before - (await walletBalance(key, userId))).toBe(preview.cost);
@@ -237,7 +163,7 @@ describe("a stock at scale", () => {
     expectEnvelope(answer, 200);
     expect(storedWhileSending).toBe(true);
     expect(answer.body.data.items).toBe(lines);
-    const done = await settledSync(answer.body.data.syncId);
+    const done = await syncs.settledSync(answer.body.data.syncId);
     expect(done).toMatchObject({ state: "finished", created: lines });
     expect(defined(done).charged).toBe(0);
   }, 600_000);

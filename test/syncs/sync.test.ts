@@ -159,8 +159,11 @@ describe("a stock sync", () => {
     const userId = await connectedSeller(key, internalKey, 10_000_000);
     const answer = await call("POST", `/syncs/?userId=${userId}`, {
       key,
+      // Blank lines are no items, but the messages count them: a line is named where it was sent.
       rawBody: [
+        "",
         JSON.stringify(item(1)),
+        "",
         "{not json",
         JSON.stringify(item(2, { title: "x" })),
         JSON.stringify(item(1)),
@@ -173,9 +176,9 @@ describe("a stock sync", () => {
     const report = await reportOf(done.syncId);
     expect(report.map((r) => [r.seq, r.outcome, r.errorDetails[0]?.message])).toEqual([
       [1, "created", undefined],
-      [2, "refused", "line 2: is not a JSON object"],
+      [2, "refused", "line 4: is not a JSON object"],
       [3, "refused", "title: must be 5-60 characters"],
-      [4, "refused", "externalAdId: 1 is also the item on line 1"],
+      [4, "refused", "externalAdId: 1 is also the item on line 2"],
     ]);
     // Refused again, on its fields, the item names its ad; the dry run names the item.
     const adId = defined(report[0]?.adId);

@@ -15,12 +15,12 @@ const STOCK_REQUIRED = `body: is required: the stock, as JSON ({"items": [...]})
 const MAX_LINE_BYTES = 256 * 1024;
 
 /** An item as sent, checked on its own: a valid item, or its problems (each naming its field). */
-function lineOf(seq: number, value: unknown): StockLine {
+function lineOf(at: { seq: number; line: number }, value: unknown): StockLine {
   const parsed = SyncItem.safeParse(value);
-  if (parsed.success) return { seq, item: parsed.data };
+  if (parsed.success) return { ...at, item: parsed.data };
   const externalAdId = (value as { externalAdId?: unknown } | null)?.externalAdId;
   return {
-    seq,
+    ...at,
     externalAdId: Number.isSafeInteger(externalAdId) ? (externalAdId as number) : null,
     problems: issueDetails(parsed.error, "item"),
   };
@@ -72,18 +72,28 @@ async function nextPart(reader: ReadableStreamDefaultReader<string>, seconds: nu
   }
 }
 
-/** The lines of a body, read as they arrive: one item per non-empty line, numbered from 1. */
+/**
+ * The lines of a body, read as they arrive: one item per non-empty line, numbered from 1 (`seq`), each
+ * message naming the line as sent, blank ones counted (`line`).
+ */
 async function* ndjsonLines(body: ReadableStream<Uint8Array>, stallSeconds: number): AsyncGenerator<StockLine> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
   let seq = 0;
+  let line = 0;
   const parse = (text: string): StockLine | undefined => {
+    line += 1;
     if (text.trim() === "") return undefined;
     seq += 1;
     try {
-      return lineOf(seq, JSON.parse(text));
+      return lineOf({ seq, line }, JSON.parse(text));
     } catch {
-      return { seq, externalAdId: null, problems: [detail("malformed_body", `line ${seq}: is not a JSON object`)] };
+      return {
+        seq,
+        line,
+        externalAdId: null,
+        problems: [detail("malformed_body", `line ${line}: is not a JSON object`)],
+      };
     }
   };
   for (;;) {
@@ -98,7 +108,7 @@ async function* ndjsonLines(body: ReadableStream<Uint8Array>, stallSeconds: numb
       end = buffered.indexOf("\n");
     }
     if (buffered.length > MAX_LINE_BYTES)
-      throw DomainError.of("body_too_large", `line ${seq + 1}: must not exceed ${MAX_LINE_BYTES / 1024} KiB`);
+      throw DomainError.of("body_too_large", `line ${line + 1}: must not exceed ${MAX_LINE_BYTES / 1024} KiB`);
   }
   const last = parse(buffered);
   if (last) yield last;
@@ -148,7 +158,7 @@ export async function stockOf(c: Context<AppEnv>): Promise<Stock> {
   const items = await jsonItems(c);
   return {
     lines: (async function* () {
-      for (const [at, value] of items.entries()) yield lineOf(at + 1, value);
+      for (const [at, value] of items.entries()) yield lineOf({ seq: at + 1, line: at + 1 }, value);
     })(),
     digest: async () => sha256Hex(JSON.stringify(items)),
   };

@@ -48,7 +48,7 @@ export const priceOf = (ad: AdRow) => ({
 export async function imageObjectsOf(db: Db, adIds: number[]) {
   if (adIds.length === 0) return [];
   return db
-    .select({ originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
+    .select({ adId: adImages.adId, originalKey: adImages.originalKey, thumbnailKey: adImages.thumbnailKey })
     .from(adImages)
     .where(inList(adImages.adId, adIds));
 }

@@ -1,6 +1,7 @@
+import { and, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/inList";
-import { ads } from "../../db/schema";
+import { ads, jobIsOpen, publishJobs } from "../../db/schema";
 import { detail, type ErrorDetail } from "../../lib/errors";
 import { deleteObjects } from "../../lib/media";
 import { nowIso } from "../../lib/time";
@@ -37,23 +38,30 @@ async function resolveBatch(db: Db, caller: Caller, input: { userId?: number | u
   return { ids, ok, revisionKeys, results: () => ids.map((id) => results.get(id) as BatchItemResult) };
 }
 
+/** Batch writes a sync's ending makes: only ads with no publish job open (none in flight at a marketplace). */
+type Guard = { unlessJobOpen?: boolean };
+
+/** The batch's ads that may be written: those it resolved, and with `unlessJobOpen`, none with a job open. */
+const writable = (ok: AdRow[], guard: Guard) =>
+  and(
+    inList(
+      ads.id,
+      ok.map((a) => a.id),
+    ),
+    guard.unlessJobOpen
+      ? sql`NOT EXISTS (SELECT 1 FROM ${publishJobs} WHERE ${publishJobs.adId} = ${ads.id} AND ${jobIsOpen(publishJobs.status)})`
+      : undefined,
+  );
+
 export async function patchAdsBatch(
   ctx: ServiceContext,
-  input: { userId?: number | undefined; adId: number[]; status: AdRow["status"] },
+  input: { userId?: number | undefined; adId: number[]; status: AdRow["status"] } & Guard,
 ): Promise<BatchItemResult[]> {
   const { db, caller } = ctx;
   const batch = await resolveBatch(db, caller, input);
   if (batch.ok.length > 0) {
     await db.batch([
-      db
-        .update(ads)
-        .set({ status: input.status, updatedAt: nowIso() })
-        .where(
-          inList(
-            ads.id,
-            batch.ok.map((a) => a.id),
-          ),
-        ),
+      db.update(ads).set({ status: input.status, updatedAt: nowIso() }).where(writable(batch.ok, input)),
       bumpRevisions(db, batch.revisionKeys, ctx.precondition),
     ]);
   }
@@ -62,7 +70,7 @@ export async function patchAdsBatch(
 
 export async function deleteAdsBatch(
   ctx: ServiceContext,
-  input: { userId?: number | undefined; adId: number[] },
+  input: { userId?: number | undefined; adId: number[] } & Guard,
 ): Promise<BatchItemResult[]> {
   const { db, caller } = ctx;
   const storage = ctx.env.MEDIA;
@@ -72,16 +80,15 @@ export async function deleteAdsBatch(
       db,
       batch.ok.map((a) => a.id),
     );
-    await db.batch([
-      db.delete(ads).where(
-        inList(
-          ads.id,
-          batch.ok.map((a) => a.id),
-        ),
-      ),
+    const [deleted] = await db.batch([
+      db.delete(ads).where(writable(batch.ok, input)).returning({ id: ads.id }),
       bumpRevisions(db, batch.revisionKeys, ctx.precondition),
     ]);
-    await deleteObjects(storage, objects);
+    const gone = new Set(deleted.map((ad) => ad.id));
+    await deleteObjects(
+      storage,
+      objects.filter((object) => gone.has(object.adId)),
+    );
   }
   return batch.results();
 }

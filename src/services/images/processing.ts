@@ -169,14 +169,17 @@ export function failImageJob(db: Db, job: { id: number; userId: number; adId: nu
  * One image job: download, check, store original and thumbnail, and add the image after the ad's others
  * (ordered by job id, so in request order). Safe to run twice: a finished job is skipped, and the image
  * row is unique per job. A refused image marks the job failed with its reason; the ad's other images
- * are untouched. Answers whether the stored image asked for updates of the ad's live listings (the
- * caller queues them; images sit below publishing).
+ * are untouched. Answers the job's ad, and whether the stored image asked for updates of the ad's live
+ * listings (the caller queues them, and sends what waited for the ad's images; images sit below publishing).
  */
-export async function runImageJob(ctx: JobContext, input: { jobId: number }): Promise<{ updatesRequested: boolean }> {
+export async function runImageJob(
+  ctx: JobContext,
+  input: { jobId: number },
+): Promise<{ adId: number | undefined; updatesRequested: boolean }> {
   const { db, env, requestId } = ctx;
   const { jobId } = input;
   const job = await db.select().from(imageJobs).where(eq(imageJobs.id, jobId)).get();
-  if (!job || job.done) return { updatesRequested: false };
+  if (!job || job.done) return { adId: job?.adId, updatesRequested: false };
   const startedAt = Date.now();
   const outcome = (result: "done" | "error", reason?: string) =>
     log(result === "done" ? "info" : "warn", "job", {
@@ -250,7 +253,7 @@ export async function runImageJob(ctx: JobContext, input: { jobId: number }): Pr
     });
     if (!inserted.meta.changes) await deleteObjects(env.MEDIA, [stored]);
     outcome(inserted.meta.changes ? "done" : "error", inserted.meta.changes ? undefined : "cancelled");
-    return { updatesRequested: Boolean(inserted.meta.changes) && job.autoupdate };
+    return { adId: job.adId, updatesRequested: Boolean(inserted.meta.changes) && job.autoupdate };
   } catch (error) {
     if (stored) await deleteObjects(env.MEDIA, [stored]);
     const reason =
@@ -262,6 +265,6 @@ export async function runImageJob(ctx: JobContext, input: { jobId: number }): Pr
     if (!reason) throw error;
     await db.batch(failImageJob(db, job, reason));
     outcome("error", reason);
-    return { updatesRequested: false };
+    return { adId: job.adId, updatesRequested: false };
   }
 }

@@ -18,7 +18,7 @@ export { BuyFeature, Feature, FeaturesQuery } from "./featureSchemas";
 export { queueFeature, requestFeature } from "./features";
 export { applyEvent, transition } from "./jobs/lifecycle";
 export { type Decision, publishMessage, queueJobs, sendJobs } from "./jobs/queue";
-export { expireStaleJobs, resendJobsCutByMove, resendStalledJobs } from "./jobs/recovery";
+export { expireStaleJobs, resendJobsCutByMove, resendStalledJobs, sendJobsAwaitingImages } from "./jobs/recovery";
 export { runPublishJobs } from "./jobs/run";
 export { Job, JobsQuery } from "./jobs/schemas";
 export type { JobEvent, ListingOutcome, PublishJobRow } from "./jobs/states";

@@ -208,7 +208,7 @@ async function withdrawPending(
  */
 export async function withdrawUnstartedJobs(
   ctx: ServiceContext,
-  input: { adIds: number[] } | { userId: number },
+  input: ({ adIds: number[] } | { userId: number }) & { reason?: string },
 ): Promise<void> {
   const jobs = await ctx.db
     .select()
@@ -221,5 +221,5 @@ export async function withdrawUnstartedJobs(
         ne(publishJobs.action, "unpublish"),
       ),
     );
-  await withdrawPending(ctx, jobs, nowIso(), DELETED_BEFORE_START);
+  await withdrawPending(ctx, jobs, nowIso(), input.reason ?? DELETED_BEFORE_START);
 }

@@ -13,18 +13,18 @@ import { type ItemPlan, planItem, type SyncedAd, sameImages, syncedAdsOf } from 
 import { type Charged, MODE_OF, queueTargets, refusalOf } from "./queueTargets";
 import type { SyncItem, SyncTargetResult } from "./schemas";
 import { CHUNK_ITEMS, getChunk, type ItemReport, plannedReport, putChunk } from "./stockStore";
-import type { SyncRow } from "./syncViews";
+import type { StepOutcome, SyncRow } from "./syncViews";
 
 /**
  * The stock's next chunk applied: each item's ad written (or found unchanged), then each target's jobs
  * queued, one publish call per target and action for the chunk; the report stored; then the sync's row
  * moved past the chunk with its counts, in one D1 batch that only the first run of the step can make.
  */
-export async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<boolean> {
+export async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<StepOutcome> {
   const { db, env } = ctx;
   if (sync.cursor >= sync.items) {
     await db.update(syncs).set({ phase: "ending", updatedAt: nowIso() }).where(eq(syncs.id, sync.id));
-    return true;
+    return "more";
   }
   const chunk = Math.floor(sync.cursor / CHUNK_ITEMS);
   const [lines = [], earlier = []] = await Promise.all([
@@ -100,7 +100,7 @@ export async function applyItems(ctx: ServiceContext, sync: SyncRow): Promise<bo
       data: sql`json_object('syncId', ${sync.id}, 'applied', ${applied}, 'items', ${sync.items})`,
     }),
   ]);
-  return true;
+  return "more";
 }
 
 /**
@@ -153,11 +153,13 @@ async function writeItem(
       })
     : await createAd(ctx, { ...fields, userId: sync.userId, syncHash: hash });
   const imagesChanged = plan.ad ? !sameImages(hash, plan.ad.storedHash) : images.length > 0;
+  // The step's own placements and updates carry the images: each waits for them (`noImageOpen`), so no
+  // stored image asks for an update of its own.
   if (imagesChanged)
     await queueImages(ctx, {
       adId,
       images: images.map((url) => ({ image: { url } })),
-      autoupdate: true,
+      autoupdate: false,
       replace: true,
     });
   return adId;

@@ -9,7 +9,7 @@ import { eventOf } from "../events/events";
 import { callerOf, requireUser } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 import { applyItems } from "./applyItems";
-import { endAds } from "./endAds";
+import { ENDING_WAIT_SECONDS, endAds } from "./endAds";
 import { deleteStock } from "./stockStore";
 import type { SyncRow } from "./syncViews";
 
@@ -17,8 +17,14 @@ import type { SyncRow } from "./syncViews";
 export const SYNC_RETENTION_MS = 30 * 86_400_000;
 
 /** Queues a sync's next step: a lane job of its client (`ClientLanes`), which runs it within the client's share. */
-export async function sendSyncStep(env: ShardEnv, input: { syncId: number; requestId?: string | undefined }) {
-  await env.JOBS.send({ kind: "sync", syncId: input.syncId, requestId: input.requestId });
+export async function sendSyncStep(
+  env: ShardEnv,
+  input: { syncId: number; requestId?: string | undefined; delaySeconds?: number },
+) {
+  await env.JOBS.send(
+    { kind: "sync", syncId: input.syncId, requestId: input.requestId },
+    input.delaySeconds ? { delaySeconds: input.delaySeconds } : undefined,
+  );
 }
 
 /** What a step's work runs with: the sync's client as the caller (its tenancy kept with the sync). */
@@ -32,7 +38,8 @@ const stepContext = (ctx: JobContext, sync: SyncRow): ServiceContext => ({
 
 /**
  * One step of a running sync (a lane job): the stock's next chunk applied (CHUNK_ITEMS items), or, once
- * every chunk is, the next chunk of ads it ends; then the next step is queued, or the sync finishes. A
+ * every chunk is, the next chunk of ads it ends; then the next step is queued (later, when the ads it ends
+ * wait for their jobs), or the sync finishes. A
  * step that dies is run again (the lanes keep the job) from the sync's row, which moves only when a
  * chunk's report is stored: each item is planned afresh from what is stored, so what the dead step did is
  * found done (the ad by its externalAdId, a placement by the one open job per listing) and not done twice,
@@ -48,9 +55,14 @@ export async function runSyncStep(ctx: JobContext, input: { syncId: number }): P
     if (!(error instanceof DomainError)) throw error;
     return finish(ctx, sync, "failed", "the user is no longer there");
   }
-  const more = sync.phase === "items" ? await applyItems(work, sync) : await endAds(work, sync);
-  if (more) await sendSyncStep(ctx.env, { syncId: sync.id, requestId: ctx.requestId });
-  else await finish(ctx, sync, "finished", null);
+  const outcome = sync.phase === "items" ? await applyItems(work, sync) : await endAds(work, sync);
+  if (outcome === "done") await finish(ctx, sync, "finished", null);
+  else
+    await sendSyncStep(ctx.env, {
+      syncId: sync.id,
+      requestId: ctx.requestId,
+      ...(outcome === "waiting" ? { delaySeconds: ENDING_WAIT_SECONDS } : {}),
+    });
 }
 
 /** Ends a sync that could not finish (its job gave up): failed, with the reason. */

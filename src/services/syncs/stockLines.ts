@@ -4,10 +4,13 @@ import { itemHash } from "./plan";
 import { SYNC_MAX_ITEMS, type SyncItem } from "./schemas";
 import { CHUNK_ITEMS, type StoredLine } from "./stockStore";
 
-/** One line of a stock as the route read it: a valid item, or the problems of one that is not. */
+/**
+ * One line of a stock as the route read it: a valid item, or the problems of one that is not. `seq` is the
+ * item's place in the stock (blank lines are no items), `line` where it was sent (what messages name).
+ */
 export type StockLine =
-  | { seq: number; item: SyncItem; problems?: undefined }
-  | { seq: number; item?: undefined; externalAdId: number | null; problems: ErrorDetail[] };
+  | { seq: number; line: number; item: SyncItem; problems?: undefined }
+  | { seq: number; line: number; item?: undefined; externalAdId: number | null; problems: ErrorDetail[] };
 
 /**
  * A stock as it arrives: its lines, read as they come (never held whole), and the SHA-256 of its bytes,
@@ -33,17 +36,18 @@ export async function* chunksOf(lines: AsyncIterable<StockLine>): AsyncGenerator
   if (chunk.length > 0) yield chunk;
 }
 
-/** A line whose externalAdId an earlier line of the stock has: refused, naming the first. */
+/** A line whose externalAdId an earlier line of the stock has: refused, naming the first's line. */
 export function withoutRepeats(chunk: StockLine[], seen: Map<number, number>): StockLine[] {
   return chunk.map((line) => {
     if (!line.item) return line;
     const first = seen.get(line.item.externalAdId);
     if (first === undefined) {
-      seen.set(line.item.externalAdId, line.seq);
+      seen.set(line.item.externalAdId, line.line);
       return line;
     }
     return {
       seq: line.seq,
+      line: line.line,
       externalAdId: line.item.externalAdId,
       problems: [
         detail("validation_failed", `externalAdId: ${line.item.externalAdId} is also the item on line ${first}`),

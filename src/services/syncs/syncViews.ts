@@ -11,6 +11,9 @@ import { CHUNK_ITEMS, getChunk, type ItemReport, plannedReport } from "./stockSt
 
 export type SyncRow = typeof syncs.$inferSelect;
 
+/** What a step of a sync left: more steps, a wait for its ads' jobs (it runs again later), or nothing to do. */
+export type StepOutcome = "more" | "waiting" | "done";
+
 export const syncView = (row: SyncRow): SyncView => ({
   syncId: row.id,
   userId: row.userId,

@@ -169,6 +169,21 @@ const noEarlierOpenJob = (job: JobRef) =>
         job.action === "unpublish" ? noStartedFeatureOpen(job) : undefined,
       );
 
+/** How long a placement or an update waits for its ad's open image jobs, at most (one whose message was lost). */
+export const IMAGES_WAIT_MS = 15 * 60_000;
+
+/**
+ * A placement or an update sends the ad whole: it is claimed only when no image job of its ad is open
+ * (each is stored or refused within its download's limits, and the last to end sends the jobs that
+ * waited: `jobsAwaitingImages`), so a listing goes out once, with its images. An image job open for
+ * longer than IMAGES_WAIT_MS holds nothing.
+ */
+export const noImageOpen = (adId: number, now: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM image_jobs WHERE image_jobs.ad_id = ${adId} AND image_jobs.done = 0
+    AND image_jobs.created_at > ${new Date(Date.parse(now) - IMAGES_WAIT_MS).toISOString()})`;
+
+const sendsTheAd = (job: JobRef) => job.action === "publish" || job.action === "update";
+
 /** No feature of the job's listing has started and not ended. */
 const noStartedFeatureOpen = (job: JobRef) =>
   sql`NOT EXISTS (SELECT 1 FROM queue_items AS started WHERE started.ad_id = ${job.adId}
@@ -209,6 +224,7 @@ export function transition(db: Db, job: JobRef, event: JobEvent, detail: EventDe
         eq(publishJobs.id, job.id),
         inArray(publishJobs.status, from),
         event === "started" ? noEarlierOpenJob(job) : undefined,
+        event === "started" && sendsTheAd(job) ? noImageOpen(job.adId, detail.now) : undefined,
         event === "cancelled" ? eq(publishJobs.attempts, 0) : undefined,
       ),
     )

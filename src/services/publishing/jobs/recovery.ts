@@ -1,10 +1,11 @@
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, inArray, lte } from "drizzle-orm";
 import { batchAll, type Db, namedBatch, statementsOf } from "../../../db/client";
 import { settledUser } from "../../../db/directory";
 import { inList } from "../../../db/inList";
 import { apiClients, jobIsOpen, publishJobs, users } from "../../../db/schema";
+import { nowIso } from "../../../lib/time";
 import type { JobContext } from "../../shared/context";
-import { transition } from "./lifecycle";
+import { noImageOpen, transition } from "./lifecycle";
 import { publishMessage, sendJobs } from "./queue";
 import { runPublishJobs } from "./run";
 import type { PublishJobRow } from "./states";
@@ -13,6 +14,32 @@ import type { PublishJobRow } from "./states";
 export const RESEND_AFTER_MS = 2 * 60_000;
 /** A job runs for seconds; a job processing this long belongs to a consumer that died. */
 export const STUCK_AFTER_MS = 5 * 60_000;
+
+/**
+ * The placements and updates of an ad that waited for its images (`noImageOpen`), sent once no image job
+ * of the ad is open: the last image job to end calls it. Answers how many were sent.
+ */
+export async function sendJobsAwaitingImages(ctx: JobContext, input: { adId: number }): Promise<number> {
+  const { db, env } = ctx;
+  const now = nowIso();
+  const waiting = await db
+    .select()
+    .from(publishJobs)
+    .where(
+      and(
+        eq(publishJobs.adId, input.adId),
+        eq(publishJobs.status, "pending"),
+        inArray(publishJobs.action, ["publish", "update"]),
+        lte(publishJobs.retryAt, now),
+        noImageOpen(input.adId, now),
+      ),
+    );
+  await sendJobs(
+    env,
+    waiting.map((job) => ({ job, requestId: job.requestId ?? ctx.requestId })),
+  );
+  return waiting.length;
+}
 
 /**
  * Crash recovery: jobs whose message was lost (written, never sent, or sent and dropped) and jobs left

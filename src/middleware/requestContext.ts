@@ -20,6 +20,12 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("requestId", requestId);
   await next();
   c.header("X-Request-Id", requestId);
+  // A refusal before the body was read (a bad key, a 429) stops the upload: the client hears it now, not
+  // when its stock has been sent.
+  const body = c.req.raw.body;
+  if (c.res.status >= 400 && body && !c.req.raw.bodyUsed && !body.locked) {
+    body.cancel().catch(() => {});
+  }
   const durationMs = Date.now() - startedAt;
   const { rowsRead, rowsWritten } = c.get("d1Usage") ?? { rowsRead: 0, rowsWritten: 0 };
   if (c.env.ENVIRONMENT !== "production") {

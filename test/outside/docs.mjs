@@ -1,11 +1,13 @@
 // npm run test:browser: the API reference in a real browser. Starts `npm run dev` on a spare port,
 // opens /docs in headless Chromium (Debian's package, driven by puppeteer-core), and checks that it
 // renders every tag group, that "Test Request" against GET /rest/v1/client with the development key
-// answers 200, and that no request leaves localhost; then connects a user to portal_a the way a seller
+// answers 200, and that no request leaves localhost (before it: a stock upload with a bad key is answered
+// while it still sends); then connects a user to portal_a the way a seller
 // does: the marketplace's consent page, signing in as `demo`, and our landing page with the code and
 // state, and once more with a returnUrl, which brings the browser back to the client connected.
 // Screenshots go to test/screenshots/ (git-ignored).
 import { mkdir, readFile } from "node:fs/promises";
+import http from "node:http";
 import puppeteer from "puppeteer-core";
 import { startDev } from "./devServer.mjs";
 
@@ -16,6 +18,31 @@ const DEV_LOG = `${SHOTS}/wrangler-dev.log`;
 
 await mkdir(SHOTS, { recursive: true });
 const { origin, document, stop } = await startDev(DEV_LOG);
+
+/**
+ * The status a stock upload with a bad key is answered with while its body is still being sent (a line a
+ * second, never ended): "never" when no answer came before the body was given up after 30 s.
+ */
+function refusedWhileUploading(url) {
+  return new Promise((resolve) => {
+    const request = http.request(url, {
+      method: "POST",
+      headers: { Authorization: "Bearer not-a-key", "Content-Type": "application/x-ndjson" },
+    });
+    const line = () => request.write('{"externalAdId":1}\n');
+    const sending = setInterval(line, 1000);
+    const giveUp = setTimeout(() => finish("never"), 30_000);
+    const finish = (status) => {
+      clearInterval(sending);
+      clearTimeout(giveUp);
+      request.destroy();
+      resolve(status);
+    };
+    request.on("response", (response) => finish(response.statusCode));
+    request.on("error", () => finish("never"));
+    line();
+  });
+}
 
 const failures = [];
 const check = (ok, what) => {
@@ -34,6 +61,8 @@ try {
   check(client.status === 200, `the README's GET /rest/v1/client/ answers 200 (${client.status})`);
   const cron = await fetch(`${origin}/__scheduled?cron=*+*+*+*+*`);
   check(cron.status === 200, `the README's cron command answers 200 (${cron.status})`);
+  const refused = await refusedWhileUploading(`${origin}/rest/v1/syncs/?userId=1`);
+  check(refused === 401, `a stock upload with a bad key is answered 401 while it still sends (${refused})`);
 
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   const page = await browser.newPage();

@@ -30,6 +30,7 @@ import { jobColumns, jobView } from "../publishing/jobs/view";
 import { clientIdOf, requireUserHistory } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 import { entryView } from "../wallet/wallet";
+import { type ArchiveLine, type ArchiveOwner, archiveObject, archivePage, ownerFolder } from "./pages";
 
 /** Days a row stays in D1 after it was written; events and deliveries keep EVENT_RETENTION_MS (30 days). */
 export const HOT_WINDOW_DAYS = { jobs: 90, ledger: 90, images: 90 } as const;
@@ -61,29 +62,31 @@ export const groupOfClientColumn = (clientId: SQLWrapper): SQL<number> =>
   sql<number>`coalesce((SELECT ${apiClients.groupId} FROM ${apiClients} WHERE ${apiClients.id} = ${clientId}), 1)`;
 
 /**
- * Writes rows into the archive: one NDJSON object per group and month, named by its first and last id.
- * Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`, oldest first. A run that died after writing
- * may be followed by one that picks a different set of rows (a row became due meanwhile): the same row
- * can then be in two objects, and the reader keeps it once, by its id.
+ * Writes rows into the archive: per group, month and kind, one NDJSON object for each owner of the rows
+ * (their client, and their user when they have one: `archivePage` reads an owner's folder), named by its
+ * first and last id and its number of rows. Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`, in id
+ * order. A run that died after writing may be followed by one that picks a different set of rows (a row
+ * became due meanwhile): the same row can then be in two objects, and the reader counts it once.
  */
 export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: ArchivedRow[]): Promise<void> {
-  const objects = new Map<string, ArchivedRow[]>();
-  for (const row of rows) {
-    const folder = `${monthFolder(row.groupId, row.at.slice(0, 7))}${kind}/`;
-    const lines = objects.get(folder) ?? [];
-    lines.push(row);
-    objects.set(folder, lines);
+  const objects = new Map<string, { folder: string; owner: ArchiveOwner; lines: ArchiveLine[] }>();
+  for (const { id, clientId, userId, row, groupId, at } of rows) {
+    const folder = `${monthFolder(groupId, at.slice(0, 7))}${kind}/`;
+    const owners: ArchiveOwner[] = [
+      ...(clientId === null ? [] : [{ kind: "client" as const, id: clientId }]),
+      ...(userId === null ? [] : [{ kind: "user" as const, id: userId }]),
+    ];
+    for (const owner of owners) {
+      const name = ownerFolder(folder, owner);
+      const object = objects.get(name) ?? { folder, owner, lines: [] };
+      object.lines.push({ id, clientId, userId, row });
+      objects.set(name, object);
+    }
   }
   await Promise.all(
-    [...objects].map(([folder, lines]) => {
-      const ids = lines.map((line) => line.id);
-      const body = lines
-        .map(({ id, clientId, userId, row }) => JSON.stringify({ id, clientId, userId, row }))
-        .join("\n")
-        .concat("\n");
-      return bucket.put(`${folder}${Math.min(...ids)}-${Math.max(...ids)}.ndjson`, body, {
-        httpMetadata: { contentType: "application/x-ndjson" },
-      });
+    [...objects.values()].map(({ folder, owner, lines }) => {
+      const { key, body } = archiveObject(folder, owner, lines);
+      return bucket.put(key, body, { httpMetadata: { contentType: "application/x-ndjson" } });
     }),
   );
 }
@@ -324,14 +327,12 @@ export async function archiveOldLogs(ctx: JobContext, input: { limit: number }):
   return (purged.meta.changes ?? 0) + (purgedDeliveries.meta.changes ?? 0);
 }
 
-/** A line of an archive object, as written by `writeArchive`. */
-type ArchiveLine = { id: number; clientId: number | null; userId: number | null; row: Record<string, unknown> };
-
 /**
  * GET /archive/<kind>: a month's archived rows of one kind, oldest first, a page at a time. With `userId`
- * (jobs, images, ledger, events: deliveries are a client's endpoints', and their route takes none), that user's, which the caller may see (an internal client any client's); without,
- * the calling client's own. Rows inside their window are where they were (GET /jobs/, /wallet/, /events/,
- * /webhooks/<id>/deliveries); a month's objects of the kind are read whole.
+ * (jobs, images, ledger, events: deliveries are a client's endpoints', and their route takes none), that
+ * user's, which the caller may see (an internal client any client's); without, the calling client's own.
+ * Rows inside their window are where they were (GET /jobs/, /wallet/, /events/, /webhooks/<id>/deliveries).
+ * A page reads the objects it covers, whatever the month holds (`archivePage`).
  */
 export async function readArchive(
   ctx: ServiceContext,
@@ -339,41 +340,15 @@ export async function readArchive(
 ): Promise<Page<Record<string, unknown>>> {
   const { db, env, caller } = ctx;
   const { kind, month, userId, page, itemsPerPage } = input;
-  const owner =
-    userId === undefined
-      ? groupOfClientColumn(sql`${clientIdOf(caller)}`)
-      : groupOfClientColumn(sql`${(await requireUserHistory(db, caller, userId)).clientId}`);
-  const [group] = await db.select({ id: owner }).from(sql`(SELECT 1)`);
-  const folder = `${monthFolder(group?.id ?? 1, month)}${kind}/`;
-  const keys: string[] = [];
-  for (let cursor: string | undefined, listing: R2Objects | undefined; !listing || listing.truncated; ) {
-    listing = await env.ARCHIVE.list({ prefix: folder, ...(cursor ? { cursor } : {}) });
-    keys.push(...listing.objects.map((object) => object.key));
-    cursor = listing.truncated ? listing.cursor : undefined;
-  }
-  // Objects are named by their first id, and ids grow within a group: in id order, oldest first.
-  keys.sort((a, b) => firstIdOf(a) - firstIdOf(b));
-  const mine = (line: ArchiveLine) =>
-    userId === undefined ? line.clientId === clientIdOf(caller) : line.userId === userId;
-  const rows: Record<string, unknown>[] = [];
-  const seen = new Set<number>();
-  for (const key of keys) {
-    const text = (await (await env.ARCHIVE.get(key))?.text()) ?? "";
-    for (const line of text.split("\n"))
-      if (line) {
-        const parsed = JSON.parse(line) as ArchiveLine;
-        if (mine(parsed) && !seen.has(parsed.id)) {
-          seen.add(parsed.id);
-          rows.push(parsed.row);
-        }
-      }
-  }
-  return {
-    items: rows.slice((page - 1) * itemsPerPage, page * itemsPerPage),
-    totalItems: rows.length,
+  const owner: ArchiveOwner =
+    userId === undefined ? { kind: "client", id: clientIdOf(caller) } : { kind: "user", id: userId };
+  const ownerClient =
+    userId === undefined ? clientIdOf(caller) : (await requireUserHistory(db, caller, userId)).clientId;
+  const [group] = await db.select({ id: groupOfClientColumn(sql`${ownerClient}`) }).from(sql`(SELECT 1)`);
+  return archivePage(env.ARCHIVE, {
+    folder: `${monthFolder(group?.id ?? 1, month)}${kind}/`,
+    owner,
     page,
     itemsPerPage,
-  };
+  });
 }
-
-const firstIdOf = (key: string) => Number(/(\d+)-\d+\.ndjson$/.exec(key)?.[1] ?? 0);

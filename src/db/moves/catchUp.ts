@@ -15,20 +15,23 @@ import {
   upsert,
 } from "./tables";
 
-/** One round of the catch-up: the next logged keys, read again on the source and written to the target. */
+/**
+ * One round of the catch-up: the next logged keys, read again on the source and written to the target.
+ * Answers the last entry caught up, how many keys, and the queries it made (a batch is one).
+ */
 export async function catchUp(
   { source, target }: Pick<MoveShards, "source" | "target">,
   group: number,
   columnsOf: (table: MovedTable) => Columns,
   after: number,
-): Promise<{ seq: number; keys: number }> {
+): Promise<{ seq: number; keys: number; queries: number }> {
   const { results: logged } = await source
     .prepare(
       `SELECT seq, table_name AS tableName, row_key AS rowKey FROM move_log WHERE group_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ${PAGE}`,
     )
     .bind(group, after)
     .all<{ seq: number; tableName: string; rowKey: string }>();
-  if (logged.length === 0) return { seq: after, keys: 0 };
+  if (logged.length === 0) return { seq: after, keys: 0, queries: 1 };
   const keysOf = new Map<string, Map<string, unknown[]>>();
   for (const entry of logged) {
     const keys = keysOf.get(entry.tableName) ?? new Map<string, unknown[]>();
@@ -60,7 +63,7 @@ export async function catchUp(
   });
   // Children's deletes first, then parents' writes first: what the source holds, in one transaction.
   await moveBatch(target, group, [...deletes.reverse(), ...writes]);
-  return { seq: logged.at(-1)?.seq as number, keys: logged.length };
+  return { seq: logged.at(-1)?.seq as number, keys: logged.length, queries: 3 };
 }
 
 /** Rounds of the catch-up until one finds nothing: what the fenced source holds, all on the target. */

@@ -5,6 +5,7 @@
  * children. A row whose parent is not there yet was written after its parent's page: the log has it.
  */
 import { copyGroup } from "../directory";
+import { SAVE_EVERY_PAGES, type StepBudget } from "./budget";
 import type { MoveProgress, MoveShards } from "./progress";
 import {
   type Columns,
@@ -36,15 +37,22 @@ export async function prepareMove(
   progress.prepared = true;
 }
 
-/** Step 2: copies pages of the group's rows until every table is copied or `deadline` passes (a page at least). */
+/** A page's queries: its read on the source, and its write on the target (one batch). */
+const PAGE_QUERIES = 2;
+
+/**
+ * Step 2: copies pages of the group's rows until every table is copied or the step's budget is spent (a
+ * page at least), keeping its progress every SAVE_EVERY_PAGES pages (`keep`).
+ */
 export async function copyPages(
   { source, target }: MoveShards,
   progress: MoveProgress,
   columnsOf: (table: MovedTable) => Columns,
-  deadline: number,
+  step: { budget: StepBudget; keep: () => Promise<void> },
 ): Promise<void> {
   const { group } = progress;
   const copyStart = Date.now();
+  let pages = 0;
   while (progress.table < MOVED_TABLES.length) {
     const table = MOVED_TABLES[progress.table] as MovedTable;
     const { results } = await source
@@ -53,8 +61,10 @@ export async function copyPages(
       )
       .bind(progress.after)
       .all<Row & { move_rowid: number }>();
+    step.budget.spend(1);
     if (results.length > 0) {
       await moveBatch(target, group, [upsert(target, table, columnsOf(table), results.map(withoutRowid))]);
+      step.budget.spend(PAGE_QUERIES - 1);
       progress.after = results.at(-1)?.move_rowid as number;
       progress.copied += results.length;
       progress.copiedPerTable[table.name] = (progress.copiedPerTable[table.name] ?? 0) + results.length;
@@ -63,7 +73,12 @@ export async function copyPages(
       progress.table += 1;
       progress.after = Number.MIN_SAFE_INTEGER;
     }
-    if (Date.now() >= deadline) break;
+    pages += 1;
+    if (pages % SAVE_EVERY_PAGES === 0) {
+      await step.keep();
+      step.budget.spend(1);
+    }
+    if (step.budget.exhausted(PAGE_QUERIES)) break;
   }
   progress.copyMs += Date.now() - copyStart;
 }

@@ -45,8 +45,8 @@ export interface Columns {
 }
 
 /** A table's columns and primary key, as the source's schema has them (every shard has the same). */
-export async function columnsOf(d1: D1Database, table: string): Promise<Columns> {
-  const { results } = await d1.prepare(`PRAGMA table_info(${quoted(table)})`).all<{ name: string; pk: number }>();
+/** A table's columns as `PRAGMA table_info` lists them: all, and its primary key's in order. */
+function columnsFrom(table: string, results: { name: string; pk: number }[]): Columns {
   const key = results
     .filter((column) => column.pk > 0)
     .sort((a, b) => a.pk - b.pk)
@@ -55,11 +55,16 @@ export async function columnsOf(d1: D1Database, table: string): Promise<Columns>
   return { all: results.map((column) => column.name), key };
 }
 
-/** Every moved table's columns, by table. */
+const tableInfo = (d1: D1Database, table: string) => d1.prepare(`PRAGMA table_info(${quoted(table)})`);
+
+export async function columnsOf(d1: D1Database, table: string): Promise<Columns> {
+  return columnsFrom(table, (await tableInfo(d1, table).all<{ name: string; pk: number }>()).results);
+}
+
+/** Every moved table's columns, by table: one batch (one query of a step's budget). */
 export async function columnsOfEveryTable(d1: D1Database): Promise<(table: MovedTable) => Columns> {
-  const columns = new Map(
-    await Promise.all(MOVED_TABLES.map(async (t) => [t.name, await columnsOf(d1, t.name)] as const)),
-  );
+  const infos = await d1.batch<{ name: string; pk: number }>(MOVED_TABLES.map((t) => tableInfo(d1, t.name)));
+  const columns = new Map(MOVED_TABLES.map((t, at) => [t.name, columnsFrom(t.name, infos[at]?.results ?? [])]));
   return (table) => columns.get(table.name) as Columns;
 }
 

@@ -84,6 +84,15 @@ const MEASURED = {
   cronQueriesPerShard: 45,
 };
 
+/**
+ * The archive's parts of a shard's minute (src/cron/minute.ts): rows each may take out of D1 a minute.
+ * Events and deliveries share one part (archiveOldLogs takes up to its limit of each).
+ */
+const ARCHIVE_PER_MINUTE = { events: 5_000, deliveries: 5_000, jobs: 2_000, ledger: 500, imageJobs: 2_000 };
+
+/** A group move's step (src/db/moves/budget.ts): its copy and catch-up queries, and what runs around them. */
+const MOVE_STEP = { queries: 800, around: 30 };
+
 /** Documented limits (developers.cloudflare.com: D1 limits, Workers limits). */
 const LIMITS = {
   databaseBytes: 10e9,
@@ -123,6 +132,16 @@ function model() {
   // The busiest id space: each table's ids are platform-wide (blocks), but events' and deliveries' are a shard's.
   const idYears = (bits, perDayOfTable) => (2 ** bits * IDS.blockUse) / (perDayOfTable * 365);
   const busiestBlockTable = Math.max(perDay.images, perDay.imageJobs, perDay.jobs, perDay.ledgerEntries);
+  // How many times over the archive's minutes take what becomes due a day, by its slowest part.
+  const due = {
+    events: perDay.events,
+    deliveries: perDay.deliveries,
+    jobs: perDay.jobs,
+    ledger: perDay.ledgerEntries,
+    imageJobs: perDay.imageJobs,
+  };
+  const archivePace = (shards) =>
+    Math.min(...Object.entries(due).map(([part, rows]) => (ARCHIVE_PER_MINUTE[part] * 1440) / (rows / shards)));
   return SHARD_COUNTS.map((shards) => ({
     shards,
     peakPlacements: placementsPerSecond.peak / shards,
@@ -132,6 +151,7 @@ function model() {
     steadyGb: steadyBytes / shards / 1e9,
     idYears32: idYears(31, busiestBlockTable),
     idYears64: Math.min(idYears(IDS.bits, busiestBlockTable), idYears(IDS.bits, perDay.events / shards)),
+    archivePace: archivePace(shards),
     cronQueries: MEASURED.cronQueriesPerShard,
   }));
 }
@@ -143,15 +163,66 @@ const years = (n) => (n >= 1e6 ? `${fixed(n / 1e6, 0)} million` : fixed(n, 1));
 export function tables() {
   const rows = model();
   const lines = [
-    "| shards | peak placements/s per shard | × headroom (218/s a shard) | reads/s per shard | × headroom | D1 GB per shard, steady state | of 10 GB | id headroom in years, 32-bit / 64-bit | D1 queries of a shard's cron invocation |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| shards | peak placements/s per shard | × headroom (218/s a shard) | reads/s per shard | × headroom | D1 GB per shard, steady state | of 10 GB | id headroom in years, 32-bit / 64-bit | archive: × the rows due a day | D1 queries of a busy minute: a shard's cron / a move's step |",
+    "|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows)
     lines.push(
-      `| ${r.shards} | ${fixed(r.peakPlacements, 0)} | ${fixed(r.publishHeadroom, 2)} | ${fixed(r.readsPerShard, 0)} | ${fixed(r.readHeadroom, 1)} | ${fixed(r.steadyGb)} | ${fixed((r.steadyGb * 1e9) / LIMITS.databaseBytes, 2)} | ${fixed(r.idYears32, 2)} / ${years(r.idYears64)} | ${r.cronQueries} |`,
+      `| ${r.shards} | ${fixed(r.peakPlacements, 0)} | ${fixed(r.publishHeadroom, 2)} | ${fixed(r.readsPerShard, 0)} | ${fixed(r.readHeadroom, 1)} | ${fixed(r.steadyGb)}${r.archivePace < 1 ? " (not reached: the archive falls behind)" : ""} | ${fixed((r.steadyGb * 1e9) / LIMITS.databaseBytes, 2)} | ${fixed(r.idYears32, 2)} / ${years(r.idYears64)} | ${fixed(r.archivePace, 2)} | ${r.cronQueries} / ${MOVE_STEP.queries + MOVE_STEP.around} of ${fixed(LIMITS.queriesPerInvocation, 0)} |`,
     );
+  lines.push("", "| input | value | where it comes from |", "|---|---|---|");
+  for (const [name, value, source] of INPUTS) lines.push(`| ${name} | ${value} | ${source} |`);
   return lines.join("\n");
 }
+
+/** Every input of the model, with where it comes from: measured here (and where), derived for D1, or assumed. */
+const INPUTS = [
+  ["ads; dealers", `${fixed(PLATFORM.ads, 0)}; ${fixed(PLATFORM.dealers, 0)}`, "assumed: the reference platform"],
+  ["changes a day", `${PLATFORM.changingShare * 100}% of the ads`, "assumed"],
+  ["targets a change goes to", PLATFORM.targets, "assumed: portal_a, portal_b, website"],
+  [
+    "writes of a change",
+    "3 jobs, 4 images and their jobs, 2 charges, 6 events, 6 deliveries",
+    "measured here: test/api/write-cost.test.ts (rows a placement writes)",
+  ],
+  ["an ad's bytes", fixed(BYTES.ad, 0), "derived for D1 from 850 measured here (a bare ad: docs/capacity.md)"],
+  [
+    "a log row's bytes",
+    "events 320, deliveries 200, jobs 250, ledger 180, statistics 120",
+    "derived for D1 (row and index sizes: docs/capacity.md)",
+  ],
+  [
+    "statistics: active listings a day; changed pulls",
+    `${STATISTICS.activeShare * 100}%; ${STATISTICS.changesPerActiveDay}`,
+    "assumed (no marketplace data here)",
+  ],
+  [
+    "placements a second a shard",
+    MEASURED.publishPerShard,
+    "measured here: npm run bench -- --shards (the local Worker's thread, not D1's ceiling)",
+  ],
+  [
+    "reads a second a shard",
+    fixed(MEASURED.readsPerShard, 0),
+    "derived for D1: 2 round trips of about 0.5 ms measured here, D1 one query at a time",
+  ],
+  [
+    "a shard's cron queries",
+    MEASURED.cronQueriesPerShard,
+    "measured here: the minute's summary (src/cron/minute.ts), parts added since counted",
+  ],
+  [
+    "archive rows a shard-minute",
+    "events 5,000, deliveries 5,000, jobs 2,000, ledger 500, image jobs 2,000",
+    "the cron's limits (src/cron/minute.ts)",
+  ],
+  [
+    "a move step's queries",
+    `${MOVE_STEP.queries} + about ${MOVE_STEP.around}`,
+    "src/db/moves/budget.ts; what runs around it counted here (test/shards/move-budget.test.ts)",
+  ],
+  ["queries an invocation may make; a database's size", "1,000; 10 GB", "documented (D1 limits)"],
+];
 
 const BEGIN = "<!-- npm run capacity: begin -->";
 const END = "<!-- npm run capacity: end -->";

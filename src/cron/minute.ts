@@ -63,13 +63,14 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
       run: async () => ({ closed: await closeDeletedUsersConnections(ctx, { limit: 50 }) }),
     },
     // Last, after the work clients wait for: rows past their window in D1 go to the archive (R2), oldest
-    // first (a slow bucket delays only this housekeeping, and the shard's next minute).
-    { name: "events", run: async () => ({ archived: await archiveOldLogs(onWallClock(), { limit: 1000 }) }) },
-    { name: "archivedJobs", run: async () => ({ archived: await archiveJobs(onWallClock(), { limit: 500 }) }) },
+    // first (a slow bucket delays only this housekeeping, and the shard's next minute). Limits sized so the
+    // archive keeps pace with what becomes due (npm run capacity: events and their deliveries most).
+    { name: "events", run: async () => ({ archived: await archiveOldLogs(onWallClock(), { limit: 5000 }) }) },
+    { name: "archivedJobs", run: async () => ({ archived: await archiveJobs(onWallClock(), { limit: 2000 }) }) },
     { name: "archivedLedger", run: async () => ({ archived: await archiveLedger(onWallClock(), { limit: 500 }) }) },
     {
       name: "archivedImageJobs",
-      run: async () => ({ archived: await archiveImageJobs(onWallClock(), { limit: 500 }) }),
+      run: async () => ({ archived: await archiveImageJobs(onWallClock(), { limit: 2000 }) }),
     },
     // Syncs past their 30 days go with their stock and report (R2).
     { name: "syncs", run: async () => ({ purged: await purgeOldSyncs(onWallClock(), { limit: 20 }) }) },

@@ -124,6 +124,25 @@ describe("history read by the page", () => {
     expect(answer.data.map((row) => row.entryId)).toEqual(rows.map((row) => row.id));
   });
 
+  it("a run writes an object per client, however many users its rows have; a user's page counts them exactly", async () => {
+    const month = "2024-08";
+    const rows = Array.from({ length: 300 }, (_, at) => rowsOf(1, 800_000 + at)[0] as ArchivedRow).map((row) => ({
+      ...row,
+      at: `${month}-02T00:00:00.000Z`,
+    }));
+    await writeArchive(env.ARCHIVE, "ledger", rows);
+    const folder = `${monthFolder(groupId, month)}ledger/`;
+    expect((await env.ARCHIVE.list({ prefix: folder })).objects).toHaveLength(1);
+    const ofUser = await archivePage(env.ARCHIVE, {
+      folder,
+      owner: { clientId, userId: 800_123 },
+      page: 1,
+      itemsPerPage: 10,
+    });
+    expect(ofUser.totalItems).toBe(1);
+    expect(ofUser.items).toEqual([rows[123]?.row]);
+  });
+
   it("a page costs what it returns: the last page of a 100,000-row month reads as many bytes as one of 1,000 rows", async () => {
     const small = "2024-06";
     const large = "2024-07";
@@ -133,7 +152,7 @@ describe("history read by the page", () => {
       const { bucket, read } = countingBucket();
       const answer = await archivePage(bucket, {
         folder: `${monthFolder(groupId, month)}ledger/`,
-        owner: { kind: "user", id: userId },
+        owner: { clientId, userId },
         page: pageNumber,
         itemsPerPage: 1_000,
       });

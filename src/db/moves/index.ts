@@ -24,6 +24,7 @@
  */
 export { abandonMove } from "./abandon";
 export { advanceMove } from "./advance";
+export { STEP_QUERIES } from "./budget";
 export { dropGroup, settleGroup } from "./confirm";
 export { feedCursor, RESERVED_EVENT_TYPE } from "./cursors";
 export { groupHoldings } from "./holdings";

@@ -7,6 +7,7 @@ import {
   type MoveState,
   moveProgress,
   moveState,
+  STEP_QUERIES,
   settleGroup,
   switchedMoves,
 } from "../../db/moves";
@@ -152,7 +153,12 @@ export async function continueGroupMoves(
     switchedMoves(env.DIRECTORY, CONFIRM_AFTER_MS),
   ]);
   const [runs, confirms] = await Promise.all([
-    Promise.allSettled(moving.map((group) => runMove(env, group.id, group.shard, group.movingTo))),
+    // The moves share the invocation's queries (STEP_QUERIES in all).
+    Promise.allSettled(
+      moving.map((group) =>
+        runMove(env, group.id, group.shard, group.movingTo, Math.floor(STEP_QUERIES / moving.length)),
+      ),
+    ),
     Promise.allSettled(switched.map((groupId) => confirmMoveOf(env, groupId))),
   ]);
   const failures = (settled: PromiseSettledResult<unknown>[], groups: number[]) =>
@@ -173,10 +179,17 @@ export async function continueGroupMoves(
   };
 }
 
-async function runMove(env: Env, groupId: number, from: number, to: number): Promise<MoveState> {
+async function runMove(
+  env: Env,
+  groupId: number,
+  from: number,
+  to: number,
+  queries = STEP_QUERIES,
+): Promise<MoveState> {
   const { state, switched } = await advanceMove(moveShards(env, from, to), groupId, {
     settleMs: CLIENT_CACHE_MS,
     budgetMs: MOVE_STEP_MS,
+    queries,
   });
   if (!state) throw DomainError.of("validation_failed", `groupId: group ${groupId} has no move under way`);
   if (switched) {

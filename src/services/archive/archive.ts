@@ -30,7 +30,7 @@ import { jobColumns, jobView } from "../publishing/jobs/view";
 import { clientIdOf, requireUserHistory } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 import { entryView } from "../wallet/wallet";
-import { type ArchiveLine, type ArchiveOwner, archiveObject, archivePage, ownerFolder } from "./pages";
+import { type ArchiveLine, type ArchiveOwner, archiveObject, archivePage } from "./pages";
 
 /** Days a row stays in D1 after it was written; events and deliveries keep EVENT_RETENTION_MS (30 days). */
 export const HOT_WINDOW_DAYS = { jobs: 90, ledger: 90, images: 90 } as const;
@@ -62,31 +62,28 @@ export const groupOfClientColumn = (clientId: SQLWrapper): SQL<number> =>
   sql<number>`coalesce((SELECT ${apiClients.groupId} FROM ${apiClients} WHERE ${apiClients.id} = ${clientId}), 1)`;
 
 /**
- * Writes rows into the archive: per group, month and kind, one NDJSON object for each owner of the rows
- * (their client, and their user when they have one: `archivePage` reads an owner's folder), named by its
- * first and last id and its number of rows. Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`, in id
- * order. A run that died after writing may be followed by one that picks a different set of rows (a row
- * became due meanwhile): the same row can then be in two objects, and the reader counts it once.
+ * Writes rows into the archive: per group, month and kind, one NDJSON object per client of the rows (in its
+ * folder: `archivePage` reads a client's, and a user's within it), named by its first and last id and its
+ * number of rows, its users' counts in its metadata. Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`,
+ * in id order. A run that died after writing may be followed by one that picks a different set of rows (a
+ * row became due meanwhile): the same row can then be in two objects, and the reader counts it once.
  */
 export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: ArchivedRow[]): Promise<void> {
-  const objects = new Map<string, { folder: string; owner: ArchiveOwner; lines: ArchiveLine[] }>();
+  const objects = new Map<string, { folder: string; clientId: number; lines: ArchiveLine[] }>();
   for (const { id, clientId, userId, row, groupId, at } of rows) {
     const folder = `${monthFolder(groupId, at.slice(0, 7))}${kind}/`;
-    const owners: ArchiveOwner[] = [
-      ...(clientId === null ? [] : [{ kind: "client" as const, id: clientId }]),
-      ...(userId === null ? [] : [{ kind: "user" as const, id: userId }]),
-    ];
-    for (const owner of owners) {
-      const name = ownerFolder(folder, owner);
-      const object = objects.get(name) ?? { folder, owner, lines: [] };
-      object.lines.push({ id, clientId, userId, row });
-      objects.set(name, object);
-    }
+    // A user's row without a client (none is made so now) goes under client 0.
+    const object = objects.get(`${folder}${clientId ?? 0}`) ?? { folder, clientId: clientId ?? 0, lines: [] };
+    object.lines.push({ id, clientId, userId, row });
+    objects.set(`${folder}${clientId ?? 0}`, object);
   }
   await Promise.all(
-    [...objects.values()].map(({ folder, owner, lines }) => {
-      const { key, body } = archiveObject(folder, owner, lines);
-      return bucket.put(key, body, { httpMetadata: { contentType: "application/x-ndjson" } });
+    [...objects.values()].map(({ folder, clientId, lines }) => {
+      const { key, body, users } = archiveObject(folder, clientId, lines);
+      return bucket.put(key, body, {
+        httpMetadata: { contentType: "application/x-ndjson" },
+        customMetadata: { users },
+      });
     }),
   );
 }
@@ -340,11 +337,13 @@ export async function readArchive(
 ): Promise<Page<Record<string, unknown>>> {
   const { db, env, caller } = ctx;
   const { kind, month, userId, page, itemsPerPage } = input;
-  const owner: ArchiveOwner =
-    userId === undefined ? { kind: "client", id: clientIdOf(caller) } : { kind: "user", id: userId };
-  const ownerClient =
-    userId === undefined ? clientIdOf(caller) : (await requireUserHistory(db, caller, userId)).clientId;
-  const [group] = await db.select({ id: groupOfClientColumn(sql`${ownerClient}`) }).from(sql`(SELECT 1)`);
+  const owner: ArchiveOwner = {
+    // A user without a client (none is made so now) has its rows under client 0.
+    clientId:
+      userId === undefined ? clientIdOf(caller) : ((await requireUserHistory(db, caller, userId)).clientId ?? 0),
+    userId,
+  };
+  const [group] = await db.select({ id: groupOfClientColumn(sql`${owner.clientId}`) }).from(sql`(SELECT 1)`);
   return archivePage(env.ARCHIVE, {
     folder: `${monthFolder(group?.id ?? 1, month)}${kind}/`,
     owner,

@@ -1,29 +1,37 @@
 /**
- * The archive's objects as pages are read from them. Each row is written under each of its owners' folders
- * (`client-<id>/`, and `user-<id>/` when it has a user) of its group's month and kind, in objects named by
- * their first and last id and their number of rows: `<first>-<last>-<rows>.ndjson`. So a page is found by
- * listing names, never by reading the month: the objects before it are counted by their names, and only the
- * objects it covers are read. Objects whose id ranges overlap hold rows a run that died wrote twice; those
+ * The archive's objects as pages are read from them. Each run of the archive writes, per group, month and
+ * kind, one object per client of its rows, in the client's folder (`client-<id>/`), named by its first and
+ * last id and its number of rows (`<first>-<last>-<rows>.ndjson`), with how many rows each user has in it
+ * in its metadata (`users`). So a page is found from the listing (names and metadata), never by reading the
+ * month: the objects before it are counted, and only those it covers are read. A run costs an object per
+ * client, not per row or user. Objects whose id ranges overlap hold rows a run that died wrote twice; those
  * are read to count each row once.
  */
 import type { Page } from "../../lib/envelope";
 
-/** Whose rows a folder holds: a client's (all its users' and its own) or one user's. */
-export type ArchiveOwner = { kind: "client" | "user"; id: number };
+/** Whose rows a page holds: a client's (its users' and its own), or one user's of that client. */
+export type ArchiveOwner = { clientId: number; userId?: number | undefined };
 
 /** A line of an archive object, as `writeArchive` writes it. */
 export type ArchiveLine = { id: number; clientId: number | null; userId: number | null; row: Record<string, unknown> };
 
-export const ownerFolder = (folder: string, owner: ArchiveOwner) => `${folder}${owner.kind}-${owner.id}/`;
+const clientFolder = (folder: string, clientId: number) => `${folder}client-${clientId}/`;
 
-/** The object of an owner's lines: named by their first and last id and their count. */
-export function archiveObject(folder: string, owner: ArchiveOwner, lines: ArchiveLine[]) {
+/** The largest `users` metadata kept; an object with more users says `many`, and a user's page reads it to count. */
+const USERS_METADATA_BYTES = 1_800;
+
+/** The object of a client's lines: named by their first and last id and their count, its users' counts in its metadata. */
+export function archiveObject(folder: string, clientId: number, lines: ArchiveLine[]) {
   const sorted = [...lines].sort((a, b) => a.id - b.id);
-  const first = sorted[0]?.id ?? 0;
-  const last = sorted.at(-1)?.id ?? 0;
+  const users: Record<string, number> = {};
+  for (const line of sorted) if (line.userId !== null) users[line.userId] = (users[line.userId] ?? 0) + 1;
+  const counted = JSON.stringify(users);
   return {
-    key: `${ownerFolder(folder, owner)}${first}-${last}-${sorted.length}.ndjson`,
-    body: sorted.map(({ id, clientId, userId, row }) => `${JSON.stringify({ id, clientId, userId, row })}\n`).join(""),
+    key: `${clientFolder(folder, clientId)}${sorted[0]?.id ?? 0}-${sorted.at(-1)?.id ?? 0}-${sorted.length}.ndjson`,
+    body: sorted
+      .map(({ id, clientId: client, userId, row }) => `${JSON.stringify({ id, clientId: client, userId, row })}\n`)
+      .join(""),
+    users: counted.length <= USERS_METADATA_BYTES ? counted : "many",
   };
 }
 
@@ -33,87 +41,112 @@ interface Piece {
   key: string;
   first: number;
   last: number;
-  rows: number;
+  /** The owner's rows in it; undefined when only reading it tells (a user of an object with many). */
+  rows: number | undefined;
 }
 
-/** Objects whose id ranges overlap, in id order; a run of one object is counted by its name. */
+/** Objects whose id ranges overlap, in id order; one object alone is counted from its listing. */
 interface Run {
   pieces: Piece[];
   rows: number;
-  /** The run's rows, once read (a run of several is read to count them once each). */
+  /** The run's lines of the owner, once read. */
   read?: ArchiveLine[];
 }
 
-async function keysUnder(bucket: R2Bucket, prefix: string, delimiter?: string): Promise<string[]> {
-  const keys: string[] = [];
+async function listed(bucket: R2Bucket, prefix: string, delimiter?: string): Promise<R2Object[]> {
+  const objects: R2Object[] = [];
   for (let cursor: string | undefined, listing: R2Objects | undefined; !listing || listing.truncated; ) {
-    listing = await bucket.list({ prefix, ...(delimiter ? { delimiter } : {}), ...(cursor ? { cursor } : {}) });
-    keys.push(...listing.objects.map((object) => object.key));
+    listing = await bucket.list({
+      prefix,
+      include: ["customMetadata"],
+      ...(delimiter ? { delimiter } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
+    objects.push(...listing.objects);
     cursor = listing.truncated ? listing.cursor : undefined;
   }
-  return keys;
+  return objects;
 }
 
-/** The lines of objects, each id once, in id order. */
-async function linesOf(bucket: R2Bucket, keys: string[]): Promise<ArchiveLine[]> {
+/** The owner's lines of objects, each id once, in id order. */
+async function linesOf(bucket: R2Bucket, keys: string[], owner: ArchiveOwner): Promise<ArchiveLine[]> {
   const byId = new Map<number, ArchiveLine>();
   for (const key of keys) {
     const text = (await (await bucket.get(key))?.text()) ?? "";
     for (const line of text.split("\n"))
       if (line) {
         const parsed = JSON.parse(line) as ArchiveLine;
-        byId.set(parsed.id, parsed);
+        const mine = owner.userId === undefined ? parsed.clientId === owner.clientId : parsed.userId === owner.userId;
+        if (mine) byId.set(parsed.id, parsed);
       }
   }
   return [...byId.values()].sort((a, b) => a.id - b.id);
 }
 
-function runsOf(keys: string[]): Run[] {
-  const pieces = keys
-    .flatMap((key) => {
-      const [, first, last, rows] = OBJECT_NAME.exec(key) ?? [];
-      return first ? [{ key, first: Number(first), last: Number(last), rows: Number(rows) }] : [];
+function piecesOf(objects: R2Object[], owner: ArchiveOwner): Piece[] {
+  return objects
+    .flatMap((object) => {
+      const [, first, last, rows] = OBJECT_NAME.exec(object.key) ?? [];
+      if (!first) return [];
+      const users = object.customMetadata?.users;
+      const ofUser =
+        owner.userId === undefined
+          ? Number(rows)
+          : users === undefined || users === "many"
+            ? undefined
+            : ((JSON.parse(users) as Record<string, number>)[owner.userId] ?? 0);
+      return ofUser === 0 ? [] : [{ key: object.key, first: Number(first), last: Number(last), rows: ofUser }];
     })
     .sort((a, b) => a.first - b.first || a.last - b.last);
-  const runs: Run[] = [];
+}
+
+/** The pieces in runs of overlapping id ranges; a run's rows known from the listing when it is one counted object. */
+async function runsOf(bucket: R2Bucket, pieces: Piece[], owner: ArchiveOwner): Promise<Run[]> {
+  const runs: { pieces: Piece[] }[] = [];
   let reach = -1;
   for (const piece of pieces) {
     const run = runs.at(-1);
-    if (run && piece.first <= reach) {
-      run.pieces.push(piece);
-      run.rows += piece.rows;
-    } else runs.push({ pieces: [piece], rows: piece.rows });
+    if (run && piece.first <= reach) run.pieces.push(piece);
+    else runs.push({ pieces: [piece] });
     reach = Math.max(reach, piece.last);
   }
-  return runs;
+  return Promise.all(
+    runs.map(async ({ pieces: inRun }) => {
+      const [only] = inRun;
+      if (inRun.length === 1 && only?.rows !== undefined) return { pieces: inRun, rows: only.rows };
+      const read = await linesOf(
+        bucket,
+        inRun.map((piece) => piece.key),
+        owner,
+      );
+      return { pieces: inRun, rows: read.length, read };
+    }),
+  );
 }
 
 /**
- * One page of an owner's rows of a month's kind, oldest first, and how many there are: the objects'
- * names listed, the objects the page covers read (and runs of overlapping objects, to count them). Objects
- * an earlier layout wrote straight into the kind's folder (every owner's rows together) are read whole
- * and filtered, as they always were.
+ * One page of an owner's rows of a month's kind, oldest first, and how many there are: the client's objects
+ * listed, the objects the page covers read. Objects an earlier layout wrote straight into the kind's folder
+ * (every client's rows together) are read whole and filtered, as they always were.
  */
 export async function archivePage(
   bucket: R2Bucket,
   input: { folder: string; owner: ArchiveOwner; page: number; itemsPerPage: number },
 ): Promise<Page<Record<string, unknown>>> {
   const { folder, owner, page, itemsPerPage } = input;
-  const runs = runsOf(await keysUnder(bucket, ownerFolder(folder, owner)));
-  const earlier = await keysUnder(bucket, folder, "/");
-  if (earlier.length > 0) {
-    const mine = (line: ArchiveLine) => (owner.kind === "client" ? line.clientId : line.userId) === owner.id;
-    const all = await linesOf(bucket, [...earlier, ...runs.flatMap((run) => run.pieces.map((piece) => piece.key))]);
-    runs.splice(0, runs.length, { pieces: [], rows: 0, read: all.filter(mine) });
-  }
-  for (const run of runs)
-    if (run.pieces.length > 1) {
-      run.read = await linesOf(
-        bucket,
-        run.pieces.map((piece) => piece.key),
-      );
-      run.rows = run.read.length;
-    } else if (run.read) run.rows = run.read.length;
+  const ofClient = await listed(bucket, clientFolder(folder, owner.clientId));
+  const earlier = await listed(bucket, folder, "/");
+  const runs =
+    earlier.length > 0
+      ? await (async (): Promise<Run[]> => {
+          const read = await linesOf(
+            bucket,
+            [...earlier, ...ofClient].map((object) => object.key),
+            owner,
+          );
+          return [{ pieces: [], rows: read.length, read }];
+        })()
+      : await runsOf(bucket, piecesOf(ofClient, owner), owner);
   const start = (page - 1) * itemsPerPage;
   const end = start + itemsPerPage;
   const items: Record<string, unknown>[] = [];
@@ -126,6 +159,7 @@ export async function archivePage(
         (await linesOf(
           bucket,
           run.pieces.map((piece) => piece.key),
+          owner,
         ));
       items.push(...lines.slice(Math.max(0, start - offset), end - offset).map((line) => line.row));
     }

@@ -10,6 +10,8 @@
 //                                     the health route), and no publishing
 //   npm run bench -- --sync           a stock of BENCH_SYNC_ITEMS (10,000) items synced, then synced again
 //                                     unchanged: items/s as a ratio to the health route, workerd's memory
+//   npm run bench -- --archive        the last 1,000-row page of an archive month of 1,000 and of 1,000,000
+//                                     rows: the server's CPU per page, and their ratio (target ≤ 2×)
 //   npm run bench -- --startup        the production Worker's startup, a one-route Hono Worker's and what
 //                                     an isolate's first invocation adds (wrangler check startup), in ms
 //   BENCH_RUNS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=10 BENCH_PORT=8788 BENCH_GROWTH_SIZES=20000,1000000
@@ -32,6 +34,7 @@ const { values: options } = parseArgs({
     shards: { type: "boolean", default: false },
     sync: { type: "boolean", default: false },
     startup: { type: "boolean", default: false },
+    archive: { type: "boolean", default: false },
     only: { type: "string" },
   },
 });
@@ -999,12 +1002,48 @@ function startupBench() {
   console.log(`its body loaded at once        ${shown("body")}: what an isolate's first invocation adds`);
 }
 
-await (options.startup
-  ? startupBench()
-  : options.sync
-    ? syncBench()
-    : options.growth
-      ? growthBench()
-      : options.shards
-        ? shardsBench()
-        : sizeBench());
+/**
+ * `npm run bench -- --archive`: an archive month of 1,000 ledger rows and one of 1,000,000 (written as the
+ * cron's runs write them), then per run the last 1,000-row page of each driven like every read scenario:
+ * the server's CPU per page, and the large month's as a ratio of the small one's (target ≤ 2×).
+ */
+async function archiveBench() {
+  const fixture = seededState(0);
+  try {
+    await withServer(fixture.state, async (server) => {
+      for (const [month, rows] of [
+        ["2024-01", 1_000],
+        ["2024-02", 1_000_000],
+      ])
+        await apiCall("POST", `/bench/archive?month=${month}&rows=${rows}`);
+      const page = (month, number) => ({
+        name: `archive page ${number} of ${month}`,
+        path: `/rest/v1/archive/ledger?month=${month}&page=${number}&itemsPerPage=1000`,
+      });
+      const small = [];
+      const large = [];
+      for (let run = 0; run < runs; run += 1) {
+        small.push((await measure(page("2024-01", 1), server)).cpuMs);
+        large.push((await measure(page("2024-02", 1000), server)).cpuMs);
+      }
+      const ratios = small.map((cpu, at) => large[at] / cpu);
+      console.log(`archive page of 1,000 rows, in a 1,000-row month:     ${runsOf(small)} ms of CPU`);
+      console.log(`archive page of 1,000 rows, in a 1,000,000-row month: ${runsOf(large)} ms of CPU`);
+      console.log(`ratio: ${runsOf(ratios)} (target ≤ 2×)`);
+    });
+  } finally {
+    rmSync(fixture.state, { recursive: true, force: true });
+  }
+}
+
+await (options.archive
+  ? archiveBench()
+  : options.startup
+    ? startupBench()
+    : options.sync
+      ? syncBench()
+      : options.growth
+        ? growthBench()
+        : options.shards
+          ? shardsBench()
+          : sizeBench());

@@ -30,7 +30,7 @@ import { jobColumns, jobView } from "../publishing/jobs/view";
 import { clientIdOf, requireUserHistory } from "../shared/access";
 import type { JobContext, ServiceContext } from "../shared/context";
 import { entryView } from "../wallet/wallet";
-import { type ArchiveLine, type ArchiveOwner, archiveObject, archivePage } from "./pages";
+import { type ArchiveLine, type ArchiveOwner, archiveObject, archivePage, indexObject } from "./pages";
 
 /** Days a row stays in D1 after it was written; events and deliveries keep EVENT_RETENTION_MS (30 days). */
 export const HOT_WINDOW_DAYS = { jobs: 90, ledger: 90, images: 90 } as const;
@@ -64,7 +64,7 @@ export const groupOfClientColumn = (clientId: SQLWrapper): SQL<number> =>
 /**
  * Writes rows into the archive: per group, month and kind, one NDJSON object per client of the rows (in its
  * folder: `archivePage` reads a client's, and a user's within it), named by its first and last id and its
- * number of rows, its users' counts in its metadata. Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`,
+ * number of rows, its users' counts in its metadata, then named in the folder's index. Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`,
  * in id order. A run that died after writing may be followed by one that picks a different set of rows (a
  * row became due meanwhile): the same row can then be in two objects, and the reader counts it once.
  */
@@ -78,12 +78,10 @@ export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: Ar
     objects.set(`${folder}${clientId ?? 0}`, object);
   }
   await Promise.all(
-    [...objects.values()].map(({ folder, clientId, lines }) => {
+    [...objects.values()].map(async ({ folder, clientId, lines }) => {
       const { key, body, users } = archiveObject(folder, clientId, lines);
-      return bucket.put(key, body, {
-        httpMetadata: { contentType: "application/x-ndjson" },
-        customMetadata: { users },
-      });
+      await bucket.put(key, body, { httpMetadata: { contentType: "application/x-ndjson" }, customMetadata: { users } });
+      await indexObject(bucket, folder, clientId, key);
     }),
   );
 }

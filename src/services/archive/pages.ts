@@ -2,10 +2,11 @@
  * The archive's objects as pages are read from them. Each run of the archive writes, per group, month and
  * kind, one object per client of its rows, in the client's folder (`client-<id>/`), named by its first and
  * last id and its number of rows (`<first>-<last>-<rows>.ndjson`), with how many rows each user has in it
- * in its metadata (`users`). So a page is found from the listing (names and metadata), never by reading the
- * month: the objects before it are counted, and only those it covers are read. A run costs an object per
- * client, not per row or user. Objects whose id ranges overlap hold rows a run that died wrote twice; those
- * are read to count each row once.
+ * in its metadata (`users`), and adds its name to the folder's index (`index.json`, a list of names). So a
+ * page is found from names, never by reading the month: a client's page from the index, a user's from the
+ * folder's listing with metadata; the objects before it are counted, and only those it covers are read. A
+ * run costs an object per client, not per row or user. Objects whose id ranges overlap hold rows a run that
+ * died wrote twice; those are read to count each row once.
  */
 import type { Page } from "../../lib/envelope";
 
@@ -37,6 +38,29 @@ export function archiveObject(folder: string, clientId: number, lines: ArchiveLi
 
 const OBJECT_NAME = /(\d+)-(\d+)-(\d+)\.ndjson$/;
 
+const indexKey = (folder: string, clientId: number) => `${clientFolder(folder, clientId)}index.json`;
+
+/**
+ * Adds an object's name to its client folder's index. The index is written after the object and before the
+ * run deletes its rows from D1: a run that dies first leaves an object no page reads, and its rows in D1 to
+ * be written again. A conditional put (on the index's etag) keeps a concurrent writer's names (a group's
+ * folder has one writer but for a move's switch).
+ */
+export async function indexObject(bucket: R2Bucket, folder: string, clientId: number, key: string): Promise<void> {
+  const name = key.slice(clientFolder(folder, clientId).length);
+  for (;;) {
+    const current = await bucket.get(indexKey(folder, clientId));
+    const names = current ? ((await current.json()) as string[]) : [];
+    if (names.includes(name)) return;
+    const written = await bucket.put(
+      indexKey(folder, clientId),
+      JSON.stringify([...names, name]),
+      current ? { onlyIf: { etagMatches: current.etag } } : {},
+    );
+    if (written) return;
+  }
+}
+
 interface Piece {
   key: string;
   first: number;
@@ -53,12 +77,18 @@ interface Run {
   read?: ArchiveLine[];
 }
 
-async function listed(bucket: R2Bucket, prefix: string, delimiter?: string): Promise<R2Object[]> {
+/** The objects under `prefix` (with their metadata when `users` are counted from it). */
+async function listed(
+  bucket: R2Bucket,
+  prefix: string,
+  options: { delimiter?: string; users?: boolean } = {},
+): Promise<R2Object[]> {
+  const { delimiter, users } = options;
   const objects: R2Object[] = [];
   for (let cursor: string | undefined, listing: R2Objects | undefined; !listing || listing.truncated; ) {
     listing = await bucket.list({
       prefix,
-      include: ["customMetadata"],
+      ...(users ? { include: ["customMetadata"] as ("customMetadata" | "httpMetadata")[] } : {}),
       ...(delimiter ? { delimiter } : {}),
       ...(cursor ? { cursor } : {}),
     });
@@ -66,6 +96,13 @@ async function listed(bucket: R2Bucket, prefix: string, delimiter?: string): Pro
     cursor = listing.truncated ? listing.cursor : undefined;
   }
   return objects;
+}
+
+/** A client folder's objects as its index names them. */
+async function indexed(bucket: R2Bucket, folder: string, clientId: number): Promise<Pick<R2Object, "key">[]> {
+  const index = await bucket.get(indexKey(folder, clientId));
+  const names = index ? ((await index.json()) as string[]) : [];
+  return names.map((name) => ({ key: `${clientFolder(folder, clientId)}${name}` }));
 }
 
 /** The owner's lines of objects, each id once, in id order. */
@@ -83,7 +120,7 @@ async function linesOf(bucket: R2Bucket, keys: string[], owner: ArchiveOwner): P
   return [...byId.values()].sort((a, b) => a.id - b.id);
 }
 
-function piecesOf(objects: R2Object[], owner: ArchiveOwner): Piece[] {
+function piecesOf(objects: Pick<R2Object, "key" | "customMetadata">[], owner: ArchiveOwner): Piece[] {
   return objects
     .flatMap((object) => {
       const [, first, last, rows] = OBJECT_NAME.exec(object.key) ?? [];
@@ -134,8 +171,11 @@ export async function archivePage(
   input: { folder: string; owner: ArchiveOwner; page: number; itemsPerPage: number },
 ): Promise<Page<Record<string, unknown>>> {
   const { folder, owner, page, itemsPerPage } = input;
-  const ofClient = await listed(bucket, clientFolder(folder, owner.clientId));
-  const earlier = await listed(bucket, folder, "/");
+  const ofClient =
+    owner.userId === undefined
+      ? await indexed(bucket, folder, owner.clientId)
+      : await listed(bucket, clientFolder(folder, owner.clientId), { users: true });
+  const earlier = await listed(bucket, folder, { delimiter: "/" });
   const runs =
     earlier.length > 0
       ? await (async (): Promise<Run[]> => {

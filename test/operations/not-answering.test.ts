@@ -130,11 +130,10 @@ describe("a dependency that does not answer", () => {
   }, 120_000);
 
   it("the archive's bucket: a page of history is 503 service_unavailable", async () => {
-    const archive = {
-      list: async () => {
-        throw new Error("list: We encountered an internal error. Please try again. (10001)");
-      },
+    const notAnswering = (operation: string) => async () => {
+      throw new Error(`${operation}: We encountered an internal error. Please try again. (10001)`);
     };
+    const archive = { list: notAnswering("list"), get: notAnswering("get") };
     const answer = await call("GET", "/archive/jobs?month=2026-11", {
       key: shard2.key,
       env: { ...env, ARCHIVE: archive } as never,

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import committed from "../../openapi/openapi.json";
 import { call, expectError, newClient } from "../harness/api";
 import { createUser } from "../harness/data";
+import { type DocumentOperation, securedOperations } from "../harness/document";
 
 /**
  * Strict input, from the OpenAPI document: every operation that takes a JSON body or a query refuses a
@@ -15,34 +16,22 @@ interface JsonSchema {
   properties?: Record<string, JsonSchema>;
 }
 
-interface Operation {
-  security?: unknown[];
-  parameters?: { in: string; name: string; required?: boolean }[];
-  requestBody?: { content: Record<string, unknown> };
-}
-
 let internalKey: string;
 
 beforeAll(async () => {
   internalKey = (await newClient({ internal: true })).key;
 });
 
-const operations = Object.entries(committed.paths as Record<string, Record<string, Operation>>).flatMap(
-  ([path, byMethod]) =>
-    Object.entries(byMethod)
-      .filter(([, operation]) => operation.security?.length !== 0)
-      .map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
-);
 /** A path with every parameter filled with an id that exists nowhere (a required query parameter too: a sync's `userId`). */
-const concrete = (path: string, operation?: Operation) => {
+const concrete = (path: string, operation?: DocumentOperation) => {
   const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : "1"));
   const required = (operation?.parameters ?? []).filter((p) => p.in === "query" && p.required);
   return required.length ? `${filled}?${required.map((p) => `${p.name}=1`).join("&")}` : filled;
 };
 
 describe("strict input", () => {
-  const withBody = operations.filter((o) => o.operation.requestBody?.content["application/json"]);
-  const withQuery = operations.filter((o) => o.operation.parameters?.some((p) => p.in === "query"));
+  const withBody = securedOperations.filter((o) => o.operation.requestBody?.content["application/json"]);
+  const withQuery = securedOperations.filter((o) => o.operation.parameters?.some((p) => p.in === "query"));
 
   it.each(withBody.map((o) => [`${o.method} ${o.path}`, o] as const))(
     "%s refuses an unknown body field",

@@ -1,6 +1,5 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import committed from "../../openapi/openapi.json";
 import { app } from "../../src/app";
 import { authenticate } from "../../src/middleware/auth";
 import { d1Bookmark } from "../../src/middleware/d1Session";
@@ -9,6 +8,7 @@ import { requestContext } from "../../src/middleware/requestContext";
 import { receiver } from "../fixtures/hooks";
 import { call, defined, eventually, newClient } from "../harness/api";
 import { activate, contactBody, createAd, createUser } from "../harness/data";
+import { type DocumentOperation, securedOperations } from "../harness/document";
 
 /**
  * Tenancy, from the OpenAPI document: every operation, called by another client with its documented
@@ -17,19 +17,6 @@ import { activate, contactBody, createAd, createUser } from "../harness/data";
  * never a 5xx. The owner on either shard, and the other client on the owner's shard and on the other one
  * (src/db/shards.ts). Every route without a key, called with the owner's ids, acts on nothing of theirs.
  */
-
-interface Operation {
-  security?: unknown[];
-  parameters?: { name: string; in: string; required?: boolean }[];
-  requestBody?: { content: Record<string, { example?: unknown }> };
-}
-
-const operations = Object.entries(committed.paths as Record<string, Record<string, Operation>>).flatMap(
-  ([path, byMethod]) =>
-    Object.entries(byMethod)
-      .filter(([, operation]) => operation.security?.length !== 0)
-      .map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
-);
 
 /** The owner's resources, by the name of the id that points at them. */
 let owned: Record<string, number>;
@@ -108,7 +95,7 @@ const concrete = (path: string) =>
   path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "portal" ? "portal_a" : String(owned[name])));
 
 /** The owner's ids in the query parameters the operation requires (a sync's `userId`), as a query string. */
-const ownerQuery = (operation: Operation) => {
+const ownerQuery = (operation: DocumentOperation) => {
   const query = (operation.parameters ?? []).filter(
     (p) => p.in === "query" && p.required && owned[p.name] !== undefined,
   );
@@ -178,7 +165,7 @@ describe.each([1, 2])("tenancy of every operation, the owner on shard %i", (shar
     const leaks: string[] = [];
     let checked = 0;
     for (const [where, otherKey] of Object.entries(otherKeys))
-      for (const { method, path, operation } of operations) {
+      for (const { method, path, operation } of securedOperations) {
         const body = aimed(operation.requestBody?.content["application/json"]?.example);
         const query = ownerQuery(operation);
         if (!aimsAtOwner(`${path}${query}`, body)) continue;

@@ -64,8 +64,8 @@ export const groupOfClientColumn = (clientId: SQLWrapper): SQL<number> =>
 /**
  * Writes rows into the archive: per group, month and kind, one NDJSON object per client of the rows (in its
  * folder: `archivePage` reads a client's, and a user's within it), named by its first and last id and its
- * number of rows, its users' counts in its metadata, then named in the folder's index. Lines are `{"id":…,"clientId":…,"userId":…,"row":{…}}`,
- * in id order. A run that died after writing may be followed by one that picks a different set of rows (a
+ * number of rows, its users' counts in its metadata, then named in the folder's index. Lines are
+ * `{"id":…,"clientId":…,"userId":…,"row":{…}}`, in id order. A run that died after writing may be followed by one that picks a different set of rows (a
  * row became due meanwhile): the same row can then be in two objects, and the reader counts it once.
  */
 export async function writeArchive(bucket: R2Bucket, kind: ArchiveKind, rows: ArchivedRow[]): Promise<void> {

@@ -137,26 +137,31 @@ function piecesOf(objects: Pick<R2Object, "key" | "customMetadata">[], owner: Ar
     .sort((a, b) => a.first - b.first || a.last - b.last);
 }
 
+/** A run read whole: the owner's lines of its objects, each once, counted. */
+async function readRun(bucket: R2Bucket, pieces: Pick<Piece, "key">[], owner: ArchiveOwner): Promise<Run> {
+  const read = await linesOf(
+    bucket,
+    pieces.map((piece) => piece.key),
+    owner,
+  );
+  return { pieces: [], rows: read.length, read };
+}
+
 /** The pieces in runs of overlapping id ranges; a run's rows known from the listing when it is one counted object. */
 async function runsOf(bucket: R2Bucket, pieces: Piece[], owner: ArchiveOwner): Promise<Run[]> {
-  const runs: { pieces: Piece[] }[] = [];
+  const runs: Piece[][] = [];
   let reach = -1;
   for (const piece of pieces) {
     const run = runs.at(-1);
-    if (run && piece.first <= reach) run.pieces.push(piece);
-    else runs.push({ pieces: [piece] });
+    if (run && piece.first <= reach) run.push(piece);
+    else runs.push([piece]);
     reach = Math.max(reach, piece.last);
   }
   return Promise.all(
-    runs.map(async ({ pieces: inRun }) => {
+    runs.map(async (inRun) => {
       const [only] = inRun;
       if (inRun.length === 1 && only?.rows !== undefined) return { pieces: inRun, rows: only.rows };
-      const read = await linesOf(
-        bucket,
-        inRun.map((piece) => piece.key),
-        owner,
-      );
-      return { pieces: inRun, rows: read.length, read };
+      return readRun(bucket, inRun, owner);
     }),
   );
 }
@@ -178,14 +183,7 @@ export async function archivePage(
   const earlier = await listed(bucket, folder, { delimiter: "/" });
   const runs =
     earlier.length > 0
-      ? await (async (): Promise<Run[]> => {
-          const read = await linesOf(
-            bucket,
-            [...earlier, ...ofClient].map((object) => object.key),
-            owner,
-          );
-          return [{ pieces: [], rows: read.length, read }];
-        })()
+      ? [await readRun(bucket, [...earlier, ...ofClient], owner)]
       : await runsOf(bucket, piecesOf(ofClient, owner), owner);
   const start = (page - 1) * itemsPerPage;
   const end = start + itemsPerPage;

@@ -16,6 +16,8 @@ const DOMAIN_RANKS = [
   ["images"],
   ["publishing"],
   ["accounts", "archive", "market", "operations", "scheduling", "syncs"],
+  // Feeds fetch a stock and hand it to a sync.
+  ["feeds"],
   ["adViews"],
 ];
 

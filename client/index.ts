@@ -48,6 +48,7 @@ const READ_ONLY_POSTS = new Set([
   "imagestatus",
   "publish/preflight",
   "syncs/preview",
+  "feeds/preview",
 ]);
 
 /** Whether a request changes something, and so carries an Idempotency-Key. */

@@ -1561,6 +1561,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/v1/feeds/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch a feed's URL once and answer the dry run of its stock (what a sync would create, update, end and charge); changes nothing */
+        post: operations["feeds.preview.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's feeds, newest first */
+        get: operations["feeds.get"];
+        put?: never;
+        /** Register a user's feed: a URL serving the user's stock (NDJSON, JSON or CSV), fetched on its schedule and applied as a sync when it changed */
+        post: operations["feeds.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/feeds/{feedId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A feed: its settings, its next fetch and the last one (status, bytes, items, the sync it made, the failure) */
+        get: operations["feeds.byFeedId.get"];
+        /** Change a feed (the fields given); `paused: false` resumes a paused one */
+        put: operations["feeds.byFeedId.update"];
+        post?: never;
+        /** Remove a feed; answers it as it was */
+        delete: operations["feeds.byFeedId.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/v1/feeds/{feedId}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch a feed now (in the client's lanes, as the schedule would); `queued` says a fetch waits or runs. Follow it at GET /feeds/<feedId> */
+        post: operations["feeds.byFeedId.run.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "publish.pending": {
@@ -1931,6 +2002,74 @@ export interface webhooks {
         put?: never;
         /** The sync.finished event */
         post: operations["webhooks.receive.sync.finished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feed.fetched": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The feed.fetched event */
+        post: operations["webhooks.receive.feed.fetched"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feed.unchanged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The feed.unchanged event */
+        post: operations["webhooks.receive.feed.unchanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feed.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The feed.failed event */
+        post: operations["webhooks.receive.feed.failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feed.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The feed.paused event */
+        post: operations["webhooks.receive.feed.paused"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2567,6 +2706,138 @@ export interface components {
                 charged: number;
             };
         };
+        FeedFetchedEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /** @enum {string} */
+            type: "feed.fetched";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The feed: GET /feeds/<feedId>
+                 */
+                feedId: number;
+                /** @description 200, or 304 when the feed said nothing changed */
+                httpStatus: number;
+                bytes: number;
+                /** @description Items the body held; null after a 304 */
+                items: number | null;
+                /**
+                 * Format: int64
+                 * @description The sync it started; null when nothing changed
+                 */
+                syncId: number | null;
+            };
+        };
+        FeedUnchangedEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /** @enum {string} */
+            type: "feed.unchanged";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The feed: GET /feeds/<feedId>
+                 */
+                feedId: number;
+                /** @description 200, or 304 when the feed said nothing changed */
+                httpStatus: number;
+                bytes: number;
+                /** @description Items the body held; null after a 304 */
+                items: number | null;
+                /**
+                 * Format: int64
+                 * @description The sync it started; null when nothing changed
+                 */
+                syncId: number | null;
+            };
+        };
+        FeedFailedEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /** @enum {string} */
+            type: "feed.failed";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The feed: GET /feeds/<feedId>
+                 */
+                feedId: number;
+                /** @description HTTP status, timeout, too large, the line not parseable, the guard */
+                reason: string;
+                httpStatus: number | null;
+                /** @description Failed fetches in a row */
+                failures: number;
+                /** @description This failure paused the feed (feed.paused follows) */
+                paused: boolean;
+            };
+        };
+        FeedPausedEvent: {
+            /**
+             * Format: int64
+             * @description Increases; resume after the last one you saw
+             */
+            eventId: number;
+            occurredAt: string;
+            /**
+             * Format: int64
+             * @description null for events about the client itself
+             */
+            userId: number | null;
+            /** Format: int64 */
+            adId: number | null;
+            portal: string | null;
+            /** @enum {string} */
+            type: "feed.paused";
+            data: {
+                /**
+                 * Format: int64
+                 * @description The feed: GET /feeds/<feedId>
+                 */
+                feedId: number;
+                /** @description HTTP status, timeout, too large, the line not parseable, the guard */
+                reason: string;
+                httpStatus: number | null;
+                /** @description Failed fetches in a row */
+                failures: number;
+            };
+        };
         WebhookTestData: {
             /** Format: int64 */
             webhookId: number;
@@ -2766,7 +3037,7 @@ export interface components {
          */
         ErrorDetail: {
             /** @description Stable code to branch on (the guide's catalogue); an unknown one means what its HTTP status does. Open: new values may be added within /v1. */
-            code: ("validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "group_not_found" | "move_not_found" | "method_not_allowed" | "upload_stalled" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_lapsed" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable") | string;
+            code: ("validation_failed" | "malformed_body" | "unknown_field" | "not_updatable" | "reference_not_found" | "invalid_activation_token" | "invalid_login_link" | "oauth_state_mismatch" | "oauth_code_refused" | "missing_api_key" | "invalid_api_key" | "internal_only" | "route_not_found" | "user_not_found" | "ad_not_found" | "contact_not_found" | "folder_not_found" | "task_not_found" | "manufacturer_not_found" | "job_not_found" | "webhook_not_found" | "delivery_not_found" | "sync_not_found" | "feed_not_found" | "image_not_found" | "portal_not_found" | "category_not_found" | "group_not_found" | "move_not_found" | "method_not_allowed" | "upload_stalled" | "insufficient_means" | "ad_not_published" | "ad_archived" | "user_locked" | "portal_not_connected" | "portal_account_has_listings" | "listing_incomplete" | "listing_refused" | "feature_not_available" | "oauth_not_started" | "job_not_retryable" | "max_images_reached" | "max_contacts_reached" | "contact_in_use" | "external_user_id_taken" | "webhook_limit_reached" | "task_limit_reached" | "webhook_exists" | "replay_in_progress" | "idempotency_in_progress" | "client_group_mismatch" | "move_under_way" | "sync_in_progress" | "sync_lapsed" | "sync_would_end_too_many" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "idempotency_conflict" | "feed_unreadable" | "rate_limited" | "activation_limit_reached" | "internal_error" | "service_unavailable" | "shard_unavailable" | "group_moving" | "dns_unavailable") | string;
             /** @description The field the problem concerns, when there is one */
             field?: string;
             /** @description The same text as the matching entry of `errors` */
@@ -4298,7 +4569,7 @@ export interface components {
             created: string;
             updated: string;
         };
-        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"] | components["schemas"]["SyncStartedEvent"] | components["schemas"]["SyncProgressEvent"] | components["schemas"]["SyncFinishedEvent"] | components["schemas"]["LaterEvent"];
+        Event: components["schemas"]["PublishPendingEvent"] | components["schemas"]["PublishActiveEvent"] | components["schemas"]["PublishUpdatedEvent"] | components["schemas"]["PublishOfflineEvent"] | components["schemas"]["PublishErrorEvent"] | components["schemas"]["PublishCancelledEvent"] | components["schemas"]["FeatureActiveEvent"] | components["schemas"]["FeatureErrorEvent"] | components["schemas"]["ImageStoredEvent"] | components["schemas"]["ImageFailedEvent"] | components["schemas"]["BidReceivedEvent"] | components["schemas"]["StatisticsUpdatedEvent"] | components["schemas"]["TaskRunEvent"] | components["schemas"]["WalletBelowLimitEvent"] | components["schemas"]["ConnectionExpiredEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["JobWaitingEvent"] | components["schemas"]["JobWaitEndedEvent"] | components["schemas"]["JobUnresolvedEvent"] | components["schemas"]["SyncStartedEvent"] | components["schemas"]["SyncProgressEvent"] | components["schemas"]["SyncFinishedEvent"] | components["schemas"]["FeedFetchedEvent"] | components["schemas"]["FeedUnchangedEvent"] | components["schemas"]["FeedFailedEvent"] | components["schemas"]["FeedPausedEvent"] | components["schemas"]["LaterEvent"];
         LaterEvent: {
             /**
              * Format: int64
@@ -4325,7 +4596,7 @@ export interface components {
             webhookId: number;
             url: string;
             /** @description Subscribed event types; empty: every type */
-            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished")[];
+            types: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished" | "feed.fetched" | "feed.unchanged" | "feed.failed" | "feed.paused")[];
             enabled: boolean;
             description: string;
             /** @description Why delivery was switched off, when it was */
@@ -4348,7 +4619,7 @@ export interface components {
              * @description https (http only in local development); private and loopback hosts are refused
              */
             url: string;
-            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished")[];
+            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished" | "feed.fetched" | "feed.unchanged" | "feed.failed" | "feed.paused")[];
             enabled?: boolean;
             description?: string;
             /** @description Read-only: ignored */
@@ -4374,7 +4645,7 @@ export interface components {
              * @description https (http only in local development); private and loopback hosts are refused
              */
             url?: string;
-            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished")[];
+            types?: ("publish.pending" | "publish.active" | "publish.updated" | "publish.offline" | "publish.error" | "publish.cancelled" | "feature.active" | "feature.error" | "image.stored" | "image.failed" | "bid.received" | "statistics.updated" | "task.run" | "wallet.below_limit" | "connection.expired" | "webhook.disabled" | "job.waiting" | "job.wait_ended" | "job.unresolved" | "sync.started" | "sync.progress" | "sync.finished" | "feed.fetched" | "feed.unchanged" | "feed.failed" | "feed.paused")[];
             enabled?: boolean;
             description?: string;
             /**
@@ -4725,6 +4996,198 @@ export interface components {
             jobId: number | null;
             refusal: components["schemas"]["ErrorDetail"] | null;
         };
+        FeedPreview: {
+            /** Format: int64 */
+            userId: number;
+            /**
+             * Format: uri
+             * @description Where the stock is served; fetched with GET
+             */
+            url: string;
+            /**
+             * @description ndjson: a SyncItem a line; json: {items: [...]}; csv: a row an item (docs/feeds.md)
+             * @enum {string}
+             */
+            format: "ndjson" | "json" | "csv";
+            /** @description A header sent with every fetch, such as a key of the dealer's system; null: none */
+            header?: {
+                name: string;
+                /** @description Sealed at rest; never shown */
+                value: string;
+            } | null;
+            /**
+             * @description What happens to a synced ad the feed no longer holds, once it is off every target
+             * @default delete
+             * @enum {string}
+             */
+            removal?: "delete" | "archive";
+            /**
+             * @description The most of the user's synced ads a fetch may end, in percent; more refuses the fetch's sync (100: no limit)
+             * @default 20
+             */
+            maxEndedPercent?: number;
+        };
+        Feed: {
+            /** Format: int64 */
+            feedId: number;
+            /** Format: int64 */
+            userId: number;
+            url: string;
+            /** @enum {string} */
+            format: "ndjson" | "json" | "csv";
+            /** @description The header's name; its value is secret */
+            header: {
+                name: string;
+            } | null;
+            schedule: components["schemas"]["FeedSchedule"];
+            /** @enum {string} */
+            removal: "delete" | "archive";
+            maxEndedPercent: number;
+            paused: boolean;
+            /** @description Why the feed paused itself, after failed fetches */
+            pausedReason: string | null;
+            /** @description Failed fetches in a row; at 5 the feed pauses */
+            failures: number;
+            /** @description When it is fetched next (Amsterdam time) */
+            nextRunAt: string;
+            /** @description A fetch is waiting or under way */
+            queued: boolean;
+            lastFetch: components["schemas"]["FeedFetch"];
+            createdAt: string;
+            updatedAt: string;
+        };
+        /** @description Hourly at `minute`, or daily at `hour`:`minute`, Amsterdam time */
+        FeedSchedule: {
+            /** @enum {string} */
+            every: "hourly";
+            /** @description Minutes past the hour */
+            minute: number;
+        } | {
+            /** @enum {string} */
+            every: "daily";
+            /** @description Hour of the day, Amsterdam time */
+            hour: number;
+            /** @description Minutes past the hour */
+            minute: number;
+        };
+        FeedFetch: {
+            at: string;
+            /** @description fetched: a sync started; unchanged: 304 or the same bytes; failed: see failure. Open: new values may be added within /v1. */
+            outcome: ("fetched" | "unchanged" | "failed") | string;
+            /** @description The feed's answer; null when none came */
+            httpStatus: number | null;
+            bytes: number | null;
+            items: number | null;
+            /**
+             * Format: int64
+             * @description The sync it started: GET /syncs/<syncId>
+             */
+            syncId: number | null;
+            /** @description Why it failed: HTTP status, timeout, size, line, the guard */
+            failure: string | null;
+        } | null;
+        CreateFeed: {
+            /** Format: int64 */
+            userId: number;
+            /**
+             * Format: uri
+             * @description Where the stock is served; fetched with GET
+             */
+            url: string;
+            /**
+             * @description ndjson: a SyncItem a line; json: {items: [...]}; csv: a row an item (docs/feeds.md)
+             * @enum {string}
+             */
+            format: "ndjson" | "json" | "csv";
+            /** @description A header sent with every fetch, such as a key of the dealer's system; null: none */
+            header?: {
+                name: string;
+                /** @description Sealed at rest; never shown */
+                value: string;
+            } | null;
+            schedule: components["schemas"]["FeedSchedule"];
+            /**
+             * @description What happens to a synced ad the feed no longer holds, once it is off every target
+             * @default delete
+             * @enum {string}
+             */
+            removal?: "delete" | "archive";
+            /**
+             * @description The most of the user's synced ads a fetch may end, in percent; more refuses the fetch's sync (100: no limit)
+             * @default 20
+             */
+            maxEndedPercent?: number;
+            /** @default false */
+            paused?: boolean;
+            /** @description Read-only: ignored */
+            readonly feedId?: unknown;
+            /** @description Read-only: ignored */
+            readonly pausedReason?: unknown;
+            /** @description Read-only: ignored */
+            readonly failures?: unknown;
+            /** @description Read-only: ignored */
+            readonly nextRunAt?: unknown;
+            /** @description Read-only: ignored */
+            readonly queued?: unknown;
+            /** @description Read-only: ignored */
+            readonly lastFetch?: unknown;
+            /** @description Read-only: ignored */
+            readonly createdAt?: unknown;
+            /** @description Read-only: ignored */
+            readonly updatedAt?: unknown;
+        };
+        UpdateFeed: {
+            /**
+             * Format: int64
+             * @description Fixed: must equal the stored value
+             */
+            feedId?: number;
+            /**
+             * Format: int64
+             * @description Fixed: must equal the stored value
+             */
+            userId?: number;
+            /**
+             * Format: uri
+             * @description Where the stock is served; fetched with GET
+             */
+            url?: string;
+            /**
+             * @description ndjson: a SyncItem a line; json: {items: [...]}; csv: a row an item (docs/feeds.md)
+             * @enum {string}
+             */
+            format?: "ndjson" | "json" | "csv";
+            /** @description A header sent with every fetch, such as a key of the dealer's system; null: none */
+            header?: {
+                name: string;
+                /** @description Sealed at rest; never shown */
+                value?: string;
+            } | null;
+            schedule?: components["schemas"]["FeedSchedule"];
+            /**
+             * @description What happens to a synced ad the feed no longer holds, once it is off every target
+             * @enum {string}
+             */
+            removal?: "delete" | "archive";
+            /** @description The most of the user's synced ads a fetch may end, in percent; more refuses the fetch's sync (100: no limit) */
+            maxEndedPercent?: number;
+            /** @description false resumes a paused feed, its failures forgotten */
+            paused?: boolean;
+            /** @description Read-only: ignored */
+            readonly pausedReason?: unknown;
+            /** @description Read-only: ignored */
+            readonly failures?: unknown;
+            /** @description Read-only: ignored */
+            readonly nextRunAt?: unknown;
+            /** @description Read-only: ignored */
+            readonly queued?: unknown;
+            /** @description Read-only: ignored */
+            readonly lastFetch?: unknown;
+            /** @description Read-only: ignored */
+            readonly createdAt?: unknown;
+            /** @description Read-only: ignored */
+            readonly updatedAt?: unknown;
+        };
     };
     responses: never;
     parameters: never;
@@ -4754,6 +5217,10 @@ export type JobUnresolvedEvent = components['schemas']['JobUnresolvedEvent'];
 export type SyncStartedEvent = components['schemas']['SyncStartedEvent'];
 export type SyncProgressEvent = components['schemas']['SyncProgressEvent'];
 export type SyncFinishedEvent = components['schemas']['SyncFinishedEvent'];
+export type FeedFetchedEvent = components['schemas']['FeedFetchedEvent'];
+export type FeedUnchangedEvent = components['schemas']['FeedUnchangedEvent'];
+export type FeedFailedEvent = components['schemas']['FeedFailedEvent'];
+export type FeedPausedEvent = components['schemas']['FeedPausedEvent'];
 export type WebhookTestData = components['schemas']['WebhookTestData'];
 export type SyncItem = components['schemas']['SyncItem'];
 export type AdAttributesInput = components['schemas']['AdAttributesInput'];
@@ -4878,6 +5345,12 @@ export type SyncPlan = components['schemas']['SyncPlan'];
 export type Sync = components['schemas']['Sync'];
 export type SyncItemReport = components['schemas']['SyncItemReport'];
 export type SyncTargetResult = components['schemas']['SyncTargetResult'];
+export type FeedPreview = components['schemas']['FeedPreview'];
+export type Feed = components['schemas']['Feed'];
+export type FeedSchedule = components['schemas']['FeedSchedule'];
+export type FeedFetch = components['schemas']['FeedFetch'];
+export type CreateFeed = components['schemas']['CreateFeed'];
+export type UpdateFeed = components['schemas']['UpdateFeed'];
 export type $defs = Record<string, never>;
 export interface operations {
     "health.get": {
@@ -47227,6 +47700,2342 @@ export interface operations {
             };
         };
     };
+    "feeds.preview.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": 1042,
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *       "format": "ndjson",
+                 *       "header": {
+                 *         "name": "2026-01-31",
+                 *         "value": "gebruikt"
+                 *       },
+                 *       "removal": "delete",
+                 *       "maxEndedPercent": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["FeedPreview"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "userId": 1042,
+                     *         "items": 1,
+                     *         "created": 1,
+                     *         "updated": 1,
+                     *         "unchanged": 1,
+                     *         "ended": 1,
+                     *         "refused": 1,
+                     *         "targets": {
+                     *           "portal_a": {
+                     *             "place": 1,
+                     *             "update": 1,
+                     *             "remove": 1,
+                     *             "cost": 295
+                     *           },
+                     *           "portal_b": {
+                     *             "place": 1,
+                     *             "update": 1,
+                     *             "remove": 1,
+                     *             "cost": 295
+                     *           },
+                     *           "website": {
+                     *             "place": 1,
+                     *             "update": 1,
+                     *             "remove": 1,
+                     *             "cost": 295
+                     *           }
+                     *         },
+                     *         "cost": 295,
+                     *         "balance": 84500,
+                     *         "wouldRefuse": {
+                     *           "code": "ad_not_found",
+                     *           "field": "adId",
+                     *           "message": "adId: ad 7 not found"
+                     *         },
+                     *         "refusals": [
+                     *           {
+                     *             "seq": 1,
+                     *             "externalAdId": 778,
+                     *             "errorDetails": []
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["SyncPlan"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The feed could not be read: its HTTP status, no answer in time, too large, or not parseable at a line */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "url: HTTP 503: the feed answered 503"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "feed_unreadable",
+                     *           "field": "url",
+                     *           "message": "url: HTTP 503: the feed answered 503"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "feeds.get": {
+        parameters: {
+            query: {
+                useCache?: boolean;
+                page?: number;
+                itemsPerPage?: number;
+                userId: number;
+            };
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": [
+                     *         {
+                     *           "feedId": 1,
+                     *           "userId": 1042,
+                     *           "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                     *           "format": "ndjson",
+                     *           "header": {
+                     *             "name": "Garage De Vries"
+                     *           },
+                     *           "schedule": {
+                     *             "every": "hourly",
+                     *             "minute": 0
+                     *           },
+                     *           "removal": "delete",
+                     *           "maxEndedPercent": 1,
+                     *           "paused": true,
+                     *           "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
+                     *           "failures": 1,
+                     *           "nextRunAt": "2026-11-22 14:03:10",
+                     *           "queued": true,
+                     *           "lastFetch": {
+                     *             "at": "2026-11-22 14:03:10",
+                     *             "outcome": "fetched",
+                     *             "httpStatus": 1,
+                     *             "bytes": 1,
+                     *             "items": 1,
+                     *             "syncId": 1,
+                     *             "failure": "HTTP 500: the feed answered 500"
+                     *           },
+                     *           "createdAt": "2026-11-22 14:03:10",
+                     *           "updatedAt": "2026-11-22 14:03:10"
+                     *         }
+                     *       ],
+                     *       "fromCache": true,
+                     *       "totalItems": 1,
+                     *       "totalInSet": 1,
+                     *       "page": 1,
+                     *       "itemsPerPage": 1,
+                     *       "speed": 1,
+                     *       "nextCursor": "eyJwYWdlIjoyLCJhZnRlciI6MTAyNX0"
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Feed"][];
+                        fromCache: boolean;
+                        totalItems: number;
+                        totalInSet: number;
+                        page: number;
+                        itemsPerPage: number;
+                        /** @description seconds spent on the request */
+                        speed: number;
+                        /** @description Lists that hand out cursors (GET /ads/): send it as `cursor` for the next page; absent on the last page */
+                        nextCursor?: string;
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "feeds.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userId": 1042,
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *       "format": "ndjson",
+                 *       "header": {
+                 *         "name": "2026-01-31",
+                 *         "value": "gebruikt"
+                 *       },
+                 *       "schedule": {
+                 *         "every": "hourly",
+                 *         "minute": 0
+                 *       },
+                 *       "removal": "delete",
+                 *       "maxEndedPercent": 20,
+                 *       "paused": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateFeed"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "feedId": 1,
+                     *         "userId": 1042,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                     *         "format": "ndjson",
+                     *         "header": {
+                     *           "name": "Garage De Vries"
+                     *         },
+                     *         "schedule": {
+                     *           "every": "hourly",
+                     *           "minute": 0
+                     *         },
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "paused": true,
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
+                     *         "failures": 1,
+                     *         "nextRunAt": "2026-11-22 14:03:10",
+                     *         "queued": true,
+                     *         "lastFetch": {
+                     *           "at": "2026-11-22 14:03:10",
+                     *           "outcome": "fetched",
+                     *           "httpStatus": 1,
+                     *           "bytes": 1,
+                     *           "items": 1,
+                     *           "syncId": 1,
+                     *           "failure": "HTTP 500: the feed answered 500"
+                     *         },
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "updatedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Feed"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "feeds.byFeedId.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                feedId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "feedId": 1,
+                     *         "userId": 1042,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                     *         "format": "ndjson",
+                     *         "header": {
+                     *           "name": "Garage De Vries"
+                     *         },
+                     *         "schedule": {
+                     *           "every": "hourly",
+                     *           "minute": 0
+                     *         },
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "paused": true,
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
+                     *         "failures": 1,
+                     *         "nextRunAt": "2026-11-22 14:03:10",
+                     *         "queued": true,
+                     *         "lastFetch": {
+                     *           "at": "2026-11-22 14:03:10",
+                     *           "outcome": "fetched",
+                     *           "httpStatus": 1,
+                     *           "bytes": 1,
+                     *           "items": 1,
+                     *           "syncId": 1,
+                     *           "failure": "HTTP 500: the feed answered 500"
+                     *         },
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "updatedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Feed"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "feeds.byFeedId.update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                feedId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "feedId": 1,
+                 *       "userId": 1042,
+                 *       "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                 *       "format": "ndjson",
+                 *       "header": {
+                 *         "name": "2026-01-31",
+                 *         "value": "gebruikt"
+                 *       },
+                 *       "schedule": {
+                 *         "every": "hourly",
+                 *         "minute": 0
+                 *       },
+                 *       "removal": "delete",
+                 *       "maxEndedPercent": 0,
+                 *       "paused": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateFeed"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "feedId": 1,
+                     *         "userId": 1042,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                     *         "format": "ndjson",
+                     *         "header": {
+                     *           "name": "Garage De Vries"
+                     *         },
+                     *         "schedule": {
+                     *           "every": "hourly",
+                     *           "minute": 0
+                     *         },
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "paused": true,
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
+                     *         "failures": 1,
+                     *         "nextRunAt": "2026-11-22 14:03:10",
+                     *         "queued": true,
+                     *         "lastFetch": {
+                     *           "at": "2026-11-22 14:03:10",
+                     *           "outcome": "fetched",
+                     *           "httpStatus": 1,
+                     *           "bytes": 1,
+                     *           "items": 1,
+                     *           "syncId": 1,
+                     *           "failure": "HTTP 500: the feed answered 500"
+                     *         },
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "updatedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Feed"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "body: must not exceed 1 MiB"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "body_too_large",
+                     *           "field": "body",
+                     *           "message": "body: must not exceed 1 MiB"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "feeds.byFeedId.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                feedId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "feedId": 1,
+                     *         "userId": 1042,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                     *         "format": "ndjson",
+                     *         "header": {
+                     *           "name": "Garage De Vries"
+                     *         },
+                     *         "schedule": {
+                     *           "every": "hourly",
+                     *           "minute": 0
+                     *         },
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "paused": true,
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
+                     *         "failures": 1,
+                     *         "nextRunAt": "2026-11-22 14:03:10",
+                     *         "queued": true,
+                     *         "lastFetch": {
+                     *           "at": "2026-11-22 14:03:10",
+                     *           "outcome": "fetched",
+                     *           "httpStatus": 1,
+                     *           "bytes": 1,
+                     *           "items": 1,
+                     *           "syncId": 1,
+                     *           "failure": "HTTP 500: the feed answered 500"
+                     *         },
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "updatedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Feed"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "feeds.byFeedId.run.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1-255 characters, e.g. a UUID). The first answer for a key is kept 24 hours and replayed, with `Idempotent-Replayed: true`, to a repeat of the same request; the same key with another request answers 422, and while the first still runs 409. */
+                "Idempotency-Key"?: string;
+                /** @description The `x-d1-bookmark` of an earlier answer: this request then reads at least what that answer saw (your own writes), wherever it is served. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                feedId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description The database bookmark this answer saw; send it back to read your own writes */
+                    "x-d1-bookmark"?: string;
+                    /** @description `true` when this answer is the replay of the first answer for the Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": true,
+                     *       "errors": [],
+                     *       "data": {
+                     *         "feedId": 1,
+                     *         "userId": 1042,
+                     *         "url": "https://www.garagedevries.nl/aanbod/vespa-primavera",
+                     *         "format": "ndjson",
+                     *         "header": {
+                     *           "name": "Garage De Vries"
+                     *         },
+                     *         "schedule": {
+                     *           "every": "hourly",
+                     *           "minute": 0
+                     *         },
+                     *         "removal": "delete",
+                     *         "maxEndedPercent": 1,
+                     *         "paused": true,
+                     *         "pausedReason": "5 or more deliveries in a row failed (last: HTTP 503)",
+                     *         "failures": 1,
+                     *         "nextRunAt": "2026-11-22 14:03:10",
+                     *         "queued": true,
+                     *         "lastFetch": {
+                     *           "at": "2026-11-22 14:03:10",
+                     *           "outcome": "fetched",
+                     *           "httpStatus": 1,
+                     *           "bytes": 1,
+                     *           "items": 1,
+                     *           "syncId": 1,
+                     *           "failure": "HTTP 500: the feed answered 500"
+                     *         },
+                     *         "createdAt": "2026-11-22 14:03:10",
+                     *         "updatedAt": "2026-11-22 14:03:10"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        result: boolean;
+                        errors: string[];
+                        data: components["schemas"]["Feed"];
+                    };
+                };
+            };
+            /** @description Validation failed: one message per problem, naming the field */
+            400: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "title: must be 5-60 characters"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "validation_failed",
+                     *           "field": "title",
+                     *           "message": "title: must be 5-60 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "invalid API key"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "invalid_api_key",
+                     *           "message": "invalid API key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A field or call reserved for internal clients */
+            403: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "walletUserId: may only be set by internal clients"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_only",
+                     *           "field": "walletUserId",
+                     *           "message": "walletUserId: may only be set by internal clients"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource, or a resource of another client */
+            404: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "userId: user 42 not found"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "user_not_found",
+                     *           "field": "userId",
+                     *           "message": "userId: user 42 not found"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is in a conflicting state, or the first request with this Idempotency-Key is still running (then with Retry-After) */
+            409: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "portal: portal_a - adId: 7 - insufficient means"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "insufficient_means",
+                     *           "field": "portal",
+                     *           "message": "portal: portal_a - adId: 7 - insufficient means"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "Idempotency-Key: was used with a different request"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "idempotency_conflict",
+                     *           "field": "Idempotency-Key",
+                     *           "message": "Idempotency-Key: was used with a different request"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Remaining requests and seconds to reset, e.g. `"default";r=9;t=1` */
+                    RateLimit?: string;
+                    /** @description The client's quota, e.g. `"default";q=10;w=4` */
+                    "RateLimit-Policy"?: string;
+                    /** @description The tokens this answer cost: 1, or one per ad of a batch and per verdict of a dry run (the first taken on arrival, the rest once done; the bucket may go below empty, and later requests wait until it is paid back) */
+                    "RateLimit-Cost"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "rate limit exceeded"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "rate_limited",
+                     *           "message": "rate limit exceeded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal error`), logged with the request id */
+            500: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "internal error"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "internal_error",
+                     *           "message": "internal error"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency did not answer (the database of the client's data: `shard_unavailable`; another: `service_unavailable`); send the call again after Retry-After */
+            503: {
+                headers: {
+                    /** @description The request's id: yours echoed, or a new one; logs carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": false,
+                     *       "errors": [
+                     *         "shard 2, which holds this client's data, did not answer; try again"
+                     *       ],
+                     *       "data": [],
+                     *       "errorDetails": [
+                     *         {
+                     *           "code": "shard_unavailable",
+                     *           "message": "shard 2, which holds this client's data, did not answer; try again"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     "webhooks.receive.publish.pending": {
         parameters: {
             query?: never;
@@ -48044,6 +50853,158 @@ export interface operations {
                     /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
                     timestamp: string;
                     data: components["schemas"]["SyncFinishedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.feed.fetched": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "feed.fetched";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["FeedFetchedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.feed.unchanged": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "feed.unchanged";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["FeedUnchangedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.feed.failed": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "feed.failed";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["FeedFailedEvent"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx ends the delivery; 410 disables the endpoint; anything else is retried */
+            200: {
+                headers: {
+                    /** @description evt_<eventId>: the same for every attempt; deduplicate on it */
+                    "webhook-id"?: string;
+                    /** @description Unix seconds of the attempt */
+                    "webhook-timestamp"?: string;
+                    /** @description v1,<base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`>; two, space-separated, during a rotation */
+                    "webhook-signature"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhooks.receive.feed.paused": {
+        parameters: {
+            query?: never;
+            header: {
+                "webhook-id": string;
+                "webhook-timestamp": string;
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "feed.paused";
+                    /** @description When it happened, as every time in the payload: YYYY-MM-DD hh:mm:ss, Europe/Amsterdam */
+                    timestamp: string;
+                    data: components["schemas"]["FeedPausedEvent"];
                 };
             };
         };

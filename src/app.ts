@@ -20,6 +20,7 @@ import { clientGroupsRouter } from "./routes/clientGroups";
 import { contactsRouter } from "./routes/contacts";
 import { eventsRouter } from "./routes/events";
 import { featuresRouter } from "./routes/features";
+import { feedsRouter } from "./routes/feeds";
 import { foldersRouter } from "./routes/folders";
 import { imagesRouter } from "./routes/images";
 import { jobsRouter } from "./routes/jobs";
@@ -101,7 +102,8 @@ export function createApp() {
     .route(BASE_PATH, statisticsRouter)
     .route(BASE_PATH, tasksRouter)
     .route(BASE_PATH, archiveRouter)
-    .route(BASE_PATH, syncsRouter);
+    .route(BASE_PATH, syncsRouter)
+    .route(BASE_PATH, feedsRouter);
 
   return app;
 }
@@ -136,6 +138,7 @@ export type ApiSchema = ExtractSchema<
   | typeof tasksRouter
   | typeof archiveRouter
   | typeof syncsRouter
+  | typeof feedsRouter
   | typeof systemRouter
 >;
 

@@ -7,6 +7,7 @@ import { handingJobsToLanes } from "../jobs/handOver";
 import { log } from "../lib/log";
 import { archiveImageJobs, archiveJobs, archiveLedger, archiveOldLogs } from "../services/archive";
 import { dispatchEvents } from "../services/events";
+import { queueDueFeeds } from "../services/feeds";
 import { pullMarketData, purgeOldStatistics } from "../services/market";
 import { purgeExpiredKeys } from "../services/operations";
 import {
@@ -49,6 +50,8 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
         return { runs: runs.length, featuresQueued: runs.reduce((n, r) => n + r.queued, 0) };
       },
     },
+    // Due feeds into their clients' lanes, by turns of client (a client's many feeds delay only its own).
+    { name: "feeds", run: async () => ({ queued: await queueDueFeeds(ctx, { limit: 100 }) }) },
     { name: "autoreplace", run: () => replaceExpiredListings(ctx, { limit: 50 }) },
     { name: "requestedUpdates", run: async () => ({ queued: await flushUpdateRequests(ctx, { limit: 200 }) }) },
     { name: "resend", run: async () => ({ resent: await resendStalledJobs(onWallClock(), { limit: 500 }) }) },
@@ -80,7 +83,7 @@ const scheduledParts = (ctx: JobContext): ScheduledPart[] => {
 };
 
 /**
- * The minute's scheduled work: id blocks leased ahead, due tasks, autoreplace, requested updates, crash recovery and expiry of
+ * The minute's scheduled work: id blocks leased ahead, due tasks, due feeds, autoreplace, requested updates, crash recovery and expiry of
  * jobs, bids and statistics, notices, expired idempotency keys, webhook dispatch, tokens under a previous
  * key, and last rows past their window to the archive.
  * Each part runs on its own: one that throws is logged and reported, and the others still run. One

@@ -28,6 +28,7 @@ import {
   bids,
   clientGroups,
   contacts,
+  feeds,
   folders,
   idBlocks,
   imageJobs,
@@ -111,6 +112,7 @@ const ID_TABLES: readonly IdTable[] = [
   notifications,
   walletEntries,
   syncs,
+  feeds,
 ];
 
 /** A group's need of a block of one table, as its shard sees it: the shard's latest block of it (-1: none). */

@@ -8,6 +8,7 @@ import {
   catalogueOwners,
   directoryOwners,
   eventsOwners,
+  feedsOwners,
   imagesOwners,
   marketOwners,
   operationsOwners,
@@ -30,6 +31,7 @@ export const TABLE_OWNERS: Readonly<Record<string, Ownership>> = {
   ...walletOwners,
   ...schedulingOwners,
   ...syncsOwners,
+  ...feedsOwners,
   ...eventsOwners,
   ...operationsOwners,
 };

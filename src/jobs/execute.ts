@@ -7,6 +7,7 @@ import { backoffSeconds } from "../lib/backoff";
 import { log } from "../lib/log";
 import { metricsOf } from "../lib/metrics";
 import { abandonDelivery, type DeliveryLane, deliverWebhooks } from "../services/events";
+import { failFeedFetch, runFeedFetch } from "../services/feeds";
 import { failImageJob, runImageJob } from "../services/images";
 import { flushUpdateRequests, runPublishJobs, sendJobsAwaitingImages } from "../services/publishing";
 import { type ImageMessage, type JobMessage, jobContext } from "../services/shared";
@@ -49,6 +50,8 @@ async function giveUp(env: ShardEnv, job: JobMessage): Promise<void> {
         syncId: job.syncId,
         reason: "a step failed after repeated attempts",
       });
+    case "feed":
+      return failFeedFetch(jobContext(env, job.requestId), { feedId: job.feedId });
     case "ping":
       return;
   }
@@ -61,18 +64,20 @@ async function giveUp(env: ShardEnv, job: JobMessage): Promise<void> {
 async function runAll(env: ShardEnv, jobs: JobMessage[], lane: DeliveryLane): Promise<PromiseSettledResult<void>[]> {
   const ofKind = <K extends JobMessage["kind"]>(kind: K) =>
     jobs.filter((job): job is Extract<JobMessage, { kind: K }> => job.kind === kind);
-  const [publishJobs, deliveries, images, syncSteps] = [
+  const [publishJobs, deliveries, images, syncSteps, feedFetches] = [
     ofKind("publish"),
     ofKind("webhook"),
     ofKind("image"),
     ofKind("sync"),
+    ofKind("feed"),
   ];
   // A kind's run that throws as a whole fails each of its jobs, not the batch.
-  const [published, delivered, imaged, synced] = await Promise.allSettled([
+  const [published, delivered, imaged, synced, fed] = await Promise.allSettled([
     publishJobs.length ? runPublishJobs(jobContext(env), { messages: publishJobs }) : [],
     deliveries.length ? deliverWebhooks(jobContext(env), { messages: deliveries, lane }) : [],
     Promise.allSettled(images.map((job) => runImage(env, job))),
     Promise.allSettled(syncSteps.map((job) => runSyncStep(jobContext(env, job.requestId), { syncId: job.syncId }))),
+    Promise.allSettled(feedFetches.map((job) => runFeedFetch(jobContext(env, job.requestId), { feedId: job.feedId }))),
   ]);
   const pick = (run: PromiseSettledResult<PromiseSettledResult<unknown>[]>, at: number) =>
     run.status === "rejected" ? run : run.value[at];
@@ -85,7 +90,9 @@ async function runAll(env: ShardEnv, jobs: JobMessage[], lane: DeliveryLane): Pr
           ? pick(imaged, images.indexOf(job))
           : job.kind === "sync"
             ? pick(synced, syncSteps.indexOf(job))
-            : undefined;
+            : job.kind === "feed"
+              ? pick(fed, feedFetches.indexOf(job))
+              : undefined;
   return jobs.map((job): PromiseSettledResult<void> => {
     const outcome = outcomeOf(job);
     return outcome?.status === "rejected" ? outcome : { status: "fulfilled", value: undefined };
@@ -103,6 +110,8 @@ export const rowIdOf = (job: JobMessage): number => {
       return job.jobId;
     case "sync":
       return job.syncId;
+    case "feed":
+      return job.feedId;
     case "ping":
       return 0;
   }
@@ -114,6 +123,7 @@ const ROW_TABLES: Partial<Record<JobMessage["kind"], string>> = {
   publish: "queue_items",
   image: "image_jobs",
   sync: "syncs",
+  feed: "feeds",
 };
 
 /**

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { getDb, namedBatch } from "../db/client";
 import { inList } from "../db/inList";
-import { imageJobs, publishJobs, syncs, users, webhookEndpoints } from "../db/schema";
+import { feeds, imageJobs, publishJobs, syncs, users, webhookEndpoints } from "../db/schema";
 import { JOB_QUEUES, onEachShard, onShard } from "../db/shards";
 import type { Env, ShardEnv } from "../env";
 import { log } from "../lib/log";
@@ -24,7 +24,8 @@ const hostOf = (url: string | undefined) => {
 /**
  * The client, lane and key of each job of a shard, read in one D1 round trip: a delivery's client is
  * its endpoint's, a publish job's its user's, an image job's its user's. A job whose row is not found
- * is placed with client 0, whose lanes run it only to find it moot. A sync's step is its sync's client's.
+ * is placed with client 0, whose lanes run it only to find it moot. A sync's step is its sync's client's, a
+ * feed's fetch its feed's.
  * A ping has no place.
  */
 export async function placementsOf(
@@ -36,7 +37,7 @@ export async function placementsOf(
   const idsOf = (kind: JobMessage["kind"]) => jobs.flatMap((job) => (job.kind === kind ? [rowIdOf(job)] : []));
   // A publish or image job's client is its user's.
   const clientOfUser = { clientId: users.clientId };
-  const { endpoints, publishers, imageOwners, syncers } = await namedBatch(db, {
+  const { endpoints, publishers, imageOwners, syncers, feeders } = await namedBatch(db, {
     endpoints: db
       .select({ id: webhookEndpoints.id, clientId: webhookEndpoints.clientId })
       .from(webhookEndpoints)
@@ -55,6 +56,10 @@ export async function placementsOf(
       .select({ id: syncs.id, clientId: syncs.clientId })
       .from(syncs)
       .where(inList(syncs.id, idsOf("sync"))),
+    feeders: db
+      .select({ id: feeds.id, clientId: feeds.clientId })
+      .from(feeds)
+      .where(inList(feeds.id, idsOf("feed"))),
   });
   const slow = queue === env.WEBHOOK_SLOW_QUEUE;
   return jobs.map((job): Placement | undefined => {
@@ -79,6 +84,8 @@ export async function placementsOf(
       }
       case "sync":
         return { clientId: syncers.find((row) => row.id === job.syncId)?.clientId ?? 0, lane: "syncs", key: "" };
+      case "feed":
+        return { clientId: feeders.find((row) => row.id === job.feedId)?.clientId ?? 0, lane: "feeds", key: "" };
       default:
         return undefined;
     }

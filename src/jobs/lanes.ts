@@ -15,6 +15,8 @@ export const LANE_SHARES = {
   "webhooks-slow": { slots: 2, secondsPerMinute: 60, attempts: 4, together: false },
   // A stock sync's steps, one at a time: what they queue takes the client's other lanes.
   syncs: { slots: 1, secondsPerMinute: 60, attempts: 6, together: false },
+  // A feed's fetch, one at a time: the sync it starts takes the syncs lane.
+  feeds: { slots: 1, secondsPerMinute: 60, attempts: 3, together: false },
 } as const satisfies Record<string, { slots: number; secondsPerMinute: number; attempts: number; together: boolean }>;
 export type Lane = keyof typeof LANE_SHARES;
 export const LANES = Object.keys(LANE_SHARES) as Lane[];

@@ -15,6 +15,7 @@ const READ_ONLY_POSTS = new Set([
   "imagestatus",
   "publish/preflight",
   "syncs/preview",
+  "feeds/preview",
 ]);
 
 /** Whether a call only reads: a GET, or one of the read-only POSTs (`path` with or without the base). */

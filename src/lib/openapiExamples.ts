@@ -38,7 +38,7 @@ const MAX_DEPTH = 24;
 const PATTERN_CANDIDATES = ["2026-01-31", "12:00", "NL", "1234 AB", "https://videos.example.com/clip.mp4", "text"];
 
 /** A time as the API writes every time (a field named for one: `created`, `startDate`, `pausedUntil`, …). */
-const TIME_FIELD = /^(created|updated|placed|due|nextAttempt)$|(Date|At|Until|Expire)$/;
+const TIME_FIELD = /^(created|updated|placed|due|nextAttempt|at)$|(Date|At|Until|Expire)$/;
 const TIME_EXAMPLE = "2026-11-22 14:03:10";
 
 /**
@@ -87,6 +87,7 @@ const BY_NAME: Record<string, string | number> = {
   errorReason: "rejected by portal: title is too short",
   lastError: "the portal answered 503",
   error: "the endpoint answered HTTP 500",
+  failure: "HTTP 500: the feed answered 500",
   disabledReason: "the endpoint answered 410 Gone",
   pausedReason: "5 or more deliveries in a row failed (last: HTTP 503)",
   notRetryableReason: "a newer job of this listing replaced it",

@@ -204,7 +204,15 @@ export const OUTBOUND_USER_AGENT = "ClassifiedAdsAPI/1 (+webhooks and image fetc
 export async function guardedFetch(
   url: string | URL,
   policy: OutboundPolicy,
-  init: { timeoutMs: number; maxRedirects: number; method?: string; headers?: HeadersInit; body?: BodyInit },
+  init: {
+    timeoutMs: number;
+    maxRedirects: number;
+    method?: string;
+    headers?: HeadersInit;
+    body?: BodyInit;
+    /** Ends the fetch earlier than its timeout (a caller's own bound, e.g. on the wait for the answer). */
+    signal?: AbortSignal;
+  },
 ): Promise<Response> {
   let target = new URL(url);
   for (let hop = 0; ; hop += 1) {
@@ -214,7 +222,9 @@ export async function guardedFetch(
       headers: { "User-Agent": OUTBOUND_USER_AGENT, ...Object.fromEntries(new Headers(init.headers)) },
       body: init.body,
       redirect: "manual",
-      signal: AbortSignal.timeout(init.timeoutMs),
+      signal: init.signal
+        ? AbortSignal.any([AbortSignal.timeout(init.timeoutMs), init.signal])
+        : AbortSignal.timeout(init.timeoutMs),
     });
     const location = response.headers.get("Location");
     if (response.status < 300 || response.status >= 400 || !location) return response;

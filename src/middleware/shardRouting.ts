@@ -23,6 +23,7 @@ const ROUTING_FIELDS = new Map<string, string>(
     entryId: "wallet_entries",
     webhookId: "webhook_endpoints",
     syncId: "syncs",
+    feedId: "feeds",
     // A user an internal client creates for, or gives to, another client lives with that client's group.
     clientId: CLIENTS,
   }),

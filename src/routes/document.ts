@@ -38,6 +38,8 @@ const TAG_DESCRIPTIONS = {
   Wallet: "A user's wallet: balance and entries",
   Syncs:
     "A user's whole stock in one call: previewed and priced, applied in steps in the client's own lanes, free for what did not change, reported per item (docs/syncing.md)",
+  Feeds:
+    "A user's stock at the dealer's own URL (NDJSON, JSON or CSV), fetched on a schedule and applied as a sync when it changed (docs/feeds.md)",
   Archive: "Jobs, ledger entries, events and webhook deliveries past their window in the database, by month",
   Bids: "Bids received on the marketplaces",
   Statistics: "Views and other statistics from the marketplaces",

@@ -44,6 +44,10 @@ export const listEnvelope = <T extends z.ZodType>(item: T) =>
  */
 const SHARED_PARTS = sharedOperationParts();
 
+/** An error answer one operation adds to the shared ones (`ApiRouteOptions.errors`). */
+export const operationError = (description: string, code: ErrorCode, message: string) =>
+  SHARED_PARTS.error(description, code, message);
+
 function sharedOperationParts() {
   /** An error response as the document shows it. */
   const ErrorEnvelope = z
@@ -192,6 +196,9 @@ function sharedOperationParts() {
   };
 
   return {
+    /** An answer particular to one operation: its description and an example of its problem. */
+    error: (description: string, code: ErrorCode, message: string) =>
+      errorResponse(description, errorExample(code, message)),
     responseHeaders: (options: { method: Method; path: string; public?: boolean; entityTag?: true }) => ({
       ...REQUEST_ID_HEADER,
       ...(options.public ? {} : { ...RATE_LIMIT_HEADERS, ...BOOKMARK_HEADER }),
@@ -255,6 +262,8 @@ interface ApiRouteOptions<M extends Method, P extends string, R extends RouteCon
   headers?: Record<string, { description: string; schema: { type: "string" } }>;
   /** A read answers the resource's ETag (`tagAnswer`); a write takes `If-Match` and may answer 412. */
   entityTag?: true;
+  /** Answers particular to this operation beside the shared ones (`operationError`). */
+  errors?: Record<number, ReturnType<typeof operationError>>;
 }
 
 /** The headers of calls that queue work: the job to follow, and every job the call queued or found open. */
@@ -303,6 +312,7 @@ export function apiRoute<
         content: { "application/json": { schema: options.response } },
       },
       ...SHARED_PARTS.errors(options),
+      ...options.errors,
     },
   });
 }

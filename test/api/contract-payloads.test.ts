@@ -444,10 +444,10 @@ describe("the contract's own payloads", () => {
     const reached = payloads.map((p) => operationOf(p.method, p.path()));
     expect(reached.filter((operation) => operation === undefined)).toEqual([]);
     // What the API adds to the contract: its own resources (jobs, events, webhooks, the wallet, reading
-    // bids, the dry run of publishing, the named categories, moving client groups, the archive, stock syncs) and the service calls
+    // bids, the dry run of publishing, the named categories, moving client groups, the archive, stock syncs, feeds) and the service calls
     // (health, the client, the document).
     const additions =
-      /^\w+ \/rest\/v1\/(health|clientgroups|client|openapi|jobs|events|webhooks|wallet|bids\/\{userId\}|publish\/preflight|categories|archive|syncs)/;
+      /^\w+ \/rest\/v1\/(health|clientgroups|client|openapi|jobs|events|webhooks|wallet|bids\/\{userId\}|publish\/preflight|categories|archive|syncs|feeds)/;
     const documented = Object.entries(committed.paths as Record<string, Record<string, unknown>>).flatMap(
       ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );

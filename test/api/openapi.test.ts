@@ -107,6 +107,11 @@ describe("OpenAPI document", () => {
   });
 
   it("lists per operation only the statuses it can answer, each one the error catalogue gives", () => {
+    /** The code of a documented error answer's example. */
+    const codeOf = (answer: unknown) =>
+      (answer as { content?: Record<string, { example?: { errorDetails?: { code: string }[] } }> }).content?.[
+        "application/json"
+      ]?.example?.errorDetails?.[0]?.code;
     type Documented = { requestBody?: unknown; responses: Record<string, unknown> };
     const catalogued = new Set(Object.values(ERROR_CODES).map(({ status }) => String(status)));
     const paths = committed.paths as unknown as Record<string, Record<string, Documented>>;
@@ -116,11 +121,16 @@ describe("OpenAPI document", () => {
         const writes = !onlyReads(method, path);
         const problems = [
           ...statuses.filter((status) => !catalogued.has(status)).map((status) => `${status} is no code's`),
-          // A read naming two resources (`/folders/{userId}/{folderId}`) may find them in two groups: 409.
+          // A read naming two resources (`/folders/{userId}/{folderId}`) may find them in two groups: 409;
+          // an Idempotency-Key's conflict (422) comes only from a write (a read's own 422 says otherwise).
           ...(writes
             ? []
             : statuses
-                .filter((s) => s === "422" || (s === "409" && (path.match(/\{\w+Id\}/g) ?? []).length < 2))
+                .filter(
+                  (s) =>
+                    (s === "422" && codeOf(operation.responses[s]) === "idempotency_conflict") ||
+                    (s === "409" && (path.match(/\{\w+Id\}/g) ?? []).length < 2),
+                )
                 .map((s) => `${s} from a read`)),
           ...(operation.requestBody ? [] : statuses.filter((s) => s === "413").map(() => "413 without a body")),
           ...(writes && !statuses.includes("409") ? ["a write without 409"] : []),

@@ -253,6 +253,7 @@ describe("Idempotency-Key", () => {
     expect(readOnlyPosts.sort()).toEqual(
       [
         "/attributes",
+        "/feeds/preview",
         "/groups",
         "/imagestatus",
         "/imagestatus/{userId}",

@@ -73,7 +73,18 @@ async function ownerOn(shard: number) {
   }, "a logged delivery");
   const published = await call("POST", "/publish/", { key, body: { userId, adId, portal: "website" } });
   const queueItemId = Number(published.headers.get("Location")?.split("/").pop());
-  owned = { userId, adId, contactId, folderId, taskId, manufacturerId, webhookId, deliveryId, queueItemId };
+  const { feedId } = (
+    await call("POST", "/feeds/", {
+      key,
+      body: {
+        userId,
+        url: "https://erp.example.com/stock.ndjson",
+        format: "ndjson",
+        schedule: { every: "hourly", minute: 5 },
+      },
+    })
+  ).body.data;
+  owned = { userId, adId, contactId, folderId, taskId, manufacturerId, webhookId, deliveryId, queueItemId, feedId };
   await call("PATCH", "/client/", { key, body: { returnOrigins: ["https://erp.example.com"] } });
   const consent = await call("POST", `/oauth/${userId}/portal_a/`, {
     key,
@@ -104,8 +115,12 @@ const ownerQuery = (operation: DocumentOperation) => {
 
 /** Whether the request names one of the owner's resources (else it is not about them: catalogue, feeds). */
 const aimsAtOwner = (path: string, body: unknown) =>
-  /\{(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|deliveryId|queueItemId)\}|\?userId=/.test(path) ||
-  /"(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|queueItemId)":/.test(JSON.stringify(body ?? {}));
+  /\{(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|deliveryId|queueItemId|feedId)\}|\?userId=/.test(
+    path,
+  ) ||
+  /"(userId|adId|contactId|folderId|taskId|manufacturerId|webhookId|queueItemId|feedId)":/.test(
+    JSON.stringify(body ?? {}),
+  );
 
 /**
  * The routes that take no key (registered before authentication), each with a probe aimed at the owner:

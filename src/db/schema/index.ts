@@ -4,6 +4,7 @@ export * from "./ads";
 export * from "./catalogue";
 export * from "./directory";
 export * from "./events";
+export * from "./feeds";
 export * from "./images";
 export * from "./market";
 export * from "./operations";

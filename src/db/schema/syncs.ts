@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { users } from "./accounts";
 import { byId, group, owners, USER_PARENT } from "./ownership";
-import { createdAt, updatedAt } from "./shared";
+import { actingClient, createdAt, updatedAt } from "./shared";
 
 export const SYNC_STATES = ["receiving", "running", "finished", "refused", "failed"] as const;
 export type SyncState = (typeof SYNC_STATES)[number];
@@ -27,9 +27,7 @@ export const syncs = sqliteTable(
   "syncs",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    clientId: integer("client_id").notNull(),
-    internal: integer("internal", { mode: "boolean" }).notNull().default(false),
-    partner: integer("partner", { mode: "boolean" }).notNull().default(false),
+    ...actingClient(),
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),

@@ -27,5 +27,9 @@ export const EVENT_TYPES = [
   "sync.started",
   "sync.progress",
   "sync.finished",
+  "feed.fetched",
+  "feed.unchanged",
+  "feed.failed",
+  "feed.paused",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -30,6 +30,24 @@ const listing = {
 };
 const failure = { reason: z.string().nullable() };
 const syncId = rowId().openapi({ description: "The sync: GET /syncs/<syncId>" });
+const feedId = rowId().openapi({ description: "The feed: GET /feeds/<feedId>" });
+
+/** A feed's fetch that ended with a body: a sync started (feed.fetched), or nothing changed (feed.unchanged). */
+const feedFetched = z.object({
+  feedId,
+  httpStatus: z.number().int().openapi({ description: "200, or 304 when the feed said nothing changed" }),
+  bytes: z.number().int(),
+  items: z.number().int().nullable().openapi({ description: "Items the body held; null after a 304" }),
+  syncId: syncId.nullable().openapi({ description: "The sync it started; null when nothing changed" }),
+});
+
+/** A feed's fetch that failed, and a feed that paused after failing in a row. */
+const feedFailed = z.object({
+  feedId,
+  reason: z.string().openapi({ description: "HTTP status, timeout, too large, the line not parseable, the guard" }),
+  httpStatus: z.number().int().nullable(),
+  failures: z.number().int().openapi({ description: "Failed fetches in a row" }),
+});
 const time = z.string().openapi({ description: "YYYY-MM-DD hh:mm:ss, Europe/Amsterdam" });
 
 /** Each event type's `data`: what happened, in the event's own words. */
@@ -110,6 +128,12 @@ const EVENT_DATA = {
     refused: z.number().int(),
     charged: z.number().int().openapi({ description: "Cents" }),
   }),
+  "feed.fetched": feedFetched,
+  "feed.unchanged": feedFetched,
+  "feed.failed": feedFailed.extend({
+    paused: z.boolean().openapi({ description: "This failure paused the feed (feed.paused follows)" }),
+  }),
+  "feed.paused": feedFailed,
 } satisfies Record<EventType, z.ZodType>;
 
 /** What every event carries beside its type and data. */

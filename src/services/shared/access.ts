@@ -62,6 +62,13 @@ async function userWhere(db: Db, userId: number, visible: SQL | undefined): Prom
 export const requireUser = (db: Db, caller: Caller, userId: number): Promise<UserRow> =>
   userWhere(db, userId, visibleUsers(caller));
 
+/** Whether the client may act on the user (a row of the user's it asks for is found, or 404 as if none were). */
+export const seesUser = (db: Db, caller: Caller, userId: number): Promise<boolean> =>
+  requireUser(db, caller, userId).then(
+    () => true,
+    (error: unknown) => (error instanceof DomainError ? false : Promise.reject(error)),
+  );
+
 /** The user if the caller may read its history (`usersWithHistory`); otherwise 404. */
 export const requireUserHistory = (db: Db, caller: Caller, userId: number): Promise<UserRow> =>
   userWhere(db, userId, usersWithHistory(caller));

@@ -1,7 +1,7 @@
 import { type Db, getDb } from "../../db/client";
 import type { ShardEnv } from "../../env";
 import type { Precondition } from "../../lib/entityTags";
-import type { Caller } from "./access";
+import { type Caller, callerOf } from "./access";
 
 /** What a domain operation runs with: the database, the bindings, the caller and the request it serves. */
 export interface ServiceContext {
@@ -40,4 +40,19 @@ export const jobContextOf = (ctx: ServiceContext): JobContext => ({
   env: ctx.env,
   requestId: ctx.requestId,
   now: new Date(),
+});
+
+/**
+ * What queued work runs with when it acts for a client (a sync's step, a feed's fetch): the client kept
+ * with its row as the caller, and the row's base of image URLs.
+ */
+export const actingFor = (
+  ctx: JobContext,
+  row: { clientId: number; internal: boolean; partner: boolean; mediaBase: string },
+): ServiceContext => ({
+  db: ctx.db,
+  env: ctx.env,
+  caller: callerOf({ id: row.clientId, internal: row.internal, partner: row.partner }),
+  mediaBase: row.mediaBase,
+  requestId: ctx.requestId,
 });

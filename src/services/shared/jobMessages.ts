@@ -19,6 +19,7 @@ export type JobMessage = (
   | { kind: "publish"; itemId: number; item?: Omit<PublishJobRef, "id">; requestId?: string }
   | { kind: "ping"; requestId?: string }
   | SyncMessage
+  | FeedMessage
   | WebhookMessage
 ) &
   MessageRouting;
@@ -53,5 +54,8 @@ export type ImageMessage = { kind: "image"; jobId: number; clientId?: number; re
 
 /** One step of a stock sync (on the `jobs` queue): the sync's row says where it is. */
 export type SyncMessage = { kind: "sync"; syncId: number; requestId?: string };
+
+/** One fetch of a feed (on the `jobs` queue): the feed's row says where and how. */
+export type FeedMessage = { kind: "feed"; feedId: number; requestId?: string };
 
 export type PublishMessage = Extract<JobMessage, { kind: "publish" }>;

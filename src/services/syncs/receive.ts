@@ -20,6 +20,15 @@ const RECEIVE_LAPSE_MS = 10 * 60_000;
 /** How often a sync receiving its stock renews its hold on the user (its row's time), as the stock arrives. */
 const HOLD_RENEW_MS = 60_000;
 
+/** What a stock's upload or fetch sends to a sync: its options, its lines and the clock of the hold. */
+interface Receiving {
+  options: SyncOptions;
+  idempotencyKey?: string | undefined;
+  stock: Stock;
+  /** The clock of the hold on the user (tests run an upload of hours in a moment). */
+  clock?: () => number;
+}
+
 /**
  * `POST /syncs/`: takes a user's stock and starts applying it. The stock is stored as it arrives (a
  * chunk of lines per D1 batch: never held whole), each line checked on its own (a refused line is
@@ -28,30 +37,56 @@ const HOLD_RENEW_MS = 60_000;
  * the client's lanes. One sync of a user at a time (409 `sync_in_progress`). An Idempotency-Key makes a
  * repeat with the same stock answer the sync it started (`replayed`), and one with another stock 422.
  */
-export async function startSync(
-  ctx: ServiceContext,
-  input: {
-    options: SyncOptions;
-    idempotencyKey: string | undefined;
-    stock: Stock;
-    /** The clock of the hold on the user (tests run an upload of hours in a moment). */
-    clock?: () => number;
-  },
-): Promise<{ sync: SyncView; replayed: boolean }> {
-  const clock = input.clock ?? Date.now;
-  const at = () => new Date(clock()).toISOString();
+export async function startSync(ctx: ServiceContext, input: Receiving): Promise<{ sync: SyncView; replayed: boolean }> {
   const { db, caller } = ctx;
-  const { userId, removal, maxEndedPercent } = input.options;
-  await requireUser(db, caller, userId);
-  const clientId = clientIdOf(caller);
+  await requireUser(db, caller, input.options.userId);
   if (input.idempotencyKey !== undefined) {
     const earlier = await db
       .select()
       .from(syncs)
-      .where(and(eq(syncs.clientId, clientId), eq(syncs.idempotencyKey, input.idempotencyKey)))
+      .where(and(eq(syncs.clientId, clientIdOf(caller)), eq(syncs.idempotencyKey, input.idempotencyKey)))
       .get();
     if (earlier) return { sync: await replayOf(input, earlier), replayed: true };
   }
+  const received = await receivedStock(ctx, input);
+  return { sync: await begun(ctx, input, received), replayed: false };
+}
+
+/**
+ * A feed's stock (src/services/feeds/): a sync as `POST /syncs/` starts one, unless its bytes are those of
+ * the stock `lastDigest` is of: then no sync (the row that held the user's turn while the stock arrived is
+ * dropped with what it stored), and `sync` is null. Answers the items and the digest either way.
+ */
+export async function syncIfChanged(
+  ctx: ServiceContext,
+  input: Receiving & { lastDigest: string | null },
+): Promise<{ sync: SyncView | null; items: number; digest: string }> {
+  await requireUser(ctx.db, ctx.caller, input.options.userId);
+  const received = await receivedStock(ctx, input);
+  if (received.digest === input.lastDigest) {
+    await deleteStock(ctx.env.STOCKS, received.syncId);
+    await ctx.db.delete(syncs).where(and(eq(syncs.id, received.syncId), eq(syncs.state, "receiving")));
+    return { sync: null, items: received.items, digest: received.digest };
+  }
+  return { sync: await begun(ctx, input, received), items: received.items, digest: received.digest };
+}
+
+/** A stock received whole: the sync that holds the user's turn, its items, their keys and the bytes' digest. */
+interface ReceivedStock {
+  syncId: number;
+  items: number;
+  inStock: Set<number>;
+  digest: string;
+}
+
+/**
+ * The user's turn taken (the sync's row, `receiving`) and the stock stored as it arrives, the hold renewed
+ * meanwhile. A stock that cannot be read fails the sync, whose stored chunks are dropped.
+ */
+async function receivedStock(ctx: ServiceContext, input: Receiving): Promise<ReceivedStock> {
+  const clock = input.clock ?? Date.now;
+  const at = () => new Date(clock()).toISOString();
+  const { db } = ctx;
   const syncId = await claimUserTurn(ctx, { ...input, clock });
   const { STOCKS: bucket } = ctx.env;
   // The hold on the user, renewed as the stock arrives: a sync that lost it (its stock stopped arriving
@@ -81,6 +116,7 @@ export async function startSync(
       items = lines.at(-1)?.seq ?? items;
     }
     await putStockKeys(bucket, syncId, inStock);
+    return { syncId, items, inStock, digest: await input.stock.digest() };
   } catch (error) {
     await db
       .update(syncs)
@@ -89,7 +125,19 @@ export async function startSync(
     await deleteStock(bucket, syncId);
     throw error;
   }
-  const digest = await input.stock.digest();
+}
+
+/**
+ * A received stock's sync started, unless it would end more of the user's synced ads than its options
+ * allow (refused: 409 `sync_would_end_too_many`) or it lost its turn meanwhile: running, with its first
+ * step in the client's lanes.
+ */
+async function begun(ctx: ServiceContext, input: Receiving, received: ReceivedStock): Promise<SyncView> {
+  const at = () => new Date((input.clock ?? Date.now)()).toISOString();
+  const { db } = ctx;
+  const { userId, removal, maxEndedPercent } = input.options;
+  const { syncId, items, inStock, digest } = received;
+  const { STOCKS: bucket } = ctx.env;
   const { ended, synced } = await endingOf(db, { userId, removal, inStock });
   const refusal = endingRefusal(ended.length, synced, maxEndedPercent);
   const { sync } = await namedBatch(db, {
@@ -125,17 +173,14 @@ export async function startSync(
     throw new DomainError(refusal);
   }
   await sendSyncStep(ctx.env, { syncId, requestId: ctx.requestId });
-  return { sync: startedView(row), replayed: false };
+  return startedView(row);
 }
 
 /**
  * A repeat of a sync's Idempotency-Key: the same request (user, options and stock) answers that sync (or
  * its refusal); another request, another user's stock included, 422.
  */
-async function replayOf(
-  request: { options: SyncOptions; stock: Stock },
-  earlier: typeof syncs.$inferSelect,
-): Promise<SyncView> {
+async function replayOf(request: Receiving, earlier: typeof syncs.$inferSelect): Promise<SyncView> {
   for await (const _line of request.stock.lines) {
     // Read to the end: the digest is of the whole stock.
   }
@@ -177,10 +222,7 @@ const startedView = (row: typeof syncs.$inferSelect): SyncView =>
  * The sync's row, as the user's one sync under way (a unique index holds it). A sync that stopped
  * receiving its stock long ago (its upload died) gives up its turn; another under way refuses this one.
  */
-async function claimUserTurn(
-  ctx: ServiceContext,
-  input: { options: SyncOptions; idempotencyKey: string | undefined; clock: () => number },
-): Promise<number> {
+async function claimUserTurn(ctx: ServiceContext, input: Receiving & { clock: () => number }): Promise<number> {
   const { db, caller } = ctx;
   const { userId, removal, maxEndedPercent } = input.options;
   const insert = () =>

@@ -6,8 +6,8 @@ import type { ShardEnv } from "../../env";
 import { DomainError } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
 import { eventOf } from "../events/events";
-import { callerOf, requireUser } from "../shared/access";
-import type { JobContext, ServiceContext } from "../shared/context";
+import { requireUser } from "../shared/access";
+import { actingFor, type JobContext } from "../shared/context";
 import { applyItems } from "./applyItems";
 import { ENDING_WAIT_SECONDS, endAds } from "./endAds";
 import { deleteStock } from "./stockStore";
@@ -27,15 +27,6 @@ export async function sendSyncStep(
   );
 }
 
-/** What a step's work runs with: the sync's client as the caller (its tenancy kept with the sync). */
-const stepContext = (ctx: JobContext, sync: SyncRow): ServiceContext => ({
-  db: ctx.db,
-  env: ctx.env,
-  caller: callerOf({ id: sync.clientId, internal: sync.internal, partner: sync.partner }),
-  mediaBase: sync.mediaBase,
-  requestId: ctx.requestId,
-});
-
 /**
  * One step of a running sync (a lane job): the stock's next chunk applied (CHUNK_ITEMS items), or, once
  * every chunk is, the next chunk of ads it ends; then the next step is queued (later, when the ads it ends
@@ -48,7 +39,8 @@ const stepContext = (ctx: JobContext, sync: SyncRow): ServiceContext => ({
 export async function runSyncStep(ctx: JobContext, input: { syncId: number }): Promise<void> {
   const sync = await ctx.db.select().from(syncs).where(eq(syncs.id, input.syncId)).get();
   if (sync?.state !== "running") return;
-  const work = stepContext(ctx, sync);
+  // The sync's client as the caller: its tenancy kept with the sync.
+  const work = actingFor(ctx, sync);
   try {
     await requireUser(ctx.db, work.caller, sync.userId);
   } catch (error) {

@@ -4,7 +4,7 @@ import { namedBatch } from "../../db/client";
 import { type SyncOutcome, syncs } from "../../db/schema";
 import { DomainError } from "../../lib/errors";
 import { formatDateTime } from "../../lib/time";
-import { requireUser } from "../shared/access";
+import { requireUser, seesUser } from "../shared/access";
 import type { ServiceContext } from "../shared/context";
 import type { SyncView } from "./schemas";
 import { CHUNK_ITEMS, getChunk, type ItemReport, plannedReport } from "./stockStore";
@@ -41,13 +41,8 @@ export async function getSync(ctx: ServiceContext, syncId: number): Promise<Sync
 
 async function visibleSync(ctx: ServiceContext, syncId: number): Promise<SyncRow> {
   const row = await ctx.db.select().from(syncs).where(eq(syncs.id, syncId)).get();
-  const visible =
-    row &&
-    (await requireUser(ctx.db, ctx.caller, row.userId).then(
-      () => true,
-      (error: unknown) => (error instanceof DomainError ? false : Promise.reject(error)),
-    ));
-  if (!row || !visible) throw DomainError.of("sync_not_found", `syncId: sync ${syncId} not found`);
+  if (!row || !(await seesUser(ctx.db, ctx.caller, row.userId)))
+    throw DomainError.of("sync_not_found", `syncId: sync ${syncId} not found`);
   return row;
 }
 

@@ -10,6 +10,9 @@
 //                                     the health route), and no publishing
 //   npm run bench -- --sync           a stock of BENCH_SYNC_ITEMS (10,000) items synced, then synced again
 //                                     unchanged: items/s as a ratio to the health route, workerd's memory
+//   npm run bench -- --feeds          a feed of BENCH_SYNC_ITEMS (10,000) items fetched (a sync: items/s as a
+//                                     ratio to the health route), then fetched again unchanged: the requests it
+//                                     cost (a 304, and the same bytes from a server without validators)
 //   npm run bench -- --archive        the last 1,000-row page of an archive month of 1,000 and of 1,000,000
 //                                     rows: the server's CPU per page, and their ratio (target ≤ 2×)
 //   npm run bench -- --startup        the production Worker's startup, a one-route Hono Worker's and what
@@ -35,6 +38,7 @@ const { values: options } = parseArgs({
     sync: { type: "boolean", default: false },
     startup: { type: "boolean", default: false },
     archive: { type: "boolean", default: false },
+    feeds: { type: "boolean", default: false },
     only: { type: "string" },
   },
 });
@@ -986,6 +990,133 @@ async function syncBench() {
 }
 
 /**
+ * A dealer's feed server in the bench's process: `body` at http://127.0.0.1:<port>/, with an ETag unless
+ * `validators` is false (then every fetch gets the body); counts the fetches it answered, by status.
+ */
+async function feedServer(body, validators) {
+  const etag = '"bench-feed"';
+  const answered = { 200: 0, 304: 0 };
+  const server = createServer((request, response) => {
+    const unchanged = validators && request.headers["if-none-match"] === etag;
+    answered[unchanged ? 304 : 200] += 1;
+    response.writeHead(unchanged ? 304 : 200, {
+      "Content-Type": "application/x-ndjson",
+      ...(validators ? { ETag: etag } : {}),
+    });
+    response.end(unchanged ? undefined : body);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/`, answered, close: () => server.close() };
+}
+
+/**
+ * Fetches a feed now and waits for the fetch to end, and for the sync it started (if any): its last fetch
+ * and the seconds from the call to the end of both.
+ */
+async function timedFeedFetch(feedId) {
+  const started = Date.now();
+  await api("POST", `/feeds/${feedId}/run`);
+  let feed = await api("GET", `/feeds/${feedId}`);
+  while (feed.queued) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    feed = await api("GET", `/feeds/${feedId}`);
+  }
+  while (feed.lastFetch.syncId !== null && (await api("GET", `/syncs/${feed.lastFetch.syncId}`)).state === "running")
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  return { lastFetch: feed.lastFetch, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * `npm run bench -- --feeds`: per run, against a fresh server, the health route's requests/s; then a feed
+ * of BENCH_SYNC_ITEMS items (each on the website) fetched, and the sync it starts followed to its end:
+ * items/s as a ratio to the health route; then the same feed fetched again, from a server with validators
+ * (a 304) and from one without (the same bytes): the requests each fetch cost and its seconds.
+ */
+async function feedsBench() {
+  const items = Number(process.env.BENCH_SYNC_ITEMS ?? 10_000);
+  const body = Array.from({ length: items }, (_, i) =>
+    JSON.stringify({
+      externalAdId: i + 1,
+      categoryId: 9204,
+      title: `Brommer ${i + 1}`,
+      description: "Een nette brommer uit de voorraad.",
+      price: { model: "fixed", price: 100_000 + i },
+      targets: ["website"],
+    }),
+  ).join("\n");
+  const fixture = seededState(0);
+  const rows = [];
+  try {
+    for (let r = 1; r <= runs; r += 1) {
+      const row = await withServer(fixture.state, async () => {
+        const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
+        const user = await api("POST", "/users/", {
+          externalUserId: Date.now() % 1e9,
+          lastName: "Bench",
+          email: "feed@example.nl",
+          phone: "0201234567",
+        });
+        await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+        const unchanged = {};
+        let changed = { perSecond: 0 };
+        for (const validators of [true, false]) {
+          const server = await feedServer(body, validators);
+          try {
+            const feed = await api("POST", "/feeds/", {
+              userId: user.userId,
+              url: server.url,
+              format: "ndjson",
+              schedule: { every: "daily", hour: 3, minute: 0 },
+              maxEndedPercent: 100,
+            });
+            const first = await timedFeedFetch(feed.feedId);
+            // The first feed's fetch applies the stock (a sync); the second's finds the same stock.
+            if (validators) {
+              if (first.lastFetch.outcome !== "fetched")
+                throw new Error(`the first fetch: ${JSON.stringify(first.lastFetch)}`);
+              changed = { perSecond: items / first.seconds };
+            }
+            const before = server.answered[200] + server.answered[304];
+            const again = await timedFeedFetch(feed.feedId);
+            if (again.lastFetch.outcome !== "unchanged")
+              throw new Error(`the fetch again: ${JSON.stringify(again.lastFetch)}`);
+            unchanged[validators ? "304" : "sameBytes"] = {
+              requests: server.answered[200] + server.answered[304] - before,
+              seconds: again.seconds,
+            };
+            await api("DELETE", `/feeds/${feed.feedId}`);
+          } finally {
+            server.close();
+          }
+        }
+        return { health: health.requests.average, ...changed, unchanged };
+      });
+      console.log(
+        `run ${r}: health ${row.health.toFixed(0)} req/s; changed feed ${row.perSecond.toFixed(1)} items/s ` +
+          `(${(row.perSecond / row.health).toFixed(3)}× health); unchanged: a 304 in ${row.unchanged["304"].requests} request ` +
+          `(${row.unchanged["304"].seconds.toFixed(2)} s), the same bytes in ${row.unchanged.sameBytes.requests} request ` +
+          `(${row.unchanged.sameBytes.seconds.toFixed(2)} s)`,
+      );
+      rows.push(row);
+    }
+    console.log(`\na feed of ${items} items, medians of ${runs} runs (each run in brackets):`);
+    console.log(`  health route: ${runsOf(rows.map((row) => row.health))} req/s`);
+    console.log(
+      `  changed (a sync): ${runsOf(rows.map((row) => row.perSecond))} items/s, ${runsOf(rows.map((row) => row.perSecond / row.health))}× health`,
+    );
+    for (const [kind, what] of [
+      ["304", "unchanged, a 304"],
+      ["sameBytes", "unchanged, the same bytes"],
+    ])
+      console.log(
+        `  ${what}: ${runsOf(rows.map((row) => row.unchanged[kind].requests))} request(s), ${runsOf(rows.map((row) => row.unchanged[kind].seconds))} s`,
+      );
+  } finally {
+    rmSync(fixture.state, { recursive: true, force: true });
+  }
+}
+
+/**
  * `npm run bench -- --startup`: each Worker's startup as `wrangler check startup` profiles it (the profile's
  * span less its idle time), BENCH_RUNS rounds turn about, then the medians: the production Worker (its entry
  * alone: the body loads on first use), a one-route Hono Worker, and the production Worker with its body
@@ -1036,14 +1167,16 @@ async function archiveBench() {
   }
 }
 
-await (options.archive
-  ? archiveBench()
-  : options.startup
-    ? startupBench()
-    : options.sync
-      ? syncBench()
-      : options.growth
-        ? growthBench()
-        : options.shards
-          ? shardsBench()
-          : sizeBench());
+await (options.feeds
+  ? feedsBench()
+  : options.archive
+    ? archiveBench()
+    : options.startup
+      ? startupBench()
+      : options.sync
+        ? syncBench()
+        : options.growth
+          ? growthBench()
+          : options.shards
+            ? shardsBench()
+            : sizeBench());

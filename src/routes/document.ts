@@ -65,7 +65,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     info: {
       title: "Classified Advertisement Management API",
       // Semver of the document: additive changes raise the minor (CHANGELOG.md, docs/versioning.md).
-      version: "1.12.0",
+      version: "1.13.0",
       description: `Manage users of an advertising platform and their ads, and publish them asynchronously to ${MARKETPLACES.join(", ")} and the website. Every answer is the envelope \`{result, errors, data}\`; error answers add \`errorDetails\` with a stable code per message.`,
       license: { name: "Proprietary: all rights reserved", url: "https://www.example.com/terms" },
     },

@@ -7,7 +7,7 @@ import { call, defined, expectEnvelope, twoClients } from "../harness/api";
 import { onTestShard } from "../harness/d1";
 import { clientFeeds, dayLater, dueFeedsAt, FEEDS, feedName, serveFeed } from "../harness/feeds";
 import { connectedSeller, listingsAtMarketplace } from "../harness/marketplace";
-import { dropping, stockItem, stockSyncs } from "../harness/syncs";
+import { dropping, stepsHeld, stockItem, stockSyncs } from "../harness/syncs";
 
 /**
  * A feed that fails: answers 500, no answer in time, stalls, too large, not parseable, would end too many
@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 
 const { feedOf, fetchedFeed, createFeed, eventsOf } = clientFeeds(() => key);
-const { settledSync, jobsSettled } = stockSyncs(() => key);
+const { settledSync, jobsSettled, sendStock } = stockSyncs(() => key);
 const ndjson = (items: unknown[]) => items.map((i) => JSON.stringify(i)).join("\n");
 const STOCK = Array.from({ length: 5 }, (_, i) => stockItem(i + 1, { targets: ["portal_a", "website"] }));
 
@@ -143,5 +143,15 @@ describe("a feed that fails", () => {
     expect((await fetchHere(feedId, {}, production)).lastFetch?.failure).toMatch(/^refused: .*not allowed/);
     expect(await adsOf(userId)).toEqual(ads);
     expect((await eventsOf(userId, "feed.failed")).map((event) => event.data.reason)).toHaveLength(4);
+
+    // Another sync of the user under way (its steps held here): the fetch is told so, and not counted.
+    const held = await sendStock(userId, STOCK, { env: stepsHeld() });
+    expectEnvelope(held, 200);
+    await call("PUT", `/feeds/${feedId}`, { key, body: { url: await serveFeed(`${name}-busy`, ndjson(STOCK)) } });
+    const busy = await fetchHere(feedId, {});
+    expect(busy.lastFetch?.failure).toBe(
+      `not applied: userId: sync ${held.body.data.syncId} of user ${userId} is still under way; wait for it (GET /syncs/${held.body.data.syncId})`,
+    );
+    expect(busy.failures).toBe(4);
   });
 });

@@ -63,7 +63,13 @@ export class FeedFailure extends Error {
  * header and the last body's validators, its headers within `answerMs`. A 304 or a 2xx is answered;
  * anything else is a FeedFailure naming it.
  */
-export async function fetchFeed(env: ShardEnv, source: FeedSource, limits: FetchLimits): Promise<Response> {
+export async function fetchFeed(
+  env: ShardEnv,
+  source: FeedSource,
+  limits: FetchLimits,
+  /** Ends the fetch, its body included (a stock its sync will not read). */
+  stop?: AbortSignal,
+): Promise<Response> {
   const headers = new Headers(source.header ? { [source.header.name]: source.header.value } : {});
   headers.set("Accept", ACCEPT[source.format]);
   if (source.etag) headers.set("If-None-Match", source.etag);
@@ -79,7 +85,7 @@ export async function fetchFeed(env: ShardEnv, source: FeedSource, limits: Fetch
       timeoutMs: limits.totalMs,
       maxRedirects: limits.maxRedirects,
       headers,
-      signal: answered.signal,
+      signal: stop ? AbortSignal.any([answered.signal, stop]) : answered.signal,
     });
   } catch (error) {
     if (answered.signal.aborted) throw answered.signal.reason;
@@ -120,6 +126,8 @@ export function failureOf(error: unknown): FeedFailure | undefined {
       case "sync_in_progress":
       case "sync_lapsed":
         return new FeedFailure(`not applied: ${text}`, 200);
+      case "user_not_found":
+        return new FeedFailure("the feed's user is no longer there");
       default:
         return undefined;
     }
@@ -151,6 +159,7 @@ export async function runFeedFetch(
   const work = actingFor(ctx, feed);
   let bytesRead = () => 0;
   let validators = { etag: feed.etag, lastModified: feed.lastModified };
+  const stop = new AbortController();
   const fetched = await outboundCall(async (): Promise<FetchOutcome> => {
     try {
       const header =
@@ -158,7 +167,12 @@ export async function runFeedFetch(
           ? { name: feed.headerName, value: await open(feed.headerValue, ctx.env) }
           : null;
       // Validators only of a body applied: a fetch after a failed one asks for the whole body.
-      const response = await fetchFeed(ctx.env, { ...feed, header, ...(feed.digest ? validators : {}) }, limits);
+      const response = await fetchFeed(
+        ctx.env,
+        { ...feed, header, ...(feed.digest ? validators : {}) },
+        limits,
+        stop.signal,
+      );
       validators = {
         etag: response.headers.get("ETag"),
         lastModified: response.headers.get("Last-Modified"),
@@ -181,6 +195,9 @@ export async function runFeedFetch(
         syncId: sync?.syncId ?? null,
       };
     } catch (error) {
+      // A body not read to its end (the sync refused before it read a line) is not left open, nor kept
+      // for a reader that will not come.
+      stop.abort();
       const failure = failureOf(error);
       if (!failure) throw error;
       return { outcome: "failed", failure, bytes: bytesRead() };

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import { runFeedFetch } from "../../src/services/feeds";
+import { FEED_LIMITS, type FetchLimits } from "../../src/services/feeds/fetching";
 import { jobContext } from "../../src/services/shared";
 import { call, defined, expectEnvelope, twoClients } from "../harness/api";
 import { onTestShard } from "../harness/d1";
@@ -56,14 +57,9 @@ async function fetchFrom(feedId: number, url: string, format = "ndjson") {
 }
 
 /** Queues a fetch of the feed that no lane runs, and runs it here with `limits` and `bindings`. */
-async function fetchHere(
-  feedId: number,
-  limits: Partial<Parameters<typeof runFeedFetch>[2]>,
-  bindings: Env = env as unknown as Env,
-) {
+async function fetchHere(feedId: number, limits: Partial<FetchLimits>, bindings: Env = env as unknown as Env) {
   expectEnvelope(await call("POST", `/feeds/${feedId}/run`, { key, env: dropping(["feed"]) }), 200);
-  const { FEED_LIMITS } = await import("../../src/services/feeds/fetching");
-  await runFeedFetch(jobContext(onTestShard(bindings)), { feedId }, { ...FEED_LIMITS, ...limits });
+  await runFeedFetch(jobContext(onTestShard(bindings)), { feedId, limits: { ...FEED_LIMITS, ...limits } });
   return feedOf(feedId);
 }
 

@@ -98,7 +98,7 @@ export const feedsRouter = createRouter()
       const { feedId } = c.req.valid("param");
       const body = c.req.valid("json");
       requireBodyMatchesPath(body, { feedId });
-      return c.json(ok(await updateFeed(serviceContext(c), feedId, body)), 200);
+      return c.json(ok(await updateFeed(serviceContext(c), { ...body, feedId })), 200);
     },
   )
   .openapi(

@@ -117,7 +117,8 @@ export async function listFeeds(ctx: ServiceContext, input: { userId: number; pa
  * `PUT /feeds/<feedId>`: the fields given change; a new schedule sets the next fetch; `paused: false`
  * resumes a feed, its failures forgotten. A header without a value keeps the stored secret.
  */
-export async function updateFeed(ctx: ServiceContext, feedId: number, input: UpdateFeed): Promise<FeedView> {
+export async function updateFeed(ctx: ServiceContext, input: UpdateFeed & { feedId: number }): Promise<FeedView> {
+  const { feedId } = input;
   const row = await visibleFeed(ctx, feedId);
   if (input.userId !== undefined && input.userId !== row.userId)
     throw DomainError.of("not_updatable", `userId: must be the feed's user (${row.userId})`);

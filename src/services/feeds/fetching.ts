@@ -151,9 +151,13 @@ type FetchOutcome =
  */
 export async function runFeedFetch(
   ctx: JobContext,
-  input: { feedId: number },
-  limits: FetchLimits = FEED_LIMITS,
+  input: {
+    feedId: number;
+    /** The fetch's bounds (tests give a short wait); FEED_LIMITS unless given. */
+    limits?: FetchLimits;
+  },
 ): Promise<void> {
+  const limits = input.limits ?? FEED_LIMITS;
   const feed = await ctx.db.select().from(feeds).where(eq(feeds.id, input.feedId)).get();
   if (!feed?.queuedAt) return;
   const work = actingFor(ctx, feed);

@@ -39,6 +39,7 @@ const OWNER: Record<string, string> = {
   ad_update_requests: ofAd("t.ad_id"),
   webhook_endpoints: ofClient("t.client_id"),
   syncs: ofUser("t.user_id"),
+  feeds: ofUser("t.user_id"),
 };
 
 /** Every row of every table with ids: its id's block group against its owner's group. */
@@ -65,6 +66,18 @@ async function liveAClientsLife(key: string, internalKey: string) {
   expectEnvelope(await call("POST", "/manufacturers/", { key, body: manufacturerBody(userId) }), 200);
   await sellerImages(key, userId).adWithImages("red.png");
   await task(userId, { time: "10:00" });
+  expectEnvelope(
+    await call("POST", "/feeds/", {
+      key,
+      body: {
+        userId,
+        url: "https://erp.example.com/stock.csv",
+        format: "csv",
+        schedule: { every: "hourly", minute: 0 },
+      },
+    }),
+    200,
+  );
   await cronAt("2026-12-01T09:00:00.000Z");
   // A stock that would end the seller's ads: refused, its sync's row kept (refused).
   const stock = [
@@ -94,7 +107,7 @@ describe("ids that route", () => {
     expect(groupA).not.toBe(groupB);
     // A new group holds a block of every table from its creation on.
     const leased = await env.DB.prepare("SELECT count(*) AS n FROM id_blocks WHERE group_id = ?").bind(groupA).first();
-    expect(leased?.n).toBe(16);
+    expect(leased?.n).toBe(17);
     const [lifeA, lifeB] = await Promise.all([
       liveAClientsLife(a.key, internal.key),
       liveAClientsLife(b.key, internal.key),
@@ -121,6 +134,7 @@ describe("ids that route", () => {
       "task_runs",
       "webhook_endpoints",
       "syncs",
+      "feeds",
     ];
     for (const kind of written) expect(tables[kind]?.rows, kind).toBeGreaterThan(0);
   });

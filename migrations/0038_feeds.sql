@@ -21,6 +21,7 @@ CREATE TABLE `feeds` (
 	`etag` text,
 	`last_modified` text,
 	`digest` text,
+	`applied_sync_id` integer,
 	`failures` integer DEFAULT 0 NOT NULL,
 	`last_fetch_at` text,
 	`last_outcome` text,
@@ -32,6 +33,7 @@ CREATE TABLE `feeds` (
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) NOT NULL,
 	`updated_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) NOT NULL,
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`applied_sync_id`) REFERENCES `syncs`(`id`) ON UPDATE no action ON DELETE set null,
 	FOREIGN KEY (`last_sync_id`) REFERENCES `syncs`(`id`) ON UPDATE no action ON DELETE set null
 );
 --> statement-breakpoint

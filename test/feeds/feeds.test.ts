@@ -1,8 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { runFeedFetch } from "../../src/services/feeds";
+import { jobContext } from "../../src/services/shared";
+import { failSync } from "../../src/services/syncs";
 import { call, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
+import { onTestShard } from "../harness/d1";
 import { clientFeeds, dayLater, dueFeedsAt, feedName, feedRequests, serveFeed } from "../harness/feeds";
 import { connectedSeller } from "../harness/marketplace";
-import { stockItem, stockSyncs } from "../harness/syncs";
+import { dropping, stockItem, stockSyncs } from "../harness/syncs";
 
 /**
  * A dealer's feed: registered, fetched by the cron in the client's lanes, applied as a sync when it
@@ -168,5 +172,27 @@ describe("a feed", () => {
       body: { userId, url: "http://feeds.test/status/503/preview", format: "ndjson" },
     });
     expect(expectError(unreadable, "feed_unreadable")[0]?.message).toBe("url: HTTP 503: the feed answered 503");
+  });
+
+  it("applies the same bytes again when the sync they started failed", async () => {
+    const userId = await connectedSeller(key, internalKey);
+    const name = feedName("again");
+    const url = await serveFeed(name, ndjson([stockItem(1, { targets: ["website"] })]));
+    const { feedId } = await createFeed({ userId, url });
+    // A fetch whose sync's steps are lost: the sync then fails (its step given up).
+    expectEnvelope(await call("POST", `/feeds/${feedId}/run`, { key, env: dropping(["feed"]) }), 200);
+    await runFeedFetch(jobContext(onTestShard(dropping(["sync"]))), { feedId });
+    const first = defined((await feedOf(feedId)).lastFetch);
+    const syncId = defined(first.syncId);
+    await failSync(jobContext(onTestShard()), { syncId, reason: "a step failed after repeated attempts" });
+    expect(await syncOf(syncId)).toMatchObject({ state: "failed" });
+
+    await call("POST", `/feeds/${feedId}/run`, { key });
+    const again = await fetchedFeed(feedId, first.at);
+    expect(again.lastFetch).toMatchObject({ outcome: "fetched", httpStatus: 200, items: 1 });
+    expect(again.lastFetch.syncId).not.toBe(syncId);
+    const requests = await feedRequests(name);
+    expect(requests.map((request) => request.status)).toEqual([200, 200]);
+    expect(requests[1]?.headers["if-none-match"]).toBeUndefined();
   });
 });

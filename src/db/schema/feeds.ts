@@ -19,7 +19,8 @@ export type FeedOutcome = (typeof FEED_OUTCOMES)[number];
  * One feed of a user. `every` `hourly` runs at `minute` past each hour, `daily` at `hour`:`minute`,
  * Amsterdam time; `nextRunAt` is the next due instant (UTC). `queuedAt` is set while a fetch waits or runs
  * in the client's lanes (one at a time per feed). `etag`, `lastModified` and `digest` are of the last body
- * applied: the next fetch asks for it conditionally, and the same bytes start no sync. `failures` counts
+ * applied (by `appliedSyncId`): the next fetch asks for it conditionally, and the same bytes start no
+ * sync, unless that sync failed. `failures` counts
  * failed fetches in a row; at FEED_MAX_FAILURES the feed pauses. The secret header's value is sealed
  * (src/lib/secretBox.ts). The client's tenancy is kept (`clientId`, `internal`, `partner`): the sync a fetch
  * starts acts as the client that registered the feed.
@@ -49,6 +50,8 @@ export const feeds = sqliteTable(
     etag: text("etag"),
     lastModified: text("last_modified"),
     digest: text("digest"),
+    /** The sync the body of `digest` started: if it failed, that body counts as not applied. */
+    appliedSyncId: integer("applied_sync_id").references(() => syncs.id, { onDelete: "set null" }),
     failures: integer("failures").notNull().default(0),
     lastFetchAt: text("last_fetch_at"),
     lastOutcome: text("last_outcome", { enum: FEED_OUTCOMES }),
@@ -65,5 +68,5 @@ export const feeds = sqliteTable(
 
 /** Whose rows each table here holds (./ownership.ts): what a group's move carries. */
 export const feedsOwners = owners([
-  [feeds, group(byId("feeds"), { parents: { user_id: "users", last_sync_id: "syncs" } })],
+  [feeds, group(byId("feeds"), { parents: { user_id: "users", last_sync_id: "syncs", applied_sync_id: "syncs" } })],
 ]);

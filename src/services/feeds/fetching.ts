@@ -1,7 +1,7 @@
 // A feed's fetch: its URL asked through the outbound guard, conditionally, and what it served handed to a sync.
 import { eq, type SQL, sql } from "drizzle-orm";
 import { batchAll } from "../../db/client";
-import { type FeedFormat, feeds } from "../../db/schema";
+import { type FeedFormat, feeds, syncs } from "../../db/schema";
 import type { ShardEnv } from "../../env";
 import { DomainError } from "../../lib/errors";
 import { guardedFetch, OutboundRefused, outboundPolicy, ResolverUnavailable } from "../../lib/outbound";
@@ -161,6 +161,11 @@ export async function runFeedFetch(
   const feed = await ctx.db.select().from(feeds).where(eq(feeds.id, input.feedId)).get();
   if (!feed?.queuedAt) return;
   const work = actingFor(ctx, feed);
+  // The last body applied, unless its sync failed: then the same bytes are applied again.
+  const applied = feed.appliedSyncId
+    ? await ctx.db.select({ state: syncs.state }).from(syncs).where(eq(syncs.id, feed.appliedSyncId)).get()
+    : undefined;
+  const lastDigest = applied?.state === "failed" ? null : feed.digest;
   let bytesRead = () => 0;
   let validators = { etag: feed.etag, lastModified: feed.lastModified };
   const stop = new AbortController();
@@ -173,7 +178,7 @@ export async function runFeedFetch(
       // Validators only of a body applied: a fetch after a failed one asks for the whole body.
       const response = await fetchFeed(
         ctx.env,
-        { ...feed, header, ...(feed.digest ? validators : {}) },
+        { ...feed, header, ...(lastDigest ? validators : { etag: null, lastModified: null }) },
         limits,
         stop.signal,
       );
@@ -188,7 +193,7 @@ export async function runFeedFetch(
       const { sync, items, digest } = await syncIfChanged(work, {
         options: { userId: feed.userId, removal: feed.removal, maxEndedPercent: feed.maxEndedPercent },
         stock,
-        lastDigest: feed.digest,
+        lastDigest,
       });
       feed.digest = digest;
       return {
@@ -239,6 +244,7 @@ function recorded(
         .set({
           ...last,
           ...(fetched.outcome === "fetched" || fetched.httpStatus !== 304 ? applied : {}),
+          ...(fetched.outcome === "fetched" ? { appliedSyncId: fetched.syncId } : {}),
           failures: 0,
           lastOutcome: fetched.outcome,
           lastHttpStatus: fetched.httpStatus,

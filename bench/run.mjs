@@ -877,6 +877,29 @@ async function workerHeap() {
   return heap;
 }
 
+/** Item `n` of a bench stock: a paid-category ad placed on the website (free). */
+const benchItem = (n) =>
+  JSON.stringify({
+    externalAdId: n,
+    categoryId: 9204,
+    title: `Brommer ${n}`,
+    description: "Een nette brommer uit de voorraad.",
+    price: { model: "fixed", price: 100_000 + n },
+    targets: ["website"],
+  });
+
+/** A new activated user of the bench's client. */
+async function benchUser(email) {
+  const user = await api("POST", "/users/", {
+    externalUserId: Date.now() % 1e9,
+    lastName: "Bench",
+    email,
+    phone: "0201234567",
+  });
+  await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+  return user;
+}
+
 /**
  * One sync of `items` items (each on the website) as NDJSON, streamed as it is made; answers the seconds
  * from the call to the sync's end, the largest resident memory of workerd meanwhile and the largest heap
@@ -884,15 +907,7 @@ async function workerHeap() {
  */
 async function timedSync(server, userId, items) {
   const lines = async function* () {
-    for (let i = 1; i <= items; i += 1)
-      yield `${JSON.stringify({
-        externalAdId: i,
-        categoryId: 9204,
-        title: `Brommer ${i}`,
-        description: "Een nette brommer uit de voorraad.",
-        price: { model: "fixed", price: 100_000 + i },
-        targets: ["website"],
-      })}\n`;
+    for (let i = 1; i <= items; i += 1) yield `${benchItem(i)}\n`;
   };
   let peak = workerdRssMiB(server.pid);
   const heap = await workerHeap();
@@ -938,13 +953,7 @@ async function syncBench() {
     for (let r = 1; r <= runs; r += 1) {
       const row = await withServer(fixture.state, async (server) => {
         const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
-        const user = await api("POST", "/users/", {
-          externalUserId: Date.now() % 1e9,
-          lastName: "Bench",
-          email: "sync@example.nl",
-          phone: "0201234567",
-        });
-        await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+        const user = await benchUser("sync@example.nl");
         const idleMiB = workerdRssMiB(server.pid);
         const idleHeap = await workerHeap();
         const idleHeapMiB = await idleHeap.sample();
@@ -1034,29 +1043,14 @@ async function timedFeedFetch(feedId) {
  */
 async function feedsBench() {
   const items = Number(process.env.BENCH_SYNC_ITEMS ?? 10_000);
-  const body = Array.from({ length: items }, (_, i) =>
-    JSON.stringify({
-      externalAdId: i + 1,
-      categoryId: 9204,
-      title: `Brommer ${i + 1}`,
-      description: "Een nette brommer uit de voorraad.",
-      price: { model: "fixed", price: 100_000 + i },
-      targets: ["website"],
-    }),
-  ).join("\n");
+  const body = Array.from({ length: items }, (_, i) => benchItem(i + 1)).join("\n");
   const fixture = seededState(0);
   const rows = [];
   try {
     for (let r = 1; r <= runs; r += 1) {
       const row = await withServer(fixture.state, async () => {
         const health = await autocannon({ url: `${origin}/rest/v1/health`, connections, duration: seconds });
-        const user = await api("POST", "/users/", {
-          externalUserId: Date.now() % 1e9,
-          lastName: "Bench",
-          email: "feed@example.nl",
-          phone: "0201234567",
-        });
-        await api("POST", "/user/activate/", { userId: user.userId, activationtoken: user.activation.activationtoken });
+        const user = await benchUser("feed@example.nl");
         const unchanged = {};
         let changed = { perSecond: 0 };
         for (const validators of [true, false]) {

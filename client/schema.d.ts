@@ -5160,7 +5160,7 @@ export interface components {
             /** @description A header sent with every fetch, such as a key of the dealer's system; null: none */
             header?: {
                 name: string;
-                /** @description Sealed at rest; never shown */
+                /** @description Sealed at rest; never shown. Left out, the stored secret is kept (required when the feed has no header yet) */
                 value?: string;
             } | null;
             schedule?: components["schemas"]["FeedSchedule"];

@@ -109,7 +109,25 @@ const date = fc
 const plainText = fc.array(words, { minLength: 1, maxLength: 4 }).map((parts) => parts.join(". "));
 const cents = fc.integer({ min: 0, max: 10_000_000 });
 
-export const subjects: Record<string, Subject> = {
+export /** A feed's updatable fields (a header sent back without its value keeps the secret). */
+const FEED_FIELDS: Record<string, FieldChange> = {
+  url: fc.constantFrom("https://erp.example.com/export/stock.csv", "https://dealer.example.nl/voorraad.ndjson"),
+  format: fc.constantFrom("ndjson", "json", "csv"),
+  header: fc.constantFrom(null, { name: "X-Dealer-Key" }),
+  schedule: fc.oneof(
+    fc.record({ every: fc.constant("hourly"), minute: fc.integer({ min: 0, max: 59 }) }),
+    fc.record({
+      every: fc.constant("daily"),
+      hour: fc.integer({ min: 0, max: 23 }),
+      minute: fc.integer({ min: 0, max: 59 }),
+    }),
+  ),
+  removal: fc.constantFrom("delete", "archive"),
+  maxEndedPercent: fc.integer({ min: 0, max: 100 }),
+  paused: fc.boolean(),
+};
+
+const subjects: Record<string, Subject> = {
   users: {
     write: { method: "PUT", path: () => "/users/", schema: "UpdateUser" },
     identity: ["userId"],
@@ -325,6 +343,28 @@ export const subjects: Record<string, Subject> = {
     },
     derived: { enabled: ["disabledReason"] },
     afterRun: (where) => call("DELETE", where, { key }),
+  },
+  feeds: {
+    write: { method: "PUT", path: (feed) => `/feeds/${feed.feedId}`, schema: "UpdateFeed" },
+    identity: ["feedId", "userId"],
+    create: async ({ userId }) => {
+      const feed = await created("POST", "/feeds/", {
+        userId,
+        url: "https://erp.example.com/stock.ndjson",
+        format: "ndjson",
+        header: { name: "X-Api-Key", value: "dealer-secret" },
+        schedule: { every: "hourly", minute: 5 },
+      });
+      return `/feeds/${(feed as Resource).feedId}`;
+    },
+    fields: FEED_FIELDS,
+    // Every write moves the feed's `updatedAt`; a schedule, its next fetch too.
+    derived: Object.fromEntries(
+      Object.keys(FEED_FIELDS).map((field) => [
+        field,
+        field === "schedule" ? ["updatedAt", "nextRunAt"] : ["updatedAt"],
+      ]),
+    ),
   },
 };
 

@@ -9,7 +9,7 @@ describe("what a client reads it can write back", () => {
     checkGeneratorsCoverDocument,
   );
 
-  it.each(["tasks", "webhooks"])(
+  it.each(["tasks", "webhooks", "feeds"])(
     "%s: one field changed in the whole resource read back is the only change",
     roundTrips,
     120_000,

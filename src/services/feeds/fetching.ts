@@ -158,14 +158,18 @@ export async function runFeedFetch(
   },
 ): Promise<void> {
   const limits = input.limits ?? FEED_LIMITS;
-  const feed = await ctx.db.select().from(feeds).where(eq(feeds.id, input.feedId)).get();
-  if (!feed?.queuedAt) return;
+  // The feed, and the state of the sync its last applied body started.
+  const row = await ctx.db
+    .select({ feed: feeds, appliedState: syncs.state })
+    .from(feeds)
+    .leftJoin(syncs, eq(syncs.id, feeds.appliedSyncId))
+    .where(eq(feeds.id, input.feedId))
+    .get();
+  if (!row?.feed.queuedAt) return;
+  const { feed } = row;
   const work = actingFor(ctx, feed);
   // The last body applied, unless its sync failed: then the same bytes are applied again.
-  const applied = feed.appliedSyncId
-    ? await ctx.db.select({ state: syncs.state }).from(syncs).where(eq(syncs.id, feed.appliedSyncId)).get()
-    : undefined;
-  const lastDigest = applied?.state === "failed" ? null : feed.digest;
+  const lastDigest = row.appliedState === "failed" ? null : feed.digest;
   let bytesRead = () => 0;
   let validators = { etag: feed.etag, lastModified: feed.lastModified };
   const stop = new AbortController();

@@ -114,7 +114,12 @@ export const UpdateFeed = takingResponse(
     userId: fixed(id().optional()),
     url: url.optional(),
     format: format.optional(),
-    header: header(headerValue.optional()).optional(),
+    header: header(
+      headerValue.optional().openapi({
+        description:
+          "Sealed at rest; never shown. Left out, the stored secret is kept (required when the feed has no header yet)",
+      }),
+    ).optional(),
     schedule: FeedSchedule.optional(),
     removal: removal.optional(),
     maxEndedPercent: maxEndedPercent.optional(),

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { meterSession } from "../../src/db/meter";
 import { type Answer, call, d1RowsOf, defined, expectEnvelope, expectError, twoClients } from "../harness/api";
 import { onTestShard } from "../harness/d1";
-import { adBody, createAd, createUser, seedAds } from "../harness/data";
+import { adBody, createAd, createUser, seedAds, seedJobs } from "../harness/data";
 import { runPublishJob, withoutMessages } from "../harness/jobs";
 import { connectedSeller, publicationOf } from "../harness/marketplace";
 
@@ -47,7 +47,11 @@ describe("rows read per request", () => {
 });
 
 describe("rows a publication costs", () => {
-  it("a placement's request and its job read and write a bounded number of rows (docs/capacity.md)", async () => {
+  it("a placement's request and its job read and write a bounded number of rows, however many jobs the shard holds (docs/capacity.md)", async () => {
+    // Other users' ads and finished jobs on the shard: a placement of this user reads none of them.
+    const other = (await createUser(key)).userId;
+    await seedAds(other, 600);
+    expect(await seedJobs(other)).toBe(600);
     const userId = await connectedSeller(key, internalKey, 100_000);
     const { adId } = await createAd(key, userId);
     const held = withoutMessages();

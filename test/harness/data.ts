@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { expect } from "vitest";
 import { d1Statement } from "../../src/db/client";
 import { groupOfUser, ID_BLOCK_SLACK, leasingIdBlocks, nextId } from "../../src/db/ids";
-import { ads } from "../../src/db/schema";
+import { ads, publishJobs } from "../../src/db/schema";
 import { shardDatabase } from "../../src/db/shards";
 import { call } from "./api";
 
@@ -149,4 +149,28 @@ export async function seedAds(userId: number, count: number, shard = 1) {
          CASE WHEN i % 3 = 0 THEN 'archive' ELSE 'active' END FROM n`,
     ).run();
   }
+}
+
+/**
+ * A finished website placement for each ad of a user, written straight to its shard's D1: other users'
+ * jobs, which a request about another user must not read.
+ */
+export async function seedJobs(userId: number, shard = 1) {
+  const d1 = leasingIdBlocks({ number: shard, d1: shardDatabase(env, shard), directory: env.DIRECTORY });
+  const ids = (
+    await shardDatabase(env, shard)
+      .prepare("SELECT id FROM ads WHERE user_id = ? ORDER BY id")
+      .bind(userId)
+      .all<{ id: number }>()
+  ).results.map((ad) => ad.id);
+  for (let from = 0; from < ids.length; from += ID_BLOCK_SLACK) {
+    const chunk = JSON.stringify(ids.slice(from, from + ID_BLOCK_SLACK));
+    await d1Statement(
+      d1,
+      sql`INSERT INTO queue_items (id, ad_id, user_id, portal, action, status, nonce)
+       SELECT ${nextId(publishJobs, groupOfUser(userId), sql`CAST(j.key AS INTEGER)`)}, j.value, ${userId}, 'website', 'publish', 'done', 'seeded'
+       FROM json_each(${chunk}) j`,
+    ).run();
+  }
+  return ids.length;
 }

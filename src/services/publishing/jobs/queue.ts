@@ -166,6 +166,10 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?:
   const nonce = randomToken(12);
   const now = nowIso();
   const decided = decisionsTable(rows, now);
+  // The jobs this batch inserted, reached through their listings (queue_items_ad): a scan for the nonce
+  // would read every job of the shard.
+  const inserted = sql`(SELECT q.id FROM ${decided} d JOIN queue_items q ON q.ad_id = d.ad_id AND q.portal = d.portal
+ WHERE q.nonce = ${nonce})`;
   const statement = (query: SQL) => d1Statement(d1, query);
   const { outcome } = await namedD1Batch(d1, {
     // Jobs for the applicable decisions with no open job, taken by the funds rule (jobs/funds.ts) from
@@ -189,11 +193,11 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?:
     // Event `queued` of the state machine: the publication (or feature) follows its new job.
     publications:
       statement(sql`INSERT INTO ad_publications (ad_id, portal, pending, pending_date, processing, error, error_reason, queue_result, queue_item_id)
- SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE nonce = ${nonce} AND action != 'feature'
+ SELECT ad_id, portal, 1, ${now}, 0, 0, NULL, 1, id FROM queue_items WHERE id IN ${inserted} AND action != 'feature'
  ON CONFLICT (ad_id, portal) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, processing = 0,
  error = 0, error_reason = NULL, queue_result = 1, queue_item_id = excluded.queue_item_id`),
     features: statement(sql`INSERT INTO ad_features (ad_id, portal, feature, pending, pending_date, error)
- SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE nonce = ${nonce} AND action = 'feature'
+ SELECT ad_id, portal, feature, 1, ${now}, 0 FROM queue_items WHERE id IN ${inserted} AND action = 'feature'
  ON CONFLICT (ad_id, portal, feature) DO UPDATE SET pending = 1, pending_date = excluded.pending_date, error = 0`),
     // Its event, in the same transaction: `publish.pending` for a placement, update or unpublish.
     event: d1Statement(
@@ -207,14 +211,14 @@ async function writeChunk(db: Db, d1: D1Database, chunk: Decision[], requestId?:
           portal: publishJobs.portal,
           data: sql`json_object('queueItemId', ${publishJobs.id}, 'kind', ${jobKindSql(publishJobs.action)})`,
         },
-        sql`${publishJobs.nonce} = ${nonce} AND ${publishJobs.action} != 'feature'`,
+        sql`${publishJobs.id} IN ${inserted} AND ${publishJobs.action} != 'feature'`,
         publishJobs,
       ),
     ),
     // An update asked for while the same update is being sent: that one goes out once more, with what is new.
-    reruns: statement(sql`UPDATE queue_items AS o SET rerun = 1
- WHERE o.status = 'processing' AND o.action = 'update'
- AND EXISTS (SELECT 1 FROM ${decided} d WHERE d.action = 'update' AND d.applicable AND d.ad_id = o.ad_id AND d.portal = o.portal)`),
+    reruns: statement(sql`UPDATE queue_items SET rerun = 1
+ WHERE id IN (SELECT o.id FROM ${decided} d JOIN queue_items o ON o.ad_id = d.ad_id AND o.portal = d.portal
+ WHERE d.action = 'update' AND d.applicable AND o.status = 'processing' AND o.action = 'update')`),
     // Per decision, the job that carries it: a retry's own job, else the open job of the same decision.
     outcome: rowsOf<OutcomeRow>(
       statement(sql`SELECT r.idx, r.applicable, r.price, q.id, q.action, q.cost, q.nonce = ${nonce} AS created,

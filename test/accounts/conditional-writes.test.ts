@@ -7,12 +7,12 @@ import { connectedSellerAccount } from "../harness/marketplace";
 /**
  * Optimistic concurrency: every resource a client writes answers an ETag when read, and a write sent with
  * that tag as `If-Match` is refused 412 (writing nothing) once the resource changed. Then, for every
- * resource both the platform's internal client and a partner write, the two race 100 times: unconditional
+ * resource both the platform's internal client and a partner write, the two race RACES times: unconditional
  * writes of different fields keep both changes, and conditional writes from one read let exactly one
  * through, whose change is the one stored.
  */
 
-const RACES = 100;
+const RACES = 30;
 
 let key: string;
 let internalKey: string;

@@ -1,13 +1,14 @@
 import { env } from "cloudflare:test";
 import { stringify } from "csv-stringify/sync";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CHUNK_ITEMS } from "../../src/services/syncs/stockStore";
 import { call, defined, twoClients } from "../harness/api";
 import { clientFeeds, dayLater, dueFeedsAt, feedName, feedRequests, serveFeed } from "../harness/feeds";
 import { connectedSeller, listingsAtMarketplace, walletBalance } from "../harness/marketplace";
 import { stockItem, stockSyncs } from "../harness/syncs";
 
 /**
- * A stock of 1,000 items served as NDJSON, JSON and CSV and fetched by the cron makes the same ads and
+ * A stock of three sync steps served as NDJSON, JSON and CSV and fetched by the cron makes the same ads and
  * the same charges as the same stock sent to POST /syncs/; fetched again unchanged, each costs one request
  * and starts no sync (a 304, or the same bytes from a server without validators).
  */
@@ -22,13 +23,15 @@ beforeAll(async () => {
 const { fetchedFeed, createFeed } = clientFeeds(() => key);
 const { sendStock, settledSync, jobsSettled, totalOf } = stockSyncs(() => key);
 
-/** The stock: 1,000 items, the first 100 paid placements on portal_a, the rest on the website (free). */
-const STOCK = Array.from({ length: 1000 }, (_, i) =>
+/** The stock: three sync steps' items, a tenth of them paid placements on portal_a, the rest on the website (free). */
+const ITEMS = 2 * CHUNK_ITEMS + 20;
+const PAID = ITEMS / 10;
+const STOCK = Array.from({ length: ITEMS }, (_, i) =>
   stockItem(i + 1, {
     title: `Brommer ${i + 1}, "als nieuw"`,
     description: `Een nette brommer, weinig gereden.\nOnderhouden; prijs ${i + 1},- "vast".`,
     price: { model: "fixed", price: 100_000 + i },
-    targets: i < 100 ? ["portal_a"] : ["website"],
+    targets: i < PAID ? ["portal_a"] : ["website"],
   }),
 );
 
@@ -77,22 +80,27 @@ describe("a feed's formats", () => {
     );
     expect(await dueFeedsAt(dayLater())).toBeGreaterThanOrEqual(3);
 
-    expect(await settledSync(syncId)).toMatchObject({ state: "finished", created: 1000, refused: 0 });
+    expect(await settledSync(syncId)).toMatchObject({ state: "finished", created: ITEMS, refused: 0 });
     await jobsSettled(sent);
     const expected = {
       ads: await adsOf(sent),
       charged: credit - (await walletBalance(key, sent)),
       listings: (await listingsAtMarketplace(key, sent)).length,
     };
-    expect(expected.ads).toHaveLength(1000);
-    expect(expected.listings).toBe(100);
+    expect(expected.ads).toHaveLength(ITEMS);
+    expect(expected.listings).toBe(PAID);
     expect(expected.charged).toBeGreaterThan(0);
     for (const { format, userId, feedId } of fed) {
       const feed = await fetchedFeed(feedId);
-      expect(feed.lastFetch, format).toMatchObject({ outcome: "fetched", httpStatus: 200, items: 1000, failure: null });
+      expect(feed.lastFetch, format).toMatchObject({
+        outcome: "fetched",
+        httpStatus: 200,
+        items: ITEMS,
+        failure: null,
+      });
       expect(await settledSync(defined(feed.lastFetch.syncId)), format).toMatchObject({
         state: "finished",
-        created: 1000,
+        created: ITEMS,
         refused: 0,
       });
       await jobsSettled(userId);

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { CHUNK_ITEMS } from "../../src/services/syncs/stockStore";
 import { marketplace } from "../fixtures/marketplace";
 import { call, expectEnvelope, twoClients } from "../harness/api";
 import { createAd, PAID_CATEGORY, requiredAttributes } from "../harness/data";
@@ -21,6 +22,9 @@ beforeAll(async () => {
 });
 
 const PHOTOS = ["red.png", "green.png", "blue.jpg"];
+/** A stock of two sync steps (CHUNK_ITEMS each), so placements of both wait for their photos. */
+const ITEMS = CHUNK_ITEMS + 10;
+const CHANGED = ITEMS / 10;
 
 const item = (externalAdId: number, price = 100_000) =>
   stockItem(externalAdId, {
@@ -31,28 +35,28 @@ const item = (externalAdId: number, price = 100_000) =>
   });
 
 describe("an item goes out whole", () => {
-  it("400 items with 3 photos each: 400 placements, each with its 3 photos, and no update; then 10% of the prices changed: one update per changed listing", async () => {
+  it(`${ITEMS} items with 3 photos each: ${ITEMS} placements, each with its 3 photos, and no update; then 10% of the prices changed: one update per changed listing`, async () => {
     const userId = await connectedSeller(key, internalKey, 100_000_000);
     const account = (await call("GET", `/oauth/${userId}/portal_a/`, { key })).body.data.externalUserId as number;
-    const stock = Array.from({ length: 400 }, (_, i) => item(i + 1));
+    const stock = Array.from({ length: ITEMS }, (_, i) => item(i + 1));
 
     const first = await syncs.settledSync((await syncs.sendStock(userId, stock)).body.data.syncId);
-    expect(first).toMatchObject({ state: "finished", created: 400, refused: 0 });
+    expect(first).toMatchObject({ state: "finished", created: ITEMS, refused: 0 });
     await syncs.jobsSettled(userId);
     const summary = await marketplace("portal_a").summary(account);
-    console.log(`400 items with 3 photos each: ${summary.creates} placements, ${summary.updates} updates`);
-    expect(summary).toMatchObject({ listings: 400, online: 400, duplicateRefs: 0, creates: 400, updates: 0 });
+    console.log(`${ITEMS} items with 3 photos each: ${summary.creates} placements, ${summary.updates} updates`);
+    expect(summary).toMatchObject({ listings: ITEMS, online: ITEMS, duplicateRefs: 0, creates: ITEMS, updates: 0 });
     const held = await listingsAtMarketplace(key, userId);
     expect(held.filter((listing) => listing.listing?.images.length !== PHOTOS.length)).toEqual([]);
 
-    // Tonight's stock: 40 prices changed, the photos as they were.
+    // Tonight's stock: a tenth of the prices changed, the photos as they were.
     const tonight = stock.map((it) => (it.externalAdId % 10 === 0 ? item(it.externalAdId, 90_000) : it));
     const nightly = await syncs.settledSync((await syncs.sendStock(userId, tonight)).body.data.syncId);
-    expect(nightly).toMatchObject({ state: "finished", updated: 40, unchanged: 360 });
+    expect(nightly).toMatchObject({ state: "finished", updated: CHANGED, unchanged: ITEMS - CHANGED });
     await syncs.jobsSettled(userId);
-    expect(await marketplace("portal_a").summary(account)).toMatchObject({ creates: 400, updates: 40 });
+    expect(await marketplace("portal_a").summary(account)).toMatchObject({ creates: ITEMS, updates: CHANGED });
     const repriced = (await listingsAtMarketplace(key, userId)).filter((l) => l.listing?.price.price === 90_000);
-    expect(repriced).toHaveLength(40);
+    expect(repriced).toHaveLength(CHANGED);
     expect(repriced.filter((listing) => listing.listing?.images.length !== PHOTOS.length)).toEqual([]);
   }, 900_000);
 

@@ -9,7 +9,7 @@ import { connectedSeller, listingsAtMarketplace, walletBalance } from "../harnes
 import { dyingOnRewrite, stepsHeld, stockItem, stockSyncs } from "../harness/syncs";
 
 /**
- * A dealer's stock at scale: 1,000 items synced, synced again unchanged (nothing written, nothing
+ * A dealer's stock at scale: more items than an ending scan's page synced, synced again unchanged (nothing written, nothing
  * charged: measured), then changed in part (exactly those changes reach the marketplace simulator, the
  * ledger as previewed); a sync whose step dies half-way and is run again (one listing per item, each
  * charged once); and a stock read as it arrives, never held whole.
@@ -24,6 +24,13 @@ beforeAll(async () => {
   ({ key, internalKey } = await twoClients());
 });
 
+/** Past a page of the scan for ads a stock no longer holds (500), in steps of CHUNK_ITEMS. */
+const ITEMS = 600;
+/** Of the next stock: a tenth changed (their price), a twentieth new, a twentieth gone. */
+const CHANGED = ITEMS / 10;
+const NEW = ITEMS / 20;
+const GONE = ITEMS / 20;
+
 const item = (externalAdId: number, price = 100_000) => stockItem(externalAdId, { price: { model: "fixed", price } });
 
 const onlineTitles = async (userId: number) =>
@@ -33,15 +40,15 @@ const onlineTitles = async (userId: number) =>
     .sort();
 
 describe("a stock at scale", () => {
-  it("1,000 items: synced, synced again for free (no row of the user's data written), then 100 changed, 50 new, 50 gone as previewed", async () => {
+  it(`${ITEMS} items: synced, synced again for free (no row of the user's data written), then ${CHANGED} changed, ${NEW} new, ${GONE} gone as previewed`, async () => {
     const userId = await connectedSeller(key, internalKey, 100_000_000);
-    const stock = Array.from({ length: 1000 }, (_, i) => item(i + 1));
+    const stock = Array.from({ length: ITEMS }, (_, i) => item(i + 1));
 
     const preview = (await syncs.sendStock(userId, stock, { path: "/syncs/preview" })).body.data;
-    expect(preview).toMatchObject({ items: 1000, created: 1000, refused: 0 });
+    expect(preview).toMatchObject({ items: ITEMS, created: ITEMS, refused: 0 });
     const before = await walletBalance(key, userId);
     const first = await syncs.settledSync((await syncs.sendStock(userId, stock)).body.data.syncId);
-    expect(first).toMatchObject({ state: "finished", created: 1000, charged: preview.cost });
+    expect(first).toMatchObject({ state: "finished", created: ITEMS, charged: preview.cost });
     await syncs.jobsSettled(userId);
     expect(before - (await walletBalance(key, userId))).toBe(preview.cost);
     expect(await onlineTitles(userId)).toEqual(stock.map((it) => it.title).sort());
@@ -55,38 +62,51 @@ describe("a stock at scale", () => {
     const metered = meteredBindings(stepsHeld());
     const steps = await syncs.runSteps(again.body.data.syncId, metered.env);
     const unchanged = await syncs.syncOf(again.body.data.syncId);
-    expect(unchanged).toMatchObject({ state: "finished", unchanged: 1000, created: 0, updated: 0, charged: 0 });
+    expect(unchanged).toMatchObject({ state: "finished", unchanged: ITEMS, created: 0, updated: 0, charged: 0 });
     expect(await syncs.totalOf(`/jobs/?userId=${userId}&itemsPerPage=1`)).toBe(jobs);
     expect(await walletBalance(key, userId)).toBe(balance);
-    const perItem = metered.usage.rowsWritten / 1000;
+    const perItem = metered.usage.rowsWritten / ITEMS;
     console.log(
-      `unchanged re-sync of 1,000 items: ${steps} steps, ${metered.usage.rowsWritten} rows written (${perItem} per item), ${metered.usage.rowsRead} read`,
+      `unchanged re-sync of ${ITEMS} items: ${steps} steps, ${metered.usage.rowsWritten} rows written (${perItem} per item), ${metered.usage.rowsRead} read`,
     );
     // Per step of 50: the sync's row (1) and its progress event with its index entries (4); the last
     // step, the sync's end (row and event).
     expect(metered.usage.rowsWritten).toBeLessThanOrEqual(steps * 5);
 
-    // 100 changed (their price), 50 new, 50 gone.
     const next = [
-      ...stock.slice(0, 950).map((it, i) => (i < 100 ? item(it.externalAdId, 90_000) : it)),
-      ...Array.from({ length: 50 }, (_, i) => item(2001 + i)),
+      ...stock.slice(0, ITEMS - GONE).map((it, i) => (i < CHANGED ? item(it.externalAdId, 90_000) : it)),
+      ...Array.from({ length: NEW }, (_, i) => item(2 * ITEMS + 1 + i)),
     ];
+    const unchangedNext = ITEMS - GONE - CHANGED;
     const plan = (await syncs.sendStock(userId, next, { path: "/syncs/preview" })).body.data;
-    expect(plan).toMatchObject({ items: 1000, created: 50, updated: 100, unchanged: 850, ended: 50, refused: 0 });
-    expect(plan.targets.portal_a).toMatchObject({ place: 50, update: 100, remove: 50 });
+    expect(plan).toMatchObject({
+      items: ITEMS - GONE + NEW,
+      created: NEW,
+      updated: CHANGED,
+      unchanged: unchangedNext,
+      ended: GONE,
+      refused: 0,
+    });
+    expect(plan.targets.portal_a).toMatchObject({ place: NEW, update: CHANGED, remove: GONE });
     const placements = await syncs.totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`);
     const changed = await syncs.settledSync((await syncs.sendStock(userId, next)).body.data.syncId);
-    expect(changed).toMatchObject({ state: "finished", created: 50, updated: 100, unchanged: 850, ended: 50 });
+    expect(changed).toMatchObject({
+      state: "finished",
+      created: NEW,
+      updated: CHANGED,
+      unchanged: unchangedNext,
+      ended: GONE,
+    });
     expect(changed.charged).toBe(plan.cost);
     await syncs.jobsSettled(userId);
     expect(balance - (await walletBalance(key, userId))).toBe(plan.cost);
     // What reached the marketplace: the new stock online, the changed prices, nothing else sent.
     expect(await onlineTitles(userId)).toEqual(next.map((it) => it.title).sort());
     const held = await listingsAtMarketplace(key, userId);
-    expect(held.filter((h) => h.online && h.listing?.price.price === 90_000)).toHaveLength(100);
-    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`)).toBe(placements + 50);
-    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=update&itemsPerPage=1`)).toBe(100);
-    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=unpublish&itemsPerPage=1`)).toBe(50);
+    expect(held.filter((h) => h.online && h.listing?.price.price === 90_000)).toHaveLength(CHANGED);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=placement&itemsPerPage=1`)).toBe(placements + NEW);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=update&itemsPerPage=1`)).toBe(CHANGED);
+    expect(await syncs.totalOf(`/jobs/?userId=${userId}&kind=unpublish&itemsPerPage=1`)).toBe(GONE);
   }, 600_000);
 
   it("a step that dies half-way and runs again: one ad and one listing per item, each placement charged once", async () => {
@@ -127,7 +147,7 @@ describe("a stock at scale", () => {
 
   it("reads a stock as it arrives: its first chunks are stored before the client has sent the rest", async () => {
     const userId = await connectedSeller(key, internalKey, 100_000_000);
-    const lines = 2_000;
+    const lines = 1_200;
     const tenthChunks = async () =>
       new Set(
         (await env.STOCKS.list({ prefix: "syncs/" })).objects

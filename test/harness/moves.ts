@@ -1,6 +1,12 @@
+import { env } from "cloudflare:test";
 import { expect } from "vitest";
+import { getDb } from "../../src/db/client";
 import type { MoveState } from "../../src/db/moves";
+import { shardDatabase } from "../../src/db/shards";
+import { CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
+import { noteBudgetCrossing } from "../../src/services/wallet/wallet";
 import { type Answer, call, expectError, groupOf, newClient } from "./api";
+import { onTestShard } from "./d1";
 import { connectedSeller } from "./marketplace";
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -76,3 +82,23 @@ export function failingAt(d1: D1Database, fails: RegExp): D1Database {
         : bound(target, name),
   });
 }
+
+/**
+ * A budget notice of a user of shard `shard`, written as a charge crossing its limit writes one, with its
+ * event (`wallet.below_limit`, whose `limit` tells it apart).
+ */
+export async function budgetNotice(userId: number, shard = 1, limit = 1_000_000_000) {
+  await shardDatabase(env, shard)
+    .prepare("UPDATE user_settings SET budget_notify_limit = ? WHERE user_id = ?")
+    .bind(limit, userId)
+    .run();
+  await noteBudgetCrossing(getDb(onTestShard(env, shard).shard.d1), userId, limit);
+}
+
+/** Lets the last move of `group` be confirmed at once (as if its switch were the isolates' cache ago). */
+export const switchedLongAgo = (group: number) =>
+  env.DIRECTORY.prepare(
+    "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
+  )
+    .bind(group, Date.now() - CLIENT_CACHE_MS)
+    .run();

@@ -122,22 +122,24 @@ describe("failure isolation", () => {
   });
 
   it("the dead-letter consumer knows its queue from configuration and retries its own failed writes", async () => {
-    const broken = new Proxy(env.DB, {
-      get(target, name, receiver) {
-        if (name === "prepare" || name === "batch")
-          return () => {
-            throw new Error("D1 unavailable");
-          };
-        const value = Reflect.get(target, name, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    // Every shard's D1 fails: the job's id may be of a block of either shard.
+    const broken = (d1: D1Database) =>
+      new Proxy(d1, {
+        get(target, name, receiver) {
+          if (name === "prepare" || name === "batch")
+            return () => {
+              throw new Error("D1 unavailable");
+            };
+          const value = Reflect.get(target, name, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
     captureLogs();
     const batch = createMessageBatch<JobMessage>(env.DEAD_LETTER_QUEUE, [
       { id: "dead-1", timestamp: new Date(), attempts: 1, body: { kind: "publish", itemId: 1 } },
     ]);
     const ctx = createExecutionContext();
-    await worker.queue(batch, { ...env, DB: broken } as Env);
+    await worker.queue(batch, { ...env, DB: broken(env.DB), DB_2: broken(env.DB_2) } as Env);
     const result = await getQueueResult(batch, ctx);
     expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["dead-1"]);
     expect(result.explicitAcks).toEqual([]);

@@ -136,7 +136,7 @@ export async function newWorld(key: string, internalKey: string, options: { paye
   const { userId, credentials } = await connectedSellerAccount(key, internalKey, 100_000);
   let payerId = userId;
   if (options.payer) {
-    payerId = (await createUser(internalKey, { externalUserId: userId * 10 + 7 })).userId;
+    payerId = (await createUser(internalKey)).userId;
     await call("POST", "/wallet/", {
       key: internalKey,
       body: { userId: payerId, amount: 100_000, description: "opwaardering" },

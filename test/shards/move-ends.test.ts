@@ -1,23 +1,20 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../src/db/client";
 import { advanceMove, beginMove, dropGroup, groupHoldings, type MoveShards, type MoveState } from "../../src/db/moves";
-import { CLIENT_CACHE_MS } from "../../src/services/accounts/apiClients";
 import { sendNotifications } from "../../src/services/scheduling";
 import type { NotificationSender } from "../../src/services/scheduling/notices";
 import { jobContext } from "../../src/services/shared";
-import { noteBudgetCrossing } from "../../src/services/wallet/wallet";
 import { call, defined, expectEnvelope, expectError, newClient } from "../harness/api";
 import { onTestShard } from "../harness/d1";
 import { adBody, createAd, createUser, PAID_CATEGORY, seedAds } from "../harness/data";
-import { confirmed, failingAt, groupOnShard1, moved } from "../harness/moves";
+import { budgetNotice, confirmed, failingAt, groupOnShard1, moved, switchedLongAgo } from "../harness/moves";
 
 /**
  * Every move ends (src/db/moves/): abandoned at any step before its switch, refused while another is
- * under way, reversed by a move back; and the shards' scheduled work and event cursors stay whole across it.
+ * under way, reversed by a move back; and the shards' scheduled work stays whole across it (ids and event
+ * cursors: move-ids.test.ts).
  */
 
-const SHARDS: Record<number, D1Database> = { 1: env.DB, 2: env.DB_2 };
 const shards: MoveShards = { directory: env.DIRECTORY, source: env.DB, target: env.DB_2 };
 
 const moveState = async (key: string, group: number) => call("GET", `/clientgroups/${group}/move`, { key });
@@ -32,26 +29,6 @@ const directoryRow = (group: number) =>
   )
     .bind(group)
     .first<{ shard: number; movingTo: number | null; progress: string | null }>();
-
-/**
- * A budget notice of a user of shard `shard`, written as a charge crossing its limit writes one, with its
- * event (`wallet.below_limit`, whose `limit` tells it apart).
- */
-async function budgetNotice(userId: number, shard = 1, limit = 1_000_000_000) {
-  await SHARDS[shard]
-    ?.prepare("UPDATE user_settings SET budget_notify_limit = ? WHERE user_id = ?")
-    .bind(limit, userId)
-    .run();
-  await noteBudgetCrossing(getDb(onTestShard(env, shard).shard.d1), userId, limit);
-}
-
-/** Lets the last move of `group` be confirmed at once (as if its switch were the isolates' cache ago). */
-const switchedLongAgo = (group: number) =>
-  env.DIRECTORY.prepare(
-    "UPDATE client_groups SET move_progress = json_set(move_progress, '$.switchedAt', ?2) WHERE id = ?1",
-  )
-    .bind(group, Date.now() - CLIENT_CACHE_MS)
-    .run();
 
 describe("every move ends", () => {
   it("is abandoned at any step before its switch: during the copy, and after a runner died fenced in the switch", async () => {
@@ -196,67 +173,5 @@ describe("every move ends", () => {
     await runNotices(2);
     expect(sent.filter((userId) => userId === sellerId)).toEqual([sellerId]);
     expect(sent.filter((userId) => userId === neighbourId)).toEqual([neighbourId]);
-  }, 120_000);
-
-  it("never issues an id again on the new shard that the old one deleted at the top of its block", async () => {
-    const { group, key, internalKey, sellerId } = await groupOnShard1();
-    const { adId: deleted } = await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
-    expectEnvelope(await call("DELETE", `/ads/${deleted}`, { key }), 200);
-    await moved(internalKey, group, 2);
-    const { adId: next } = await createAd(key, sellerId, { categoryId: PAID_CATEGORY });
-    expect(next, "the id after the deleted one").toBeGreaterThan(deleted);
-  }, 120_000);
-
-  it("never hands an event id out twice on a shard: a cursor at the newest event stays valid once a move takes it away", async () => {
-    const reader = await newClient({ internal: true, shard: 1 });
-    const { group, internalKey, sellerId, clientId } = await groupOnShard1();
-    // The moving group's event is shard 1's newest.
-    await budgetNotice(sellerId);
-    const newest = await SHARDS[1]
-      ?.prepare("SELECT id, client_id AS clientId FROM events ORDER BY id DESC LIMIT 1")
-      .first<{ id: number; clientId: number }>();
-    expect(newest?.clientId).toBe(clientId);
-    const latest = await call("GET", "/events/?after=latest&shard=1", { key: reader.key });
-    expectEnvelope(latest, 200);
-    const cursor = latest.body.cursor as number;
-    expect(cursor).toBe(newest?.id);
-    await moved(internalKey, group, 2);
-    await switchedLongAgo(group);
-    await confirmed(internalKey, group);
-    const after = await call("GET", `/events/?after=${cursor}&shard=1`, { key: reader.key });
-    expectEnvelope(after, 200);
-    expect(after.body.data).toEqual([]);
-    // The next event on shard 1 comes after the cursor, and the reader sees it.
-    const other = await newClient({ partner: true, shard: 1 });
-    const { userId } = await createUser(other.key);
-    await budgetNotice(userId);
-    const next = await call("GET", `/events/?after=${cursor}&shard=1`, { key: reader.key });
-    const ids = (next.body.data as { eventId: number; userId: number }[]).map((event) => event.userId);
-    expect(ids).toContain(userId);
-  }, 120_000);
-
-  it("reads on from a cursor handed out before any number of moves: exactly the events after it, once", async () => {
-    const { group, key, internalKey, sellerId } = await groupOnShard1();
-    const limits = async (after: number) => {
-      const feed = await call("GET", `/events/?after=${after}&type=wallet.below_limit`, { key });
-      expectEnvelope(feed, 200);
-      return {
-        cursor: feed.body.cursor as number,
-        limits: (feed.body.data as { data: { limit: number } }[]).map((event) => event.data.limit),
-      };
-    };
-    await budgetNotice(sellerId, 1, 1_000_001);
-    const era0 = (await limits(0)).cursor;
-    await budgetNotice(sellerId, 1, 1_000_002);
-    await moved(internalKey, group, 2);
-    const era1 = await limits(era0);
-    expect(era1.limits, "after a move").toEqual([1_000_002]);
-    await budgetNotice(sellerId, 2, 1_000_003);
-    await switchedLongAgo(group);
-    await moved(internalKey, group, 1);
-    await budgetNotice(sellerId, 1, 1_000_004);
-    expect((await limits(era0)).limits, "from before two moves").toEqual([1_000_002, 1_000_003, 1_000_004]);
-    expect((await limits(era1.cursor)).limits, "from between them").toEqual([1_000_003, 1_000_004]);
-    expect((await limits(0)).limits, "from the start").toEqual([1_000_001, 1_000_002, 1_000_003, 1_000_004]);
   }, 120_000);
 });

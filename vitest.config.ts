@@ -67,6 +67,22 @@ function d1Databases(): Record<string, string | { id: string }> {
   return fourShards ? { ...declared, DB_3: "test-shard-3", DB_4: "test-shard-4" } : declared;
 }
 
+/**
+ * The files that read what a whole shard holds and compare it with what they wrote (an internal client's
+ * lists and counts across every user, deep pages of every shard's ads, the cron's every due task, the rows
+ * written per write, every row's id block, a shard's newest event), or change what every client reads (the
+ * catalogue's prices, the clock). Each runs in a runtime of its own, whose shards hold its own rows only.
+ */
+const OWN_RUNTIME = [
+  "test/accounts/id-blocks.test.ts",
+  "test/adViews/tallies.test.ts",
+  "test/api/errors.test.ts",
+  "test/api/write-cost.test.ts",
+  "test/shards/deep-pages.test.ts",
+  "test/shards/move-ids.test.ts",
+  "test/shards/shards.test.ts",
+];
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   const directoryMigrations = await readD1Migrations(path.join(import.meta.dirname, "migrations/directory"));
@@ -111,17 +127,38 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
-      // The noisy-neighbour suite (timed, test/neighbours) and the four-shard one (test/fourShards) run on
-      // their own: npm run test:neighbours, npm run test:four-shards.
-      include: [suite ? `test/${suite}/**/*.test.ts` : "test/**/*.test.ts"],
-      exclude: [...configDefaults.exclude, ...(suite ? [] : ["test/neighbours/**", "test/fourShards/**"])],
       setupFiles: ["./test/setup.ts"],
       // Files run side by side, two per core (vitest's default leaves a 2-core machine one): part of a
       // file's time is waiting on workerd (on 2 cores, the suite took 378 s with 2 files at once, 344 s with
-      // 3, 331 s with 4). The timed neighbour suite runs its files one at a time.
-      maxWorkers: neighbours ? 1 : 2 * availableParallelism(),
+      // 3, 331 s with 4). The timed neighbour suite runs a file per core, each in a runtime of its own: a
+      // file's clients share no lane, queue or Durable Object with another's, only the machine, whose load
+      // falls on B alone and beside A alike (both are timed in the same file).
+      maxWorkers: neighbours ? availableParallelism() : 2 * availableParallelism(),
+      // What the Worker logs shows for a failing test only; the timed suites print their figures.
+      silent: suite ? false : ("passed-only" as const),
       // A hang guard, not a speed bound (test/harness/timeouts.ts).
       testTimeout: DEFAULT_TEST_TIMEOUT_MS,
+      // The noisy-neighbour suite (timed, test/neighbours) and the four-shard one (test/fourShards) run on
+      // their own, each file in a runtime of its own: npm run test:neighbours, npm run test:four-shards.
+      ...(suite
+        ? { include: [`test/${suite}/**/*.test.ts`] }
+        : {
+            projects: [
+              // A runtime (workerd, its D1, R2, queues and Durable Objects) runs file after file: a file
+              // finds the rows of those before it, as a request in production finds other clients' rows.
+              // Starting one per file cost 93 starts of some 4 s each and slowed every file beside them.
+              {
+                extends: true,
+                test: {
+                  name: "shared",
+                  include: ["test/**/*.test.ts"],
+                  exclude: [...configDefaults.exclude, "test/neighbours/**", "test/fourShards/**", ...OWN_RUNTIME],
+                  isolate: false,
+                },
+              },
+              { extends: true, test: { name: "own-runtime", include: OWN_RUNTIME, isolate: true } },
+            ],
+          }),
     },
   };
 });

@@ -275,7 +275,7 @@ const api = async (method, path, body, headers = auth) => (await apiCall(method,
  * test/api/write-cost.test.ts, which meters each write on local D1 in workerd and holds it to twice its floor.
  */
 function writeCosts() {
-  const run = spawnSync("npx", ["vitest", "run", "test/api/write-cost.test.ts"], {
+  const run = spawnSync("npx", ["vitest", "run", "--silent=false", "test/api/write-cost.test.ts"], {
     encoding: "utf8",
     env: { ...process.env, WRITE_COST_REPORT: "1" },
   });

@@ -7,7 +7,7 @@ import { archiveOldLogs } from "../../src/services/archive";
 import { call, defined, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
 import { onTestShard } from "../harness/d1";
 import { createAd } from "../harness/data";
-import { connectedSeller, publishMixedAds, settledPublication } from "../harness/marketplace";
+import { connectedSeller, MIXED_ADS, MIXED_REFUSED, publishMixedAds, settledPublication } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;
@@ -40,12 +40,12 @@ async function readAll(userId: number, apiKey = key, limit = 50) {
 }
 
 describe("the event feed", () => {
-  it("shows every ad's pending and exactly one terminal event, in order, across 200 ads with refusals and retries", async () => {
+  it(`shows every ad's pending and exactly one terminal event, in order, across ${MIXED_ADS} ads with refusals and retries`, async () => {
     const { userId, adIds } = await publishMixedAds(key, internalKey);
     const events = await eventually(async () => {
       const all = await readAll(userId);
       const terminal = all.filter((e) => e.type === "publish.active" || e.type === "publish.error");
-      return terminal.length >= 200 ? all : undefined;
+      return terminal.length >= MIXED_ADS ? all : undefined;
     }, "a terminal event for every ad");
     // Ascending ids, each once.
     const ids = events.map((e) => e.eventId);
@@ -58,7 +58,7 @@ describe("the event feed", () => {
       expect(terminal, `ad ${adId}`).toHaveLength(1);
     }
     const errors = events.filter((e) => e.type === "publish.error");
-    expect(errors).toHaveLength(20);
+    expect(errors).toHaveLength(MIXED_REFUSED);
     expect(errors[0]?.data).toMatchObject({ kind: "placement", reason: "rejected by portal" });
     const active = events.find((e) => e.type === "publish.active");
     expect(active).toMatchObject({ userId, portal: "portal_a" });
@@ -74,7 +74,7 @@ describe("the event feed", () => {
 
     // Filtered by type, and the feed of another client holds none of it.
     const onlyErrors = await call("GET", `/events/?userId=${userId}&type=publish.error&limit=500`, { key });
-    expect(onlyErrors.body.data).toHaveLength(20);
+    expect(onlyErrors.body.data).toHaveLength(MIXED_REFUSED);
     const other = await newClient({ partner: true });
     expectEnvelope(await call("GET", `/events/?userId=${userId}`, { key: other.key }), 404);
     const theirs = await call("GET", "/events/?limit=500", { key: other.key });

@@ -8,7 +8,7 @@ import { EVENT_TYPES } from "../../src/services/events";
 import { payloadOf, type Received, receivedBy, receiver, registerWebhook } from "../fixtures/hooks";
 import { BASE, call, eventually, expectEnvelope, newClient, twoClients } from "../harness/api";
 import { createAd } from "../harness/data";
-import { connectedSeller, publishMixedAds } from "../harness/marketplace";
+import { connectedSeller, MIXED_ADS, MIXED_REFUSED, publishMixedAds } from "../harness/marketplace";
 
 let key: string;
 let internalKey: string;
@@ -70,7 +70,7 @@ describe("webhook endpoints", () => {
     }
   });
 
-  it("delivers exactly one signed terminal event per ad across 200 placements with refusals and retries", async () => {
+  it(`delivers exactly one signed terminal event per ad across ${MIXED_ADS} placements with refusals and retries`, async () => {
     const { name, url } = receiver("ok");
     const { secret } = await register(url);
     // Another client's endpoint, which must receive none of this client's events.
@@ -85,8 +85,8 @@ describe("webhook endpoints", () => {
     const oncePerId = (all: Received[]) => [...new Map(all.map((r) => [r.headers["webhook-id"], r])).values()];
     const delivered = await eventually(async () => {
       const all = await receivedBy(name);
-      return terminal(oncePerId(all)).length >= 200 ? all : undefined;
-    }, "200 terminal events at the receiver");
+      return terminal(oncePerId(all)).length >= MIXED_ADS ? all : undefined;
+    }, "every ad's terminal event at the receiver");
     const verifier = new Webhook(secret);
     for (const r of delivered) expect(() => verifier.verify(r.body, r.headers)).not.toThrow();
     // A message sent again is the same message.
@@ -98,9 +98,9 @@ describe("webhook endpoints", () => {
       const { data, type } = payloadOf(r);
       perAd.set(data.adId, [...(perAd.get(data.adId) ?? []), type]);
     }
-    expect(perAd.size).toBe(200);
+    expect(perAd.size).toBe(MIXED_ADS);
     for (const adId of adIds) expect(perAd.get(adId), `ad ${adId}`).toHaveLength(1);
-    expect([...perAd.values()].flat().filter((t) => t === "publish.error")).toHaveLength(20);
+    expect([...perAd.values()].flat().filter((t) => t === "publish.error")).toHaveLength(MIXED_REFUSED);
     // One message per event (an ad's one terminal event above came under one webhook-id): the event's id.
     expect(received[0]?.headers["webhook-id"]).toMatch(/^evt_\d+$/);
     expect(await receivedBy(theirs.name)).toEqual([]);

@@ -104,11 +104,16 @@ export async function listingsAtMarketplace(key: string, userId: number, portal:
   return marketplace(portal).listings(connection.body.data.externalUserId as number);
 }
 
+/** How many ads `publishMixedAds` publishes: a batch of 100 and part of another. */
+export const MIXED_ADS = 120;
+/** Of them, those the simulator refuses. */
+export const MIXED_REFUSED = MIXED_ADS / 10;
+
 /**
  * A seller with `count` paid ads on portal_a published in batches of 100: every tenth from the fourth is
  * refused by the simulator (`[reject]`), every tenth from the eighth fails twice first (`[flaky]`).
  */
-export async function publishMixedAds(key: string, internalKey: string, count = 200) {
+export async function publishMixedAds(key: string, internalKey: string, count = MIXED_ADS) {
   const userId = await connectedSeller(key, internalKey, 1_000_000);
   const adIds: number[] = [];
   for (let i = 0; i < count; i += 1) {

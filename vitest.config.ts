@@ -129,8 +129,7 @@ export default defineConfig(async () => {
     test: {
       setupFiles: ["./test/setup.ts"],
       // Files run side by side, two per core (vitest's default leaves a 2-core machine one): part of a
-      // file's time is waiting on workerd (on 2 cores, the suite took 378 s with 2 files at once, 344 s with
-      // 3, 331 s with 4). The timed neighbour suite runs a file per core, each in a runtime of its own: a
+      // file's time is waiting on workerd or on a timer (a move's settling). The timed neighbour suite runs a file per core, each in a runtime of its own: a
       // file's clients share no lane, queue or Durable Object with another's, only the machine, whose load
       // falls on B alone and beside A alike (both are timed in the same file).
       maxWorkers: neighbours ? availableParallelism() : 2 * availableParallelism(),

@@ -131,9 +131,10 @@ export default defineConfig(async () => {
     test: {
       setupFiles: ["./test/setup.ts"],
       // Files run side by side, two per core (vitest's default leaves a 2-core machine one): part of a
-      // file's time is waiting on workerd or on a timer (a move's settling). The timed neighbour suite runs a file per core, each in a runtime of its own: a
-      // file's clients share no lane, queue or Durable Object with another's, only the machine, whose load
-      // falls on B alone and beside A alike (both are timed in the same file).
+      // file's time is waiting on workerd or on a timer (a move's settling). The timed neighbour suite
+      // runs a file per core, each in a runtime of its own: a file's clients share no lane, queue or
+      // Durable Object with another's, only the machine, whose load falls on B alone and beside A alike
+      // (both are timed in the same file).
       maxWorkers: neighbours ? availableParallelism() : 2 * availableParallelism(),
       // What the Worker logs shows for a failing test only; the timed suites print their figures.
       silent: suite ? false : ("passed-only" as const),

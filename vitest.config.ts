@@ -112,8 +112,8 @@ function d1Databases(): Record<string, string | { id: string }> {
  * The files that read what a whole shard holds and compare it with what they wrote (an internal client's
  * lists and counts across every user, deep pages of every shard's ads, the cron's every due task, the update
  * outbox a request flushes by turns of client, the rows written per write, every row's id block, a shard's
- * newest event), or change what every client reads (the catalogue's prices, the clock). Each runs in a
- * runtime of its own, whose shards hold its own rows only.
+ * newest event), or change what every client reads (the catalogue's prices, the clock, the key that seals
+ * every connection's tokens). Each runs in a runtime of its own, whose shards hold its own rows only.
  */
 const OWN_RUNTIME = [
   "test/accounts/id-blocks.test.ts",
@@ -121,6 +121,7 @@ const OWN_RUNTIME = [
   "test/api/errors.test.ts",
   "test/api/maxima.test.ts",
   "test/api/write-cost.test.ts",
+  "test/operations/key-rotation.test.ts",
   "test/shards/deep-pages.test.ts",
   "test/shards/move-ids.test.ts",
   "test/shards/shards.test.ts",

@@ -8,8 +8,7 @@ import { runScheduled } from "../../src/cron";
 import { ID_BLOCK_SIZE } from "../../src/db/ids";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import { open } from "../../src/lib/secretBox";
-import { queueJobs, reencryptTokens, tokensToReseal } from "../../src/services/publishing";
+import { queueJobs } from "../../src/services/publishing";
 import { type JobMessage, jobContext } from "../../src/services/shared";
 import wranglerToml from "../../wrangler.toml?raw";
 import { BASE, call, eventually, expectEnvelope, expectError, twoClients } from "../harness/api";
@@ -264,35 +263,6 @@ describe("readiness", () => {
       [1, true],
       [2, false],
     ]);
-  });
-});
-
-describe("token key rotation", () => {
-  it("both keys open tokens during the overlap; the cron re-seals them with the new key", async () => {
-    const userId = await connectedSeller(key, internalKey);
-    const stored = () =>
-      env.DB.prepare(
-        "SELECT access_token AS access, refresh_token AS refresh FROM portal_connections WHERE user_id = ?",
-      )
-        .bind(userId)
-        .first<{ access: string; refresh: string }>();
-    const before = await stored();
-    const oldKey = env.TOKEN_ENCRYPTION_KEY as string;
-    const newKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
-    const rotating = { ...env, TOKEN_ENCRYPTION_KEY: newKey, TOKEN_ENCRYPTION_KEY_PREVIOUS: oldKey } as Env;
-    const accessToken = await open(before?.access as string, env);
-    expect(await open(before?.access as string, rotating)).toBe(accessToken);
-    expect(await tokensToReseal(jobContext(onTestShard(rotating)))).toBeGreaterThan(0);
-
-    // The cron's part does the work, a bounded number per run.
-    while ((await reencryptTokens(jobContext(onTestShard(rotating)), { limit: 50 })) > 0);
-    const after = await stored();
-    expect(after?.access).not.toBe(before?.access);
-    expect(await open(after?.access as string, { TOKEN_ENCRYPTION_KEY: newKey })).toBe(accessToken);
-    await expect(open(after?.access as string, { TOKEN_ENCRYPTION_KEY: oldKey })).rejects.toThrow();
-    expect(await tokensToReseal(jobContext(onTestShard(rotating)))).toBe(0);
-    // Without a previous key there is nothing to do.
-    expect(await reencryptTokens(jobContext(onTestShard()), { limit: 50 })).toBe(0);
   });
 });
 

@@ -64,10 +64,10 @@ describe("rows a publication costs", () => {
     await runPublishJob(onTestShard(held, 1, session as unknown as D1Database), itemId);
     expect((await publicationOf(key, userId, adId))?.active).toBe(true);
     // What docs/capacity.md assumes per placement; a change that multiplies the rows fails here.
-    expect(d1RowsOf(requested).read).toBeLessThan(150);
-    expect(d1RowsOf(requested).written).toBeLessThan(30);
-    expect(job.rowsRead).toBeLessThan(150);
-    expect(job.rowsWritten).toBeLessThan(40);
+    expect(d1RowsOf(requested).read, "rows the request read").toBeLessThan(150);
+    expect(d1RowsOf(requested).written, "rows the request wrote").toBeLessThan(30);
+    expect(job.rowsRead, "rows the job read").toBeLessThan(150);
+    expect(job.rowsWritten, "rows the job wrote").toBeLessThan(40);
   });
 });
 

@@ -62,6 +62,8 @@ export interface AppVariables {
   spansShards?: boolean;
   /** What the request's D1 session read and wrote (set by the d1Session middleware). */
   d1Usage?: D1Usage;
+  /** The request's D1 session (set by the d1Session middleware; `backgroundShard` goes on from its bookmark). */
+  d1Session?: D1DatabaseSession;
   /**
    * A success that carries a refusal depending on state that can change (a batch's per-ad
    * `insufficient_means`): its Idempotency-Key is freed as that refusal's own response would free it.

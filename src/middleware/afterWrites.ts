@@ -4,7 +4,7 @@ import { log } from "../lib/log";
 import { dispatchEvents } from "../services/events";
 import { flushUpdateRequests } from "../services/publishing";
 import { jobContext } from "../services/shared";
-import { requestShard } from "./d1Session";
+import { backgroundShard } from "./d1Session";
 
 /**
  * After a successful write that may have asked for ad updates (image changes, manufacturer batches),
@@ -14,7 +14,7 @@ export const flushRequestedUpdates: MiddlewareHandler<AppEnv> = async (c, next) 
   await next();
   if (c.req.method === "GET" || c.res.status !== 200) return;
   c.executionCtx.waitUntil(
-    flushUpdateRequests(jobContext(requestShard(c), c.get("requestId")), { limit: 100 }).catch((error) =>
+    flushUpdateRequests(jobContext(backgroundShard(c), c.get("requestId")), { limit: 100 }).catch((error) =>
       log("error", "queueing requested updates failed", { requestId: c.get("requestId"), error: String(error) }),
     ),
   );
@@ -31,7 +31,7 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
   const client = c.get("client");
   const scope = { requestId: c.get("requestId"), clientId: client?.internal ? undefined : client?.id };
   c.executionCtx.waitUntil(
-    dispatchEvents(jobContext(requestShard(c)), scope).catch((error) =>
+    dispatchEvents(jobContext(backgroundShard(c)), scope).catch((error) =>
       log("error", "webhook dispatch failed", { requestId: c.get("requestId"), error: String(error) }),
     ),
   );

@@ -37,6 +37,7 @@ export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const { shard, why, spansShards } = await shardOfRequest(c);
   c.set("spansShards", spansShards);
   const session = shardDatabase(c.env, shard).withSession(bookmark || constraint);
+  c.set("d1Session", session);
   c.set("d1Usage", meterSession(session));
   // A session speaks prepare and batch, all a request uses; exec and dump stay with the binding.
   c.set("shardEnv", onShard(c.env, shard, why, session as unknown as D1Database));
@@ -44,6 +45,17 @@ export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const reached = session.getBookmark();
   if (reached) c.header(BOOKMARK_HEADER, reached);
 };
+
+/**
+ * The request's shard for the work it leaves running after its answer (webhook dispatch, requested
+ * updates): a D1 session of its own that reads at least what the request wrote, and is not the request's
+ * metered one, so the rows a request reports are its own whenever the background work's queries land.
+ */
+export function backgroundShard(c: Context<AppEnv>): ShardEnv {
+  const { number, why } = requestShard(c).shard;
+  const bookmark = c.var.d1Session?.getBookmark() ?? "first-primary";
+  return onShard(c.env, number, why, shardDatabase(c.env, number).withSession(bookmark) as unknown as D1Database);
+}
 
 /** The request's shard, named, with its D1 session: what every handler and service works on. */
 export function requestShard(c: Context<AppEnv>): ShardEnv {
